@@ -1,0 +1,1 @@
+//! The `pipeline!` proc macro.

@@ -1,0 +1,110 @@
+//! Chat messages as a model API sees them: roles, names, tool calls and tool schemas.
+//!
+//! These are the values that [`crate::tokens::TokenCounter::count_messages`] counts with the
+//! chat-format overhead of the model family, and that model clients send.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call, answering an assistant message's [`ToolCall`].
+    Tool,
+}
+
+impl Role {
+    /// The role's name on the wire (`"system"`, `"user"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// A tool call made by the assistant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id that the tool result message refers to.
+    pub id: String,
+    /// The function name.
+    pub name: String,
+    /// The JSON arguments, as the exact string the model produced.
+    pub arguments: String,
+}
+
+/// A tool (function) the model may call, described by a JSON schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    /// The function name.
+    pub name: String,
+    /// What the function does.
+    pub description: String,
+    /// JSON schema of the parameters (an `object` schema).
+    pub parameters: serde_json::Value,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text content (may be empty for an assistant message that only calls tools).
+    pub content: String,
+    /// Optional participant name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Tool calls made by an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a [`Role::Tool`] message: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    fn plain(role: Role, content: impl Into<String>) -> Self {
+        ChatMessage { role, content: content.into(), name: None, tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(Role::User, content)
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::plain(Role::Assistant, content)
+    }
+
+    /// An assistant message that calls tools.
+    pub fn assistant_tool_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        ChatMessage { tool_calls: calls, ..Self::plain(Role::Assistant, content) }
+    }
+
+    /// A tool result answering the call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        ChatMessage { tool_call_id: Some(call_id.into()), ..Self::plain(Role::Tool, content) }
+    }
+
+    /// This message with a participant name.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}

@@ -1,0 +1,88 @@
+//! The error family shared by every part of ctx.
+//!
+//! Each area owns a typed error enum next to its code (`TokenError` here, `BudgetError` in
+//! `budget`, …); [`CtxError`] wraps them all so a pipeline run has one error type. Every error has
+//! a stable, machine-readable [`ErrorCode`] that callers can match on or put in metrics without
+//! parsing messages.
+
+use crate::validation::ConfigIssues;
+
+/// A stable, machine-readable error code such as `PIPELINE_BUDGET_MISCONFIG`.
+///
+/// Codes never change meaning once published; messages may be reworded.
+pub trait ErrorCode {
+    /// The code, in SCREAMING_SNAKE_CASE.
+    fn code(&self) -> &'static str;
+}
+
+/// Errors of token counting and model/encoding resolution.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The model name is not in the tokenizer crate's model table and no window was given.
+    #[error(
+        "unknown model `{model}`: its encoding and context window are not in tiktoken-rs's model table; \
+         give the encoding and `context_window` explicitly"
+    )]
+    UnknownModel {
+        /// The model name as given.
+        model: String,
+    },
+    /// The encoding name is not one ctx can count with.
+    #[error("unknown encoding `{name}`: expected one of {expected}")]
+    UnknownEncoding {
+        /// The encoding name as given.
+        name: String,
+        /// The accepted names, comma-separated.
+        expected: &'static str,
+    },
+    /// A tokenizer backend failed (for example a remote tokenize endpoint).
+    #[error("tokenizer backend `{backend}` failed: {reason}")]
+    Backend {
+        /// The backend's id.
+        backend: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Token ids that do not decode to UTF-8 text.
+    #[error("token ids do not decode to valid UTF-8 under `{encoding}`")]
+    Decode {
+        /// The encoding used.
+        encoding: String,
+    },
+}
+
+impl ErrorCode for TokenError {
+    fn code(&self) -> &'static str {
+        match self {
+            TokenError::UnknownModel { .. } => "UNKNOWN_MODEL",
+            TokenError::UnknownEncoding { .. } => "UNKNOWN_ENCODING",
+            TokenError::Backend { .. } => "TOKENIZER_BACKEND",
+            TokenError::Decode { .. } => "TOKEN_DECODE",
+        }
+    }
+}
+
+/// Every error a ctx run can produce.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CtxError {
+    /// Token counting or model resolution failed.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// A configuration failed validation; every problem found is listed with its field path.
+    #[error(transparent)]
+    Config(#[from] ConfigIssues),
+}
+
+impl ErrorCode for CtxError {
+    fn code(&self) -> &'static str {
+        match self {
+            CtxError::Token(e) => e.code(),
+            CtxError::Config(e) => e.code(),
+        }
+    }
+}
+
+/// `Result` with [`CtxError`].
+pub type Result<T, E = CtxError> = std::result::Result<T, E>;

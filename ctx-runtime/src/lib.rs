@@ -1,0 +1,26 @@
+//! Runtime of **ctx**: exact token accounting, the pipeline state, the budget actions of the
+//! specification, the budget contract, and the pieces a `pipeline!` expansion calls.
+//!
+//! Everything here is usable without the macro; the macro calls the same validation functions
+//! at compile time that this crate calls at load time, so every rule lives once.
+
+#![warn(missing_docs)]
+
+pub mod chat;
+pub mod error;
+pub mod pipeline;
+pub mod state;
+pub mod tokens;
+pub mod validation;
+
+pub use chat::{ChatMessage, Role, ToolCall, ToolSchema};
+pub use error::{CtxError, ErrorCode, Result, TokenError};
+pub use state::{InboxMessage, NodeText, PipelineState};
+pub use tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
+pub use validation::{ConfigIssue, ConfigIssues, FieldPath};
+
+/// Items the `pipeline!` expansion refers to by absolute path. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::*;
+}

@@ -1,0 +1,201 @@
+//! The pipeline state: every value the steps read and write, serializable so that a run can be
+//! saved after any step and resumed.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::ChatMessage;
+
+/// A retrieved text waiting to be budgeted into the context (`state.node_texts`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeText {
+    /// The node's id (a file, a symbol, a chunk).
+    pub id: String,
+    /// Where it comes from: a path or another source name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The text itself.
+    pub text: String,
+    /// Anything else the retriever knows (score, language hint, line range, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, Value>,
+}
+
+impl NodeText {
+    /// A node with no path and no metadata.
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        NodeText { id: id.into(), path: None, text: text.into(), metadata: BTreeMap::new() }
+    }
+
+    /// This node with a path.
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// The best-effort source of the node: its path, else a `path` or `source` metadata string.
+    pub fn source(&self) -> Option<&str> {
+        self.path
+            .as_deref()
+            .or_else(|| ["path", "source"].iter().find_map(|k| self.metadata.get(*k).and_then(Value::as_str)))
+    }
+}
+
+/// A message addressed to a step (`target_step_id`) on a `topic`, e.g. a demand to compact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxMessage {
+    /// The step that should receive it.
+    pub target_step_id: String,
+    /// What it is about (a `manage_context_budget` rule's `inbox_key`, for instance).
+    pub topic: String,
+    /// Optional payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
+}
+
+impl InboxMessage {
+    /// A message without payload.
+    pub fn new(target_step_id: impl Into<String>, topic: impl Into<String>) -> Self {
+        InboxMessage { target_step_id: target_step_id.into(), topic: topic.into(), payload: None }
+    }
+}
+
+/// A search hit produced by a `search_nodes` step (`state.search_results`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The node id.
+    pub id: String,
+    /// The retriever's score (higher is better).
+    pub score: f64,
+}
+
+/// The kind of value a state field holds; the `pipeline!` macro checks `user_parts` sources and
+/// `set_variables` targets against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A list of text blocks (`context_blocks`).
+    TextList,
+    /// Retrieved node texts.
+    NodeTexts,
+    /// One text.
+    Text,
+    /// An optional text.
+    OptionalText,
+    /// Chat messages.
+    Messages,
+    /// Inbox messages.
+    Inbox,
+    /// Search hits.
+    SearchHits,
+}
+
+/// Everything a pipeline run reads and writes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PipelineState {
+    /// The prompt context material, in order.
+    #[serde(default)]
+    pub context_blocks: Vec<String>,
+    /// Retrieved texts waiting for `manage_context_budget`.
+    #[serde(default)]
+    pub node_texts: Vec<NodeText>,
+    /// Messages not yet delivered to their step.
+    #[serde(default)]
+    pub inbox: Vec<InboxMessage>,
+    /// The messages delivered to the step now running (consumed on its entry).
+    #[serde(default)]
+    pub inbox_last_consumed: Vec<InboxMessage>,
+    /// The conversation so far.
+    #[serde(default)]
+    pub history_dialog: Vec<ChatMessage>,
+    /// The user's question as asked.
+    #[serde(default)]
+    pub user_question: String,
+    /// The user's question in English (defaults to the question itself when empty).
+    #[serde(default)]
+    pub user_question_en: String,
+    /// The last model reply, if any.
+    #[serde(default)]
+    pub last_model_response: Option<String>,
+    /// Node ids found by `search_nodes`, best first.
+    #[serde(default)]
+    pub search_results: Vec<SearchHit>,
+    /// Named variables set by `set_variables` or custom steps.
+    #[serde(default)]
+    pub variables: BTreeMap<String, Value>,
+    /// How many times each `loop_guard` has allowed a loop, by step id.
+    #[serde(default)]
+    pub loop_counts: BTreeMap<String, u32>,
+}
+
+impl PipelineState {
+    /// The built-in fields by name, with their kinds. The one list both the runtime and the
+    /// `pipeline!` macro consult.
+    pub const FIELDS: &'static [(&'static str, FieldKind)] = &[
+        ("context_blocks", FieldKind::TextList),
+        ("node_texts", FieldKind::NodeTexts),
+        ("inbox", FieldKind::Inbox),
+        ("inbox_last_consumed", FieldKind::Inbox),
+        ("history_dialog", FieldKind::Messages),
+        ("user_question", FieldKind::Text),
+        ("user_question_en", FieldKind::Text),
+        ("last_model_response", FieldKind::OptionalText),
+        ("search_results", FieldKind::SearchHits),
+    ];
+
+    /// A state for a new question.
+    pub fn new(question: impl Into<String>) -> Self {
+        let q = question.into();
+        PipelineState { user_question_en: q.clone(), user_question: q, ..Default::default() }
+    }
+
+    /// The kind of a built-in field, or `None` for an unknown name.
+    pub fn field_kind(name: &str) -> Option<FieldKind> {
+        Self::FIELDS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    }
+
+    /// Moves every inbox message addressed to `step_id` into `inbox_last_consumed` (replacing
+    /// what was there): a step's entry consumes its messages.
+    pub fn consume_inbox(&mut self, step_id: &str) {
+        let (mine, rest): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.inbox).into_iter().partition(|m| m.target_step_id == step_id);
+        self.inbox = rest;
+        self.inbox_last_consumed = mine;
+    }
+
+    /// Queues a message for a later step.
+    pub fn enqueue(&mut self, message: InboxMessage) {
+        self.inbox.push(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inbox_is_consumed_on_entry_and_only_for_its_step() {
+        let mut s = PipelineState::new("q");
+        s.enqueue(InboxMessage::new("a", "compact_sql"));
+        s.enqueue(InboxMessage::new("b", "x"));
+        s.consume_inbox("a");
+        assert_eq!(s.inbox_last_consumed, vec![InboxMessage::new("a", "compact_sql")]);
+        assert_eq!(s.inbox, vec![InboxMessage::new("b", "x")]);
+        s.consume_inbox("a");
+        assert!(s.inbox_last_consumed.is_empty());
+    }
+
+    #[test]
+    fn state_round_trips_through_json() {
+        let mut s = PipelineState::new("How is the total computed?");
+        s.node_texts.push(NodeText::new("n1", "SELECT 1").with_path("a.sql"));
+        s.variables.insert("lang".into(), Value::from("en"));
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<PipelineState>(&json).unwrap(), s);
+        assert_eq!(s.node_texts[0].source(), Some("a.sql"));
+        assert_eq!(PipelineState::field_kind("context_blocks"), Some(FieldKind::TextList));
+        assert_eq!(PipelineState::field_kind("nope"), None);
+    }
+}

@@ -1,0 +1,68 @@
+//! The content-addressed count cache.
+//!
+//! Keys are a 128-bit XXH3 of the text seeded with the backend id, so equal texts share a count
+//! across steps, retries and concurrent requests, and two vocabularies never share an entry.
+//! The cache is bounded (quick_cache evicts with CLOCK-Pro) and lock-sharded for threads.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use quick_cache::sync::Cache;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_128_with_seed};
+
+/// Hit/miss counters of a [`CountCache`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that had to tokenize.
+    pub misses: u64,
+}
+
+/// A bounded, thread-safe map from (vocabulary, text) to token count.
+pub struct CountCache {
+    counts: Cache<u128, usize>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl fmt::Debug for CountCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountCache").field("len", &self.counts.len()).field("stats", &self.stats()).finish()
+    }
+}
+
+impl CountCache {
+    /// Entries kept by the shared per-encoding counters (about 3 MiB).
+    pub const DEFAULT_ENTRIES: usize = 65_536;
+
+    /// A cache holding at most `entries` counts.
+    pub fn new(entries: usize) -> Self {
+        CountCache { counts: Cache::new(entries.max(1)), hits: AtomicU64::new(0), misses: AtomicU64::new(0) }
+    }
+
+    /// The key of `text` under the vocabulary `backend_id`.
+    pub fn key(&self, backend_id: &str, text: &str) -> u128 {
+        xxh3_128_with_seed(text.as_bytes(), xxh3_64(backend_id.as_bytes()))
+    }
+
+    /// The cached count, if any.
+    pub fn get(&self, key: u128) -> Option<usize> {
+        let found = self.counts.get(&key);
+        match found {
+            Some(_) => self.hits.fetch_add(1, Ordering::Relaxed),
+            None => self.misses.fetch_add(1, Ordering::Relaxed),
+        };
+        found
+    }
+
+    /// Remembers a count.
+    pub fn insert(&self, key: u128, count: usize) {
+        self.counts.insert(key, count);
+    }
+
+    /// Hits and misses so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
+    }
+}

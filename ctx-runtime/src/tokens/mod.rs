@@ -1,0 +1,175 @@
+//! Exact token accounting.
+//!
+//! [`TokenCounter`] is the one way ctx counts: a [`TokenizerBackend`] behind a content-addressed,
+//! bounded, thread-safe count cache, with early-exit questions ("does this fit in N?") and the
+//! chat-format overhead of the model family ([`ChatFormat`]). Every text is counted as ordinary
+//! text: a document containing `<|endoftext|>` is text, never a special token.
+
+mod backend;
+mod cache;
+mod chat;
+mod encoding;
+
+use std::sync::{Arc, OnceLock};
+
+pub use backend::{BpeBackend, TiktokenBackend, TokenizerBackend};
+pub use cache::{CacheStats, CountCache};
+pub use chat::ChatFormat;
+pub use encoding::{Encoding, ModelInfo};
+
+use crate::chat::{ChatMessage, ToolSchema};
+use crate::error::TokenError;
+
+/// Counts tokens exactly, with a shared count cache. Cheap to clone (an `Arc`).
+#[derive(Clone, Debug)]
+pub struct TokenCounter {
+    backend: Arc<dyn TokenizerBackend>,
+    cache: Arc<CountCache>,
+    format: ChatFormat,
+}
+
+impl TokenCounter {
+    /// A counter over `backend` with its own cache of `cache_entries` counts and the chat format
+    /// `format`.
+    pub fn with_backend(backend: Arc<dyn TokenizerBackend>, format: ChatFormat, cache_entries: usize) -> Self {
+        TokenCounter { backend, cache: Arc::new(CountCache::new(cache_entries)), format }
+    }
+
+    /// The process-wide counter for `encoding` (bpe-openai backend, OpenAI chat format, a cache
+    /// of [`CountCache::DEFAULT_ENTRIES`] counts shared by every clone).
+    pub fn for_encoding(encoding: Encoding) -> Self {
+        static SHARED: [OnceLock<TokenCounter>; 2] = [OnceLock::new(), OnceLock::new()];
+        let slot = match encoding {
+            Encoding::Cl100kBase => &SHARED[0],
+            Encoding::O200kBase => &SHARED[1],
+        };
+        slot.get_or_init(|| {
+            TokenCounter::with_backend(
+                Arc::new(BpeBackend::new(encoding)),
+                ChatFormat::openai(),
+                CountCache::DEFAULT_ENTRIES,
+            )
+        })
+        .clone()
+    }
+
+    /// The process-wide counter for a model in tiktoken-rs's table.
+    pub fn for_model(model: &str) -> Result<Self, TokenError> {
+        Ok(Self::for_encoding(Encoding::for_model(model)?))
+    }
+
+    /// This counter with another chat format (same backend and cache).
+    #[must_use]
+    pub fn with_format(mut self, format: ChatFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The backend's id (e.g. `bpe-openai/cl100k_base`).
+    pub fn backend_id(&self) -> &str {
+        self.backend.id()
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn TokenizerBackend> {
+        &self.backend
+    }
+
+    /// The chat format used by [`Self::count_messages`].
+    pub fn format(&self) -> &ChatFormat {
+        &self.format
+    }
+
+    /// Hit/miss statistics of the count cache.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// Exact token count of `text`, from the cache when this text was counted before.
+    pub fn count(&self, text: &str) -> Result<usize, TokenError> {
+        if text.is_empty() {
+            return Ok(0);
+        }
+        let key = self.cache.key(self.backend.id(), text);
+        if let Some(n) = self.cache.get(key) {
+            return Ok(n);
+        }
+        let n = self.backend.count(text)?;
+        self.cache.insert(key, n);
+        Ok(n)
+    }
+
+    /// `Some(count)` when `text` has at most `limit` tokens, else `None`; stops counting as soon
+    /// as the limit is passed.
+    pub fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
+        if text.is_empty() {
+            return Ok(Some(0));
+        }
+        let key = self.cache.key(self.backend.id(), text);
+        if let Some(n) = self.cache.get(key) {
+            return Ok((n <= limit).then_some(n));
+        }
+        let found = self.backend.count_up_to(text, limit)?;
+        if let Some(n) = found {
+            // A complete count is a count like any other: cache it.
+            self.cache.insert(key, n);
+        }
+        Ok(found)
+    }
+
+    /// Whether `text` has at most `limit` tokens. A text of at most `limit` bytes fits without
+    /// being counted: every token is at least one byte.
+    pub fn fits(&self, text: &str, limit: usize) -> Result<bool, TokenError> {
+        if text.len() <= limit {
+            return Ok(true);
+        }
+        Ok(self.count_up_to(text, limit)?.is_some())
+    }
+
+    /// The token ids of `text` (ordinary text only).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, TokenError> {
+        self.backend.encode(text)
+    }
+
+    /// The text of `ids`.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenError> {
+        self.backend.decode(ids)
+    }
+
+    /// The longest prefix of `text` that ends on a token boundary and counts at most
+    /// `max_tokens` when counted on its own (BPE is not prefix-stable, so the result is
+    /// re-counted, and shortened by one token at a time until it fits).
+    pub fn truncate_to(&self, text: &str, max_tokens: usize) -> Result<String, TokenError> {
+        if self.fits(text, max_tokens)? {
+            return Ok(text.to_owned());
+        }
+        let ids = self.encode(text)?;
+        let mut keep = max_tokens.min(ids.len());
+        loop {
+            if keep == 0 {
+                return Ok(String::new());
+            }
+            // A cut inside a multi-byte character does not decode; step back to a boundary.
+            if let Ok(prefix) = self.decode(&ids[..keep])
+                && self.fits(&prefix, max_tokens)?
+            {
+                return Ok(prefix);
+            }
+            keep -= 1;
+        }
+    }
+
+    /// Tokens of `messages` as the model sees them: contents, roles, names and tool calls plus the
+    /// per-message overhead and reply priming of this counter's [`ChatFormat`].
+    pub fn count_messages(&self, messages: &[ChatMessage]) -> Result<usize, TokenError> {
+        self.format.count_messages(self, messages)
+    }
+
+    /// Tokens of a whole request: [`Self::count_messages`] plus the tool schemas' tokens.
+    pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
+        Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

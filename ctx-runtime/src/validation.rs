@@ -1,0 +1,186 @@
+//! The vocabulary of configuration validation, shared by the runtime and the `pipeline!` macro.
+//!
+//! A validation function never stops at the first problem: it returns every [`ConfigIssue`] it
+//! finds, each with the [`FieldPath`] of the offending value (`steps.manage_budget.compact_code[1].threshold`).
+//! The macro keeps a map from field paths to the tokens it parsed, so the very same rule, written
+//! once here, becomes a compile error under the right token; at load time it becomes a
+//! [`ConfigIssues`] error naming the field.
+
+use std::fmt;
+
+use crate::error::ErrorCode;
+
+/// One segment of a [`FieldPath`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub enum PathSegment {
+    /// A named key: a step id, a setting, a field.
+    Key(String),
+    /// A position in a list.
+    Index(usize),
+}
+
+/// Where in a configuration a value lives, e.g. `steps.fetch.max_tokens`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct FieldPath(pub Vec<PathSegment>);
+
+impl FieldPath {
+    /// The empty path (the configuration as a whole).
+    pub fn root() -> Self {
+        FieldPath(Vec::new())
+    }
+
+    /// This path extended by a key.
+    #[must_use]
+    pub fn key(&self, key: impl Into<String>) -> Self {
+        let mut segments = self.0.clone();
+        segments.push(PathSegment::Key(key.into()));
+        FieldPath(segments)
+    }
+
+    /// This path extended by a list index.
+    #[must_use]
+    pub fn index(&self, index: usize) -> Self {
+        let mut segments = self.0.clone();
+        segments.push(PathSegment::Index(index));
+        FieldPath(segments)
+    }
+
+    /// Parses the dotted form written by [`fmt::Display`] (`a.b[2].c`). Used by tests and tools.
+    pub fn parse(text: &str) -> Self {
+        let mut segments = Vec::new();
+        for part in text.split('.').filter(|p| !p.is_empty()) {
+            let (name, mut rest) = match part.find('[') {
+                Some(i) => (&part[..i], &part[i..]),
+                None => (part, ""),
+            };
+            if !name.is_empty() {
+                segments.push(PathSegment::Key(name.to_owned()));
+            }
+            while let Some(end) = rest.find(']') {
+                match rest[1..end].parse() {
+                    Ok(i) => segments.push(PathSegment::Index(i)),
+                    Err(_) => segments.push(PathSegment::Key(rest[1..end].to_owned())),
+                }
+                rest = &rest[end + 1..];
+            }
+        }
+        FieldPath(segments)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for segment in &self.0 {
+            match segment {
+                PathSegment::Key(k) => {
+                    if !first {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(k)?;
+                }
+                PathSegment::Index(i) => write!(f, "[{i}]")?,
+            }
+            first = false;
+        }
+        if first {
+            f.write_str("<root>")?;
+        }
+        Ok(())
+    }
+}
+
+/// One problem found in a configuration.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConfigIssue {
+    /// Stable machine-readable code, e.g. `INVALID_THRESHOLD` or `PIPELINE_BUDGET_MISCONFIG`.
+    pub code: &'static str,
+    /// The offending value's location.
+    pub path: FieldPath,
+    /// What is wrong, in one sentence that names the value.
+    pub message: String,
+    /// How to fix it, when there is something better to say than the message.
+    pub help: Option<String>,
+}
+
+impl ConfigIssue {
+    /// A new issue without help text.
+    pub fn new(code: &'static str, path: FieldPath, message: impl Into<String>) -> Self {
+        ConfigIssue { code, path, message: message.into(), help: None }
+    }
+
+    /// Adds a "how to fix it" line.
+    #[must_use]
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for ConfigIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: `{}`: {}", self.code, self.path, self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, " (help: {help})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every problem found in one configuration, reported together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} configuration problem(s) in {source_name}:\n{}", issues.len(), render(issues))]
+pub struct ConfigIssues {
+    /// What was validated: a file path, a pipeline name.
+    pub source_name: String,
+    /// The problems, in the order found. Never empty.
+    pub issues: Vec<ConfigIssue>,
+}
+
+impl ConfigIssues {
+    /// `Ok(())` when `issues` is empty, else the error naming `source_name`.
+    pub fn check(source_name: impl Into<String>, issues: Vec<ConfigIssue>) -> Result<(), ConfigIssues> {
+        if issues.is_empty() { Ok(()) } else { Err(ConfigIssues { source_name: source_name.into(), issues }) }
+    }
+}
+
+impl ErrorCode for ConfigIssues {
+    fn code(&self) -> &'static str {
+        // One code only when all issues agree; otherwise the generic one.
+        match self.issues.as_slice() {
+            [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
+            _ => "CONFIG_INVALID",
+        }
+    }
+}
+
+fn render(issues: &[ConfigIssue]) -> String {
+    issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_display_and_parse_round_trip() {
+        let p = FieldPath::root().key("steps").key("manage").key("compact_code").index(1).key("threshold");
+        assert_eq!(p.to_string(), "steps.manage.compact_code[1].threshold");
+        assert_eq!(FieldPath::parse(&p.to_string()), p);
+        assert_eq!(FieldPath::root().to_string(), "<root>");
+    }
+
+    #[test]
+    fn issues_report_all_and_pick_a_code() {
+        assert!(ConfigIssues::check("x", vec![]).is_ok());
+        let a = ConfigIssue::new("A", FieldPath::root().key("a"), "bad a").with_help("fix a");
+        let b = ConfigIssue::new("B", FieldPath::root().key("b"), "bad b");
+        let err = ConfigIssues::check("pipeline.yaml", vec![a.clone(), b]).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("2 configuration problem(s) in pipeline.yaml"), "{text}");
+        assert!(text.contains("A: `a`: bad a (help: fix a)"), "{text}");
+        assert_eq!(err.code(), "CONFIG_INVALID");
+        let one = ConfigIssues::check("p", vec![a]).unwrap_err();
+        assert_eq!(one.code(), "A");
+    }
+}

@@ -1,0 +1,1 @@
+//! Compile-fail cases for `pipeline!` live in `cases/`; the harness is `tests/ui.rs`.
