@@ -4,5 +4,4 @@
 //! This facade re-exports [`ctx_runtime`] (everything that runs) and the `pipeline!` macro, so a
 //! user can depend on one crate. The examples and integration tests of the workspace live here.
 
-
 pub use ctx_runtime::*;

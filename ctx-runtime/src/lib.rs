@@ -8,6 +8,7 @@
 
 pub mod chat;
 pub mod error;
+pub mod llm;
 pub mod pipeline;
 pub mod state;
 pub mod tokens;

@@ -8,6 +8,15 @@ use serde_json::Value;
 
 use crate::chat::ChatMessage;
 
+/// What separates two context blocks when `context_blocks` is rendered into a prompt.
+pub const CONTEXT_BLOCK_SEPARATOR: &str = "\n\n";
+
+/// The one rendering of `context_blocks` into prompt text, used by every step that budgets or
+/// sends the context, so that what is counted is what is sent.
+pub fn render_context_blocks(blocks: &[String]) -> String {
+    blocks.join(CONTEXT_BLOCK_SEPARATOR)
+}
+
 /// A retrieved text waiting to be budgeted into the context (`state.node_texts`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeText {
@@ -163,6 +172,23 @@ impl PipelineState {
             std::mem::take(&mut self.inbox).into_iter().partition(|m| m.target_step_id == step_id);
         self.inbox = rest;
         self.inbox_last_consumed = mine;
+    }
+
+    /// The text of a field or variable as a `user_parts` source renders it: `context_blocks`
+    /// through [`render_context_blocks`], texts as they are, an absent `last_model_response` as
+    /// the empty string, a variable as its string (or JSON text when not a string). `None` when
+    /// no field or variable has this name.
+    pub fn render_source(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "context_blocks" => render_context_blocks(&self.context_blocks),
+            "user_question" => self.user_question.clone(),
+            "user_question_en" => self.user_question_en.clone(),
+            "last_model_response" => self.last_model_response.clone().unwrap_or_default(),
+            _ => match self.variables.get(name)? {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+        })
     }
 
     /// Queues a message for a later step.
