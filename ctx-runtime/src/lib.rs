@@ -7,6 +7,8 @@
 #![warn(missing_docs)]
 
 pub mod chat;
+pub mod config;
+pub mod contract;
 pub mod error;
 pub mod llm;
 pub mod pipeline;
