@@ -6,7 +6,10 @@
 
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod chat;
+pub mod classify;
+pub mod compact;
 pub mod error;
 pub mod llm;
 pub mod pipeline;
