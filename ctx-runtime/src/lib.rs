@@ -10,6 +10,8 @@ pub mod budget;
 pub mod chat;
 pub mod classify;
 pub mod compact;
+pub mod config;
+pub mod contract;
 pub mod error;
 pub mod llm;
 pub mod pipeline;
