@@ -73,6 +73,12 @@ pub enum CtxError {
     /// A configuration failed validation; every problem found is listed with its field path.
     #[error(transparent)]
     Config(#[from] ConfigIssues),
+    /// Budgeting the tool calls of an agent turn failed.
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    /// Output negotiation found no room for the request.
+    #[error(transparent)]
+    Negotiation(#[from] crate::negotiate::NegotiationError),
 }
 
 impl ErrorCode for CtxError {
@@ -80,6 +86,8 @@ impl ErrorCode for CtxError {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
+            CtxError::Turn(e) => e.code(),
+            CtxError::Negotiation(e) => e.code(),
         }
     }
 }
