@@ -84,6 +84,12 @@ pub enum CtxError {
     /// A request was refused by the budget contract (it would not fit the window).
     #[error(transparent)]
     Contract(#[from] ContractError),
+    /// Budgeting the tool calls of an agent turn failed.
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    /// Output negotiation found no room for the request.
+    #[error(transparent)]
+    Negotiation(#[from] crate::negotiate::NegotiationError),
 }
 
 impl ErrorCode for CtxError {
@@ -94,6 +100,8 @@ impl ErrorCode for CtxError {
             CtxError::Budget(e) => e.code(),
             CtxError::ModelConfig(e) => e.code(),
             CtxError::Contract(e) => e.code(),
+            CtxError::Turn(e) => e.code(),
+            CtxError::Negotiation(e) => e.code(),
         }
     }
 }
