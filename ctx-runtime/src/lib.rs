@@ -6,7 +6,12 @@
 
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod chat;
+pub mod classify;
+pub mod compact;
+pub mod config;
+pub mod contract;
 pub mod error;
 pub mod history;
 pub mod llm;
