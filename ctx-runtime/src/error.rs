@@ -73,6 +73,13 @@ pub enum CtxError {
     /// A configuration failed validation; every problem found is listed with its field path.
     #[error(transparent)]
     Config(#[from] ConfigIssues),
+    /// A model call failed.
+    #[error(transparent)]
+    Model(#[from] crate::llm::ModelError),
+    /// The offline retriever failed.
+    #[cfg(feature = "retrieve")]
+    #[error(transparent)]
+    Retrieve(#[from] crate::retrieve::RetrieveError),
 }
 
 impl ErrorCode for CtxError {
@@ -80,6 +87,9 @@ impl ErrorCode for CtxError {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
+            CtxError::Model(e) => e.code(),
+            #[cfg(feature = "retrieve")]
+            CtxError::Retrieve(e) => e.code(),
         }
     }
 }

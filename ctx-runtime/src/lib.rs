@@ -10,6 +10,8 @@ pub mod chat;
 pub mod error;
 pub mod llm;
 pub mod pipeline;
+#[cfg(feature = "retrieve")]
+pub mod retrieve;
 pub mod state;
 pub mod tokens;
 pub mod validation;
