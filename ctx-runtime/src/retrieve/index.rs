@@ -307,6 +307,15 @@ mod tests {
     }
 
     #[test]
+    fn can_be_shared_across_tasks() {
+        fn shareable<T: Send + Sync + 'static>() {}
+        shareable::<Bm25Index>();
+        shareable::<crate::llm::offline::OfflineModel>();
+        #[cfg(feature = "client")]
+        shareable::<crate::llm::openai::OpenAiClient>();
+    }
+
+    #[test]
     fn ranks_by_relevance_and_breaks_ties_by_id() {
         let index = corpus();
         let hits = index.search("usp_GetOrderTotals", 10);

@@ -1,18 +1,7 @@
 //! Configuration of [`super::OpenAiClient`]: endpoint, model, key, timeouts, retries — from a
 //! struct or from the environment.
 //!
-//! # Environment variables
-//!
-//! | variable | meaning | when unset |
-//! |---|---|---|
-//! | `CTX_BASE_URL` | base URL of the server, up to and including `/v1` | `OPENAI_BASE_URL` |
-//! | `OPENAI_BASE_URL` | the same, under the name OpenAI's SDKs use | `https://api.openai.com/v1` |
-//! | `CTX_MODEL` | the model name sent with each request | an error: there is no sensible default |
-//! | `OPENAI_API_KEY` | the bearer token | no `Authorization` header (local servers) |
-//!
-//! Base URLs of the usual servers: OpenAI `https://api.openai.com/v1`, Ollama
-//! `http://localhost:11434/v1`, vLLM `http://localhost:8000/v1`, llama.cpp's `llama-server`
-//! `http://localhost:8080/v1`.
+//! The environment variables are documented on [`crate::llm::openai`].
 
 use std::time::Duration;
 
@@ -107,6 +96,9 @@ pub struct OpenAiConfig {
     /// Ask for usage in the last stream chunk (`stream_options.include_usage`); turn off for
     /// servers that reject the option.
     pub stream_include_usage: bool,
+    /// Route requests through the proxy named by `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (and
+    /// `NO_PROXY`), as reqwest does by default; `false` always connects directly.
+    pub system_proxy: bool,
 }
 
 impl OpenAiConfig {
@@ -123,6 +115,7 @@ impl OpenAiConfig {
             retry: RetryPolicy::default(),
             max_tokens_param: MaxTokensParam::default(),
             stream_include_usage: true,
+            system_proxy: true,
         }
     }
 
@@ -147,7 +140,7 @@ impl OpenAiConfig {
         self
     }
 
-    /// Reads the process environment; see the [module documentation](self) for the variables.
+    /// Reads the process environment; see the [module documentation](crate::llm::openai) for the variables.
     pub fn from_env() -> Result<Self, ModelError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }

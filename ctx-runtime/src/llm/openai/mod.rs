@@ -12,6 +12,21 @@
 //! - the API key only in the `Authorization` header (marked sensitive); never in `Debug`,
 //!   errors or traces.
 //!
+//! # Environment variables ([`OpenAiConfig::from_env`])
+//!
+//! | variable | meaning | when unset |
+//! |---|---|---|
+//! | `CTX_BASE_URL` | base URL of the server, up to and including `/v1` | `OPENAI_BASE_URL` |
+//! | `OPENAI_BASE_URL` | the same, under the name OpenAI's SDKs use | `https://api.openai.com/v1` |
+//! | `CTX_MODEL` | the model name sent with each request | an error: there is no sensible default |
+//! | `OPENAI_API_KEY` | the bearer token | no `Authorization` header (local servers) |
+//!
+//! Base URLs of the usual servers: OpenAI `https://api.openai.com/v1`, Ollama
+//! `http://localhost:11434/v1`, vLLM `http://localhost:8000/v1`, llama.cpp's `llama-server`
+//! `http://localhost:8080/v1`.
+//!
+//! # Example
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), ctx_runtime::llm::ModelError> {
 //! use ctx_runtime::ChatMessage;
@@ -73,7 +88,11 @@ impl OpenAiClient {
     /// A client for `config`, after checking it ([`OpenAiConfig::validate`]: every problem at once).
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         ConfigIssues::check("OpenAiConfig", config.validate())?;
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if !config.system_proxy {
+            builder = builder.no_proxy();
+        }
+        let http = builder
             .use_rustls_tls()
             .connect_timeout(config.connect_timeout)
             .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
