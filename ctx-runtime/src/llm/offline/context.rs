@@ -81,7 +81,7 @@ impl ParsedRequest {
             let is_last_user = Some(index) == last_user;
             let question = if is_last_user { question_range(&lines) } else { None };
             if let Some((start, end)) = question {
-                parsed.question = lines[start + 1..end].join("\n").trim().to_owned();
+                parsed.question = lines.get(start + 1..end).unwrap_or_default().join("\n").trim().to_owned();
             }
             let mut current: Option<usize> = None;
             let mut in_header = false;

@@ -119,12 +119,18 @@ impl StreamState {
             self.done = true;
             return Ok(());
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) })?;
+        let named_error = event.event.as_deref() == Some("error");
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            Err(_) if named_error => {
+                return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+            }
+            Err(e) => return Err(ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) }),
+        };
         if let Some(err) = ServerError::from_json(&value) {
             return Err(ChunkError::Server(err));
         }
-        if event.event.as_deref() == Some("error") {
+        if named_error {
             return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
         }
         let chunk: WireChunk = serde_json::from_value(value)
@@ -272,6 +278,11 @@ mod tests {
         }
         let junk = SseEvent { event: None, data: "{not json".into() };
         assert!(matches!(state.on_event(&junk, &mut |_| {}), Err(ChunkError::Malformed { .. })));
+        let named = SseEvent { event: Some("error".into()), data: "upstream overloaded".into() };
+        match state.on_event(&named, &mut |_| {}) {
+            Err(ChunkError::Server(e)) => assert_eq!(e.message, "upstream overloaded"),
+            other => panic!("expected a server error, got {other:?}"),
+        }
     }
 
     #[test]
