@@ -6,6 +6,8 @@
 use std::fs;
 use std::path::Path;
 
+use ctx_runtime::budget::format_node;
+use ctx_runtime::classify::classify;
 use ctx_runtime::llm::offline::OfflineModel;
 use ctx_runtime::llm::{ChatModel, ChatRequest};
 use ctx_runtime::retrieve::{Bm25Index, IndexOptions};
@@ -135,7 +137,8 @@ async fn search_fetch_and_answer_offline() {
         .iter()
         .map(|hit| {
             let node = index.node_text(&hit.id).expect("node");
-            format!("--- NODE ---\nid: {}\npath: {}\ntext:\n{}", node.id, node.path.unwrap_or_default(), node.text)
+            let language = classify(&node.text, node.path.as_deref());
+            format_node(&node, language, false, &node.text)
         })
         .collect();
     let user = format!("### Context:\n{}\n\n### User:\n{question}\n\n", render_context_blocks(&blocks));

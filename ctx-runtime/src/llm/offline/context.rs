@@ -17,8 +17,8 @@
 
 use crate::chat::{ChatMessage, Role};
 
-/// The line that opens a node block.
-pub(crate) const NODE_MARKER: &str = "--- NODE ---";
+/// The line that opens a node block (the one `manage_context_budget` writes).
+pub(crate) use crate::budget::NODE_HEADER as NODE_MARKER;
 
 /// The node a context line belongs to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
