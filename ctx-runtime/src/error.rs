@@ -73,6 +73,9 @@ pub enum CtxError {
     /// A configuration failed validation; every problem found is listed with its field path.
     #[error(transparent)]
     Config(#[from] ConfigIssues),
+    /// Context assembly failed.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
 }
 
 impl ErrorCode for CtxError {
@@ -80,6 +83,7 @@ impl ErrorCode for CtxError {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
+            CtxError::Engine(e) => e.code(),
         }
     }
 }

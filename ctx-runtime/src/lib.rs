@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod chat;
+pub mod engine;
 pub mod error;
 pub mod llm;
 pub mod pipeline;
