@@ -7,9 +7,10 @@
 //! `input_budget.max_tokens`, `pack_budget` ratios, `overflow` (`compact` or `error`), the
 //! compactor, and `expansion` (paging retrievers with `offset`/`limit` until packs are full).
 //!
-//! Where the Python original counts words, every decision here uses the [`TokenCounter`]
-//! (crate::tokens::TokenCounter) and is confirmed on the rendered whole: BPE counts are not
-//! additive, so the assembler renders, counts, and shrinks until the exact count fits.
+//! Where the Python original counts words, every decision here uses the
+//! [`TokenCounter`](crate::tokens::TokenCounter) and is confirmed on the rendered whole: BPE
+//! counts are not additive, so the assembler renders, counts, and shrinks until the exact count
+//! fits.
 //!
 //! Declarations are plain data; [`validate_spec`] checks them without I/O, so the `pipeline!`
 //! macro can reject a bad ratio or an unknown variable at compile time with the same rule the
