@@ -223,13 +223,12 @@ fn compaction_spec(overflow: &str, compactor: &str) -> EngineSpec {
             vec![system("Answer from the policy."), pack("policies"), user("Question: {input.question}")],
         )],
         retrievers: vec![RetrieverDecl { name: "policies".into(), query: "{input.question}".into(), limit: 1 }],
-        compactors: vec!["sql".into()],
+        compactors: vec!["strip_comments".into()],
     }
 }
 
-fn sql_compactor() -> Arc<dyn Compactor> {
-    // A reducing compactor written as a plain function (the hook for the SQL/.NET compactors),
-    // made budget-exact by `TruncateAfter`.
+fn strip_comments() -> Arc<dyn Compactor> {
+    // A reducing compactor written as a plain function, made budget-exact by `TruncateAfter`.
     let strip = FnCompactor(|r: CompactionRequest<'_>| {
         Ok(r.text.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n"))
     });
@@ -241,7 +240,7 @@ fn compact(spec: EngineSpec, doc: &str) -> Result<ContextAssembly, EngineError> 
     let retriever = CorpusRetriever::new(&[("refunds", doc)], false);
     let assembler = ContextAssembler::builder(spec, counter())
         .retriever("policies", retriever)
-        .compactor("sql", sql_compactor())
+        .compactor("strip_comments", strip_comments())
         .build()?;
     block_on(assembler.assemble("support", &AssemblyInput::new().input("question", "refunds orders")))
 }
@@ -273,19 +272,30 @@ fn compaction_off_is_an_error_naming_the_pack() {
     }
 }
 
+const LATE_ORDERS_SQL: &str = "-- find late orders\nSELECT id, placed_at, customer_id, total, currency, shipping_method\n\
+    -- only open ones, oldest first, with their customers' contact details for the reminder mail\n\
+    FROM orders JOIN customers ON customers.id = orders.customer_id\n\
+    WHERE status = 'open' AND placed_at < now() - interval '7 days' ORDER BY placed_at";
+
 #[test]
 fn a_registered_compactor_is_used_by_name() {
-    let sql = "-- find late orders\nSELECT id, placed_at, customer_id, total, currency, shipping_method\n\
-               -- only open ones, oldest first, with their customers' contact details for the reminder mail\n\
-               FROM orders JOIN customers ON customers.id = orders.customer_id\n\
-               WHERE status = 'open' AND placed_at < now() - interval '7 days' ORDER BY placed_at";
-    let out = compact(compaction_spec("compact", "sql"), sql).unwrap();
+    let out = compact(compaction_spec("compact", "strip_comments"), LATE_ORDERS_SQL).unwrap();
     let text = out.system_prompt.strip_prefix("Answer from the policy.\n\n").unwrap();
     assert!(!text.contains("--"), "comments stripped: {text}");
     assert!(
         text.starts_with("SELECT id, placed_at, customer_id, total, currency, shipping_method\nFROM orders"),
         "{text}"
     );
+    assert!(out.report.packs[0].compacted);
+    assert!(out.report.total_tokens <= 60);
+}
+
+#[test]
+fn the_builtin_sql_compactor_strips_then_truncates() {
+    let out = compact(compaction_spec("compact", "sql"), LATE_ORDERS_SQL).unwrap();
+    let text = out.system_prompt.strip_prefix("Answer from the policy.\n\n").unwrap();
+    let stripped = ctx_runtime::compact::sql::compact(LATE_ORDERS_SQL, &counter()).unwrap().text;
+    assert!(stripped.starts_with(text) && !text.contains("--"), "{text}");
     assert!(out.report.packs[0].compacted);
     assert!(out.report.total_tokens <= 60);
 }

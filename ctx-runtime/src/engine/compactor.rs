@@ -2,10 +2,11 @@
 //!
 //! The engine calls a compactor with the text that does not fit and the exact number of tokens
 //! it may have; it checks the answer with the counter and rejects one that is too long. The
-//! registry maps names (as written in `policy.compactor`) to implementations: `truncate` is
-//! built in; the summarising compactor ([`SummarizingCompactor`](super::SummarizingCompactor))
-//! and the language-aware SQL/.NET compactors are registered by name, the latter through
-//! [`FnCompactor`] and [`TruncateAfter`].
+//! registry maps names (as written in `policy.compactor`) to implementations. Built in:
+//! `truncate`, and `sql`, `dotnet` and `code` ([`CodeCompactor`]: the lossless code compaction
+//! of [`crate::compact`], then truncation of what still does not fit). The summarising compactor
+//! ([`SummarizingCompactor`](super::SummarizingCompactor)) needs a model and is registered by
+//! name; so are compactors written as plain functions ([`FnCompactor`], [`TruncateAfter`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,12 +14,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::classify::{Language, classify};
 use crate::error::{ErrorCode, TokenError};
 use crate::llm::ModelError;
 use crate::tokens::TokenCounter;
 
 /// The name of the built-in token-exact truncating compactor.
 pub const TRUNCATE: &str = "truncate";
+
+/// The names every [`CompactorRegistry`] starts with.
+pub const BUILTIN_COMPACTORS: [&str; 4] = [TRUNCATE, "sql", "dotnet", "code"];
 
 /// One compaction.
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +95,32 @@ impl Compactor for TruncateCompactor {
     }
 }
 
+/// Code compaction: comments and insignificant whitespace removed by [`crate::compact`] (never
+/// more tokens than the input), then the longest token-boundary prefix that fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeCompactor {
+    /// The language, or `None` to classify each text with [`crate::classify::classify`].
+    pub language: Option<Language>,
+}
+
+impl CodeCompactor {
+    /// For SQL.
+    pub const SQL: CodeCompactor = CodeCompactor { language: Some(Language::Sql) };
+    /// For .NET (C#, Razor, MSBuild).
+    pub const DOTNET: CodeCompactor = CodeCompactor { language: Some(Language::Dotnet) };
+    /// For whichever of the two each text is (anything else is only truncated).
+    pub const DETECT: CodeCompactor = CodeCompactor { language: None };
+}
+
+#[async_trait]
+impl Compactor for CodeCompactor {
+    async fn compact(&self, request: CompactionRequest<'_>) -> Result<String, CompactError> {
+        let language = self.language.unwrap_or_else(|| classify(request.text, None));
+        let stripped = crate::compact::compact(language, request.text, None, request.counter)?;
+        Ok(request.counter.truncate_to(&stripped.text, request.max_tokens)?)
+    }
+}
+
 /// A synchronous function as a compactor: the hook for compactors written as plain functions
 /// (the SQL/.NET compactors of `ctx_runtime::compact`, for instance).
 pub struct FnCompactor<F>(pub F);
@@ -129,7 +160,7 @@ impl Compactor for TruncateAfter {
     }
 }
 
-/// Compactors by name. `truncate` is always present.
+/// Compactors by name, starting with [`BUILTIN_COMPACTORS`].
 #[derive(Clone)]
 pub struct CompactorRegistry {
     entries: BTreeMap<String, Arc<dyn Compactor>>,
@@ -145,6 +176,9 @@ impl Default for CompactorRegistry {
     fn default() -> Self {
         let mut entries: BTreeMap<String, Arc<dyn Compactor>> = BTreeMap::new();
         entries.insert(TRUNCATE.to_owned(), Arc::new(TruncateCompactor));
+        entries.insert("sql".to_owned(), Arc::new(CodeCompactor::SQL));
+        entries.insert("dotnet".to_owned(), Arc::new(CodeCompactor::DOTNET));
+        entries.insert("code".to_owned(), Arc::new(CodeCompactor::DETECT));
         CompactorRegistry { entries }
     }
 }
@@ -212,11 +246,32 @@ mod tests {
     }
 
     #[test]
-    fn registry_has_truncate_and_takes_more() {
+    fn registry_has_the_builtins_and_takes_more() {
         let mut registry = CompactorRegistry::new();
-        assert!(registry.get(TRUNCATE).is_some());
-        registry.register("sql", Arc::new(FnCompactor(|r: CompactionRequest<'_>| Ok(r.text.to_owned()))));
-        assert_eq!(registry.names().collect::<Vec<_>>(), ["sql", "truncate"]);
-        assert!(registry.get("dotnet").is_none());
+        assert_eq!(registry.names().collect::<Vec<_>>(), ["code", "dotnet", "sql", "truncate"]);
+        registry.register("mine", Arc::new(FnCompactor(|r: CompactionRequest<'_>| Ok(r.text.to_owned()))));
+        assert!(registry.get("mine").is_some());
+        assert!(registry.get("summarize").is_none());
+    }
+
+    #[test]
+    fn code_compactors_strip_before_they_cut() {
+        let c = counter();
+        let sql = "-- monthly totals\nSELECT   customer_id,\n         SUM(total)   AS total   -- gross\n\
+                   FROM     invoices\n\n\nGROUP BY customer_id;";
+        let stripped = crate::compact::sql::compact(sql, &c).unwrap();
+        assert!(stripped.changed && !stripped.text.contains("--"));
+        for compactor in [CodeCompactor::SQL, CodeCompactor::DETECT] {
+            let roomy = CompactionRequest { text: sql, max_tokens: 1_000, counter: &c, label: "q" };
+            assert_eq!(block_on(compactor.compact(roomy)).unwrap(), stripped.text);
+            let tight = CompactionRequest { max_tokens: 6, ..roomy };
+            let out = block_on(compactor.compact(tight)).unwrap();
+            assert_eq!(c.count(&out).unwrap(), 6);
+            assert!(stripped.text.starts_with(&out), "{out:?}");
+        }
+        let csharp = "// totals\npublic int Total() {\n    return 1; // one\n}";
+        let request = CompactionRequest { text: csharp, max_tokens: 1_000, counter: &c, label: "cs" };
+        let out = block_on(CodeCompactor::DOTNET.compact(request)).unwrap();
+        assert!(!out.contains("// one") && out.contains("return 1;"), "{out:?}");
     }
 }

@@ -17,8 +17,9 @@ pub struct EngineSpec {
     /// Named retrievers; their implementations are registered with the assembler.
     #[serde(default)]
     pub retrievers: Vec<RetrieverDecl>,
-    /// Compactors the application registers by name besides the built-in `truncate`
-    /// (for example `summarize`, `sql`, `dotnet`), so policies naming them can be checked.
+    /// Compactors the application registers by name besides the built-in ones
+    /// ([`BUILTIN_COMPACTORS`](super::BUILTIN_COMPACTORS)), e.g. `summarize`, so that policies
+    /// naming them can be checked.
     #[serde(default)]
     pub compactors: Vec<String>,
 }
@@ -131,7 +132,8 @@ pub struct ContextPolicySpec {
     /// `compact` or `error` (the default): what to do when content does not fit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overflow: Option<String>,
-    /// The compactor used under `overflow: compact` (default `truncate`).
+    /// The compactor used under `overflow: compact` (default `truncate`; also built in: `sql`,
+    /// `dotnet`, `code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compactor: Option<CompactorSpec>,
     /// Paging of retrievers until packs are filled.

@@ -57,8 +57,8 @@ mod validate;
 
 pub use assembler::{AssemblyInput, ContextAssembler, ContextAssemblerBuilder, ContextAssembly};
 pub use compactor::{
-    CompactError, CompactionRequest, Compactor, CompactorRegistry, FnCompactor, TRUNCATE, TruncateAfter,
-    TruncateCompactor,
+    BUILTIN_COMPACTORS, CodeCompactor, CompactError, CompactionRequest, Compactor, CompactorRegistry, FnCompactor,
+    TRUNCATE, TruncateAfter, TruncateCompactor,
 };
 pub use declaration::{
     CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, InputBudgetSpec,

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::compactor::TRUNCATE;
+use super::compactor::BUILTIN_COMPACTORS;
 use super::declaration::{ContextDeclaration, ContextPolicySpec, EngineSpec, MessageSpec};
 use super::policy::{Overflow, pack_ratios};
 use super::template::Template;
@@ -60,7 +60,7 @@ pub fn validate_spec_at(spec: &EngineSpec, base: &FieldPath) -> Vec<ConfigIssue>
         check_template(&mut issues, &path.key("query"), &r.query, &scope);
     }
 
-    let mut known_compactors: Vec<&str> = vec![TRUNCATE];
+    let mut known_compactors: Vec<&str> = BUILTIN_COMPACTORS.to_vec();
     for (k, name) in spec.compactors.iter().enumerate() {
         if name.is_empty() {
             issues.push(ConfigIssue::new("ENGINE_EMPTY_NAME", base.key("compactors").index(k), "empty compactor name"));
