@@ -97,6 +97,9 @@ pub enum CtxError {
     #[cfg(feature = "retrieve")]
     #[error(transparent)]
     Retrieve(#[from] crate::retrieve::RetrieveError),
+    /// Context assembly failed.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
 }
 
 impl ErrorCode for CtxError {
@@ -112,6 +115,7 @@ impl ErrorCode for CtxError {
             CtxError::Model(e) => e.code(),
             #[cfg(feature = "retrieve")]
             CtxError::Retrieve(e) => e.code(),
+            CtxError::Engine(e) => e.code(),
         }
     }
 }
