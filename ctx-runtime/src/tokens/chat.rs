@@ -98,7 +98,12 @@ impl ChatFormat {
 
     /// The format for a model name: gpt-3.5 / gpt-4 (not 4o / 4.1) use [`Self::openai_gpt4`],
     /// every other model [`Self::openai`].
+    /// A fine-tune (`ft:gpt-4-0613:org::id`) takes its base model's format.
     pub fn for_model(model: &str) -> Self {
+        let model = match model.strip_prefix("ft:") {
+            Some(rest) => rest.split(':').next().unwrap_or(rest),
+            None => model,
+        };
         let legacy = model.starts_with("gpt-3.5")
             || (model.starts_with("gpt-4") && !model.starts_with("gpt-4o") && !model.starts_with("gpt-4."));
         if legacy { Self::openai_gpt4() } else { Self::openai() }
@@ -221,7 +226,8 @@ mod tests {
     fn legacy_models_get_the_legacy_tool_constant() {
         assert_eq!(ChatFormat::for_model("gpt-4-0613"), ChatFormat::openai_gpt4());
         assert_eq!(ChatFormat::for_model("gpt-3.5-turbo"), ChatFormat::openai_gpt4());
-        for modern in ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3-mini"] {
+        assert_eq!(ChatFormat::for_model("ft:gpt-4-0613:acme::8Xyz"), ChatFormat::openai_gpt4());
+        for modern in ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3-mini", "ft:gpt-4o-mini-2024-07-18:acme::1"] {
             assert_eq!(ChatFormat::for_model(modern), ChatFormat::openai(), "{modern}");
         }
     }
