@@ -25,8 +25,11 @@ fn corpus() -> Vec<(String, String)> {
 
 #[track_caller]
 fn assert_same_tokens(encoding: Encoding, text: &str, what: &str) {
-    let ours = BpeBackend::new(encoding).encode(text).unwrap();
+    let backend = BpeBackend::new(encoding);
+    let ours = backend.encode(text).unwrap();
     let theirs = TiktokenBackend::new(encoding).encode(text).unwrap();
+    // ctx counts without building the token list: check the count too.
+    assert_eq!(backend.count(text).unwrap(), theirs.len(), "{encoding}: {what}: count differs from tiktoken's length");
     if ours != theirs {
         let at = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
         panic!(

@@ -146,7 +146,8 @@ impl TokenizerBackend for BpeBackend {
             let mut consumed = 0usize;
             let mut rest = normalized.as_str().len();
             for piece in self.tokenizer.split(normalized.as_str()) {
-                if consumed + rest.div_ceil(longest) > limit {
+                // The rest has at least ceil(rest / longest) tokens; ceil(r / l) > k iff r > k·l.
+                if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
                     return Some(None);
                 }
                 consumed += self.tokenizer.bpe.count(piece.as_bytes());
