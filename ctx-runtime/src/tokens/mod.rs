@@ -4,6 +4,19 @@
 //! bounded, thread-safe count cache, with early-exit questions ("does this fit in N?") and the
 //! chat-format overhead of the model family ([`ChatFormat`]). Every text is counted as ordinary
 //! text: a document containing `<|endoftext|>` is text, never a special token.
+//!
+//! ```
+//! use ctx_runtime::tokens::{Encoding, ModelInfo, TokenCounter};
+//!
+//! let model = ModelInfo::lookup("gpt-4o")?;
+//! assert_eq!((model.encoding, model.context_window), (Encoding::O200kBase, 128_000));
+//! let counter = TokenCounter::for_model("gpt-4o")?;
+//! assert_eq!(counter.count("hello world")?, 2);
+//! // Early exit: a megabyte cannot fit in 100 tokens, and nobody tokenizes it to find out.
+//! assert_eq!(counter.count_up_to(&"word ".repeat(200_000), 100)?, None);
+//! assert!(counter.fits("short", 5)?); // 5 bytes fit in 5 tokens without counting
+//! # Ok::<(), ctx_runtime::error::TokenError>(())
+//! ```
 
 mod backend;
 mod cache;
