@@ -5,6 +5,8 @@
 //! a stable, machine-readable [`ErrorCode`] that callers can match on or put in metrics without
 //! parsing messages.
 
+use crate::config::ConfigFileError;
+use crate::contract::ContractError;
 use crate::validation::ConfigIssues;
 
 /// A stable, machine-readable error code such as `PIPELINE_BUDGET_MISCONFIG`.
@@ -76,6 +78,25 @@ pub enum CtxError {
     /// `manage_context_budget` failed.
     #[error(transparent)]
     Budget(#[from] crate::budget::BudgetError),
+    /// A `config.json` could not be read or is invalid; the error names the file and the key.
+    #[error(transparent)]
+    ModelConfig(#[from] ConfigFileError),
+    /// A request was refused by the budget contract (it would not fit the window).
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    /// Budgeting the tool calls of an agent turn failed.
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    /// Output negotiation found no room for the request.
+    #[error(transparent)]
+    Negotiation(#[from] crate::negotiate::NegotiationError),
+    /// A model call failed.
+    #[error(transparent)]
+    Model(#[from] crate::llm::ModelError),
+    /// The offline retriever failed.
+    #[cfg(feature = "retrieve")]
+    #[error(transparent)]
+    Retrieve(#[from] crate::retrieve::RetrieveError),
 }
 
 impl ErrorCode for CtxError {
@@ -84,6 +105,13 @@ impl ErrorCode for CtxError {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
             CtxError::Budget(e) => e.code(),
+            CtxError::ModelConfig(e) => e.code(),
+            CtxError::Contract(e) => e.code(),
+            CtxError::Turn(e) => e.code(),
+            CtxError::Negotiation(e) => e.code(),
+            CtxError::Model(e) => e.code(),
+            #[cfg(feature = "retrieve")]
+            CtxError::Retrieve(e) => e.code(),
         }
     }
 }
