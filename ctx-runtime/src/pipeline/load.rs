@@ -39,10 +39,7 @@ impl LoadOptions {
     /// [`Self::new`] plus the `PIPELINE_LIMITS_POLICY` environment variable, which wins over
     /// the pipeline's `limits_policy` (so an operator can force `fail_fast` in production).
     pub fn from_env() -> Self {
-        LoadOptions {
-            env_limits_policy: std::env::var_os("PIPELINE_LIMITS_POLICY").map(|v| v.to_string_lossy().into_owned()),
-            ..Self::default()
-        }
+        LoadOptions { env_limits_policy: crate::config::LimitsPolicy::env_value(), ..Self::default() }
     }
 
     /// The text of prompt `key`, which the definition declares without a text.
