@@ -63,7 +63,9 @@ fn bench_case(c: &mut Criterion, name: &str, target: usize, keep: usize, naive_u
             BatchSize::PerIteration,
         )
     });
-    group.bench_function("ours_warm", |b| b.iter(|| black_box(trim_history(black_box(&history), keep, &shared).unwrap())));
+    group.bench_function("ours_warm", |b| {
+        b.iter(|| black_box(trim_history(black_box(&history), keep, &shared).unwrap()))
+    });
     group.bench_function("naive_recount_warm_cache", |b| {
         b.iter(|| black_box(naive_trim(black_box(&history), keep, &shared)))
     });

@@ -24,7 +24,7 @@ pub struct NegotiationConfig {
     /// Tokens kept free between input plus output and the window.
     pub safety_margin: usize,
     /// The least output worth asking for. A request for fewer tokens than this is served as asked
-    /// (the floor never raises an output above what was requested).
+    /// (the floor never raises an output above what was requested); 0 is treated as 1.
     pub floor: usize,
 }
 
@@ -225,7 +225,8 @@ pub fn negotiate_max_output(req: &NegotiationRequest, counter: &TokenCounter) ->
         None => ModelInfo::lookup(&req.model)?.context_window,
     };
     let margin = req.config.safety_margin;
-    let floor = req.config.floor.min(req.requested_max_tokens);
+    // At least one output token whatever the configured floor, never more than was asked for.
+    let floor = req.config.floor.max(1).min(req.requested_max_tokens);
 
     let mut head: Vec<ChatMessage> = Vec::new();
     head.extend(req.system_prompt.as_ref().map(|s| ChatMessage::system(s.clone())));
@@ -347,6 +348,13 @@ mod tests {
         let req = NegotiationRequest { context_window: Some(1000), ..NegotiationRequest::new("m", 50) };
         let n = negotiate_max_output(&req, &counter()).unwrap();
         assert_eq!((n.max_output_tokens, n.meta.floor, n.meta.reduced), (50, 50, false));
+        let no_floor = NegotiationRequest {
+            context_window: Some(103),
+            config: NegotiationConfig { floor: 0, safety_margin: 100 },
+            ..req.clone()
+        };
+        // 3 tokens of reply priming + 100 margin fill the window: the one-token floor cannot fit.
+        assert_eq!(negotiate_max_output(&no_floor, &counter()).unwrap_err().code(), "NEGOTIATION_NO_ROOM");
         let zero = NegotiationRequest { requested_max_tokens: 0, ..req };
         assert_eq!(negotiate_max_output(&zero, &counter()).unwrap_err().code(), "NEGOTIATION_ZERO_OUTPUT");
     }

@@ -129,7 +129,8 @@ fn trims_a_217k_token_conversation_counting_each_text_once() {
     assert_eq!(roles.len(), 3, "users, assistants and tools");
 
     // A fresh counter with a cache large enough to never evict: every miss is one tokenization.
-    let fresh = TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), 1 << 20);
+    let fresh =
+        TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), 1 << 20);
     let mut texts: HashSet<&str> = HashSet::new();
     for m in &history {
         texts.insert(m.role.as_str());

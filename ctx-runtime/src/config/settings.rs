@@ -16,7 +16,9 @@ pub const DEFAULT_SAFETY_MARGIN_TOKENS: usize = 128;
 pub struct Settings {
     /// The global budget of `context_blocks`. Always > 0 once validated.
     pub max_context_tokens: usize,
-    /// The budget of `history_dialog`; present whenever a `call_model` step uses history.
+    /// The budget of `history_dialog`; present whenever a `call_model` step uses history. It
+    /// bounds the history messages as the request counts them (contents, roles and
+    /// per-message overhead), so that it adds exactly to the contract's fixed prompt.
     pub max_history_tokens: Option<usize>,
     /// `budget_safety_margin_tokens` (default [`DEFAULT_SAFETY_MARGIN_TOKENS`]).
     pub safety_margin_tokens: usize,

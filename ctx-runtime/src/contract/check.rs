@@ -9,6 +9,14 @@
 //! `auto_clamp` the limits are lowered in memory (the context budget first, then the step's
 //! output), each change logged as a warning and listed in the [`ContractReport`]. Missing or
 //! invalid values are errors under both policies.
+//!
+//! The inequality is the spec's: `user_parts` values other than `context_blocks` (the question)
+//! have no budget of their own and live in the safety margin, as does the non-additivity of BPE
+//! where values meet their templates. [`super::guard_request`] checks the exact request before
+//! it is sent, so neither can make a request overflow.
+//!
+//! Issues about the model and the settings are reported under `model.*` and `settings.*`, about
+//! a step under its [`CallModelCheck::at`].
 
 use serde::Serialize;
 

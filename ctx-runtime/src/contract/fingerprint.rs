@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -82,11 +81,10 @@ impl FingerprintBuilder {
 
     /// The pipeline definition (its serde form, which covers every field).
     pub fn pipeline(mut self, def: &PipelineDef) -> Result<Self, ContractError> {
-        // Streamed into the hasher; the JSON text is self-delimiting, the end tag closes it.
-        self.hasher.update(b"P");
-        serde_json::to_writer(HashWriter(&mut self.hasher), def)
-            .map_err(|e| ContractError::Fingerprint { reason: e.to_string() })?;
-        self.hasher.update(b"/P");
+        // Serialized whole, then hashed in one call: the serializer's many small writes would
+        // each pay the hasher's per-call cost.
+        let json = serde_json::to_vec(def).map_err(|e| ContractError::Fingerprint { reason: e.to_string() })?;
+        self.part(b'P', &json);
         Ok(self)
     }
 
@@ -139,19 +137,6 @@ impl FingerprintBuilder {
     /// The fingerprint of everything added.
     pub fn finish(self) -> Fingerprint {
         Fingerprint(self.hasher.digest128())
-    }
-}
-
-struct HashWriter<'a>(&'a mut Xxh3);
-
-impl io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 

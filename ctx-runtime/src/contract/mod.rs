@@ -103,3 +103,45 @@ pub fn call_model_checks<'a>(
     }
     if issues.is_empty() { Ok(checks) } else { Err(issues) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::definition::{CallModelSpec, ModelSource, ModelSpec, PromptSpec, SettingsSpec, StepDef};
+
+    fn def(history: [bool; 2]) -> PipelineDef {
+        let call = |id: &str, use_history| StepDef {
+            id: id.into(),
+            kind: StepKind::CallModel(CallModelSpec {
+                prompt_key: "p".into(),
+                max_output_tokens: Some(10),
+                max_tokens: None,
+                user_parts: vec![],
+                use_history,
+                next: "end".into(),
+            }),
+        };
+        PipelineDef {
+            name: "T".into(),
+            model: ModelSource::Inline(ModelSpec::default()),
+            settings: SettingsSpec::default(),
+            prompts: vec![PromptSpec { key: "p".into(), text: Some("inline".into()) }],
+            steps: vec![call("a", history[0]), call("b", history[1])],
+        }
+    }
+
+    #[test]
+    fn history_is_used_when_any_step_uses_it() {
+        assert!(!pipeline_uses_history(&def([false, false])));
+        assert!(pipeline_uses_history(&def([false, true])));
+    }
+
+    #[test]
+    fn inline_prompt_text_wins_over_provided_text() {
+        let d = def([false, false]);
+        let provided = BTreeMap::from([("p".to_owned(), "provided".to_owned())]);
+        let checks = call_model_checks(&d, &provided).unwrap();
+        assert!(checks.iter().all(|c| c.system_prompt == "inline"));
+        assert_eq!(checks[1].at.to_string(), "steps.b");
+    }
+}

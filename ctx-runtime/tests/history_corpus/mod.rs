@@ -32,13 +32,32 @@ impl Rng {
 }
 
 const SUBJECTS: &[&str] = &[
-    "the connection pool", "our retry policy", "the billing service", "the nightly import job", "this migration",
-    "the cache layer", "the auth middleware", "the CSV exporter", "the search index", "the rate limiter",
-    "the Kafka consumer", "the PDF renderer", "the GraphQL resolver", "the cron scheduler", "the S3 uploader",
+    "the connection pool",
+    "our retry policy",
+    "the billing service",
+    "the nightly import job",
+    "this migration",
+    "the cache layer",
+    "the auth middleware",
+    "the CSV exporter",
+    "the search index",
+    "the rate limiter",
+    "the Kafka consumer",
+    "the PDF renderer",
+    "the GraphQL resolver",
+    "the cron scheduler",
+    "the S3 uploader",
 ];
 const VERBS: &[&str] = &[
-    "times out", "leaks memory", "returns stale data", "deadlocks under load", "drops messages",
-    "double-charges customers", "ignores the config", "crashes on empty input", "blocks the event loop",
+    "times out",
+    "leaks memory",
+    "returns stale data",
+    "deadlocks under load",
+    "drops messages",
+    "double-charges customers",
+    "ignores the config",
+    "crashes on empty input",
+    "blocks the event loop",
 ];
 const FILLER: &[&str] = &[
     "In practice this depends on how the service is deployed.",
@@ -59,14 +78,19 @@ const FOREIGN: &[&str] = &[
     "La requête a échoué après trois tentatives.",
     "Запрос завершился с ошибкой тайм-аута.",
 ];
-const IDENTS: &[&str] = &[
-    "user_id", "order_total", "retry_count", "created_at", "tenant", "invoice_no", "max_conns", "batch_size",
-];
+const IDENTS: &[&str] =
+    &["user_id", "order_total", "retry_count", "created_at", "tenant", "invoice_no", "max_conns", "batch_size"];
 
 fn sentence(rng: &mut Rng) -> String {
     match rng.below(6) {
         0 => rng.pick(FOREIGN).to_owned(),
-        1 | 2 => format!("It looks like {} {} when {} is above {}.", rng.pick(SUBJECTS), rng.pick(VERBS), rng.pick(IDENTS), rng.below(10_000)),
+        1 | 2 => format!(
+            "It looks like {} {} when {} is above {}.",
+            rng.pick(SUBJECTS),
+            rng.pick(VERBS),
+            rng.pick(IDENTS),
+            rng.below(10_000)
+        ),
         _ => rng.pick(FILLER).to_owned(),
     }
 }
@@ -167,7 +191,12 @@ fn next_group(rng: &mut Rng, n: usize) -> Vec<ChatMessage> {
                 .map(|k| ToolCall {
                     id: format!("call_{n}_{k}"),
                     name: ["search_kb", "get_logs", "query_db"][rng.below(3)].to_owned(),
-                    arguments: format!("{{\"query\":\"{} {}\",\"top_k\":{}}}", rng.pick(SUBJECTS), rng.pick(VERBS), rng.below(20) + 1),
+                    arguments: format!(
+                        "{{\"query\":\"{} {}\",\"top_k\":{}}}",
+                        rng.pick(SUBJECTS),
+                        rng.pick(VERBS),
+                        rng.below(20) + 1
+                    ),
                 })
                 .collect();
             let mut group = vec![ChatMessage::assistant_tool_calls("", calls.clone())];
