@@ -73,6 +73,9 @@ pub enum CtxError {
     /// A configuration failed validation; every problem found is listed with its field path.
     #[error(transparent)]
     Config(#[from] ConfigIssues),
+    /// Loading or running a pipeline failed.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
 }
 
 impl ErrorCode for CtxError {
@@ -80,6 +83,7 @@ impl ErrorCode for CtxError {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
+            CtxError::Pipeline(e) => e.code(),
         }
     }
 }
