@@ -14,6 +14,7 @@ use quote::{format_ident, quote};
 use crate::ast::PipelineInput;
 use crate::ctxt::Ctxt;
 use crate::defcode;
+use crate::fields::with_help;
 use crate::lower::{self, Lowered};
 use crate::valid;
 
@@ -30,7 +31,7 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     };
     let cx = Ctxt::new();
     let lowered = lower::lower(&cx, &input, base_dir);
-    let variants = Variants::new(&input.name, &lowered);
+    let variants = Variants::new(&cx, &input.name, &lowered);
     valid::check(&cx, &lowered);
     let types = types(&input, &variants);
     match cx.check() {
@@ -56,7 +57,7 @@ struct Variants {
 }
 
 impl Variants {
-    fn new(name: &Ident, lowered: &Lowered) -> Self {
+    fn new(cx: &Ctxt, name: &Ident, lowered: &Lowered) -> Self {
         let enum_name = format_ident!("{}Step", name);
         let end = Ident::new("End", Span::call_site());
         let mut steps: Vec<(usize, String, Ident)> = Vec::new();
@@ -66,9 +67,19 @@ impl Variants {
             if steps.iter().any(|(_, id, _)| *id == step.id) || step.id == ctx_runtime::pipeline::END {
                 continue;
             }
-            let camel = upper_camel(&step.id, index);
+            let camel = ctx_runtime::pipeline::variant_name(&step.id);
             // Clashing names are the runtime's finding too (STEP_VARIANT_CLASH); skip them here.
             if camel == "End" || steps.iter().any(|(_, _, v)| *v == camel) {
+                continue;
+            }
+            if !camel.starts_with(|c: char| c.is_alphabetic()) {
+                cx.error_at(
+                    id_token.span(),
+                    with_help(
+                        format!("step id `{}` cannot name a variant of `{enum_name}`", step.id),
+                        "start the id with a letter, e.g. `step_1`",
+                    ),
+                );
                 continue;
             }
             // The variant carries the id's span so that "go to definition" lands on the step.
@@ -84,19 +95,6 @@ impl Variants {
         }
         self.steps.iter().find(|(_, s, _)| s == id).map(|(_, _, v)| v)
     }
-}
-
-/// `manage_budget` → `ManageBudget`.
-fn upper_camel(id: &str, index: usize) -> String {
-    let camel: String = id
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
-        })
-        .collect();
-    if camel.is_empty() { format!("Step{index}") } else { camel }
 }
 
 /// The struct and the step enum, emitted even when there are errors.
@@ -291,18 +289,5 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_become_upper_camel_variants() {
-        assert_eq!(upper_camel("manage_budget", 0), "ManageBudget");
-        assert_eq!(upper_camel("step2", 0), "Step2");
-        assert_eq!(upper_camel("a__b_", 0), "AB");
-        assert_eq!(upper_camel("_", 3), "Step3");
     }
 }

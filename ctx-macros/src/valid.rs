@@ -22,8 +22,8 @@ pub fn check(cx: &Ctxt, lowered: &Lowered) {
 
 /// Every issue of the runtime's rules for `def`.
 fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
-    let _ = def; // WIP: awaiting branch `pipeline`
-    Vec::new()
+    let opts = ctx_runtime::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None };
+    ctx_runtime::pipeline::validate_definition(def, &opts)
 }
 
 /// The Mermaid flowchart of `def`, as a string literal for the generated `MERMAID` constant.

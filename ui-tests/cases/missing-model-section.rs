@@ -1,0 +1,12 @@
+// A pipeline without its model block.
+use ctx_macros::pipeline;
+
+pipeline! {
+    pub pipeline Qa {
+        steps {
+            answer: call_model { prompt_key: answer, next: end },
+        }
+    }
+}
+
+fn main() {}
