@@ -157,6 +157,9 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
         targets.into_iter().map(move |(t, to)| quote!((#enum_name::#from, #t) => #enum_name::#to,))
     });
     let ids_again = variants.steps.iter().map(|(_, id, _)| id);
+    let indices_again = variants.steps.iter().map(|(i, _, _)| *i);
+    let vs_from_index = vs.clone();
+    let step_count = lowered.def.steps.len();
     let vs_again = vs.clone();
 
     quote! {
@@ -181,6 +184,14 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
                 match id {
                     #(#ids_again => ::core::option::Option::Some(Self::#vs_again),)*
                     #p::END => ::core::option::Option::Some(Self::#end),
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            /// The state before step `index` of the definition's `steps`.
+            pub const fn from_index(index: usize) -> ::core::option::Option<Self> {
+                match index {
+                    #(#indices_again => ::core::option::Option::Some(Self::#vs_from_index),)*
                     _ => ::core::option::Option::None,
                 }
             }
@@ -238,55 +249,95 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
                 __state: &mut #rt::PipelineState,
                 __env: &#p::StepEnv<'_>,
             ) -> ::core::result::Result<#enum_name, #rt::CtxError> {
+                ::core::result::Result::Ok(self.step_with_report(__at, __state, __env).await?.0)
+            }
+
+            /// [`Self::step`], with the step's report (`None` at `End`).
+            pub async fn step_with_report(
+                &self,
+                __at: #enum_name,
+                __state: &mut #rt::PipelineState,
+                __env: &#p::StepEnv<'_>,
+            ) -> ::core::result::Result<(#enum_name, ::core::option::Option<#p::StepReport>), #rt::CtxError> {
                 let ::core::option::Option::Some(__index) = __at.index() else {
-                    return ::core::result::Result::Ok(#enum_name::#end);
+                    return ::core::result::Result::Ok((#enum_name::#end, ::core::option::Option::None));
                 };
                 let __outcome = #p::run_step(&self.__pipeline, __index, __state, __env).await?;
-                ::core::result::Result::Ok(match (__at, __outcome.transition) {
+                let __next = match (__at, __outcome.transition) {
                     #(#arms)*
-                    (__at, __transition) => {
-                        return ::core::result::Result::Err(#p::unknown_transition(#name_text, __at.id(), __transition));
-                    }
-                })
+                    // The runtime only returns transitions the step has, all matched above; the
+                    // runtime's own resolution keeps this total without a panic.
+                    _ => match __outcome.report.target {
+                        #p::Target::End => #enum_name::#end,
+                        #p::Target::Step(__j) => match #enum_name::from_index(__j) {
+                            ::core::option::Option::Some(__next) => __next,
+                            ::core::option::Option::None => {
+                                return ::core::result::Result::Err(#p::PipelineError::StepIndexOutOfRange {
+                                    pipeline: ::std::string::String::from(#name_text),
+                                    index: __j,
+                                    steps: #step_count,
+                                }.into());
+                            }
+                        },
+                    },
+                };
+                ::core::result::Result::Ok((__next, ::core::option::Option::Some(__outcome.report)))
             }
 
-            /// Runs from the first step until `End`.
+            /// Runs a new question from the first step to `End` (loop counts start at zero, the
+            /// history and variables carry over) and returns the final state with every step's
+            /// report.
             pub async fn run(
                 &self,
-                __state: &mut #rt::PipelineState,
+                __state: #rt::PipelineState,
                 __env: &#p::StepEnv<'_>,
-            ) -> ::core::result::Result<(), #rt::CtxError> {
-                self.run_from(#enum_name::FIRST, __state, __env).await
+            ) -> ::core::result::Result<(#rt::PipelineState, ::std::vec::Vec<#p::StepReport>), #rt::CtxError> {
+                let mut __snapshot = #p::Snapshot::start(&self.__pipeline, __state);
+                let __reports = self.resume(&mut __snapshot, __env).await?;
+                ::core::result::Result::Ok((__snapshot.state, __reports))
             }
 
-            /// Runs from `at` until `End` (to resume a saved run).
-            pub async fn run_from(
+            /// Runs a saved snapshot to `End`, moving it along after each step. On error it stays at
+            /// the failed step with the state that step found, so the run can be retried. A run
+            /// takes at most the proven `step_bound` steps.
+            pub async fn resume(
                 &self,
-                mut __at: #enum_name,
-                __state: &mut #rt::PipelineState,
+                __snapshot: &mut #p::Snapshot,
                 __env: &#p::StepEnv<'_>,
-            ) -> ::core::result::Result<(), #rt::CtxError> {
+            ) -> ::core::result::Result<::std::vec::Vec<#p::StepReport>, #rt::CtxError> {
+                let mut __at = Self::position(__snapshot)?;
+                let mut __reports = ::std::vec::Vec::new();
+                let mut __steps: u64 = 0;
                 while __at != #enum_name::#end {
-                    __at = self.step(__at, __state, __env).await?;
+                    if __steps >= self.__pipeline.step_bound() {
+                        return ::core::result::Result::Err(#p::PipelineError::StepBoundExceeded {
+                            pipeline: ::std::string::String::from(#name_text),
+                            bound: self.__pipeline.step_bound(),
+                        }.into());
+                    }
+                    let (__next, __report) = self.step_with_report(__at, &mut __snapshot.state, __env).await?;
+                    __snapshot.next_step = ::std::string::String::from(__next.id());
+                    __reports.extend(__report);
+                    __at = __next;
+                    __steps += 1;
                 }
-                ::core::result::Result::Ok(())
+                ::core::result::Result::Ok(__reports)
             }
 
-            /// A serializable snapshot: the next state and the pipeline state.
+            /// A snapshot of a run about to perform `at` on `state`.
             pub fn snapshot(__at: #enum_name, __state: &#rt::PipelineState) -> #p::Snapshot {
                 #p::Snapshot { next_step: ::std::string::String::from(__at.id()), state: ::core::clone::Clone::clone(__state) }
             }
 
-            /// The state to resume from and the pipeline state of a snapshot.
-            pub fn resume(
-                __snapshot: #p::Snapshot,
-            ) -> ::core::result::Result<(#enum_name, #rt::PipelineState), #rt::CtxError> {
-                match #enum_name::from_id(&__snapshot.next_step) {
-                    ::core::option::Option::Some(__at) => ::core::result::Result::Ok((__at, __snapshot.state)),
-                    ::core::option::Option::None => {
-                        ::core::result::Result::Err(#p::unknown_snapshot_step(#name_text, &__snapshot.next_step))
+            /// The state a snapshot is at.
+            pub fn position(__snapshot: &#p::Snapshot) -> ::core::result::Result<#enum_name, #rt::CtxError> {
+                #enum_name::from_id(&__snapshot.next_step).ok_or_else(|| {
+                    #p::PipelineError::UnknownSnapshotStep {
+                        pipeline: ::std::string::String::from(#name_text),
+                        step: ::core::clone::Clone::clone(&__snapshot.next_step),
                     }
-                }
+                    .into()
+                })
             }
         }
     }

@@ -15,7 +15,7 @@ use quote::{format_ident, quote};
 fn forty_steps(literal_prompts: bool) -> TokenStream {
     let mut prompts = Vec::new();
     let mut steps = Vec::new();
-    for b in 0..10 {
+    for b in 0..10usize {
         let (search, fetch, manage, call) = (
             format_ident!("search_{}", b),
             format_ident!("fetch_{}", b),
