@@ -131,6 +131,14 @@ pub enum PipelineError {
         #[source]
         source: std::io::Error,
     },
+    /// The step's action is not built into this version of the runtime yet.
+    #[error("step `{step}`: the {kind} action is not available in this build yet")]
+    StepUnavailable {
+        /// The step id.
+        step: String,
+        /// The step's kind keyword.
+        kind: &'static str,
+    },
     /// A run took more steps than the termination bound proven at load time: the state's loop
     /// counts were changed from outside the pipeline during the run.
     #[error(
@@ -161,6 +169,7 @@ impl ErrorCode for PipelineError {
             PipelineError::ConfigFile { .. } => "PIPELINE_CONFIG_FILE",
             PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
             PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
+            PipelineError::StepUnavailable { .. } => "PIPELINE_STEP_UNAVAILABLE",
         }
     }
 }

@@ -421,7 +421,6 @@ impl<'a> StepGraph<'a> {
 
     /// The number of steps on the longest path of G′, or `None` when G′ has a cycle (then no run
     /// length bound exists).
-    #[cfg_attr(not(test), allow(dead_code))] // used by the driver, which comes next
     pub fn longest_unguarded_path(&self) -> Option<usize> {
         let (back_edges, post_order) = self.unguarded_back_edges();
         if !back_edges.is_empty() {

@@ -10,9 +10,6 @@
 //!   counts, which the termination proof relies on) and `variables` are read-only;
 //! * any other name is a variable in `state.variables` (any JSON value; `null` removes it).
 
-// The run-time half (reading, transforming, storing) is used by the set_variables step.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use serde_json::Value;
 
 use crate::state::{FieldKind, PipelineState, render_context_blocks};
