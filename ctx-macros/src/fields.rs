@@ -3,7 +3,7 @@
 //! wrong type are reported here, under the offending token, with the fix spelled out.
 
 use ctx_runtime::validation::FieldPath;
-use proc_macro2::{Ident, Span};
+use proc_macro2::Ident;
 
 use crate::ast::{Item, Items, Value};
 use crate::ctxt::Ctxt;
@@ -29,10 +29,12 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
 pub struct Fields<'a> {
     /// How messages name the block: "`fetch_node_texts` step `fetch`", "`settings`".
     owner: String,
-    /// Where "missing key" errors go: the step kind keyword or the section name.
-    owner_span: Span,
+    /// Where "missing key" errors go: the step kind keyword, the pipeline's name, a rule's braces.
+    owner_span: SpanRange,
     entries: Vec<(&'a Ident, &'a Value)>,
     used: Vec<bool>,
+    /// Required keys not written, with an example of each, reported by [`Fields::finish`].
+    missing: Vec<(Symbol, String)>,
     /// The block's field path; a key's path is `path.key`.
     pub path: FieldPath,
 }
@@ -40,7 +42,7 @@ pub struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Collects the `key: value` entries of `items`, reporting the items' syntax errors, items
     /// that are not entries, and duplicate keys (on the second occurrence).
-    pub fn new(cx: &Ctxt, owner: String, owner_span: Span, items: &'a Items, path: FieldPath) -> Self {
+    pub fn new(cx: &Ctxt, owner: String, owner_span: SpanRange, items: &'a Items, path: FieldPath) -> Self {
         for error in &items.errors {
             cx.syn_error(error.clone());
         }
@@ -70,7 +72,7 @@ impl<'a> Fields<'a> {
             }
         }
         let used = vec![false; entries.len()];
-        Fields { owner, owner_span, entries, used, path }
+        Fields { owner, owner_span, entries, used, missing: Vec::new(), path }
     }
 
     /// Takes `key`'s entry, if written.
@@ -80,14 +82,12 @@ impl<'a> Fields<'a> {
         Some(self.entries[index])
     }
 
-    /// Takes `key`'s entry, reporting it as missing (with `example` as the fix) when absent.
-    pub fn require(&mut self, cx: &Ctxt, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
+    /// Takes `key`'s entry; when absent, it is reported as missing (with `example` as the fix) by
+    /// [`Fields::finish`], unless a misspelt key explains it.
+    pub fn require(&mut self, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
         let found = self.take(key);
         if found.is_none() {
-            cx.error_at(
-                self.owner_span,
-                with_help(format!("{} is missing `{key}`", self.owner), format!("add `{example}`")),
-            );
+            self.missing.push((key, example.to_owned()));
         }
         found
     }
@@ -104,17 +104,21 @@ impl<'a> Fields<'a> {
         rest
     }
 
-    /// Reports every entry nobody took as an unknown key, suggesting the closest expected key.
-    pub fn finish(self, cx: &Ctxt, expected: &[Symbol], kind_keys: fn(Symbol) -> &'static [Symbol]) {
+    /// Reports every entry nobody took as an unknown key (suggesting the closest expected key),
+    /// then the required keys that are missing, in one error. A missing key that an unknown key
+    /// misspells is not reported twice: "did you mean `next`?" under `nxt` says it all.
+    pub fn finish(mut self, cx: &Ctxt, expected: &[Symbol], kind_keys: fn(Symbol) -> &'static [Symbol]) {
         for ((key, _), used) in self.entries.iter().zip(&self.used) {
             if *used {
                 continue;
             }
             let name = key.to_string();
-            let mut help = match did_you_mean(&name, expected.iter().map(|s| s.as_str())) {
+            let suggestion = did_you_mean(&name, expected.iter().map(|s| s.as_str()));
+            let mut help = match suggestion {
                 Some(best) => format!("did you mean `{best}`?"),
                 None => format!("remove it, or use one of {}", one_of(expected)),
             };
+            self.missing.retain(|(missing, _)| Some(missing.as_str()) != suggestion);
             let owners: Vec<String> = STEP_KINDS
                 .iter()
                 .filter(|kind| kind_keys(**kind).iter().any(|k| k.as_str() == name))
@@ -128,6 +132,17 @@ impl<'a> Fields<'a> {
                 with_help(
                     format!("unknown key `{name}` in {}; expected one of {}", self.owner, one_of(expected)),
                     help,
+                ),
+            );
+        }
+        if !self.missing.is_empty() {
+            let keys: Vec<String> = self.missing.iter().map(|(k, _)| format!("`{k}`")).collect();
+            let examples: Vec<String> = self.missing.iter().map(|(_, e)| format!("`{e}`")).collect();
+            cx.error_range(
+                self.owner_span,
+                with_help(
+                    format!("{} is missing {}", self.owner, keys.join(" and ")),
+                    format!("add {}", examples.join(" and ")),
                 ),
             );
         }

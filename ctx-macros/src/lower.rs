@@ -59,12 +59,12 @@ pub fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lower
     let mut spans = SpanMap::new(SpanRange::single(input.name.span()));
     spans.record(&FieldPath::root().key("name"), SpanRange::single(input.name.span()));
     let owner = format!("pipeline `{name}`");
-    let mut sections = Fields::new(cx, owner.clone(), input.name.span(), &input.body, FieldPath::root());
+    let mut sections =
+        Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body, FieldPath::root());
     let mut r = Reader { cx, spans: &mut spans };
 
     let model =
-        match sections.require(cx, MODEL, "model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }")
-        {
+        match sections.require(MODEL, "model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }") {
             Some((key, value)) => lower_model(&mut r, key, value),
             None => {
                 r.spans.poison(&FieldPath::root().key("model"));
@@ -74,8 +74,7 @@ pub fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lower
     let settings = sections.take(SETTINGS).map(|(key, value)| lower_settings(&mut r, key, value)).unwrap_or_default();
     let (prompts, prompt_code) =
         sections.take(PROMPTS).map(|(key, value)| lower_prompts(&mut r, key, value, base_dir)).unwrap_or_default();
-    let (steps, step_ids) = match sections.require(cx, STEPS, "steps { first: search_nodes { top_k: 20, next: end } }")
-    {
+    let (steps, step_ids) = match sections.require(STEPS, "steps { first: search_nodes { top_k: 20, next: end } }") {
         Some((key, value)) => lower_steps(&mut r, key, value),
         None => (Vec::new(), Vec::new()),
     };
@@ -112,7 +111,7 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
     r.spans.record(&path, entry_range(key, value));
     match value {
         Value::Map { body, .. } => {
-            let mut f = Fields::new(r.cx, "`model`".into(), key.span(), body, path.clone());
+            let mut f = Fields::new(r.cx, "`model`".into(), SpanRange::single(key.span()), body, path.clone());
             let mut spec = ModelSpec::default();
             if let Some((k, v)) = f.take(MODEL_NAME) {
                 spec.model = r.string(&path.key(MODEL_NAME.as_str()), k, v, "\"gpt-4o\"");
@@ -195,7 +194,7 @@ fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpe
     let Some(body) = block_body(r, key, value, &path, "settings { max_context_tokens: 9_000 }") else {
         return spec;
     };
-    let mut f = Fields::new(r.cx, "`settings`".into(), key.span(), body, path.clone());
+    let mut f = Fields::new(r.cx, "`settings`".into(), SpanRange::single(key.span()), body, path.clone());
     let int_setting = |r: &mut Reader<'_>, f: &mut Fields<'_>, sym: Symbol| {
         f.take(sym).and_then(|(k, v)| r.int(&path.key(sym.as_str()), k, v, "2_000"))
     };
@@ -228,7 +227,7 @@ fn lower_prompts(
     let Some(body) = block_body(r, key, value, &path, "prompts { answer: \"You answer questions.\" }") else {
         return (specs, code);
     };
-    let mut f = Fields::new(r.cx, "`prompts`".into(), key.span(), body, path.clone());
+    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body, path.clone());
     for (k, v) in f.rest() {
         let name = unraw(k);
         let prompt_path = path.key(name.as_str());

@@ -47,7 +47,7 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
         }
         return None;
     };
-    let mut f = Fields::new(r.cx, format!("`{symbol}` step `{id}`"), kind.span(), body, path);
+    let mut f = Fields::new(r.cx, format!("`{symbol}` step `{id}`"), SpanRange::single(kind.span()), body, path);
     let mut s = StepReader { r, f: &mut f };
     let lowered = match symbol {
         SEARCH_NODES => {
@@ -124,7 +124,7 @@ impl StepReader<'_, '_, '_> {
         read: impl FnOnce(&mut Reader<'_>, &FieldPath, &Ident, &Value) -> Option<T>,
     ) -> T {
         let path = self.path(key);
-        let value = match self.f.require(self.r.cx, key, example) {
+        let value = match self.f.require(key, example) {
             Some((k, v)) => read(self.r, &path, k, v),
             None => None,
         };
@@ -147,7 +147,7 @@ impl StepReader<'_, '_, '_> {
 
     /// A transition: a step id or `end`.
     fn target(&mut self, key: Symbol) -> String {
-        let example = format!("{key}: <step id or `end`>");
+        let example = format!("{key}: <step id or end>");
         self.required(key, &example, END.to_owned(), |r, p, k, v| r.name(p, k, v, "next_step"))
     }
 
@@ -181,18 +181,22 @@ impl StepReader<'_, '_, '_> {
                 });
                 continue;
             };
+            let brace_range = SpanRange { start: brace.span.open(), end: brace.span.close() };
             let mut rule =
-                Fields::new(self.r.cx, "a `compact_code` rule".into(), brace.span.open(), body, rule_path.clone());
-            let p = rule_path.key(LANGUAGE.as_str());
-            let found = rule.take(LANGUAGE);
-            let language = read_or_missing(self.r, &rule_path, &p, found, LANGUAGE, "language: sql", |r, k, v| {
-                r.name(&p, k, v, "sql")
-            });
-            let p = rule_path.key(POLICY.as_str());
-            let found = rule.take(POLICY);
-            let policy = read_or_missing(self.r, &rule_path, &p, found, POLICY, "policy: always", |r, k, v| {
-                r.name(&p, k, v, "always")
-            });
+                Fields::new(self.r.cx, "this `compact_code` rule".into(), brace_range, body, rule_path.clone());
+            let name = |r: &mut Reader<'_>, rule: &mut Fields<'_>, key: Symbol, example: &str| {
+                let p = rule_path.key(key.as_str());
+                let value = match rule.require(key, &format!("{key}: {example}")) {
+                    Some((k, v)) => r.name(&p, k, v, example),
+                    None => None,
+                };
+                value.unwrap_or_else(|| {
+                    r.spans.poison(&p);
+                    String::new()
+                })
+            };
+            let language = name(self.r, &mut rule, LANGUAGE, "sql");
+            let policy = name(self.r, &mut rule, POLICY, "always");
             let p = rule_path.key(THRESHOLD.as_str());
             let threshold = rule.take(THRESHOLD).and_then(|(k, v)| self.r.float(&p, k, v, "0.4"));
             let p = rule_path.key(INBOX_KEY.as_str());
@@ -241,7 +245,7 @@ impl StepReader<'_, '_, '_> {
     fn rules(&mut self) -> Vec<SetRuleSpec> {
         let path = self.path(RULES);
         let Some((k, v)) =
-            self.f.require(self.r.cx, RULES, "rules: [ context_blocks <- last_model_response | to_context_blocks ]")
+            self.f.require(RULES, "rules: [ context_blocks <- last_model_response | to_context_blocks ]")
         else {
             self.r.spans.poison(&path);
             return Vec::new();
@@ -304,7 +308,7 @@ impl StepReader<'_, '_, '_> {
     /// `outcomes { name => target, … }` of a custom step.
     fn outcomes(&mut self) -> Vec<(String, String)> {
         let path = self.path(OUTCOMES);
-        let Some((k, v)) = self.f.require(self.r.cx, OUTCOMES, "outcomes { done => end }") else {
+        let Some((k, v)) = self.f.require(OUTCOMES, "outcomes { done => end }") else {
             self.r.spans.poison(&path);
             return Vec::new();
         };
@@ -352,33 +356,6 @@ impl StepReader<'_, '_, '_> {
         }
         outcomes
     }
-}
-
-/// A required key of a nested block: reads it, or reports it missing at the block.
-fn read_or_missing(
-    r: &mut Reader<'_>,
-    block: &FieldPath,
-    path: &FieldPath,
-    found: Option<(&Ident, &Value)>,
-    key: Symbol,
-    example: &str,
-    read: impl FnOnce(&mut Reader<'_>, &Ident, &Value) -> Option<String>,
-) -> String {
-    let value = match found {
-        Some((k, v)) => read(r, k, v),
-        None => {
-            let span = r.spans.lookup(block);
-            r.cx.error_range(
-                span,
-                with_help(format!("this `compact_code` rule is missing `{key}`"), format!("add `{example}`")),
-            );
-            None
-        }
-    };
-    value.unwrap_or_else(|| {
-        r.spans.poison(path);
-        String::new()
-    })
 }
 
 /// A literal as JSON, for `target = value` rules.

@@ -28,8 +28,7 @@ fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
 
 /// The Mermaid flowchart of `def`, as a string literal for the generated `MERMAID` constant.
 pub fn mermaid(def: &PipelineDef) -> String {
-    let _ = def; // WIP: awaiting branch `pipeline`
-    String::new()
+    ctx_runtime::pipeline::to_mermaid(def)
 }
 
 /// Reports `issues`, skipping those that only echo a syntax error already reported: an issue at

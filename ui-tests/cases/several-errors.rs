@@ -8,9 +8,18 @@ pipeline! {
         prompts { answer: "Answer." }
         steps {
             search: search_nodes { top_k: 0, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, nxt: answer },
-            manage: manage_context_budget { compact_code: [ { language: sql, policy: threshold, threshold: 2.0 } ], on_ok: answer, on_over: answr },
-            answer: call_model { prompt_key: answer, user_parts: [ user_question => "no placeholder" ], next: end },
+            fetch: fetch_node_texts { max_tokens: 3_000, nxt: manage },
+            manage: manage_context_budget {
+                compact_code: [ { language: sql, policy: threshold, threshold: 2.0 } ],
+                on_ok: answer,
+                on_over: answr,
+            },
+            answer: call_model {
+                prompt_key: answer,
+                user_parts: [ user_question => "no placeholder" ],
+                use_history: "yes",
+                next: end,
+            },
         }
     }
 }
