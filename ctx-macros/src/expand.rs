@@ -162,6 +162,7 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
     let indices_again = variants.steps.iter().map(|(i, _, _)| *i);
     let vs_from_index = vs.clone();
     let step_count = lowered.def.steps.len();
+    let end_id = ctx_runtime::pipeline::END;
     let vs_again = vs.clone();
 
     quote! {
@@ -177,7 +178,7 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
             pub const fn id(self) -> &'static str {
                 match self {
                     #(Self::#vs => #ids,)*
-                    Self::#end => #p::END,
+                    Self::#end => #end_id,
                 }
             }
 
@@ -185,7 +186,7 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
             pub fn from_id(id: &str) -> ::core::option::Option<Self> {
                 match id {
                     #(#ids_again => ::core::option::Option::Some(Self::#vs_again),)*
-                    #p::END => ::core::option::Option::Some(Self::#end),
+                    #end_id => ::core::option::Option::Some(Self::#end),
                     _ => ::core::option::Option::None,
                 }
             }

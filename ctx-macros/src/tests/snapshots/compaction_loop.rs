@@ -79,7 +79,7 @@ impl CompactionLoopStep {
             Self::Summarize => "summarize",
             Self::SetContextFromSummary => "set_context_from_summary",
             Self::Answer => "answer",
-            Self::End => ::ctx_runtime::__private::pipeline::END,
+            Self::End => "end",
         }
     }
     /// The state for a step id (or `"end"`), `None` for an unknown id.
@@ -94,9 +94,7 @@ impl CompactionLoopStep {
                 ::core::option::Option::Some(Self::SetContextFromSummary)
             }
             "answer" => ::core::option::Option::Some(Self::Answer),
-            ::ctx_runtime::__private::pipeline::END => {
-                ::core::option::Option::Some(Self::End)
-            }
+            "end" => ::core::option::Option::Some(Self::End),
             _ => ::core::option::Option::None,
         }
     }

@@ -61,7 +61,7 @@ impl RoutedStep {
             Self::Classify => "classify",
             Self::Search => "search",
             Self::Answer => "answer",
-            Self::End => ::ctx_runtime::__private::pipeline::END,
+            Self::End => "end",
         }
     }
     /// The state for a step id (or `"end"`), `None` for an unknown id.
@@ -70,9 +70,7 @@ impl RoutedStep {
             "classify" => ::core::option::Option::Some(Self::Classify),
             "search" => ::core::option::Option::Some(Self::Search),
             "answer" => ::core::option::Option::Some(Self::Answer),
-            ::ctx_runtime::__private::pipeline::END => {
-                ::core::option::Option::Some(Self::End)
-            }
+            "end" => ::core::option::Option::Some(Self::End),
             _ => ::core::option::Option::None,
         }
     }

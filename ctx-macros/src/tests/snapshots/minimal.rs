@@ -63,7 +63,7 @@ impl MinimalStep {
             Self::Search => "search",
             Self::Fetch => "fetch",
             Self::Answer => "answer",
-            Self::End => ::ctx_runtime::__private::pipeline::END,
+            Self::End => "end",
         }
     }
     /// The state for a step id (or `"end"`), `None` for an unknown id.
@@ -72,9 +72,7 @@ impl MinimalStep {
             "search" => ::core::option::Option::Some(Self::Search),
             "fetch" => ::core::option::Option::Some(Self::Fetch),
             "answer" => ::core::option::Option::Some(Self::Answer),
-            ::ctx_runtime::__private::pipeline::END => {
-                ::core::option::Option::Some(Self::End)
-            }
+            "end" => ::core::option::Option::Some(Self::End),
             _ => ::core::option::Option::None,
         }
     }
