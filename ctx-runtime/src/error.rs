@@ -5,6 +5,8 @@
 //! a stable, machine-readable [`ErrorCode`] that callers can match on or put in metrics without
 //! parsing messages.
 
+use crate::config::ConfigFileError;
+use crate::contract::ContractError;
 use crate::validation::ConfigIssues;
 
 /// A stable, machine-readable error code such as `PIPELINE_BUDGET_MISCONFIG`.
@@ -73,6 +75,28 @@ pub enum CtxError {
     /// A configuration failed validation; every problem found is listed with its field path.
     #[error(transparent)]
     Config(#[from] ConfigIssues),
+    /// `manage_context_budget` failed.
+    #[error(transparent)]
+    Budget(#[from] crate::budget::BudgetError),
+    /// A `config.json` could not be read or is invalid; the error names the file and the key.
+    #[error(transparent)]
+    ModelConfig(#[from] ConfigFileError),
+    /// A request was refused by the budget contract (it would not fit the window).
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    /// Budgeting the tool calls of an agent turn failed.
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    /// Output negotiation found no room for the request.
+    #[error(transparent)]
+    Negotiation(#[from] crate::negotiate::NegotiationError),
+    /// A model call failed.
+    #[error(transparent)]
+    Model(#[from] crate::llm::ModelError),
+    /// The offline retriever failed.
+    #[cfg(feature = "retrieve")]
+    #[error(transparent)]
+    Retrieve(#[from] crate::retrieve::RetrieveError),
     /// Loading or running a pipeline failed.
     #[error(transparent)]
     Pipeline(#[from] crate::pipeline::PipelineError),
@@ -83,6 +107,14 @@ impl ErrorCode for CtxError {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
+            CtxError::Budget(e) => e.code(),
+            CtxError::ModelConfig(e) => e.code(),
+            CtxError::Contract(e) => e.code(),
+            CtxError::Turn(e) => e.code(),
+            CtxError::Negotiation(e) => e.code(),
+            CtxError::Model(e) => e.code(),
+            #[cfg(feature = "retrieve")]
+            CtxError::Retrieve(e) => e.code(),
             CtxError::Pipeline(e) => e.code(),
         }
     }

@@ -6,12 +6,22 @@
 
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod chat;
+pub mod classify;
+pub mod compact;
+pub mod config;
+pub mod contract;
 pub mod error;
+pub mod history;
 pub mod llm;
+pub mod negotiate;
 pub mod pipeline;
+#[cfg(feature = "retrieve")]
+pub mod retrieve;
 pub mod state;
 pub mod tokens;
+pub mod turn;
 pub mod validation;
 
 pub use chat::{ChatMessage, Role, ToolCall, ToolSchema};

@@ -186,7 +186,7 @@ pub async fn run_step(
             StepKind::SetVariables(spec) => steps::set_variables::set_variables(&step.id, spec, &mut work)?,
             StepKind::Custom(spec) => steps::control::custom(&step.id, spec, &mut work, env).await?,
             StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await?,
-            StepKind::ManageContextBudget(spec) => steps::budget::manage_context_budget(p, &step.id, spec, &mut work)?,
+            StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work)?,
         };
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {
             pipeline: def.name.clone(),

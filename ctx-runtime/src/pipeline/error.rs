@@ -110,16 +110,6 @@ pub enum PipelineError {
         #[source]
         source: ModelError,
     },
-    /// A `config.json` could not be read or holds a wrong value.
-    #[error("model config `{path}`{}: {reason}", key.as_ref().map(|k| format!(", key `{k}`")).unwrap_or_default())]
-    ConfigFile {
-        /// The file's path.
-        path: String,
-        /// The offending key, when one is to blame.
-        key: Option<String>,
-        /// What is wrong.
-        reason: String,
-    },
     /// A prompt file given to [`LoadOptions::prompt_file`](super::LoadOptions::prompt_file) could not be read.
     #[error("prompt `{key}`: cannot read `{path}`: {source}")]
     PromptFile {
@@ -131,13 +121,14 @@ pub enum PipelineError {
         #[source]
         source: std::io::Error,
     },
-    /// The step's action is not built into this version of the runtime yet.
-    #[error("step `{step}`: the {kind} action is not available in this build yet")]
-    StepUnavailable {
+    /// A step's configuration was not resolved, because the pipeline was not built by
+    /// [`LoadedPipeline::load`](super::LoadedPipeline::load).
+    #[error("step `{step}` of pipeline `{pipeline}` has no resolved configuration")]
+    NotResolved {
+        /// The pipeline's name.
+        pipeline: String,
         /// The step id.
         step: String,
-        /// The step's kind keyword.
-        kind: &'static str,
     },
     /// A run took more steps than the termination bound proven at load time: the state's loop
     /// counts were changed from outside the pipeline during the run.
@@ -166,10 +157,9 @@ impl ErrorCode for PipelineError {
             PipelineError::SetVariable { .. } => "PIPELINE_SET_VARIABLE",
             PipelineError::PromptWithoutText { .. } => "PIPELINE_PROMPT_WITHOUT_TEXT",
             PipelineError::Model { source, .. } => source.code(),
-            PipelineError::ConfigFile { .. } => "PIPELINE_CONFIG_FILE",
             PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
             PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
-            PipelineError::StepUnavailable { .. } => "PIPELINE_STEP_UNAVAILABLE",
+            PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",
         }
     }
 }

@@ -135,29 +135,9 @@ pub(crate) fn codes(issues: &[ConfigIssue]) -> Vec<(&'static str, String)> {
     issues.iter().map(|i| (i.code, i.path.to_string())).collect()
 }
 
-/// `def` loaded with the limits its settings and model block state (cl100k_base), for unit tests
-/// of the steps; the real resolution is `LoadedPipeline::load`'s.
+/// `def` loaded with no load-time options (panics with every issue when it does not load).
 pub(crate) fn loaded(def: PipelineDef) -> super::loaded::LoadedPipeline {
-    use crate::tokens::{Encoding, TokenCounter};
-    let output_tokens = def
-        .steps
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StepKind::CallModel(c) => {
-                Some((s.id.clone(), c.max_output_tokens.or(c.max_tokens).unwrap_or(1_024) as usize))
-            }
-            _ => None,
-        })
-        .collect();
-    let limits = super::loaded::RunLimits {
-        counter: TokenCounter::for_encoding(Encoding::Cl100kBase),
-        context_window: 16_384,
-        max_context_tokens: def.settings.max_context_tokens.unwrap_or(9_000) as usize,
-        max_history_tokens: def.settings.max_history_tokens.map(|h| h as usize),
-        settings: def.settings.extra.iter().map(|(k, v)| (k.clone(), *v as u64)).collect(),
-        output_tokens,
-    };
-    match super::loaded::LoadedPipeline::from_parts(def, BTreeMap::new(), limits) {
+    match super::loaded::LoadedPipeline::load(def, super::load::LoadOptions::new()) {
         Ok(p) => p,
         Err(e) => panic!("test pipeline does not load: {e}"),
     }

@@ -2,12 +2,13 @@
 //! field path of the offending value. The `pipeline!` macro calls it at compile time and
 //! [`LoadedPipeline::load`](super::LoadedPipeline::load) at load time, so a rule is written once.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::definition::{CallModelSpec, PipelineDef, SetValueSpec, SetVariablesSpec, StepDef, StepKind};
+use super::definition::{CallModelSpec, ModelSource, PipelineDef, SetValueSpec, SetVariablesSpec, StepDef, StepKind};
 use super::graph::{StepGraph, step_path};
+use super::resolve::{ModelInput, ResolveInput, resolve};
 use super::suggest::help_for_unknown;
 use super::values::{self, TargetKind, Transform, Val};
 
@@ -53,7 +54,25 @@ pub const PLACEHOLDER: &str = "{}";
 /// assert!(codes.contains(&("INVALID_TOP_K", "steps[0].top_k".to_string())));
 /// ```
 pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<ConfigIssue> {
-    let _ = opts;
+    let mut issues = structural_issues(def);
+    let model = match &def.model {
+        ModelSource::Inline(spec) => ModelInput::Spec(spec),
+        ModelSource::ConfigFile(_) => ModelInput::Unknown,
+    };
+    let input = ResolveInput {
+        model,
+        allow_auto_clamp: false,
+        env_policy: opts.env_limits_policy.as_deref(),
+        prompts: &BTreeMap::new(),
+        check_tokens: opts.check_tokens,
+        require_prompts: false,
+    };
+    resolve(def, input, &mut issues);
+    issues
+}
+
+/// The rules that need nothing but the definition: the graph, the references, the step fields.
+pub(crate) fn structural_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     let mut issues = StepGraph::new(def).issues();
     prompt_issues(def, &mut issues);
     let variables = variables_set(def);
@@ -132,10 +151,9 @@ fn step_issues(
         StepKind::FetchNodeTexts(s) => {
             positive(
                 issues,
+                "INVALID_MAX_TOKENS",
                 path.key("max_tokens"),
-                "max_tokens",
-                id,
-                s.max_tokens,
+                ("max_tokens", id, s.max_tokens),
                 "the evidence budget, e.g. `max_tokens: 3_000`",
             );
         }
@@ -157,16 +175,15 @@ fn step_issues(
                         )),
                     );
                 }
-                Some(&limit)
-                    if (limit < 0 || u32::try_from(limit).is_err()) && checked_settings.insert(name.into()) =>
-                {
+                // A negative value is the settings' own INVALID_SETTING; a loop count is a u32.
+                Some(&limit) if limit > i64::from(u32::MAX) && checked_settings.insert(name.into()) => {
                     issues.push(
                         ConfigIssue::new(
                             "INVALID_LOOP_LIMIT",
                             FieldPath::root().key("settings").key(name),
                             format!(
-                                "setting `{name}` is {limit}, but loop_guard `{id}` uses it as a loop limit, which must \
-                                 be between 0 and {}",
+                                "setting `{name}` is {limit}, but loop_guard `{id}` uses it as a loop limit, which is \
+                                 at most {}",
                                 u32::MAX
                             ),
                         )
@@ -196,11 +213,20 @@ fn step_issues(
     }
 }
 
-fn positive(issues: &mut Vec<ConfigIssue>, path: FieldPath, field: &str, id: &str, value: i64, example: &str) {
+/// A field that must be a positive number of tokens. `code` is shared with the module that owns
+/// the same value elsewhere (the contract reports an invalid output limit as
+/// `INVALID_MAX_OUTPUT_TOKENS`), so that one problem never gets two codes.
+fn positive(
+    issues: &mut Vec<ConfigIssue>,
+    code: &'static str,
+    path: FieldPath,
+    (field, id, value): (&str, &str, i64),
+    example: &str,
+) {
     if value <= 0 || usize::try_from(value).is_err() {
         issues.push(
             ConfigIssue::new(
-                "INVALID_MAX_TOKENS",
+                code,
                 path,
                 format!("`{field}` of step `{id}` is {value}; it must be a positive number of tokens"),
             )
@@ -260,20 +286,18 @@ fn call_model_issues(
     if let Some(v) = s.max_output_tokens {
         positive(
             issues,
+            "INVALID_MAX_OUTPUT_TOKENS",
             path.key("max_output_tokens"),
-            "max_output_tokens",
-            id,
-            v,
+            ("max_output_tokens", id, v),
             "the step's output limit, e.g. `max_output_tokens: 1_000`",
         );
     }
     if let Some(v) = s.max_tokens {
         positive(
             issues,
+            "INVALID_MAX_OUTPUT_TOKENS",
             path.key("max_tokens"),
-            "max_tokens",
-            id,
-            v,
+            ("max_tokens", id, v),
             "the step's output limit, e.g. `max_tokens: 1_000`",
         );
     }

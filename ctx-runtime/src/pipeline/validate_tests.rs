@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::pipeline::definition::{PromptSpec, UserPartSpec};
+use crate::pipeline::definition::{ModelSource, PromptSpec, UserPartSpec};
 use crate::pipeline::testing::*;
 
 fn opts() -> ValidateOptions {
@@ -65,13 +65,13 @@ fn call_model_output_limits_must_be_positive() {
     let mut d = def(vec![call("a", "answer", "end")]);
     call_model_mut(&mut d, 0).max_output_tokens = Some(0);
     call_model_mut(&mut d, 0).max_tokens = Some(-1);
-    assert_eq!(
-        codes(&check(&d)),
-        vec![
-            ("INVALID_MAX_TOKENS", "steps[0].max_output_tokens".into()),
-            ("INVALID_MAX_TOKENS", "steps[0].max_tokens".into())
-        ]
-    );
+    let expected = vec![
+        ("INVALID_MAX_OUTPUT_TOKENS", "steps[0].max_output_tokens".to_owned()),
+        ("INVALID_MAX_OUTPUT_TOKENS", "steps[0].max_tokens".to_owned()),
+    ];
+    assert_eq!(codes(&check(&d)), expected);
+    // The contract finds the same problem; it is reported once.
+    assert_eq!(codes(&validate_definition(&d, &ValidateOptions::default())), expected);
 }
 
 #[test]
@@ -151,12 +151,15 @@ fn loop_guard_setting_must_exist_and_be_a_count() {
     );
     assert!(issue.help.as_deref().unwrap().starts_with("did you mean `max_turn_loops`?"));
 
-    // A negative limit is reported once, on the setting, even when two guards use it.
+    // A negative setting is the settings' own issue; a limit beyond a u32 is reported once, on
+    // the setting, even when two guards use it.
     let mut d = def(vec![guard("g1", "g2", "end"), guard("g2", "g1", "end")]);
     d.settings.extra.insert("max_turn_loops".into(), -2);
+    assert_eq!(codes(&check(&d)), vec![("INVALID_SETTING", "settings.max_turn_loops".into())]);
+    d.settings.extra.insert("max_turn_loops".into(), 1 << 40);
     let issues = check(&d);
     assert_eq!(codes(&issues), vec![("INVALID_LOOP_LIMIT", "settings.max_turn_loops".into())]);
-    assert!(issues[0].message.contains("-2") && issues[0].message.contains("`g1`"));
+    assert!(issues[0].message.contains(&(1u64 << 40).to_string()) && issues[0].message.contains("`g1`"));
 }
 
 #[test]
@@ -259,4 +262,78 @@ fn every_issue_names_its_value_and_says_how_to_fix_it() {
         assert!(issue.message.contains('`'), "{issue}");
         assert!(issue.help.as_deref().is_some_and(|h| !h.is_empty()), "{issue}");
     }
+}
+
+#[test]
+fn the_contract_is_checked_with_the_real_tokenizer() {
+    let all = ValidateOptions::default();
+    assert_eq!(codes(&validate_definition(&compaction_loop(), &all)), vec![]);
+    // 9_000 + 1_024 + 128 + the prompt do not fit 10_000.
+    let mut d = compaction_loop();
+    if let ModelSource::Inline(m) = &mut d.model {
+        m.context_window = Some(10_000);
+    }
+    let issues = validate_definition(&d, &all);
+    let c = codes(&issues);
+    // Both call_model steps violate it, each reported under its own index.
+    assert!(c.iter().any(|(_, p)| p.starts_with("steps[4]")), "{c:?}");
+    assert!(c.iter().any(|(_, p)| p.starts_with("steps[6]")), "{c:?}");
+    assert!(c.iter().all(|(code, _)| *code == "BUDGET_CONTRACT_VIOLATED"), "{c:?}");
+    // Without token checks, the same definition passes.
+    assert_eq!(codes(&check(&d)), vec![]);
+    // Under auto_clamp (chosen by the environment), the contract clamps instead of failing.
+    let clamp = ValidateOptions { env_limits_policy: Some("auto_clamp".into()), ..ValidateOptions::default() };
+    assert_eq!(codes(&validate_definition(&d, &clamp)), vec![]);
+}
+
+#[test]
+fn model_settings_and_budget_rules_are_checked_with_index_paths() {
+    let mut d = compaction_loop();
+    d.model = ModelSource::Inline(crate::pipeline::definition::ModelSpec {
+        encoding: Some("cl100k".into()),
+        ..Default::default()
+    });
+    d.settings.max_context_tokens = None;
+    if let StepKind::ManageContextBudget(b) = &mut d.steps[2].kind {
+        b.compact_code.push(crate::pipeline::definition::CompactRuleSpec {
+            language: "sql".into(),
+            policy: "threshold".into(),
+            threshold: Some(1.5),
+            inbox_key: None,
+        });
+    }
+    let c = codes(&check(&d));
+    for expected in [
+        ("UNKNOWN_ENCODING", "model.encoding"),
+        ("MISSING_CONTEXT_WINDOW", "model.context_window"),
+        ("MISSING_MAX_CONTEXT_TOKENS", "settings.max_context_tokens"),
+        ("COMPACT_RULE_THRESHOLD_OUT_OF_RANGE", "steps[2].compact_code[0].threshold"),
+    ] {
+        assert!(c.contains(&(expected.0, expected.1.to_owned())), "missing {expected:?} in {c:?}");
+    }
+}
+
+#[test]
+fn the_evidence_budget_must_fit_the_global_budget() {
+    let mut d = compaction_loop();
+    if let StepKind::FetchNodeTexts(f) = &mut d.steps[1].kind {
+        f.max_tokens = 9_000;
+    }
+    assert_eq!(codes(&check(&d)), vec![("PIPELINE_BUDGET_MISCONFIG", "steps[1].max_tokens".into())]);
+}
+
+#[test]
+fn prompts_provided_later_wait_for_the_contract_but_nothing_else() {
+    let mut d = compaction_loop();
+    d.prompts[1].text = None;
+    // No MISSING_PROMPT_TEXT at compile time: the text comes at load time.
+    assert_eq!(codes(&validate_definition(&d, &ValidateOptions::default())), vec![]);
+    // A model in a config.json is only known at load time; the rest is still checked.
+    d.model = ModelSource::ConfigFile("config.json".into());
+    d.settings.max_history_tokens = None;
+    call_model_mut(&mut d, 6).use_history = true;
+    assert_eq!(
+        codes(&validate_definition(&d, &ValidateOptions::default())),
+        vec![("MISSING_MAX_HISTORY_TOKENS", "settings.max_history_tokens".into())]
+    );
 }

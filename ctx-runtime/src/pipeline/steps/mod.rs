@@ -16,6 +16,7 @@ use crate::error::CtxError;
 
 use super::error::PipelineError;
 
+pub use call_model::CallReport;
 pub use fetch::{FetchReport, SkipReason, SkippedNode};
 
 /// What a step did, by kind.
@@ -36,6 +37,11 @@ pub enum StepDetail {
     },
     /// `fetch_node_texts`.
     FetchNodeTexts(FetchReport),
+    /// `manage_context_budget`: the budget module's report (also emitted as the
+    /// `MANAGE_CONTEXT_BUDGET` trace event).
+    ManageContextBudget(crate::budget::BudgetReport),
+    /// `call_model`: what was sent and received.
+    CallModel(CallReport),
     /// `loop_guard`.
     LoopGuard {
         /// The loops allowed so far, after this step.

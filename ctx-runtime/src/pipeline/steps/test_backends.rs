@@ -95,3 +95,44 @@ impl NodeStore for Graph {
         Ok(self.deps.get(id).cloned().unwrap_or_default())
     }
 }
+
+/// A chat model that replies with a fixed text (or fails) and records every request.
+pub(crate) struct Model {
+    pub(crate) reply: String,
+    pub(crate) fail: bool,
+    pub(crate) requests: Mutex<Vec<crate::llm::ChatRequest>>,
+}
+
+impl Model {
+    pub(crate) fn replying(reply: &str) -> Self {
+        Model { reply: reply.into(), fail: false, requests: Mutex::new(Vec::new()) }
+    }
+
+    pub(crate) fn failing() -> Self {
+        Model { fail: true, ..Model::replying("") }
+    }
+
+    pub(crate) fn requests(&self) -> Vec<crate::llm::ChatRequest> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl crate::llm::ChatModel for Model {
+    fn model_name(&self) -> &str {
+        "test"
+    }
+
+    async fn chat(
+        &self,
+        request: &crate::llm::ChatRequest,
+    ) -> Result<crate::llm::ChatResponse, crate::llm::ModelError> {
+        if let Ok(mut r) = self.requests.lock() {
+            r.push(request.clone());
+        }
+        if self.fail {
+            return Err(crate::llm::ModelError::Failed { model: "test".into(), message: "server down".into() });
+        }
+        Ok(crate::llm::ChatResponse { content: self.reply.clone(), ..Default::default() })
+    }
+}

@@ -1,0 +1,294 @@
+//! The `manage_context_budget` action itself.
+
+use crate::classify::{Language, classify};
+use crate::compact;
+use crate::error::TokenError;
+use crate::state::{CONTEXT_BLOCK_SEPARATOR, InboxMessage, NodeText, PipelineState, render_context_blocks};
+use crate::tokens::TokenCounter;
+
+use super::config::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
+use super::error::BudgetError;
+use super::format::format_node;
+use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
+
+/// Decides whether the retrieved `state.node_texts` join `state.context_blocks` within
+/// `max_context_tokens`, compacting nodes by the rules of `cfg` (see the [module
+/// documentation](super) for every rule of the decision).
+///
+/// The caller consumes the step's inbox (`state.consume_inbox(step_id)`) before calling, and
+/// follows [`BudgetDecision::target`]. On `Ok` the formatted nodes (after the divider, if any) are
+/// appended and `node_texts` is cleared; on `Over` the context and `node_texts` are untouched and
+/// the consumed demand messages are put back in the inbox. On error the state is unchanged.
+pub fn manage_context_budget(
+    step_id: &str,
+    cfg: &ManageBudgetConfig,
+    max_context_tokens: usize,
+    state: &mut PipelineState,
+    counter: &TokenCounter,
+) -> Result<BudgetReport, BudgetError> {
+    let token_error = |source: TokenError| BudgetError::Token { step_id: step_id.to_owned(), source };
+    if max_context_tokens == 0 {
+        return Err(BudgetError::NoBudget { step_id: step_id.to_owned() });
+    }
+    let demand_messages: Vec<InboxMessage> = state
+        .inbox_last_consumed
+        .iter()
+        .filter(|m| m.target_step_id == step_id && cfg.demand_keys().any(|k| k == m.topic))
+        .cloned()
+        .collect();
+    let mut demands: Vec<String> = Vec::new();
+    for key in cfg.demand_keys() {
+        if demand_messages.iter().any(|m| m.topic == key) && !demands.iter().any(|d| d == key) {
+            demands.push(key.to_owned());
+        }
+    }
+
+    let existing = render_context_blocks(&state.context_blocks);
+    let context_tokens_before = counter.count(&existing).map_err(token_error)?;
+    let mut rendered = Rendered { text: existing, blocks: state.context_blocks.len() };
+    let divider = if state.node_texts.is_empty() { None } else { cfg.divide_new_content().map(str::to_owned) };
+    let mut appended: Vec<String> = Vec::with_capacity(state.node_texts.len() + 1);
+    if let Some(d) = &divider {
+        rendered.push(d);
+        appended.push(d.clone());
+    }
+    let mut planned = Vec::with_capacity(state.node_texts.len());
+    for node in &state.node_texts {
+        let plan = plan_node(node, cfg, &demands, max_context_tokens, &mut rendered, counter).map_err(token_error)?;
+        rendered.push(&plan.block);
+        appended.push(plan.block.clone());
+        planned.push(plan);
+    }
+
+    // The decision is taken on the context exactly as it will be rendered.
+    let mut new_blocks = Vec::with_capacity(state.context_blocks.len() + appended.len());
+    new_blocks.extend(state.context_blocks.iter().cloned());
+    new_blocks.extend(appended);
+    let candidate = render_context_blocks(&new_blocks);
+    debug_assert_eq!(candidate, rendered.text, "incremental rendering diverged from render_context_blocks");
+    let candidate_tokens = counter.count(&candidate).map_err(token_error)?;
+    let nodes: Vec<NodeTrace> = planned.iter().map(|p| p.trace.clone()).collect();
+
+    if candidate_tokens <= max_context_tokens {
+        let report = BudgetReport {
+            step_id: step_id.to_owned(),
+            decision: BudgetDecision::Ok,
+            max_context_tokens,
+            context_tokens_before,
+            candidate_tokens,
+            context_tokens_after: candidate_tokens,
+            divider,
+            nodes,
+            demands,
+            reenqueued: Vec::new(),
+        };
+        state.context_blocks = new_blocks;
+        state.node_texts.clear();
+        report.emit();
+        return Ok(report);
+    }
+
+    // Over budget. If the batch could not fit even into an empty context with every rule of
+    // its languages applied, compacting the existing context cannot help: the limits are wrong.
+    let mut alone = Vec::with_capacity(planned.len() + 1);
+    alone.extend(divider.clone());
+    for (node, plan) in state.node_texts.iter().zip(&planned) {
+        alone.push(most_compact_block(node, plan, cfg, counter).map_err(token_error)?);
+    }
+    let alone = render_context_blocks(&alone);
+    if !counter.fits(&alone, max_context_tokens).map_err(token_error)? {
+        let error = BudgetError::Misconfig {
+            step_id: step_id.to_owned(),
+            nodes: state.node_texts.len(),
+            retrieval_tokens: counter.count(&alone).map_err(token_error)?,
+            max_context_tokens,
+        };
+        tracing::error!(
+            target: "ctx::budget",
+            event_type = "MANAGE_CONTEXT_BUDGET",
+            step_id,
+            decision = "error",
+            code = "PIPELINE_BUDGET_MISCONFIG",
+            max_context_tokens,
+            context_tokens_before,
+            candidate_tokens,
+            "{error}"
+        );
+        return Err(error);
+    }
+    let report = BudgetReport {
+        step_id: step_id.to_owned(),
+        decision: BudgetDecision::Over,
+        max_context_tokens,
+        context_tokens_before,
+        candidate_tokens,
+        context_tokens_after: context_tokens_before,
+        divider: None,
+        nodes,
+        demands,
+        reenqueued: demand_messages.clone(),
+    };
+    // Demands were consumed on entry; they must survive the retry.
+    state.inbox.extend(demand_messages);
+    report.emit();
+    Ok(report)
+}
+
+/// `context_blocks` rendered so far, grown one block at a time exactly as
+/// [`render_context_blocks`] joins them, so that a threshold check costs one append.
+struct Rendered {
+    text: String,
+    blocks: usize,
+}
+
+impl Rendered {
+    fn push(&mut self, block: &str) {
+        if self.blocks > 0 {
+            self.text.push_str(CONTEXT_BLOCK_SEPARATOR);
+        }
+        self.text.push_str(block);
+        self.blocks += 1;
+    }
+
+    /// Runs `f` on the text with `block` appended, then removes it again.
+    fn with_block<T>(&mut self, block: &str, f: impl FnOnce(&str) -> T) -> T {
+        let (len, blocks) = (self.text.len(), self.blocks);
+        self.push(block);
+        let result = f(&self.text);
+        self.text.truncate(len);
+        self.blocks = blocks;
+        result
+    }
+}
+
+struct Plan {
+    language: Language,
+    block: String,
+    trace: NodeTrace,
+}
+
+fn plan_node(
+    node: &NodeText,
+    cfg: &ManageBudgetConfig,
+    demands: &[String],
+    max_context_tokens: usize,
+    rendered: &mut Rendered,
+    counter: &TokenCounter,
+) -> Result<Plan, TokenError> {
+    let language = classify(&node.text, node.source());
+    let raw = format_node(node, language, false, &node.text);
+    let rule = match RuleLanguage::of(language) {
+        Some(rule_language) => {
+            first_firing_rule(cfg, rule_language, demands, max_context_tokens, rendered, &raw, counter)?
+        }
+        None => None,
+    };
+    let (block, compacted, tokens_before, tokens_after) = match rule {
+        Some(_) => {
+            let c = compact::compact(language, &node.text, node.source(), counter)?;
+            if c.changed {
+                (format_node(node, language, true, &c.text), true, c.tokens_before, c.tokens_after)
+            } else {
+                (raw, false, c.tokens_before, c.tokens_after)
+            }
+        }
+        None => {
+            let n = counter.count(&node.text)?;
+            (raw, false, n, n)
+        }
+    };
+    let trace = NodeTrace {
+        id: node.id.clone(),
+        source: node.source().map(str::to_owned),
+        language,
+        rule,
+        compacted,
+        tokens_before,
+        tokens_after,
+    };
+    Ok(Plan { language, block, trace })
+}
+
+/// The first rule of the node's language whose policy fires. A rule that does not fire passes
+/// the node on to the next rule of its language.
+fn first_firing_rule(
+    cfg: &ManageBudgetConfig,
+    language: RuleLanguage,
+    demands: &[String],
+    max_context_tokens: usize,
+    rendered: &mut Rendered,
+    raw_block: &str,
+    counter: &TokenCounter,
+) -> Result<Option<AppliedRule>, TokenError> {
+    for (index, rule) in cfg.rules_for(language) {
+        let fires = match &rule.policy {
+            CompactPolicy::Always => true,
+            CompactPolicy::Demand { inbox_key } => demands.iter().any(|d| d == inbox_key),
+            CompactPolicy::Threshold { fraction } => {
+                let trigger = threshold_tokens(*fraction, max_context_tokens);
+                !rendered.with_block(raw_block, |text| counter.fits(text, trigger))?
+            }
+        };
+        if fires {
+            return Ok(Some(AppliedRule { index, policy: rule.policy.kind() }));
+        }
+    }
+    Ok(None)
+}
+
+/// `⌊fraction × max⌋`, the largest token count that does not exceed the trigger. The product is
+/// nudged up by a relative 1e-12 before flooring so that a decimal threshold gives the integer a
+/// person expects: `0.29` is stored as 0.28999…, and 0.29 × 100 must be 29, not 28.
+pub(crate) fn threshold_tokens(fraction: f64, max_context_tokens: usize) -> usize {
+    let exact = fraction * max_context_tokens as f64;
+    let nudged = exact + exact.abs() * 1e-12;
+    // The cast saturates; `fraction` is at most 1, so the result never exceeds the budget.
+    (nudged.floor() as usize).min(max_context_tokens)
+}
+
+/// The node's block with every rule of its language applied: compacted when any rule could
+/// compact it, as planned otherwise.
+fn most_compact_block(
+    node: &NodeText,
+    plan: &Plan,
+    cfg: &ManageBudgetConfig,
+    counter: &TokenCounter,
+) -> Result<String, TokenError> {
+    let has_rule = RuleLanguage::of(plan.language).is_some_and(|l| cfg.rules_for(l).next().is_some());
+    if plan.trace.compacted || !has_rule {
+        return Ok(plan.block.clone());
+    }
+    let c = compact::compact(plan.language, &node.text, node.source(), counter)?;
+    Ok(if c.changed { format_node(node, plan.language, true, &c.text) } else { plan.block.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_is_the_integer_people_expect() {
+        assert_eq!(threshold_tokens(0.4, 5000), 2000);
+        assert_eq!(threshold_tokens(0.29, 100), 29);
+        assert_eq!(threshold_tokens(0.7, 10), 7);
+        assert_eq!(threshold_tokens(1.0, 9000), 9000);
+        assert_eq!(threshold_tokens(0.001, 10), 0);
+        assert_eq!(threshold_tokens(0.333, 1000), 333);
+    }
+
+    #[test]
+    fn incremental_rendering_matches_the_renderer() {
+        for blocks in [vec![], vec![String::new()], vec!["a".to_owned(), String::new(), "b\n".to_owned()]] {
+            let mut r = Rendered { text: String::new(), blocks: 0 };
+            for b in &blocks {
+                r.push(b);
+            }
+            assert_eq!(r.text, render_context_blocks(&blocks));
+            let with = r.with_block("x", str::to_owned);
+            let mut extended = blocks.clone();
+            extended.push("x".into());
+            assert_eq!(with, render_context_blocks(&extended));
+            assert_eq!(r.text, render_context_blocks(&blocks));
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! `manage_context_budget`: retrieved node texts join the context only if the global budget
+//! allows.
+//!
+//! # What the step does
+//!
+//! Given the context (`state.context_blocks`), the retrieved nodes (`state.node_texts`) and the
+//! global budget `max_context_tokens`, [`manage_context_budget`]:
+//!
+//! 1. classifies each node ([`classify`](crate::classify::classify)): `sql`, `dotnet` or
+//!    `unknown`;
+//! 2. decides, node by node and in order, whether to compact it (below);
+//! 3. wraps it in a `--- NODE ---` header ([`format_node`]);
+//! 4. renders the context as it would be sent — the existing blocks, the divider
+//!    (`divide_new_content`, once, before the batch) and the formatted nodes, joined by
+//!    [`render_context_blocks`](crate::state::render_context_blocks) — and counts that exact
+//!    string;
+//! 5. `Ok` when the count is within `max_context_tokens`: the divider and the nodes are appended,
+//!    `node_texts` is cleared, demands are considered used. `Over` otherwise: nothing changes
+//!    except that the demand messages consumed on entry are put back in the inbox (addressed to
+//!    this step, same topic, same payload) so they persist across the retry. An empty batch on a
+//!    context that is itself over budget is `Over` too: after `Ok` the context always fits.
+//! 6. When over, if the nodes alone — divider included, every rule of their language applied, no
+//!    other context — still cannot fit, the error is `PIPELINE_BUDGET_MISCONFIG` (compacting the
+//!    existing context could never make room). A failed step leaves the state as it found it.
+//!
+//! # Which rule compacts a node
+//!
+//! The rules of the node's language are tried in order and the **first whose policy fires wins**;
+//! a rule whose policy does not fire passes the node on to the next rule of its language, and a
+//! node no rule fires for is appended raw. So the spec's example
+//!
+//! ```text
+//! - { language: sql, policy: demand, inbox_key: compact_sql }
+//! - { language: sql, policy: threshold, threshold: 0.4 }
+//! ```
+//!
+//! compacts SQL when a `compact_sql` demand was received, and otherwise still compacts it once
+//! the context would exceed 40% of the budget. The policies:
+//!
+//! - `always` fires for every node of the language (rules after it for that language are
+//!   unreachable, which validation rejects);
+//! - `threshold: t` fires when the context rendered with this node appended *raw* (after the
+//!   divider and the nodes before it, as they will be appended) has more than ⌊t × budget⌋ tokens
+//!   — counted exactly, with early exit;
+//! - `demand` fires when a message with `target_step_id` = this step and `topic` = `inbox_key`
+//!   is among `state.inbox_last_consumed`.
+//!
+//! `unknown` nodes match no rule. A node is marked `compact: true` when a rule fired and
+//! compaction changed its text (a text compaction cannot shorten is appended as is).
+//!
+//! # Exactness and cost
+//!
+//! Every number compared with a limit is the tokenizer's count of the exact string: the decision
+//! counts the rendered context (a cache hit on a retry with unchanged inputs), a threshold check
+//! counts the rendered context with the candidate, stopping as soon as the trigger is passed (and
+//! skipping the count when the text has fewer bytes than the trigger has tokens). Per-node counts
+//! are only reported, never added up to decide. The cost is one count of the context plus, per
+//! node reaching a threshold rule, a count of at most ⌊t × budget⌋ tokens.
+//!
+//! # Validation
+//!
+//! [`validate_manage_budget`] and [`check_evidence_budget`] hold the step's configuration rules;
+//! the `pipeline!` macro calls them at compile time and the loader at load time.
+
+mod action;
+mod config;
+mod error;
+mod format;
+mod report;
+mod validate;
+
+pub use action::manage_context_budget;
+pub use config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
+pub use error::BudgetError;
+pub use format::{NODE_HEADER, format_node};
+pub use report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
+pub use validate::{check_evidence_budget, validate_manage_budget};
+
+/// The stable codes of the issues and errors of this step.
+pub mod codes {
+    /// The retrieval (evidence) budget does not fit the global budget.
+    pub const PIPELINE_BUDGET_MISCONFIG: &str = "PIPELINE_BUDGET_MISCONFIG";
+    /// A rule's `language` is not `sql` or `dotnet`.
+    pub const COMPACT_RULE_UNKNOWN_LANGUAGE: &str = "COMPACT_RULE_UNKNOWN_LANGUAGE";
+    /// A rule's `policy` is not `always`, `threshold` or `demand`.
+    pub const COMPACT_RULE_UNKNOWN_POLICY: &str = "COMPACT_RULE_UNKNOWN_POLICY";
+    /// `policy: threshold` without `threshold`.
+    pub const COMPACT_RULE_MISSING_THRESHOLD: &str = "COMPACT_RULE_MISSING_THRESHOLD";
+    /// `threshold` outside (0, 1].
+    pub const COMPACT_RULE_THRESHOLD_OUT_OF_RANGE: &str = "COMPACT_RULE_THRESHOLD_OUT_OF_RANGE";
+    /// `policy: demand` without `inbox_key`.
+    pub const COMPACT_RULE_MISSING_INBOX_KEY: &str = "COMPACT_RULE_MISSING_INBOX_KEY";
+    /// `inbox_key` is empty or blank.
+    pub const COMPACT_RULE_EMPTY_INBOX_KEY: &str = "COMPACT_RULE_EMPTY_INBOX_KEY";
+    /// `threshold` or `inbox_key` on a policy that does not use it.
+    pub const COMPACT_RULE_KEY_NOT_FOR_POLICY: &str = "COMPACT_RULE_KEY_NOT_FOR_POLICY";
+    /// A rule that an earlier rule of the same language always pre-empts.
+    pub const COMPACT_RULE_UNREACHABLE: &str = "COMPACT_RULE_UNREACHABLE";
+    /// `divide_new_content` is empty or blank.
+    pub const DIVIDE_NEW_CONTENT_EMPTY: &str = "DIVIDE_NEW_CONTENT_EMPTY";
+}

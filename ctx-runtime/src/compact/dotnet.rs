@@ -1,0 +1,93 @@
+//! .NET compaction: C# sources, Razor views and MSBuild project files, each by its own rules.
+
+use std::borrow::Cow;
+
+use super::emit::emit;
+use super::{Compacted, csharp, guard_tokens, msbuild, razor};
+use crate::classify::extension;
+use crate::error::TokenError;
+use crate::tokens::TokenCounter;
+
+/// Which .NET syntax a text is written in; it decides what compaction may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DotnetSyntax {
+    /// C# (`.cs`, `.csx`): comments, `#region` lines and insignificant whitespace go.
+    CSharp,
+    /// Razor (`.cshtml`, `.razor`): only Razor comments go.
+    Razor,
+    /// MSBuild or other XML (`.csproj`, `.props`, `.targets`, `.config`, …): only XML comments go.
+    Xml,
+    /// VB.NET, F#, solution files: left unchanged (their comment syntax is not C#'s).
+    Other,
+}
+
+impl DotnetSyntax {
+    /// The syntax of a .NET text: from its file extension when it has a known one, else from
+    /// its content (an XML prolog or `<Project`, Razor directives, else C#).
+    pub fn detect(text: &str, path: Option<&str>) -> Self {
+        match path.and_then(extension).as_deref() {
+            Some("cs" | "csx") => return DotnetSyntax::CSharp,
+            Some("cshtml" | "razor") => return DotnetSyntax::Razor,
+            Some(
+                "csproj" | "vbproj" | "fsproj" | "proj" | "props" | "targets" | "config" | "resx" | "xml" | "nuspec",
+            ) => {
+                return DotnetSyntax::Xml;
+            }
+            Some("vb" | "fs" | "fsx" | "fsi" | "sln" | "slnx") => return DotnetSyntax::Other,
+            _ => {}
+        }
+        let head = text.trim_start();
+        if head.starts_with("<?xml") || head.starts_with("<Project") {
+            return DotnetSyntax::Xml;
+        }
+        let razor_line = |line: &str| {
+            let line = line.trim_start();
+            ["@model ", "@page", "@using ", "@inject ", "@inherits ", "@{", "@*", "@foreach", "@if ", "@section "]
+                .iter()
+                .any(|d| line.starts_with(d))
+        };
+        if text.lines().any(razor_line) || text.contains("@Html.") { DotnetSyntax::Razor } else { DotnetSyntax::CSharp }
+    }
+}
+
+/// `text` compacted by the rules of `syntax`, or `text` itself (borrowed) when nothing changes.
+pub fn strip(text: &str, syntax: DotnetSyntax) -> Cow<'_, str> {
+    match syntax {
+        DotnetSyntax::CSharp => {
+            let out = emit(&csharp::lex(text).pieces.finish(), text.len());
+            if out == text { Cow::Borrowed(text) } else { Cow::Owned(out) }
+        }
+        DotnetSyntax::Razor => razor::strip(text),
+        DotnetSyntax::Xml => msbuild::strip(text),
+        DotnetSyntax::Other => Cow::Borrowed(text),
+    }
+}
+
+/// [`strip`] with the detected syntax, then the token guard: the result never has more tokens
+/// than `text`.
+pub fn compact(text: &str, path: Option<&str>, counter: &TokenCounter) -> Result<Compacted, TokenError> {
+    guard_tokens(text, strip(text, DotnetSyntax::detect(text, path)), counter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_from_path_then_content() {
+        assert_eq!(DotnetSyntax::detect("", Some("src/A.cs")), DotnetSyntax::CSharp);
+        assert_eq!(DotnetSyntax::detect("", Some("Views/A.CSHTML")), DotnetSyntax::Razor);
+        assert_eq!(DotnetSyntax::detect("", Some("A.csproj")), DotnetSyntax::Xml);
+        assert_eq!(DotnetSyntax::detect("' comment", Some("A.vb")), DotnetSyntax::Other);
+        assert_eq!(DotnetSyntax::detect("<Project Sdk=\"x\">", None), DotnetSyntax::Xml);
+        assert_eq!(DotnetSyntax::detect("@model X\n<div></div>", None), DotnetSyntax::Razor);
+        assert_eq!(DotnetSyntax::detect("public class A {}", None), DotnetSyntax::CSharp);
+    }
+
+    #[test]
+    fn vb_is_never_touched() {
+        let vb = "' a VB comment\nDim  x = 1 ' another";
+        assert_eq!(strip(vb, DotnetSyntax::Other), vb);
+    }
+}

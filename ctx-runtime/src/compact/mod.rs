@@ -1,0 +1,70 @@
+//! Code compaction: fewer tokens, same code.
+//!
+//! [`sql`] and [`dotnet`] remove what a compiler ignores — comments, `#region` lines, indentation,
+//! trailing blanks, blank lines — and nothing else: identifiers, keywords, string literals,
+//! quoted identifiers and every line break that can matter are kept byte for byte. When a text
+//! cannot be lexed with certainty (a dialect ambiguity, an unterminated literal), the uncertain
+//! part is kept as it is. And a compacted text never counts more tokens than its input: the
+//! result is counted, and the input is returned when compaction would not help.
+
+pub mod dotnet;
+mod emit;
+pub mod sql;
+
+pub(crate) mod csharp;
+mod msbuild;
+mod razor;
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::Language;
+use crate::error::TokenError;
+use crate::tokens::TokenCounter;
+
+/// The result of compacting one text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compacted {
+    /// The compacted text, or the input when compaction did not reduce the token count.
+    pub text: String,
+    /// Tokens of the input.
+    pub tokens_before: usize,
+    /// Tokens of [`Compacted::text`]; never more than `tokens_before`.
+    pub tokens_after: usize,
+    /// Whether [`Compacted::text`] differs from the input.
+    pub changed: bool,
+}
+
+/// Compacts `text` by the rules of its language (`path` helps pick the .NET syntax). `Unknown`
+/// texts are returned unchanged, with their token count.
+pub fn compact(
+    language: Language,
+    text: &str,
+    path: Option<&str>,
+    counter: &TokenCounter,
+) -> Result<Compacted, TokenError> {
+    match language {
+        Language::Sql => sql::compact(text, counter),
+        Language::Dotnet | Language::DotnetWithSql => dotnet::compact(text, path, counter),
+        Language::Unknown => guard_tokens(text, Cow::Borrowed(text), counter),
+    }
+}
+
+/// Keeps `stripped` only when it has no more tokens than `original`.
+pub(crate) fn guard_tokens(
+    original: &str,
+    stripped: Cow<'_, str>,
+    counter: &TokenCounter,
+) -> Result<Compacted, TokenError> {
+    let before = counter.count(original)?;
+    let unchanged =
+        || Compacted { text: original.to_owned(), tokens_before: before, tokens_after: before, changed: false };
+    match stripped {
+        Cow::Borrowed(_) => Ok(unchanged()),
+        Cow::Owned(text) => match counter.count_up_to(&text, before)? {
+            Some(after) => Ok(Compacted { text, tokens_before: before, tokens_after: after, changed: true }),
+            None => Ok(unchanged()),
+        },
+    }
+}

@@ -1,0 +1,270 @@
+//! `config.json`: the deployment's model limits, read with serde and checked with the same rules
+//! as a `model { … }` block, every problem naming the file and the key.
+//!
+//! ```json
+//! { "model": "gpt-4o", "model_context_window": 16384, "model_max_tokens": 1024,
+//!   "encoding": "o200k_base", "allow_auto_clamp": false }
+//! ```
+//!
+//! `model_context_window` is required (the server's real window, which may differ from the
+//! model table's); `encoding` is required unless `model` is in tiktoken-rs's table;
+//! `model_max_tokens` is the output limit of steps that set none; `allow_auto_clamp: true` is the
+//! file's explicit opt-in to [`LimitsPolicy::AutoClamp`](super::LimitsPolicy). Any other key is
+//! an error: a misspelt `model_max_token` must not silently leave the output unlimited.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::did_you_mean;
+use super::model::{ModelConfig, ModelKeys, validate_model};
+use crate::error::ErrorCode;
+use crate::pipeline::definition::ModelSpec;
+use crate::validation::{ConfigIssue, FieldPath};
+
+/// Keys of `config.json`.
+const FILE_KEYS: ModelKeys = ModelKeys {
+    model: "model",
+    context_window: "model_context_window",
+    max_tokens: "model_max_tokens",
+    encoding: "encoding",
+    window_required: true,
+};
+
+/// The opt-in key.
+const ALLOW_AUTO_CLAMP: &str = "allow_auto_clamp";
+
+/// Every key a `config.json` may hold.
+const KNOWN_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP];
+
+/// A validated `config.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// The model's limits.
+    pub model: ModelConfig,
+    /// `allow_auto_clamp` (default `false`): the file's explicit opt-in to `auto_clamp`.
+    pub allow_auto_clamp: bool,
+}
+
+/// Why a `config.json` could not be used. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigFileError {
+    /// The file could not be read.
+    #[error("cannot read model config `{}`: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("model config `{}` is not valid JSON at line {line}, column {column}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file is JSON but not an object.
+    #[error("model config `{}` must be a JSON object of settings, found {found}", path.display())]
+    NotAnObject {
+        /// The file.
+        path: PathBuf,
+        /// The kind of JSON value found (`array`, `string`, …).
+        found: &'static str,
+    },
+    /// Keys are missing, invalid or unknown; every one found is listed.
+    #[error("model config `{}` has {} problem(s):\n{}", path.display(), issues.len(), render(issues))]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The problems; each issue's path is the key.
+        issues: Vec<ConfigIssue>,
+    },
+}
+
+impl ErrorCode for ConfigFileError {
+    fn code(&self) -> &'static str {
+        match self {
+            ConfigFileError::Read { .. } => "CONFIG_FILE_UNREADABLE",
+            ConfigFileError::Syntax { .. } => "CONFIG_FILE_SYNTAX",
+            ConfigFileError::NotAnObject { .. } => "CONFIG_FILE_NOT_AN_OBJECT",
+            ConfigFileError::Invalid { issues, .. } => match issues.as_slice() {
+                [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
+                _ => "CONFIG_FILE_INVALID",
+            },
+        }
+    }
+}
+
+fn render(issues: &[ConfigIssue]) -> String {
+    issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
+}
+
+impl ConfigFile {
+    /// Reads and validates the `config.json` at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<ConfigFile, ConfigFileError> {
+        let path = path.as_ref();
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigFileError::Read { path: path.to_owned(), source })?;
+        Self::from_json_str(&text, path)
+    }
+
+    /// Validates `text` as the contents of the `config.json` at `path` (used in errors only).
+    pub fn from_json_str(text: &str, path: impl AsRef<Path>) -> Result<ConfigFile, ConfigFileError> {
+        let path = path.as_ref();
+        let value: Value = serde_json::from_str(text).map_err(|e| ConfigFileError::Syntax {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let Value::Object(object) = value else {
+            return Err(ConfigFileError::NotAnObject { path: path.to_owned(), found: kind(&value) });
+        };
+        Self::from_object(&object).map_err(|issues| ConfigFileError::Invalid { path: path.to_owned(), issues })
+    }
+
+    fn from_object(object: &Map<String, Value>) -> Result<ConfigFile, Vec<ConfigIssue>> {
+        let root = FieldPath::root();
+        let mut issues = Vec::new();
+        // Keys whose value had the wrong type: reported once, not again as missing.
+        let mut mistyped: Vec<&str> = Vec::new();
+
+        for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+            let help = match did_you_mean(key, &KNOWN_KEYS) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("the keys are: {}", KNOWN_KEYS.join(", ")),
+            };
+            issues.push(
+                ConfigIssue::new("UNKNOWN_CONFIG_KEY", root.key(key.as_str()), format!("unknown key `{key}`"))
+                    .with_help(help),
+            );
+        }
+
+        let mut string = |key: &'static str| -> Option<String> {
+            match object.get(key) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    issues.push(mistyped_issue(key, "a string", other));
+                    mistyped.push(key);
+                    None
+                }
+            }
+        };
+        let model = string(FILE_KEYS.model);
+        let encoding = string(FILE_KEYS.encoding);
+
+        let mut integer = |key: &'static str| -> Option<i64> {
+            match object.get(key) {
+                None | Some(Value::Null) => None,
+                Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
+                Some(other) => {
+                    issues.push(mistyped_issue(key, "an integer", other));
+                    mistyped.push(key);
+                    None
+                }
+            }
+        };
+        let context_window = integer(FILE_KEYS.context_window);
+        let max_tokens = integer(FILE_KEYS.max_tokens);
+
+        let allow_auto_clamp = match object.get(ALLOW_AUTO_CLAMP) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                issues.push(mistyped_issue(ALLOW_AUTO_CLAMP, "true or false", other));
+                false
+            }
+        };
+
+        let spec = ModelSpec { model, context_window, max_tokens, encoding };
+        let model = match validate_model(&spec, &FILE_KEYS, &root) {
+            Ok(model) => Some(model),
+            Err(found) => {
+                issues.extend(found.into_iter().filter(|i| !mistyped.iter().any(|k| i.path == root.key(*k))));
+                None
+            }
+        };
+        match model {
+            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp }),
+            _ => Err(issues),
+        }
+    }
+}
+
+fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
+    let shown = match found {
+        Value::Number(n) => format!("the number {n}"),
+        other => format!("{} {other}", kind(other)),
+    };
+    ConfigIssue::new(
+        "INVALID_CONFIG_VALUE",
+        FieldPath::root().key(key),
+        format!("`{key}` must be {expected}, found {shown}"),
+    )
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigFileError> {
+        ConfigFile::from_json_str(text, "conf/config.json")
+    }
+
+    #[test]
+    fn a_complete_file_is_read() {
+        let f = parse(r#"{"model_context_window": 9600, "model_max_tokens": 512, "encoding": "cl100k_base"}"#).unwrap();
+        assert_eq!(f.model.context_window, 9600);
+        assert_eq!(f.model.max_tokens, Some(512));
+        assert_eq!(f.model.encoding, Encoding::Cl100kBase);
+        assert!(!f.allow_auto_clamp);
+        let f = parse(r#"{"model": "gpt-4o", "model_context_window": 16384, "allow_auto_clamp": true}"#).unwrap();
+        assert_eq!((f.model.encoding, f.allow_auto_clamp), (Encoding::O200kBase, true));
+    }
+
+    #[test]
+    fn wrong_types_are_reported_once_each() {
+        let err = parse(
+            r#"{"model_context_window": "9600", "model_max_tokens": 1.5, "encoding": 3, "allow_auto_clamp": "yes"}"#,
+        )
+        .unwrap_err();
+        let ConfigFileError::Invalid { issues, .. } = &err else { panic!("{err}") };
+        let keys: Vec<String> = issues.iter().map(|i| i.path.to_string()).collect();
+        assert_eq!(keys, ["encoding", "model_context_window", "model_max_tokens", "allow_auto_clamp"]);
+        assert!(issues.iter().all(|i| i.code == "INVALID_CONFIG_VALUE"));
+        assert!(issues[1].message.contains("must be an integer, found string \"9600\""), "{}", issues[1].message);
+        assert!(issues[2].message.contains("found the number 1.5"), "{}", issues[2].message);
+        assert_eq!(err.code(), "INVALID_CONFIG_VALUE");
+    }
+
+    #[test]
+    fn syntax_and_shape_errors_name_the_file() {
+        let err = parse("{\n  \"model_context_window\": ,\n}").unwrap_err();
+        assert!(matches!(err, ConfigFileError::Syntax { line: 2, .. }), "{err:?}");
+        assert!(err.to_string().contains("conf/config.json"), "{err}");
+        let err = parse("[1, 2]").unwrap_err();
+        assert!(matches!(err, ConfigFileError::NotAnObject { found: "array", .. }), "{err:?}");
+        assert_eq!(err.code(), "CONFIG_FILE_NOT_AN_OBJECT");
+    }
+}

@@ -1,0 +1,430 @@
+//! The contract inequality, checked for every `call_model` step:
+//!
+//! ```text
+//! fixed_prompt_tokens(step) + max_history_tokens (if use_history) + max_context_tokens
+//!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
+//! ```
+//!
+//! Under `fail_fast` every failing step is an issue that names each term and the overflow. Under
+//! `auto_clamp` the limits are lowered in memory (the context budget first, then the step's
+//! output), each change logged as a warning and listed in the [`ContractReport`]. Missing or
+//! invalid values are errors under both policies.
+//!
+//! The inequality is the spec's: `user_parts` values other than `context_blocks` (the question)
+//! have no budget of their own and live in the safety margin, as does the non-additivity of BPE
+//! where values meet their templates. [`super::guard_request`] checks the exact request before
+//! it is sent, so neither can make a request overflow.
+//!
+//! Issues about the model and the settings are reported under `model.*` and `settings.*`, about
+//! a step under its [`CallModelCheck::at`].
+
+use serde::Serialize;
+
+use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit};
+use crate::config::{LimitsPolicy, ModelConfig, Settings, missing_history_budget};
+use crate::pipeline::definition::CallModelSpec;
+use crate::tokens::TokenCounter;
+use crate::validation::{ConfigIssue, FieldPath};
+
+/// One `call_model` step to check.
+#[derive(Debug, Clone)]
+pub struct CallModelCheck<'a> {
+    /// The step's path (`steps.<id>`); issues about the step are reported under it.
+    pub at: FieldPath,
+    /// The step id.
+    pub step_id: &'a str,
+    /// The step as written.
+    pub spec: &'a CallModelSpec,
+    /// The text of the step's `prompt_key`.
+    pub system_prompt: &'a str,
+}
+
+/// One step's terms of the inequality, with the limits in effect (after any clamp).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepBudget {
+    /// The step id.
+    pub step_id: String,
+    /// The step's path.
+    pub at: FieldPath,
+    /// System prompt + empty user templates + chat overhead, counted exactly.
+    pub fixed_prompt_tokens: usize,
+    /// `max_history_tokens` when the step uses history, else 0.
+    pub history_tokens: usize,
+    /// `max_context_tokens` in effect.
+    pub context_tokens: usize,
+    /// The output limit in effect: send this as the request's `max_tokens`.
+    pub output_tokens: usize,
+    /// The output limit as configured, before any clamp.
+    pub requested_output_tokens: usize,
+    /// Which setting gave the output limit.
+    pub output_source: OutputSource,
+    /// `budget_safety_margin_tokens`.
+    pub safety_margin_tokens: usize,
+    /// The model's window.
+    pub context_window: usize,
+}
+
+impl StepBudget {
+    /// The left side of the inequality (at most [`Self::context_window`] in a report).
+    pub fn total_tokens(&self) -> usize {
+        self.fixed_prompt_tokens
+            .saturating_add(self.history_tokens)
+            .saturating_add(self.context_tokens)
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.safety_margin_tokens)
+    }
+
+    /// Tokens of the window the worst case leaves unused.
+    pub fn headroom(&self) -> usize {
+        self.context_window.saturating_sub(self.total_tokens())
+    }
+}
+
+/// What `auto_clamp` lowered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum ClampTarget {
+    /// The pipeline's `max_context_tokens`.
+    MaxContextTokens,
+    /// One step's output limit.
+    MaxOutputTokens,
+}
+
+/// One in-memory change made by `auto_clamp`; each is also logged as a `tracing` warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Clamp {
+    /// What was lowered.
+    pub target: ClampTarget,
+    /// The step that forced it (for the context budget: the step leaving it the least room).
+    pub step_id: String,
+    /// The configured value.
+    pub before: usize,
+    /// The value in effect.
+    pub after: usize,
+    /// Why, with the numbers.
+    pub reason: String,
+}
+
+/// The outcome of a contract check that passed (possibly after clamping).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContractReport {
+    /// The policy it was checked under.
+    pub policy: LimitsPolicy,
+    /// The model's window.
+    pub context_window: usize,
+    /// `max_context_tokens` in effect: use this budget in `manage_context_budget`.
+    pub max_context_tokens: usize,
+    /// Every `call_model` step, in the order given.
+    pub steps: Vec<StepBudget>,
+    /// Every clamp, in the order made; empty under `fail_fast`.
+    pub clamps: Vec<Clamp>,
+}
+
+impl ContractReport {
+    /// The budget of step `step_id`.
+    pub fn step(&self, step_id: &str) -> Option<&StepBudget> {
+        self.steps.iter().find(|s| s.step_id == step_id)
+    }
+
+    /// `settings` with the limits in effect (the clamped `max_context_tokens`).
+    pub fn effective_settings(&self, settings: &Settings) -> Settings {
+        Settings { max_context_tokens: self.max_context_tokens, ..settings.clone() }
+    }
+}
+
+/// A step whose terms could all be determined.
+struct Terms<'c, 'a> {
+    check: &'c CallModelCheck<'a>,
+    fixed: usize,
+    history: usize,
+    output: OutputLimit,
+}
+
+impl Terms<'_, '_> {
+    /// Everything but the context budget, in `u128` so no configuration can overflow it.
+    fn rest(&self, margin: usize) -> u128 {
+        self.fixed as u128 + self.history as u128 + self.output.tokens as u128 + margin as u128
+    }
+}
+
+/// Checks the contract for every step under `settings.policy`.
+///
+/// Returns the budgets in effect, or every problem found: missing or invalid values (both
+/// policies), each violating step (`BUDGET_CONTRACT_VIOLATED`, `fail_fast`), each step that
+/// cannot be made to fit (`BUDGET_CONTRACT_UNSATISFIABLE`, `auto_clamp`). Pure: no I/O, and
+/// `auto_clamp` warnings are logged only when the whole check succeeds.
+pub fn check_contract(
+    model: &ModelConfig,
+    settings: &Settings,
+    steps: &[CallModelCheck<'_>],
+    counter: &TokenCounter,
+) -> Result<ContractReport, Vec<ConfigIssue>> {
+    let mut issues = Vec::new();
+    let root = FieldPath::root();
+    if model.context_window == 0 {
+        issues.push(
+            ConfigIssue::new(
+                "INVALID_CONTEXT_WINDOW",
+                root.key("model").key("context_window"),
+                "the context window is 0",
+            )
+            .with_help("set the model's context window to the number of tokens it accepts"),
+        );
+    }
+    if settings.max_context_tokens == 0 {
+        issues.push(
+            ConfigIssue::new(
+                "INVALID_MAX_CONTEXT_TOKENS",
+                root.key("settings").key("max_context_tokens"),
+                "`max_context_tokens` is 0; it must be > 0",
+            )
+            .with_help("set `max_context_tokens` to about 60-70% of the model's context window"),
+        );
+    }
+
+    let mut terms = Vec::with_capacity(steps.len());
+    for check in steps {
+        let history = match (check.spec.use_history, settings.max_history_tokens) {
+            (false, _) => Some(0),
+            (true, Some(h)) => Some(h),
+            (true, None) => {
+                issues.push(missing_history_budget(check.at.key("use_history"), Some(check.step_id)));
+                None
+            }
+        };
+        let output = output_limit(check.spec, model, check.step_id, &check.at).map_err(|i| issues.push(i)).ok();
+        let templates: Vec<&str> = check.spec.user_parts.iter().map(|p| p.template.as_str()).collect();
+        let fixed = fixed_prompt_tokens(check.system_prompt, &templates, counter)
+            .map_err(|e| {
+                issues.push(ConfigIssue::new(
+                    "PROMPT_COUNT_FAILED",
+                    check.at.key("prompt_key"),
+                    format!("cannot count the prompt of call_model step `{}`: {e}", check.step_id),
+                ));
+            })
+            .ok();
+        if let (Some(history), Some(output), Some(fixed)) = (history, output, fixed) {
+            terms.push(Terms { check, fixed, history, output });
+        }
+    }
+    let unusable = model.context_window == 0 || settings.max_context_tokens == 0;
+
+    match settings.policy {
+        LimitsPolicy::FailFast => {
+            if !unusable {
+                issues.extend(terms.iter().filter_map(|t| violation(t, model, settings)));
+            }
+            if !issues.is_empty() {
+                return Err(issues);
+            }
+            let steps = terms.iter().map(|t| budget(t, model, settings, settings.max_context_tokens, None)).collect();
+            Ok(ContractReport {
+                policy: LimitsPolicy::FailFast,
+                context_window: model.context_window,
+                max_context_tokens: settings.max_context_tokens,
+                steps,
+                clamps: Vec::new(),
+            })
+        }
+        // Clamping around a missing value would be a silent default: errors first.
+        LimitsPolicy::AutoClamp if !issues.is_empty() => Err(issues),
+        LimitsPolicy::AutoClamp => auto_clamp(&terms, model, settings),
+    }
+}
+
+fn budget(
+    t: &Terms<'_, '_>,
+    model: &ModelConfig,
+    settings: &Settings,
+    context: usize,
+    output: Option<usize>,
+) -> StepBudget {
+    StepBudget {
+        step_id: t.check.step_id.to_owned(),
+        at: t.check.at.clone(),
+        fixed_prompt_tokens: t.fixed,
+        history_tokens: t.history,
+        context_tokens: context,
+        output_tokens: output.unwrap_or(t.output.tokens),
+        requested_output_tokens: t.output.tokens,
+        output_source: t.output.source,
+        safety_margin_tokens: settings.safety_margin_tokens,
+        context_window: model.context_window,
+    }
+}
+
+/// The sum with every term named, e.g. `fixed prompt 41 (…) + max_history_tokens 0 (…) + … = 9000`.
+fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
+    let history = if t.check.spec.use_history {
+        format!("max_history_tokens {}", t.history)
+    } else {
+        "history 0 (no use_history)".to_owned()
+    };
+    let total = t.rest(settings.safety_margin_tokens) + context as u128;
+    format!(
+        "fixed prompt {} (system prompt `{}`, user_parts templates, chat overhead) + {history} + max_context_tokens \
+         {context} + max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {total}",
+        t.fixed,
+        t.check.spec.prompt_key,
+        t.output.tokens,
+        t.output.source.describe(),
+        settings.safety_margin_tokens,
+    )
+}
+
+/// The `fail_fast` issue for a step that does not fit, if it does not.
+fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Option<ConfigIssue> {
+    let ctx = settings.max_context_tokens;
+    let total = t.rest(settings.safety_margin_tokens) + ctx as u128;
+    let window = model.context_window as u128;
+    if total <= window {
+        return None;
+    }
+    let over = total - window;
+    let id = t.check.step_id;
+    let mut fixes = Vec::new();
+    if (ctx as u128) > over {
+        fixes.push(format!("lower `settings.max_context_tokens` from {ctx} to {}", ctx as u128 - over));
+    }
+    if (t.output.tokens as u128) > over {
+        let to = t.output.tokens as u128 - over;
+        fixes.push(match t.output.source {
+            OutputSource::StepMaxOutputTokens => {
+                format!("lower `steps.{id}.max_output_tokens` from {} to {to}", t.output.tokens)
+            }
+            OutputSource::StepMaxTokens => format!("lower `steps.{id}.max_tokens` from {} to {to}", t.output.tokens),
+            OutputSource::ModelMaxTokens => {
+                format!(
+                    "set `max_output_tokens: {to}` on step `{id}` (it falls back to the model's {})",
+                    t.output.tokens
+                )
+            }
+        });
+    }
+    if t.check.spec.use_history && (t.history as u128) >= over {
+        fixes.push(format!("lower `settings.max_history_tokens` from {} to {}", t.history, t.history as u128 - over));
+    }
+    if (t.fixed as u128) > over {
+        fixes.push(format!("shorten the system prompt `{}` by {over} tokens", t.check.spec.prompt_key));
+    }
+    fixes.push(format!("use a model whose context window is at least {total}"));
+    Some(
+        ConfigIssue::new(
+            "BUDGET_CONTRACT_VIOLATED",
+            t.check.at.clone(),
+            format!(
+                "call_model step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}",
+                model.context_window,
+                spell_out(t, settings, ctx),
+            ),
+        )
+        .with_help(format!("{}; or, in dev/test only, opt into `limits_policy: auto_clamp`", fixes.join("; or "))),
+    )
+}
+
+/// `auto_clamp`: lower `max_context_tokens` to what the worst step leaves (never below 1), then
+/// lower the output of any step still over; a step that cannot fit even then is an error.
+fn auto_clamp(
+    terms: &[Terms<'_, '_>],
+    model: &ModelConfig,
+    settings: &Settings,
+) -> Result<ContractReport, Vec<ConfigIssue>> {
+    let window = model.context_window as u128;
+    let margin = settings.safety_margin_tokens;
+    let configured = settings.max_context_tokens;
+    let mut clamps = Vec::new();
+    let mut issues = Vec::new();
+
+    let worst = terms.iter().map(|t| (t, window.saturating_sub(t.rest(margin)))).min_by_key(|(_, room)| *room);
+    let mut context = configured;
+    if let Some((t, room)) = worst
+        && room < configured as u128
+    {
+        // `room < configured`, so it fits in usize.
+        context = usize::try_from(room).unwrap_or(configured).max(1);
+        let floor = if room == 0 { "; kept at the floor of 1" } else { "" };
+        clamps.push(Clamp {
+            target: ClampTarget::MaxContextTokens,
+            step_id: t.check.step_id.to_owned(),
+            before: configured,
+            after: context,
+            reason: format!(
+                "call_model step `{}` leaves {room} of the {window}-token window for context after fixed prompt {} + \
+                 history {} + max_output_tokens {} + margin {margin}{floor}",
+                t.check.step_id, t.fixed, t.history, t.output.tokens
+            ),
+        });
+    }
+
+    let mut outputs = Vec::with_capacity(terms.len());
+    for t in terms {
+        let total = t.rest(margin) + context as u128;
+        if total <= window {
+            outputs.push(None);
+            continue;
+        }
+        let over = total - window;
+        if (t.output.tokens as u128) > over {
+            let after = usize::try_from(t.output.tokens as u128 - over).unwrap_or(1);
+            clamps.push(Clamp {
+                target: ClampTarget::MaxOutputTokens,
+                step_id: t.check.step_id.to_owned(),
+                before: t.output.tokens,
+                after,
+                reason: format!(
+                    "with max_context_tokens at {context}, call_model step `{}` is still {over} over the \
+                     {window}-token window: {}",
+                    t.check.step_id,
+                    spell_out(t, settings, context)
+                ),
+            });
+            outputs.push(Some(after));
+        } else {
+            let need = t.fixed as u128 + t.history as u128 + margin as u128 + 2;
+            issues.push(
+                ConfigIssue::new(
+                    "BUDGET_CONTRACT_UNSATISFIABLE",
+                    t.check.at.clone(),
+                    format!(
+                        "call_model step `{}` cannot fit the {window}-token window even with max_context_tokens and \
+                         its output clamped to 1 token each: fixed prompt {} + history {} + margin {margin} + 2 = {need}",
+                        t.check.step_id, t.fixed, t.history
+                    ),
+                )
+                .with_help(format!(
+                    "shorten the system prompt `{}`, lower `settings.max_history_tokens` or \
+                     `budget_safety_margin_tokens`, or use a larger model",
+                    t.check.spec.prompt_key
+                )),
+            );
+            outputs.push(None);
+        }
+    }
+    if !issues.is_empty() {
+        return Err(issues);
+    }
+    for c in &clamps {
+        let setting = match c.target {
+            ClampTarget::MaxContextTokens => "max_context_tokens",
+            ClampTarget::MaxOutputTokens => "max_output_tokens",
+        };
+        tracing::warn!(
+            target: "ctx::contract",
+            setting,
+            step = c.step_id.as_str(),
+            before = c.before,
+            after = c.after,
+            reason = c.reason.as_str(),
+            "auto_clamp lowered {setting} from {} to {}",
+            c.before,
+            c.after
+        );
+    }
+    let steps = terms.iter().zip(outputs).map(|(t, out)| budget(t, model, settings, context, out)).collect();
+    Ok(ContractReport {
+        policy: LimitsPolicy::AutoClamp,
+        context_window: model.context_window,
+        max_context_tokens: context,
+        steps,
+        clamps,
+    })
+}

@@ -1,0 +1,110 @@
+//! Progressive budgeting of the tool calls in one agent turn.
+//!
+//! An agent may call a retrieval tool several times before it answers. Each call must be told
+//! what it may still use: the turn's budget less the conversation and every earlier tool call and
+//! result of the turn, each document counted once. [`TurnLedger`] keeps that account one message
+//! at a time, so a call costs what it adds; [`pack_documents`] fills what is left with whole
+//! documents first and an explicit [`PartialPolicy`] for the one that does not fit, never over the
+//! room it was given; [`dedup_by_id`] and [`fallback_check`] cover what the model sees at the end.
+//!
+//! ```
+//! use ctx_runtime::turn::{RankedDocument, TurnBudgetConfig, TurnLedger};
+//! use ctx_runtime::{ChatMessage, Encoding, TokenCounter, ToolCall};
+//!
+//! let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+//! let mut ledger = TurnLedger::with_messages(
+//!     TurnBudgetConfig::new(2_000, 8_192),
+//!     counter,
+//!     &[ChatMessage::user("How do I rotate the API keys?")],
+//! )?;
+//! let call = ToolCall { id: "call_1".into(), name: "retrieve".into(), arguments: r#"{"query":"rotate keys"}"#.into() };
+//! ledger.add_message(&ChatMessage::assistant_tool_calls("", vec![call.clone()]))?;
+//! let ranked = [RankedDocument::new("kb-7", "Keys are rotated from the admin console …")];
+//! let (tool_message, packed) = ledger.answer_call(&call, &ranked, None)?;
+//! assert_eq!(packed.included.len(), 1);
+//! assert_eq!(tool_message.tool_call_id.as_deref(), Some("call_1"));
+//! assert!(ledger.contains("kb-7"));
+//! # Ok::<(), ctx_runtime::turn::TurnError>(())
+//! ```
+
+mod config;
+mod final_view;
+mod ledger;
+mod pack;
+
+pub use config::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec, validate_turn_budget};
+pub use final_view::{DocumentId, FallbackVerdict, dedup_by_id, fallback_check};
+pub use ledger::{CallBudget, LedgerBreakdown, SeenDocument, TurnLedger};
+pub use pack::{Compactor, Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};
+
+use crate::error::{ErrorCode, TokenError};
+use crate::validation::ConfigIssues;
+
+/// Errors of turn budgeting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The turn budget configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigIssues),
+    /// Counting failed.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// Not even an empty result for the call fits in what the turn has left.
+    #[error(
+        "tool call `{call_id}`: the turn's budget is used up ({available} tokens left, an empty tool result \
+         needs {needed}); answer with what the turn holds or compact it"
+    )]
+    BudgetExhausted {
+        /// The call.
+        call_id: String,
+        /// Tokens left in the turn.
+        available: usize,
+        /// Tokens an empty result message costs.
+        needed: usize,
+    },
+    /// A result does not fit in what is left (it was packed before another result was recorded).
+    #[error("tool call `{call_id}`: its result costs {tokens} tokens but only {available} are left; pack it again")]
+    ResultOverflow {
+        /// The call.
+        call_id: String,
+        /// The result message's tokens.
+        tokens: usize,
+        /// Tokens left in the turn.
+        available: usize,
+    },
+    /// A result repeats a document the turn already holds (it was packed before another result
+    /// carrying it was recorded).
+    #[error("tool call `{call_id}`: document `{document_id}` is already in this turn; pack the result again")]
+    StaleResult {
+        /// The call.
+        call_id: String,
+        /// The repeated document.
+        document_id: String,
+    },
+    /// The partial policy is `compact` but no compactor was given.
+    #[error("the partial-document policy is `compact` but no compactor was given")]
+    MissingCompactor,
+    /// The compactor failed.
+    #[error("compacting document `{document_id}` failed: {reason}")]
+    Compactor {
+        /// The document.
+        document_id: String,
+        /// The compactor's reason.
+        reason: String,
+    },
+}
+
+impl ErrorCode for TurnError {
+    fn code(&self) -> &'static str {
+        match self {
+            TurnError::Config(e) => e.code(),
+            TurnError::Token(e) => e.code(),
+            TurnError::BudgetExhausted { .. } => "TURN_BUDGET_EXHAUSTED",
+            TurnError::ResultOverflow { .. } => "TURN_RESULT_OVERFLOW",
+            TurnError::StaleResult { .. } => "TURN_STALE_RESULT",
+            TurnError::MissingCompactor => "TURN_MISSING_COMPACTOR",
+            TurnError::Compactor { .. } => "TURN_COMPACTOR_FAILED",
+        }
+    }
+}

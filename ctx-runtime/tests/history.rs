@@ -1,0 +1,210 @@
+//! History trimming: tool pairs, edge cases, a 217k-token conversation, and a differential
+//! property test against the naive "recount after every removal" trim.
+
+mod history_corpus;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use ctx_runtime::history::{history_tokens, message_tokens, trim_history, trim_history_in_place};
+use ctx_runtime::tokens::BpeBackend;
+use ctx_runtime::{ChatFormat, ChatMessage, Encoding, Role, TokenCounter, ToolCall};
+use proptest::prelude::*;
+
+fn counter() -> TokenCounter {
+    TokenCounter::for_encoding(Encoding::Cl100kBase)
+}
+
+fn call(id: &str) -> ToolCall {
+    ToolCall { id: id.into(), name: "search_kb".into(), arguments: format!("{{\"query\":\"{id}\"}}") }
+}
+
+/// Every tool result in `kept` answers a call made earlier in `kept`.
+fn no_orphans(kept: &[ChatMessage]) -> bool {
+    let mut calls: HashSet<&str> = HashSet::new();
+    for m in kept {
+        if m.role == Role::Tool && !m.tool_call_id.as_deref().is_some_and(|id| calls.contains(id)) {
+            return false;
+        }
+        calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+    }
+    true
+}
+
+/// The naive trim: drop one message at a time, recounting the whole kept part each time.
+fn naive_trim(history: &[ChatMessage], max: usize, counter: &TokenCounter) -> usize {
+    let mut first = 0;
+    while first < history.len() {
+        let kept = &history[first..];
+        if no_orphans(kept) && history_tokens(counter, kept).unwrap() <= max {
+            return first;
+        }
+        first += 1;
+    }
+    history.len()
+}
+
+fn tool_history() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::user("Which invoices failed last night?"),
+        ChatMessage::assistant_tool_calls("", vec![call("c1"), call("c2")]),
+        ChatMessage::tool_result("c1", "invoice 1041 failed: card expired; invoice 1042 failed: timeout"),
+        ChatMessage::tool_result("c2", "retry queue holds 2 items"),
+        ChatMessage::assistant("Two invoices failed: 1041 (card expired) and 1042 (timeout)."),
+        ChatMessage::user("Retry 1042."),
+    ]
+}
+
+#[test]
+fn a_tool_call_and_its_results_leave_together() {
+    let c = counter();
+    let h = tool_history();
+    // Room for everything from the first tool result on, but not for the call message.
+    let max = history_tokens(&c, &h[2..]).unwrap();
+    let trim = trim_history(&h, max, &c).unwrap();
+    assert_eq!(trim.first_kept, 4, "the results left with their call");
+    assert_eq!(trim.removed, 4);
+    assert_eq!(trim.kept_tokens, history_tokens(&c, &h[4..]).unwrap());
+    assert!(no_orphans(trim.kept(&h)));
+    // With room for the call too, all three stay.
+    let trim = trim_history(&h, history_tokens(&c, &h[1..]).unwrap(), &c).unwrap();
+    assert_eq!(trim.first_kept, 1);
+}
+
+#[test]
+fn an_empty_history_costs_nothing() {
+    let trim = trim_history(&[], 0, &counter()).unwrap();
+    assert_eq!((trim.first_kept, trim.removed, trim.kept_tokens), (0, 0, 0));
+}
+
+#[test]
+fn when_nothing_fits_everything_goes() {
+    let c = counter();
+    let h = tool_history();
+    let smallest = h.iter().map(|m| message_tokens(&c, m).unwrap()).min().unwrap();
+    let trim = trim_history(&h, smallest - 1, &c).unwrap();
+    assert_eq!((trim.first_kept, trim.removed, trim.kept_tokens), (h.len(), h.len(), 0));
+    assert!(trim.kept(&h).is_empty());
+    // Only the newest message is too large: it goes too, nothing older is kept after a gap.
+    let mut h2 = vec![ChatMessage::user("short"), ChatMessage::user("long ".repeat(500))];
+    let trim = trim_history_in_place(&mut h2, 50, &c).unwrap();
+    assert_eq!(trim.first_kept, 2);
+    assert!(h2.is_empty());
+}
+
+#[test]
+fn the_boundary_is_exact() {
+    let c = counter();
+    let h = tool_history();
+    let suffix = history_tokens(&c, &h[4..]).unwrap();
+    assert_eq!(trim_history(&h, suffix, &c).unwrap().first_kept, 4);
+    assert_eq!(trim_history(&h, suffix, &c).unwrap().kept_tokens, suffix);
+    assert_eq!(trim_history(&h, suffix - 1, &c).unwrap().first_kept, 5);
+    let all = history_tokens(&c, &h).unwrap();
+    assert_eq!(trim_history(&h, all, &c).unwrap().first_kept, 0);
+    assert_eq!(trim_history(&h, all - 1, &c).unwrap().first_kept, 1);
+    // The kept cost is what count_messages charges for those messages, priming aside.
+    assert_eq!(suffix + 3, c.count_messages(&h[4..]).unwrap());
+}
+
+#[test]
+fn in_place_trim_keeps_exactly_the_kept_slice() {
+    let c = counter();
+    let h = tool_history();
+    let mut v = h.clone();
+    let trim = trim_history_in_place(&mut v, history_tokens(&c, &h[3..]).unwrap(), &c).unwrap();
+    assert_eq!(v.as_slice(), trim.kept(&h));
+    assert_eq!(trim.first_kept, 4);
+}
+
+/// A conversation of about 217,000 tokens (the size in llama_index#12264) is trimmed by counting
+/// each text once: the tokenizer runs once per distinct text, however many messages are removed.
+#[test]
+fn trims_a_217k_token_conversation_counting_each_text_once() {
+    let shared = counter();
+    let (history, total) = history_corpus::conversation(&shared, 217_000, 12_264);
+    assert!((217_000..222_000).contains(&total), "{total}");
+    assert_eq!(history_tokens(&shared, &history).unwrap(), total);
+    let roles: HashSet<Role> = history.iter().map(|m| m.role).collect();
+    assert_eq!(roles.len(), 3, "users, assistants and tools");
+
+    // A fresh counter with a cache large enough to never evict: every miss is one tokenization.
+    let fresh =
+        TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), 1 << 20);
+    let mut texts: HashSet<&str> = HashSet::new();
+    for m in &history {
+        texts.insert(m.role.as_str());
+        texts.insert(&m.content);
+        texts.extend(m.tool_call_id.as_deref());
+        for call in &m.tool_calls {
+            texts.insert(&call.name);
+            texts.insert(&call.arguments);
+        }
+    }
+    texts.remove("");
+
+    for max in [16_000, 100_000, 200_000] {
+        let trim = trim_history(&history, max, &fresh).unwrap();
+        let kept = trim.kept(&history);
+        assert!(trim.removed > 0);
+        assert_eq!(trim.kept_tokens, history_tokens(&shared, kept).unwrap());
+        assert!(trim.kept_tokens <= max);
+        assert!(no_orphans(kept));
+        // Minimal removal: the closest earlier cut without orphans does not fit.
+        let previous = (0..trim.first_kept).rev().find(|&p| no_orphans(&history[p..])).unwrap();
+        assert!(history_tokens(&shared, &history[previous..]).unwrap() > max);
+    }
+    assert_eq!(fresh.cache_stats().misses, texts.len() as u64, "each distinct text tokenized exactly once");
+}
+
+#[derive(Debug, Clone)]
+enum Group {
+    User(String),
+    Assistant(String),
+    Tools(Vec<String>),
+}
+
+fn group() -> impl Strategy<Value = Group> {
+    let text = "[a-zA-Z0-9 ,.!?é日]{0,60}";
+    prop_oneof![
+        text.prop_map(Group::User),
+        text.prop_map(Group::Assistant),
+        prop::collection::vec(text, 1..4).prop_map(Group::Tools),
+    ]
+}
+
+fn build(groups: &[Group]) -> Vec<ChatMessage> {
+    let mut out = Vec::new();
+    for (n, g) in groups.iter().enumerate() {
+        match g {
+            Group::User(t) => out.push(ChatMessage::user(t.clone())),
+            Group::Assistant(t) => out.push(ChatMessage::assistant(t.clone())),
+            Group::Tools(results) => {
+                let calls: Vec<ToolCall> = (0..results.len()).map(|k| call(&format!("c{n}_{k}"))).collect();
+                out.push(ChatMessage::assistant_tool_calls("", calls.clone()));
+                for (c, r) in calls.iter().zip(results) {
+                    out.push(ChatMessage::tool_result(c.id.clone(), r.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The incremental trim keeps exactly what the naive recount-everything trim keeps.
+    #[test]
+    fn incremental_trim_equals_the_naive_trim(groups in prop::collection::vec(group(), 0..12), slack in 0usize..400) {
+        let c = counter();
+        let h = build(&groups);
+        let total = history_tokens(&c, &h).unwrap();
+        let max = slack.min(total + 5);
+        let trim = trim_history(&h, max, &c).unwrap();
+        prop_assert_eq!(trim.first_kept, naive_trim(&h, max, &c));
+        prop_assert_eq!(trim.kept_tokens, history_tokens(&c, trim.kept(&h)).unwrap());
+        prop_assert!(trim.kept_tokens <= max);
+        prop_assert!(no_orphans(trim.kept(&h)));
+    }
+}
