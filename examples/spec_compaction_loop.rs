@@ -60,11 +60,18 @@ async fn main() -> Result<(), CtxError> {
     let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
     let pipeline = CompactionLoop::new()?;
 
-    // A follow-up turn: the context still holds what earlier turns gathered, close to the budget.
+    // A follow-up turn: the context still holds what earlier turns gathered, filled to within 100
+    // tokens of the global budget (counted with the pipeline's own tokenizer), so the new
+    // retrieval batch cannot join it until it is compacted.
     let mut question = PipelineState::new("Which service recomputes the invoice total?");
-    let earlier = "Earlier turn: the invoice schema keeps Quantity, UnitPrice and Discount per line; \
-                   totals are recomputed by a stored procedure after every change. ";
-    question.context_blocks = vec![earlier.repeat(60)];
+    let budget = pipeline.pipeline().max_context_tokens();
+    let sentence = "Earlier turn: the invoice schema keeps Quantity, UnitPrice and Discount per line; \
+                    totals are recomputed by a stored procedure after every change. ";
+    let mut earlier = String::new();
+    while pipeline.pipeline().counter().count(&format!("{earlier}{sentence}"))? + 100 <= budget {
+        earlier.push_str(sentence);
+    }
+    question.context_blocks = vec![earlier];
     let (state, reports) = pipeline.run(question, &env).await?;
 
     let path: Vec<&str> = reports.iter().map(|r| r.step_id.as_str()).collect();
