@@ -8,8 +8,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use ctx::PipelineState;
 use ctx::pipeline::StepEnv;
-use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
     /// Answers follow-up questions, compacting the accumulated context when it is full.
@@ -54,7 +54,7 @@ ctx::pipeline! {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), CtxError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
     let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
