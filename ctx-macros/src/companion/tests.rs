@@ -161,6 +161,82 @@ fn runtime_rules_are_reported_with_their_help_all_at_once() {
     assert!(errors[4].ends_with("help: did you mean `kb_search`?"), "{}", errors[4]);
 }
 
+/// Every path the runtime's rules report has its own token: the nearest-ancestor fallback is
+/// never what places an issue of a value that was written.
+#[test]
+fn every_runtime_issue_path_is_recorded_exactly() {
+    let EngineInput(header) = syn::parse2(quote! {
+        fn engine {
+            compactors: [""],
+            retrievers {
+                kb { query: "{input.topic} {context.x}", limit: 0 },
+                support { query: "{input.question}", limit: 1 },
+            }
+            contexts {
+                support {
+                    inputs: [question, "bad input"],
+                    policy {
+                        input_budget { max_tokens: 0 },
+                        pack_budget { default_ratio: 0.0 },
+                        overflow: compress,
+                        compactor: nope,
+                        expansion { max_pages: 0, min_fill_ratio: 2.0 },
+                    },
+                    messages: [
+                        system: "{input.qestion} {oops",
+                        context: kb { ratio: 1.0 },
+                        context: faq,
+                        context: kb,
+                        context: missing,
+                        history,
+                        history,
+                        user: "{context.nope}",
+                    ],
+                }
+                faq { inputs: [question], messages: [history, context: support { ratio: 0.5 }] }
+                empty { messages: [] }
+                sums { messages: [context: kb { ratio: 0.7 }, context: empty { ratio: 0.7 }] }
+                shares { messages: [context: kb { ratio: 1.0 }, context: empty] }
+            }
+        }
+    })
+    .expect("header parses");
+    let cx = Ctxt::new();
+    let lowered = super::engine::lower(&cx, &header);
+    assert!(cx.check().is_ok(), "no syntax errors in this declaration");
+    let issues = ctx_runtime::engine::validate_spec(&lowered.spec);
+    let mut codes: Vec<&str> = issues.iter().map(|i| i.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let every_engine_code = [
+        "ENGINE_DUPLICATE_HISTORY",
+        "ENGINE_DUPLICATE_NAME",
+        "ENGINE_DUPLICATE_PACK",
+        "ENGINE_EMPTY_NAME",
+        "ENGINE_INVALID_BUDGET",
+        "ENGINE_INVALID_INPUT",
+        "ENGINE_INVALID_OVERFLOW",
+        "ENGINE_MAX_PAGES",
+        "ENGINE_MIN_FILL_RATIO",
+        "ENGINE_NESTED_CYCLE",
+        "ENGINE_NESTED_HISTORY",
+        "ENGINE_NO_MESSAGES",
+        "ENGINE_RATIO_RANGE",
+        "ENGINE_RATIO_SUM",
+        "ENGINE_RETRIEVER_LIMIT",
+        "ENGINE_TEMPLATE_SYNTAX",
+        "ENGINE_UNKNOWN_COMPACTOR",
+        "ENGINE_UNKNOWN_PACK",
+        "ENGINE_UNKNOWN_VARIABLE",
+    ];
+    assert_eq!(codes, every_engine_code);
+    let sums = issues.iter().filter(|i| i.code == "ENGINE_RATIO_SUM").map(|i| i.path.to_string()).collect::<Vec<_>>();
+    assert_eq!(sums, ["contexts[3].messages", "contexts[4].messages[1].name"]);
+    for issue in &issues {
+        assert!(lowered.spans.get(&issue.path).is_some(), "{} at `{}` has no token of its own", issue.code, issue.path);
+    }
+}
+
 #[test]
 fn a_sum_over_one_caused_by_an_out_of_range_ratio_is_reported_once() {
     let retrievers = quote! { retrievers { a { query: "", limit: 1 }, b { query: "", limit: 1 } } };
@@ -296,6 +372,29 @@ fn turn_errors_come_from_the_runtime_rules_and_the_syntax() {
     assert!(errors[1].starts_with("unknown model `no-such-model`: "), "{}", errors[1]);
     let (_, errors) = turn(quote!());
     assert_eq!(firsts(&errors), ["`budget_tokens` is required", "`context_window` is required"]);
+}
+
+#[test]
+fn every_turn_issue_of_a_written_value_is_recorded_exactly() {
+    let TurnInput(header) = syn::parse2(quote! {
+        fn turn {
+            budget_tokens: 0,
+            context_window: -1,
+            fallback_fraction: 0.0,
+            on_partial: never,
+            min_partial_tokens: -1,
+            document_template: "{text}{text}",
+        }
+    })
+    .expect("header parses");
+    let cx = Ctxt::new();
+    let (spec, spans) = super::turn::lower(&cx, &header);
+    assert!(cx.check().is_ok());
+    let issues = ctx_runtime::turn::validate_turn_budget(&spec, &ctx_runtime::validation::FieldPath::root());
+    assert_eq!(issues.len(), 6, "{issues:#?}");
+    for issue in &issues {
+        assert!(spans.get(&issue.path).is_some(), "{} at `{}` has no token of its own", issue.code, issue.path);
+    }
 }
 
 /// The expansion of `tokens`, pretty-printed.
