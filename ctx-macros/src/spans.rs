@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
-use ctx_runtime::validation::{FieldPath, PathSegment};
+use ctx_runtime::validation::FieldPath;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
@@ -71,11 +71,6 @@ impl SpanMap {
         ancestors(path).any(|p| self.poisoned.contains(&p))
     }
 
-    /// Whether anything was poisoned.
-    pub fn any_poisoned(&self) -> bool {
-        !self.poisoned.is_empty()
-    }
-
     /// The span recorded for `path`, else for its nearest recorded ancestor, else the whole
     /// pipeline's.
     pub fn lookup(&self, path: &FieldPath) -> SpanRange {
@@ -86,6 +81,7 @@ impl SpanMap {
     }
 
     /// The span recorded for exactly `path`.
+    #[cfg(test)]
     pub fn get(&self, path: &FieldPath) -> Option<SpanRange> {
         self.spans.get(path).copied()
     }
@@ -99,19 +95,6 @@ fn ancestors(path: &FieldPath) -> impl Iterator<Item = FieldPath> + '_ {
 /// The path of step `index`.
 pub fn step_path(index: usize) -> FieldPath {
     FieldPath::root().key("steps").index(index)
-}
-
-/// Renders a path the way the DSL writes it, for messages (`steps[2].on_ok`).
-#[allow(dead_code)]
-pub fn describe(path: &FieldPath) -> String {
-    path.0
-        .iter()
-        .map(|s| match s {
-            PathSegment::Key(k) => k.clone(),
-            PathSegment::Index(i) => format!("[{i}]"),
-        })
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 #[cfg(test)]
@@ -137,6 +120,5 @@ mod tests {
         assert!(map.is_poisoned(&step_path(0).key("compact_code").index(2).key("policy")));
         assert!(!map.is_poisoned(&step_path(0).key("on_ok")));
         assert!(!map.is_poisoned(&step_path(1)));
-        assert!(map.any_poisoned());
     }
 }

@@ -157,3 +157,113 @@ fn nested_guarded_loops_are_valid() {
     // G′: s → inner → outer → end and work → inner → outer → end.
     assert_eq!(StepGraph::new(&d).longest_unguarded_path(), Some(3));
 }
+
+mod termination {
+    //! Property: for random step graphs, the cycle rule accepts exactly the graphs whose every
+    //! cycle passes a guard's on_allow (checked here by an independent transitive closure), and
+    //! on an accepted graph every run — whatever a custom step chooses — ends within the bound
+    //! `(Σ limits + 1) × longest path without on_allow`.
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::pipeline::definition::{CustomSpec, LoopGuardSpec, StepDef};
+
+    /// Step `i`: a guard (limit, allow, deny) or a custom step (targets). Target `n` is `end`.
+    #[derive(Debug, Clone)]
+    enum Node {
+        Guard(u8, usize, usize),
+        Custom(Vec<usize>),
+    }
+
+    fn nodes() -> impl Strategy<Value = Vec<Node>> {
+        (1usize..7).prop_flat_map(|n| {
+            let target = 0..=n;
+            let node = prop_oneof![
+                (0u8..3, target.clone(), target.clone()).prop_map(|(l, a, d)| Node::Guard(l, a, d)),
+                prop::collection::vec(target, 1..3).prop_map(Node::Custom),
+            ];
+            prop::collection::vec(node, n)
+        })
+    }
+
+    fn to_def(nodes: &[Node]) -> PipelineDef {
+        let name = |t: usize| if t >= nodes.len() { END.to_owned() } else { format!("s{t}") };
+        let mut d = def(Vec::new());
+        for (i, node) in nodes.iter().enumerate() {
+            let kind = match node {
+                Node::Guard(limit, a, b) => {
+                    d.settings.extra.insert(format!("l{i}"), i64::from(*limit));
+                    StepKind::LoopGuard(LoopGuardSpec {
+                        max_turn_loops_from_settings: format!("l{i}"),
+                        on_allow: name(*a),
+                        on_deny: name(*b),
+                    })
+                }
+                Node::Custom(targets) => StepKind::Custom(CustomSpec {
+                    outcomes: targets.iter().enumerate().map(|(k, t)| (format!("o{k}"), name(*t))).collect(),
+                }),
+            };
+            d.steps.push(StepDef { id: format!("s{i}"), kind });
+        }
+        d
+    }
+
+    /// Whether some step reaches itself without taking a guard's on_allow edge.
+    fn has_unguarded_cycle(nodes: &[Node]) -> bool {
+        let n = nodes.len();
+        let mut reach = vec![vec![false; n]; n];
+        for (i, node) in nodes.iter().enumerate() {
+            let targets: Vec<usize> = match node {
+                Node::Guard(_, _, deny) => vec![*deny],
+                Node::Custom(t) => t.clone(),
+            };
+            for t in targets.into_iter().filter(|&t| t < n) {
+                reach[i][t] = true;
+            }
+        }
+        for k in 0..n {
+            for i in 0..n {
+                for j in 0..n {
+                    if reach[i][k] && reach[k][j] {
+                        reach[i][j] = true;
+                    }
+                }
+            }
+        }
+        (0..n).any(|i| reach[i][i])
+    }
+
+    proptest! {
+        #[test]
+        fn accepted_graphs_always_end_within_the_bound(nodes in nodes(), choices in prop::collection::vec(0usize..4, 1..64)) {
+            let d = to_def(&nodes);
+            let graph = StepGraph::new(&d);
+            let rejected = graph.issues().iter().any(|i| i.code == "UNGUARDED_CYCLE");
+            prop_assert_eq!(rejected, has_unguarded_cycle(&nodes));
+            if rejected {
+                return Ok(());
+            }
+            let longest = graph.longest_unguarded_path().expect("accepted graphs have a longest path") as u64;
+            let limits: u64 = nodes.iter().map(|n| match n { Node::Guard(l, ..) => u64::from(*l), _ => 0 }).sum();
+            let bound = (limits + 1) * longest;
+            // Walk from every step, a custom step taking the outcomes `choices` dictates.
+            for start in 0..nodes.len() {
+                let mut counts = vec![0u8; nodes.len()];
+                let mut at = start;
+                let mut steps = 0u64;
+                let mut choice = choices.iter().cycle();
+                while at < nodes.len() {
+                    steps += 1;
+                    prop_assert!(steps <= bound, "run from s{} passed the bound {}", start, bound);
+                    at = match &nodes[at] {
+                        Node::Guard(limit, allow, deny) => {
+                            if counts[at] < *limit { counts[at] += 1; *allow } else { *deny }
+                        }
+                        Node::Custom(targets) => targets[choice.next().copied().unwrap_or(0) % targets.len()],
+                    };
+                }
+            }
+        }
+    }
+}
