@@ -118,7 +118,10 @@ mod tests {
                 "public class InvoiceService {\n  // Calls dbo.usp_ComputeInvoiceTotal, then formats Money.\n  \
                  Money Total(int id) => _db.Run(\"dbo.USP_COMPUTEINVOICETOTAL\", id);\n}",
             ),
-            ("sql/procedures/usp_ComputeInvoiceTotal.sql", "CREATE PROCEDURE dbo.usp_ComputeInvoiceTotal AS\nSELECT * FROM dbo.Invoices"),
+            (
+                "sql/procedures/usp_ComputeInvoiceTotal.sql",
+                "CREATE PROCEDURE dbo.usp_ComputeInvoiceTotal AS\nSELECT * FROM dbo.Invoices",
+            ),
             ("sql/schema/invoices.sql", "CREATE TABLE dbo.Invoices (InvoiceId INT)"),
             ("src/Money.cs", "public readonly struct Money { }"),
             ("tests/Money.cs", "// A second file named Money"),
@@ -161,7 +164,10 @@ mod tests {
         let ids = vec!["src/Money.cs".to_owned(), "missing.cs".to_owned(), "sql/schema/invoices.sql".to_owned()];
         let texts = index.texts(&ids).await.expect("texts");
         let got: Vec<_> = texts.iter().map(|n| (n.id.as_str(), n.path.as_deref())).collect();
-        assert_eq!(got, [("src/Money.cs", Some("src/Money.cs")), ("sql/schema/invoices.sql", Some("sql/schema/invoices.sql"))]);
+        assert_eq!(
+            got,
+            [("src/Money.cs", Some("src/Money.cs")), ("sql/schema/invoices.sql", Some("sql/schema/invoices.sql"))]
+        );
         assert_eq!(index.dependencies("src/Money.cs").await.expect("deps"), Vec::<String>::new());
         assert_eq!(index.dependencies("sql/schema/invoices.sql").await.expect("deps"), Vec::<String>::new());
     }
