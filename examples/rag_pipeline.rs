@@ -59,3 +59,14 @@ async fn run(args: &Args) -> Result<(), ctx::CtxError> {
     print!("{}", trace.render());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_offline() {
+        let args = Args::parse(["--offline".to_owned()]).expect("valid arguments");
+        run(&args).await.expect("the example runs offline");
+    }
+}

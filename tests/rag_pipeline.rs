@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use rag::pipeline::{CodebaseQa, DONE, MORE, NextBatch, node_ids};
 use rag::trace::BudgetTrace;
-use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, choose_model};
+use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
 
 /// A model that records every request before passing it on.
 struct Recording<M> {
@@ -143,6 +143,9 @@ async fn the_sample_question_compacts_summarises_and_stays_inside_the_window() {
         assert!(demo.index().text(id).is_some(), "`{id}` is a file of the code base");
     }
     assert!(cited.contains(&"sql/procedures/usp_ComputeInvoiceTotal.sql"), "{cited:?}");
+
+    // The generated `run` takes the same path as the step-by-step loop of the trace.
+    assert_eq!(answer_once(SAMPLE_QUESTION).await.expect("runs"), turn.answer);
 
     let printed = trace.render();
     for expected in
@@ -294,4 +297,21 @@ async fn with_ctx_base_url_the_same_run_talks_to_a_server() {
     // The server's summary replaced the context before the refused batch was retried.
     let summary_at = turn.steps.iter().position(|s| s.step_id == "set_context_from_summary").expect("summarised");
     assert!(turn.steps[summary_at].context_after < 50, "{}", turn.steps[summary_at].context_after);
+}
+
+#[test]
+fn the_readme_tour_is_this_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("readable");
+    let readme = read("README.md");
+    let tour = readme.split("\n## A tour of the DSL\n").nth(1).expect("a tour").split("\n## ").next().expect("text");
+    let block = |fence: &str, nth: usize| -> String {
+        let start = tour.match_indices(fence).nth(nth).map(|(i, _)| i + fence.len()).expect("a block");
+        let body = &tour[start..];
+        body[..body.find("\n```").expect("closed")].trim_start_matches('\n').to_owned()
+    };
+    // The pipeline and the run are copied from the example's sources, the diagram from the macro.
+    assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 0)), "README pipeline differs");
+    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust", 1)), "README run differs");
+    assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
 }

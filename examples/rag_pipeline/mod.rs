@@ -124,6 +124,18 @@ pub fn choose_model(
     Ok(Model::Server(OpenAiClient::new(OpenAiConfig::from_lookup(lookup)?)?))
 }
 
+/// The shortest complete use of the pipeline, shown in the README: one question, the offline
+/// model, no trace.
+#[allow(dead_code, reason = "the README's tour and tests/rag_pipeline.rs call it; `main` traces instead")]
+pub async fn answer_once(question: &str) -> Result<String, CtxError> {
+    let qa = CodebaseQa::new()?;
+    let index = Bm25Index::from_dir(CODEBASE_DIR, &IndexOptions::default())?;
+    let model = OfflineModel::default();
+    let env = StepEnv::builder().search(&index).store(&index).model(&model).custom(&NextBatch).build();
+    let (state, _reports) = qa.run(PipelineState::new(question), &env).await?;
+    Ok(state.last_model_response.unwrap_or_default())
+}
+
 /// The code base, the pipeline and its custom step.
 pub struct Demo {
     qa: CodebaseQa,

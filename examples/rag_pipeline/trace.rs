@@ -161,14 +161,14 @@ impl BudgetTrace {
 }
 
 fn render_turn(out: &mut String, turn: &TurnTrace) {
-    let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {:<30} what happened", "#", "step", "context", "transition");
+    let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {:<33} what happened", "#", "step", "context", "transition");
     for (i, s) in turn.steps.iter().enumerate() {
         let context = format!("{} -> {}", s.context_before, s.context_after);
         let transition = format!("{} -> {}", s.transition, s.next);
-        let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {transition:<30} {}", i + 1, s.step_id, context, summary(s));
+        let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {transition:<33} {}", i + 1, s.step_id, context, summary(s));
         if let StepDetail::ManageContextBudget(r) = &s.detail {
             for n in &r.nodes {
-                let _ = writeln!(out, "{:>75}{}", "", node_line(n, r.decision));
+                let _ = writeln!(out, "{:>78}{}", "", node_line(n, r.decision));
             }
         }
     }
@@ -228,16 +228,23 @@ fn summary(s: &StepTrace) -> String {
             ),
         },
         StepDetail::CallModel(r) => {
-            let reply = r.usage.map(|u| format!("{} tokens", u.completion_tokens)).unwrap_or_else(|| "no usage".into());
+            let finish = r.finish_reason.as_deref().map(|f| format!(" (finish: {f})")).unwrap_or_default();
+            // The model's own count of the prompt shows how far its tokenizer is from ours.
+            let reply = match r.usage {
+                Some(u) => format!(
+                    "reply {} tokens{finish}; the model counted {} prompt tokens",
+                    u.completion_tokens, u.prompt_tokens
+                ),
+                None => format!("reply{finish}, no usage reported"),
+            };
             format!(
-                "request {} + max_tokens {} = {} <= window {}; history {} msg(s), {} dropped; reply {reply}{}",
+                "request {} + max_tokens {} = {} <= window {}; history {} msg(s), {} dropped; {reply}",
                 r.prompt_tokens,
                 r.max_output_tokens,
                 r.prompt_tokens + r.max_output_tokens,
                 r.context_window,
                 r.history_messages,
                 r.history_removed,
-                r.finish_reason.as_deref().map(|f| format!(" ({f})")).unwrap_or_default()
             )
         }
         StepDetail::LoopGuard { count, limit, allowed: true } => format!("allowed: pass {count} of {limit}"),
