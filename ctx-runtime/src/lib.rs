@@ -12,6 +12,7 @@ pub mod classify;
 pub mod compact;
 pub mod config;
 pub mod contract;
+pub mod engine;
 pub mod error;
 pub mod history;
 pub mod llm;
