@@ -8,8 +8,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use ctx::PipelineState;
 use ctx::pipeline::StepEnv;
-use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
     /// Answers follow-up questions, compacting the accumulated context when it is full.
@@ -54,17 +54,24 @@ ctx::pipeline! {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), CtxError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
     let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
     let pipeline = CompactionLoop::new()?;
 
-    // A follow-up turn: the context still holds what earlier turns gathered, close to the budget.
+    // A follow-up turn: the context still holds what earlier turns gathered, filled to within 100
+    // tokens of the global budget (counted with the pipeline's own tokenizer), so the new
+    // retrieval batch cannot join it until it is compacted.
     let mut question = PipelineState::new("Which service recomputes the invoice total?");
-    let earlier = "Earlier turn: the invoice schema keeps Quantity, UnitPrice and Discount per line; \
-                   totals are recomputed by a stored procedure after every change. ";
-    question.context_blocks = vec![earlier.repeat(60)];
+    let budget = pipeline.pipeline().max_context_tokens();
+    let sentence = "Earlier turn: the invoice schema keeps Quantity, UnitPrice and Discount per line; \
+                    totals are recomputed by a stored procedure after every change. ";
+    let mut earlier = String::new();
+    while pipeline.pipeline().counter().count(&format!("{earlier}{sentence}"))? + 100 <= budget {
+        earlier.push_str(sentence);
+    }
+    question.context_blocks = vec![earlier];
     let (state, reports) = pipeline.run(question, &env).await?;
 
     let path: Vec<&str> = reports.iter().map(|r| r.step_id.as_str()).collect();

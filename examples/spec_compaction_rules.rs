@@ -9,7 +9,7 @@
 mod support;
 
 use ctx::pipeline::StepEnv;
-use ctx::{CtxError, InboxMessage, PipelineState};
+use ctx::{InboxMessage, PipelineState};
 
 ctx::pipeline! {
     /// Answers from retrieved code, compacted by language.
@@ -52,7 +52,7 @@ ctx::pipeline! {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), CtxError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
     let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();

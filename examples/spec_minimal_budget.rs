@@ -7,8 +7,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use ctx::PipelineState;
 use ctx::pipeline::StepEnv;
-use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
     /// Answers a question about the code base from retrieved files.
@@ -43,7 +43,7 @@ ctx::pipeline! {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), CtxError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
     let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();

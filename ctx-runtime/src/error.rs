@@ -97,12 +97,12 @@ pub enum CtxError {
     #[cfg(feature = "retrieve")]
     #[error(transparent)]
     Retrieve(#[from] crate::retrieve::RetrieveError),
-    /// Loading or running a pipeline failed.
-    #[error(transparent)]
-    Pipeline(#[from] crate::pipeline::PipelineError),
     /// Context assembly failed.
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
+    /// Loading or running a pipeline failed.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
 }
 
 impl ErrorCode for CtxError {
@@ -118,8 +118,8 @@ impl ErrorCode for CtxError {
             CtxError::Model(e) => e.code(),
             #[cfg(feature = "retrieve")]
             CtxError::Retrieve(e) => e.code(),
-            CtxError::Pipeline(e) => e.code(),
             CtxError::Engine(e) => e.code(),
+            CtxError::Pipeline(e) => e.code(),
         }
     }
 }

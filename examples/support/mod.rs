@@ -12,6 +12,15 @@ use ctx::pipeline::{BoxError, NodeSearch, NodeStore};
 use ctx::state::SearchHit;
 use ctx::{NodeText, Role};
 
+/// Why each file matters, in words: BM25 matches words, and identifiers such as
+/// `usp_ComputeInvoiceTotal` are single tokens to it (a real index would add such summaries too).
+const SUMMARIES: &[(&str, &str)] = &[
+    ("usp_ComputeInvoiceTotal", "stored procedure: recomputes the invoice total from its lines, tax and rounding"),
+    ("fn_RoundCurrency", "function: rounds a currency amount of an invoice total to cents"),
+    ("invoice_lines", "table: invoice lines with quantity, unit price, discount and tax code"),
+    ("InvoiceService", "service class: recomputes the invoice total by calling the stored procedure"),
+];
+
 /// The code base: (id, path, text, dependencies).
 const FILES: &[(&str, &str, &str, &[&str])] = &[
     (
@@ -63,8 +72,10 @@ pub struct Corpus {
 impl Corpus {
     /// Indexes [`FILES`].
     pub fn new() -> Self {
-        let documents =
-            FILES.iter().map(|(id, path, text, _)| Document::new(id.to_string(), format!("{path}\n{text}")));
+        let documents = FILES.iter().map(|(id, path, text, _)| {
+            let summary = SUMMARIES.iter().find(|(s, _)| s == id).map_or("", |(_, s)| s);
+            Document::new(id.to_string(), format!("{path}\n{summary}\n{text}"))
+        });
         let engine = SearchEngineBuilder::<String>::with_documents(Language::English, documents).build();
         let nodes = FILES
             .iter()

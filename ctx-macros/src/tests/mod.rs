@@ -21,8 +21,12 @@ pub(crate) fn expand(tokens: TokenStream) -> String {
     }
 }
 
-fn check(tokens: TokenStream, expected: ExpectFile) {
-    expected.assert_eq(&expand(tokens));
+fn check(tokens: TokenStream, expected: ExpectFile, is_error_case: bool) {
+    let code = expand(tokens);
+    // Only the `errors` snapshot may hold errors: a valid pipeline that stops validating (a new
+    // runtime rule) must fail here, not be recorded as the new expected output.
+    assert_eq!(code.contains("compile_error!"), is_error_case, "{code}");
+    expected.assert_eq(&code);
 }
 
 #[test]
@@ -37,11 +41,12 @@ fn minimal_pipeline() {
                 steps {
                     search: search_nodes { top_k: 5, next: fetch },
                     fetch: fetch_node_texts { max_tokens: 2_000, next: answer },
-                    answer: call_model { prompt_key: answer, user_parts: [ context_blocks => "Context:\n{}" ], next: end },
+                    answer: call_model { prompt_key: answer, max_output_tokens: 500, user_parts: [ context_blocks => "Context:\n{}" ], next: end },
                 }
             }
         },
         expect_file!["snapshots/minimal.rs"],
+        false,
     );
 }
 
@@ -84,6 +89,7 @@ fn compaction_loop_with_guard_and_prompt_file() {
             }
         },
         expect_file!["snapshots/compaction_loop.rs"],
+        false,
     );
 }
 
@@ -103,6 +109,7 @@ fn custom_step_and_config_model() {
             }
         },
         expect_file!["snapshots/custom_config.rs"],
+        false,
     );
 }
 
@@ -119,5 +126,6 @@ fn errors_still_emit_the_struct_and_the_step_enum() {
             }
         },
         expect_file!["snapshots/errors.rs"],
+        true,
     );
 }

@@ -106,9 +106,9 @@ pub enum PipelineError {
     Model {
         /// The step id.
         step: String,
-        /// The model's error.
+        /// The model's error (boxed: it is large, and errors travel in every `Result`).
         #[source]
-        source: ModelError,
+        source: Box<ModelError>,
     },
     /// A prompt file given to [`LoadOptions::prompt_file`](super::LoadOptions::prompt_file) could not be read.
     #[error("prompt `{key}`: cannot read `{path}`: {source}")]

@@ -44,3 +44,6 @@ pub enum BrokenStep {
 ::core::compile_error! {
     "`top_k` of step `search` is 0; it must be at least 1\nhelp: set `top_k` to the number of hits to keep, e.g. `top_k: 20`"
 }
+::core::compile_error! {
+    "`max_context_tokens` is missing; the context budget is required\nhelp: set `max_context_tokens` to about 60-70% of the model's context window"
+}

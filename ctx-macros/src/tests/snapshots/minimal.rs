@@ -159,9 +159,10 @@ impl Minimal {
                 ::std::string::String::from("answer"), kind :
                 ::ctx_runtime::__private::pipeline::StepKind::CallModel(::ctx_runtime::__private::pipeline::CallModelSpec
                 { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
-                ::core::option::Option::None, max_tokens : ::core::option::Option::None,
-                user_parts : ::std::vec![::ctx_runtime::__private::pipeline::UserPartSpec
-                { source : ::std::string::String::from("context_blocks"), template :
+                ::core::option::Option::Some(500i64), max_tokens :
+                ::core::option::Option::None, user_parts :
+                ::std::vec![::ctx_runtime::__private::pipeline::UserPartSpec { source :
+                ::std::string::String::from("context_blocks"), template :
                 ::std::string::String::from("Context:\n{}") }], use_history : false, next
                 : ::std::string::String::from("end"), }) }
             ],

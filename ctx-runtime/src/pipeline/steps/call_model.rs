@@ -97,8 +97,10 @@ pub(crate) async fn call_model(
         step_id: Some(step.to_owned()),
     };
     tracing::debug!(prompt_tokens, max_tokens, context_window, history = history.len(), removed, "call_model request");
-    let response =
-        model.chat(&request).await.map_err(|source| PipelineError::Model { step: step.to_owned(), source })?;
+    let response = model
+        .chat(&request)
+        .await
+        .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
         tracing::warn!(step, max_tokens, "the reply was cut at the output limit");
     }
