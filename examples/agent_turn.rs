@@ -74,8 +74,8 @@ struct Outcome {
     documents: Vec<String>,
     /// (request tokens, threshold, exceeded) after three calls and after four.
     fallback: [(usize, usize, bool); 2],
-    /// Whether the ledger never held less than an exact recount of the whole transcript.
-    never_under: bool,
+    /// Whether the ledger always equalled an exact recount of the whole transcript.
+    exact: bool,
     /// The conversation's tokens, and what the ledger holds at the end.
     conversation: usize,
     reserved: usize,
@@ -99,7 +99,7 @@ fn run() -> Result<Outcome, TurnError> {
     ];
     let mut ledger = TurnLedger::with_messages(config.clone(), counter.clone(), &transcript)?;
     let conversation = history_tokens(&counter, &transcript)?;
-    let mut never_under = ledger.reserved() >= conversation;
+    let mut exact = ledger.reserved() == conversation;
 
     let sizes = [("A", 36_000), ("B", 20_000), ("C", 15_000), ("D", 25_000), ("E", 20_000), ("F", 22_000)];
     let mut articles = Vec::new();
@@ -154,9 +154,10 @@ fn run() -> Result<Outcome, TurnError> {
             &counter,
         )?;
         let message = ledger.record(&call.id, &packed)?;
-        let result_message = message_tokens(&counter, &message)?;
         transcript.push(message);
-        never_under &= ledger.reserved() >= history_tokens(&counter, &transcript)?;
+        // What the result adds in context (its framing names the call it answers).
+        let result_message = counter.message_costs(&transcript)?.last().copied().unwrap_or_default();
+        exact &= ledger.reserved() == history_tokens(&counter, &transcript)?;
 
         let mut included = Vec::new();
         for doc in &packed.included {
@@ -193,7 +194,7 @@ fn run() -> Result<Outcome, TurnError> {
     }
 
     let documents: Vec<String> = ledger.documents().iter().map(|d| d.id.clone()).collect();
-    Ok(Outcome { lines, rows, documents, fallback, never_under, conversation, reserved: ledger.reserved(), config })
+    Ok(Outcome { lines, rows, documents, fallback, exact, conversation, reserved: ledger.reserved(), config })
 }
 
 /// The spec's table and the end of the turn, from the outcome.
@@ -217,7 +218,7 @@ fn summary(out: &Outcome) -> Vec<String> {
         out.reserved,
         out.config.budget_tokens,
         out.conversation,
-        if out.never_under { "" } else { "; WARNING: the ledger counted less than the transcript" }
+        if out.exact { ", exactly what the transcript counts" } else { "; the transcript counts otherwise" }
     ));
     let [(three, threshold, over3), (four, _, over4)] = out.fallback;
     lines.push(format!(
@@ -255,9 +256,9 @@ mod tests {
         };
         assert_eq!(out.config, declared, "what `turn_budget!` declared");
         assert_eq!(out.conversation, 10_000);
-        // A call costs what it adds, counted once; the recount of the whole transcript is never
-        // more than that, so no call is promised room the request will not have.
-        assert!(out.never_under, "the ledger never holds less than the exact transcript");
+        // Each call cost what it added, counted once, and the ledger still equals a recount of the
+        // whole transcript after every call.
+        assert!(out.exact, "the ledger equals an exact recount of the transcript");
 
         let ids = |n: usize| out.rows[n].included.iter().map(|(id, _, _)| id.as_str()).collect::<Vec<_>>();
         assert_eq!([ids(0), ids(1), ids(2)], [vec!["A", "B", "C"], vec!["D", "E"], vec!["F", "G"]]);
