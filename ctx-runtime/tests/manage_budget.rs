@@ -435,6 +435,9 @@ fn the_trace_event_carries_the_decision_and_every_node() {
     let cfg = config(vec![rule("dotnet", "always", None, None)], None);
     let mut state = state_with(&[], nodes());
     let report = tracing::subscriber::with_default(subscriber, || {
+        // A callsite first hit by another test thread, before any subscriber existed, caches
+        // "never"; recompute interest now that this scoped subscriber is registered.
+        tracing::callsite::rebuild_interest_cache();
         manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap()
     });
     let events = events.lock().unwrap();
