@@ -46,22 +46,29 @@ impl FieldPath {
     }
 
     /// Parses the dotted form written by [`fmt::Display`] (`a.b[2].c`). Used by tests and tools.
+    /// Text that is not a well-formed `[…]` suffix (an unmatched `]`, text after a `]`) is kept
+    /// as a key rather than rejected.
     pub fn parse(text: &str) -> Self {
         let mut segments = Vec::new();
         for part in text.split('.').filter(|p| !p.is_empty()) {
-            let (name, mut rest) = match part.find('[') {
-                Some(i) => (&part[..i], &part[i..]),
-                None => (part, ""),
-            };
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
             if !name.is_empty() {
                 segments.push(PathSegment::Key(name.to_owned()));
             }
-            while let Some(end) = rest.find(']') {
-                match rest[1..end].parse() {
-                    Ok(i) => segments.push(PathSegment::Index(i)),
-                    Err(_) => segments.push(PathSegment::Key(rest[1..end].to_owned())),
+            while !rest.is_empty() {
+                match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                    Some((inner, after)) => {
+                        segments.push(match inner.parse() {
+                            Ok(i) => PathSegment::Index(i),
+                            Err(_) => PathSegment::Key(inner.to_owned()),
+                        });
+                        rest = after;
+                    }
+                    None => {
+                        segments.push(PathSegment::Key(rest.to_owned()));
+                        rest = "";
+                    }
                 }
-                rest = &rest[end + 1..];
             }
         }
         FieldPath(segments)
@@ -168,6 +175,16 @@ mod tests {
         assert_eq!(p.to_string(), "steps.manage.compact_code[1].threshold");
         assert_eq!(FieldPath::parse(&p.to_string()), p);
         assert_eq!(FieldPath::root().to_string(), "<root>");
+    }
+
+    #[test]
+    fn malformed_paths_parse_without_panicking() {
+        // Each of these used to slice out of range or inside a character.
+        let k = |s: &str| PathSegment::Key(s.to_owned());
+        assert_eq!(FieldPath::parse("a[1]]").0, [k("a"), PathSegment::Index(1), k("]")]);
+        assert_eq!(FieldPath::parse("a[1]é]").0, [k("a"), PathSegment::Index(1), k("é]")]);
+        assert_eq!(FieldPath::parse("a[x").0, [k("a"), k("[x")]);
+        assert_eq!(FieldPath::parse("[é]").0, [k("é")]);
     }
 
     #[test]
