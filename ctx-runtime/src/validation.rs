@@ -153,15 +153,21 @@ impl ConfigIssues {
 
 impl ErrorCode for ConfigIssues {
     fn code(&self) -> &'static str {
-        // One code only when all issues agree; otherwise the generic one.
-        match self.issues.as_slice() {
-            [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
-            _ => "CONFIG_INVALID",
-        }
+        shared_code(&self.issues).unwrap_or("CONFIG_INVALID")
     }
 }
 
-fn render(issues: &[ConfigIssue]) -> String {
+/// The code of `issues` when they all have the same one: an error made of several issues can
+/// only claim one specific code when no issue would be misnamed by it.
+pub(crate) fn shared_code(issues: &[ConfigIssue]) -> Option<&'static str> {
+    match issues {
+        [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => Some(first.code),
+        _ => None,
+    }
+}
+
+/// `issues` one a line, indented, for an error message.
+pub(crate) fn render(issues: &[ConfigIssue]) -> String {
     issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
 }
 

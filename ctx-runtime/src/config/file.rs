@@ -20,7 +20,7 @@ use super::did_you_mean;
 use super::model::{ModelConfig, ModelKeys, validate_model};
 use crate::error::ErrorCode;
 use crate::pipeline::definition::ModelSpec;
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, render, shared_code};
 
 /// Keys of `config.json`.
 const FILE_KEYS: ModelKeys = ModelKeys {
@@ -95,16 +95,9 @@ impl ErrorCode for ConfigFileError {
             ConfigFileError::Read { .. } => "CONFIG_FILE_UNREADABLE",
             ConfigFileError::Syntax { .. } => "CONFIG_FILE_SYNTAX",
             ConfigFileError::NotAnObject { .. } => "CONFIG_FILE_NOT_AN_OBJECT",
-            ConfigFileError::Invalid { issues, .. } => match issues.as_slice() {
-                [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
-                _ => "CONFIG_FILE_INVALID",
-            },
+            ConfigFileError::Invalid { issues, .. } => shared_code(issues).unwrap_or("CONFIG_FILE_INVALID"),
         }
     }
-}
-
-fn render(issues: &[ConfigIssue]) -> String {
-    issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
 }
 
 impl ConfigFile {
@@ -210,6 +203,7 @@ fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
         FieldPath::root().key(key),
         format!("`{key}` must be {expected}, found {shown}"),
     )
+    .with_help(format!("write `{key}` as {expected}, or remove it"))
 }
 
 fn kind(value: &Value) -> &'static str {

@@ -18,10 +18,11 @@ mod settings;
 
 pub use file::{ConfigFile, ConfigFileError};
 pub use model::ModelConfig;
-pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy};
+pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, Settings};
 
-pub(crate) use settings::missing_history_budget;
+pub(crate) use model::invalid_context_window;
+pub(crate) use settings::{invalid_max_context_tokens, missing_history_budget};
 
 /// The closest of `candidates` to `value`, when it is close enough to be a likely typo.
 pub(crate) fn did_you_mean<'a>(value: &str, candidates: &[&'a str]) -> Option<&'a str> {

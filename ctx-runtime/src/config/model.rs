@@ -92,6 +92,17 @@ impl ModelConfig {
     }
 }
 
+/// The issue for a context window that is not > 0 (written under `key`), shared by the model
+/// rules and the contract check (which also sees a `ModelConfig` built field by field).
+pub(crate) fn invalid_context_window(path: FieldPath, key: &str, value: impl std::fmt::Display) -> ConfigIssue {
+    ConfigIssue::new(
+        "INVALID_CONTEXT_WINDOW",
+        path,
+        format!("`{key}` is {value}; the context window must be an integer > 0"),
+    )
+    .with_help("set it to the number of tokens the model accepts (prompt plus output), e.g. 16384")
+}
+
 /// The one set of model rules, reporting keys by the names `keys` gives them.
 pub(crate) fn validate_model(
     spec: &ModelSpec,
@@ -109,14 +120,7 @@ pub(crate) fn validate_model(
         Some(w) => match positive(w) {
             Some(w) => Ok(Some(w)),
             None => {
-                issues.push(
-                    ConfigIssue::new(
-                        "INVALID_CONTEXT_WINDOW",
-                        window_path.clone(),
-                        format!("`{}` is {w}; the context window must be an integer > 0", keys.context_window),
-                    )
-                    .with_help("set it to the number of tokens the model accepts (prompt plus output), e.g. 16384"),
-                );
+                issues.push(invalid_context_window(window_path.clone(), keys.context_window, w));
                 Err(())
             }
         },
