@@ -10,6 +10,34 @@ use std::fmt;
 
 use crate::error::ErrorCode;
 
+/// The candidate closest to `unknown` when it is close enough to be a likely typo, for "did you
+/// mean …?" help lines: the one rule every validation uses. Names are compared case-insensitively
+/// by Jaro–Winkler similarity, which favours a shared prefix (`cl100k` finds `cl100k_base`), and
+/// must reach 0.8. A candidate equal to `unknown` is no suggestion; ties go to the earliest
+/// candidate, so the answer is deterministic.
+///
+/// ```
+/// use ctx_runtime::validation::did_you_mean;
+///
+/// assert_eq!(did_you_mean("fetc", ["search", "fetch"]), Some("fetch"));
+/// assert_eq!(did_you_mean("AUTO_CLAMP", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
+/// assert_eq!(did_you_mean("summarize", ["search", "fetch"]), None);
+/// ```
+pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = unknown.to_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for candidate in candidates {
+        if candidate == unknown {
+            continue;
+        }
+        let score = strsim::jaro_winkler(&folded, &candidate.to_lowercase());
+        if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// One segment of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum PathSegment {
@@ -181,6 +209,16 @@ mod tests {
         assert_eq!(p.to_string(), "steps.manage.compact_code[1].threshold");
         assert_eq!(FieldPath::parse(&p.to_string()), p);
         assert_eq!(FieldPath::root().to_string(), "<root>");
+    }
+
+    #[test]
+    fn suggestions_are_near_misses_and_deterministic() {
+        assert_eq!(did_you_mean("cl100k", ["o200k_base", "cl100k_base"]), Some("cl100k_base"));
+        assert_eq!(did_you_mean("auto_clmap", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
+        assert_eq!(did_you_mean("zzz", ["fail_fast", "auto_clamp"]), None);
+        // The name itself is no suggestion; equally close candidates: the first one.
+        assert_eq!(did_you_mean("fetch", ["fetch"]), None);
+        assert_eq!(did_you_mean("ab", ["abx", "aby"]), Some("abx"));
     }
 
     #[test]

@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::did_you_mean;
 use super::model::{ModelConfig, ModelKeys, validate_model};
 use crate::error::ErrorCode;
 use crate::pipeline::definition::ModelSpec;
-use crate::validation::{ConfigIssue, FieldPath, render, shared_code};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
 /// Keys of `config.json`.
 const FILE_KEYS: ModelKeys = ModelKeys {
@@ -131,7 +130,7 @@ impl ConfigFile {
         let mut mistyped: Vec<&str> = Vec::new();
 
         for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-            let help = match did_you_mean(key, &KNOWN_KEYS) {
+            let help = match did_you_mean(key, KNOWN_KEYS) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("the keys are: {}", KNOWN_KEYS.join(", ")),
             };

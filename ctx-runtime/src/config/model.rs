@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{did_you_mean, positive};
+use super::positive;
 use crate::error::TokenError;
 use crate::pipeline::definition::ModelSpec;
 use crate::tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The model's limits as the contract and the steps use them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -132,7 +132,7 @@ pub(crate) fn validate_model(
             Ok(e) => Ok(Some(e)),
             Err(_) => {
                 let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
-                let help = match did_you_mean(name, &names) {
+                let help = match did_you_mean(name, names.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("use one of: {}", names.join(", ")),
                 };
