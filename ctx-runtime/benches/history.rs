@@ -5,42 +5,19 @@
 #[path = "../tests/history_corpus/mod.rs"]
 mod history_corpus;
 
-use std::collections::HashSet;
+use history_corpus::naive_trim;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use ctx_runtime::history::{history_tokens, trim_history};
+use ctx_runtime::history::trim_history;
 use ctx_runtime::tokens::BpeBackend;
-use ctx_runtime::{ChatFormat, ChatMessage, Encoding, Role, TokenCounter};
+use ctx_runtime::{ChatFormat, Encoding, TokenCounter};
 
 /// A counter with its own empty cache: every text is tokenized on first sight.
 fn cold_counter(entries: usize) -> TokenCounter {
     TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), entries)
-}
-
-fn no_orphans(kept: &[ChatMessage]) -> bool {
-    let mut calls: HashSet<&str> = HashSet::new();
-    for m in kept {
-        if m.role == Role::Tool && !m.tool_call_id.as_deref().is_some_and(|id| calls.contains(id)) {
-            return false;
-        }
-        calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
-    }
-    true
-}
-
-/// The naive trim: drop the oldest message, recount the whole kept history, repeat.
-fn naive_trim(history: &[ChatMessage], max: usize, counter: &TokenCounter) -> usize {
-    let mut first = 0;
-    while first < history.len() {
-        let kept = &history[first..];
-        if no_orphans(kept) && history_tokens(counter, kept).unwrap() <= max {
-            return first;
-        }
-        first += 1;
-    }
-    history.len()
 }
 
 fn bench_case(c: &mut Criterion, name: &str, target: usize, keep: usize, naive_uncached: bool) {

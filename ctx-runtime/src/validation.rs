@@ -10,6 +10,34 @@ use std::fmt;
 
 use crate::error::ErrorCode;
 
+/// The candidate closest to `unknown` when it is close enough to be a likely typo, for "did you
+/// mean …?" help lines: the one rule every validation uses. Names are compared case-insensitively
+/// by Jaro–Winkler similarity, which favours a shared prefix (`cl100k` finds `cl100k_base`), and
+/// must reach 0.8. A candidate equal to `unknown` is no suggestion; ties go to the earliest
+/// candidate, so the answer is deterministic.
+///
+/// ```
+/// use ctx_runtime::validation::did_you_mean;
+///
+/// assert_eq!(did_you_mean("fetc", ["search", "fetch"]), Some("fetch"));
+/// assert_eq!(did_you_mean("AUTO_CLAMP", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
+/// assert_eq!(did_you_mean("summarize", ["search", "fetch"]), None);
+/// ```
+pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = unknown.to_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for candidate in candidates {
+        if candidate == unknown {
+            continue;
+        }
+        let score = strsim::jaro_winkler(&folded, &candidate.to_lowercase());
+        if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// One segment of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum PathSegment {
@@ -46,22 +74,29 @@ impl FieldPath {
     }
 
     /// Parses the dotted form written by [`fmt::Display`] (`a.b[2].c`). Used by tests and tools.
+    /// Text that is not a well-formed `[…]` suffix (an unmatched `]`, text after a `]`) is kept
+    /// as a key rather than rejected.
     pub fn parse(text: &str) -> Self {
         let mut segments = Vec::new();
         for part in text.split('.').filter(|p| !p.is_empty()) {
-            let (name, mut rest) = match part.find('[') {
-                Some(i) => (&part[..i], &part[i..]),
-                None => (part, ""),
-            };
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
             if !name.is_empty() {
                 segments.push(PathSegment::Key(name.to_owned()));
             }
-            while let Some(end) = rest.find(']') {
-                match rest[1..end].parse() {
-                    Ok(i) => segments.push(PathSegment::Index(i)),
-                    Err(_) => segments.push(PathSegment::Key(rest[1..end].to_owned())),
+            while !rest.is_empty() {
+                match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                    Some((inner, after)) => {
+                        segments.push(match inner.parse() {
+                            Ok(i) => PathSegment::Index(i),
+                            Err(_) => PathSegment::Key(inner.to_owned()),
+                        });
+                        rest = after;
+                    }
+                    None => {
+                        segments.push(PathSegment::Key(rest.to_owned()));
+                        rest = "";
+                    }
                 }
-                rest = &rest[end + 1..];
             }
         }
         FieldPath(segments)
@@ -146,15 +181,21 @@ impl ConfigIssues {
 
 impl ErrorCode for ConfigIssues {
     fn code(&self) -> &'static str {
-        // One code only when all issues agree; otherwise the generic one.
-        match self.issues.as_slice() {
-            [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
-            _ => "CONFIG_INVALID",
-        }
+        shared_code(&self.issues).unwrap_or("CONFIG_INVALID")
     }
 }
 
-fn render(issues: &[ConfigIssue]) -> String {
+/// The code of `issues` when they all have the same one: an error made of several issues can
+/// only claim one specific code when no issue would be misnamed by it.
+pub(crate) fn shared_code(issues: &[ConfigIssue]) -> Option<&'static str> {
+    match issues {
+        [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => Some(first.code),
+        _ => None,
+    }
+}
+
+/// `issues` one a line, indented, for an error message.
+pub(crate) fn render(issues: &[ConfigIssue]) -> String {
     issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
 }
 
@@ -168,6 +209,26 @@ mod tests {
         assert_eq!(p.to_string(), "steps.manage.compact_code[1].threshold");
         assert_eq!(FieldPath::parse(&p.to_string()), p);
         assert_eq!(FieldPath::root().to_string(), "<root>");
+    }
+
+    #[test]
+    fn suggestions_are_near_misses_and_deterministic() {
+        assert_eq!(did_you_mean("cl100k", ["o200k_base", "cl100k_base"]), Some("cl100k_base"));
+        assert_eq!(did_you_mean("auto_clmap", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
+        assert_eq!(did_you_mean("zzz", ["fail_fast", "auto_clamp"]), None);
+        // The name itself is no suggestion; equally close candidates: the first one.
+        assert_eq!(did_you_mean("fetch", ["fetch"]), None);
+        assert_eq!(did_you_mean("ab", ["abx", "aby"]), Some("abx"));
+    }
+
+    #[test]
+    fn malformed_paths_parse_without_panicking() {
+        // Each of these used to slice out of range or inside a character.
+        let k = |s: &str| PathSegment::Key(s.to_owned());
+        assert_eq!(FieldPath::parse("a[1]]").0, [k("a"), PathSegment::Index(1), k("]")]);
+        assert_eq!(FieldPath::parse("a[1]é]").0, [k("a"), PathSegment::Index(1), k("é]")]);
+        assert_eq!(FieldPath::parse("a[x").0, [k("a"), k("[x")]);
+        assert_eq!(FieldPath::parse("[é]").0, [k("é")]);
     }
 
     #[test]

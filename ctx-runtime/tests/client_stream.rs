@@ -155,6 +155,16 @@ async fn a_malformed_chunk_is_reported_with_its_text() {
 }
 
 #[tokio::test]
+async fn an_endless_line_is_refused_instead_of_filling_memory() {
+    // 33 MiB without a line break: more than the client reads of any body.
+    let endless = format!("data: {}", "a".repeat(33 * 1024 * 1024));
+    let server = MockServer::start(vec![Reply::sse(&[endless.as_str()])]).await;
+    let err = server.client(RetryPolicy::none()).chat_stream(&request(), &mut |_| {}).await.expect_err("too large");
+    assert_eq!(err.code(), "MODEL_MALFORMED_BODY");
+    assert!(err.to_string().contains("larger than"), "{err}");
+}
+
+#[tokio::test]
 async fn a_server_that_ignores_stream_true_still_works() {
     let server = MockServer::start(vec![Reply::ok(completion("whole reply", 4, 2))]).await;
     let mut tokens = Vec::new();

@@ -99,12 +99,12 @@ impl<S: Subscriber> Layer<S> for Captured {
 fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<BTreeMap<String, String>>) {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::registry().with(captured.clone());
-    let out = tracing::subscriber::with_default(subscriber, || {
-        // A callsite first hit by another test thread, before any subscriber existed, caches
-        // "never"; recompute interest now that this scoped subscriber is registered.
-        tracing::callsite::rebuild_interest_cache();
-        f()
-    });
+    // tracing caches each callsite's interest for the whole process, and while at most one
+    // dispatcher exists it asks the subscriber of the thread that reaches the callsite first: a
+    // test running in parallel without a subscriber would silence the callsite here too. With a
+    // second dispatcher alive, the interest is asked of every live dispatcher, this one included.
+    let _anchor = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let out = tracing::subscriber::with_default(subscriber, f);
     let events = captured.0.lock().unwrap().clone();
     (out, events)
 }

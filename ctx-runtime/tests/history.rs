@@ -3,6 +3,8 @@
 
 mod history_corpus;
 
+use history_corpus::{naive_trim, no_orphans};
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -17,31 +19,6 @@ fn counter() -> TokenCounter {
 
 fn call(id: &str) -> ToolCall {
     ToolCall { id: id.into(), name: "search_kb".into(), arguments: format!("{{\"query\":\"{id}\"}}") }
-}
-
-/// Every tool result in `kept` answers a call made earlier in `kept`.
-fn no_orphans(kept: &[ChatMessage]) -> bool {
-    let mut calls: HashSet<&str> = HashSet::new();
-    for m in kept {
-        if m.role == Role::Tool && !m.tool_call_id.as_deref().is_some_and(|id| calls.contains(id)) {
-            return false;
-        }
-        calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
-    }
-    true
-}
-
-/// The naive trim: drop one message at a time, recounting the whole kept part each time.
-fn naive_trim(history: &[ChatMessage], max: usize, counter: &TokenCounter) -> usize {
-    let mut first = 0;
-    while first < history.len() {
-        let kept = &history[first..];
-        if no_orphans(kept) && history_tokens(counter, kept).unwrap() <= max {
-            return first;
-        }
-        first += 1;
-    }
-    history.len()
 }
 
 fn tool_history() -> Vec<ChatMessage> {

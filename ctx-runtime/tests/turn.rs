@@ -102,12 +102,14 @@ fn spec_worked_example_three_calls_article_a_twice() {
     let mut transcript = conversation.clone();
     let logs = Captured::default();
     let subscriber = tracing_subscriber::fmt().with_writer(logs.clone()).with_ansi(false).finish();
+    // tracing caches each callsite's interest for the whole process, and while at most one
+    // dispatcher exists it asks the subscriber of the thread that reaches the callsite first: a
+    // test running in parallel without a subscriber would silence the callsite here too. With a
+    // second dispatcher alive, the interest is asked of every live dispatcher, this one included.
+    let _anchor = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
 
     let mut rows = Vec::new();
     tracing::subscriber::with_default(subscriber, || {
-        // A callsite first hit by another test thread, before any subscriber existed, caches
-        // "never"; recompute interest now that this scoped subscriber is registered.
-        tracing::callsite::rebuild_interest_cache();
         for (tool_call, ranked) in &calls {
             let assistant = ChatMessage::assistant_tool_calls("", vec![tool_call.clone()]);
             ledger.add_message(&assistant).unwrap();
@@ -141,9 +143,9 @@ fn spec_worked_example_three_calls_article_a_twice() {
         .iter()
         .map(|(tc, _)| message_tokens(&c, &ChatMessage::assistant_tool_calls("", vec![tc.clone()])).unwrap())
         .collect();
-    // A result's framing names the call it answers: its cost is taken in the transcript's context.
-    let result_msgs: Vec<usize> =
-        c.message_costs(&transcript).unwrap().into_iter().skip(4).skip(1).step_by(2).collect();
+    // A result's cost in the transcript: its framing names the function of the call it answers.
+    let costs = c.message_costs(&transcript).unwrap();
+    let result_msgs: Vec<usize> = costs.iter().skip(4).skip(1).step_by(2).copied().collect();
     assert_eq!(rows[0].0, 10_000 + call_msgs[0]);
     assert_eq!(rows[1].0, 10_000 + call_msgs[0] + result_msgs[0] + call_msgs[1]);
     assert_eq!(rows[2].0, rows[1].0 + result_msgs[1] + call_msgs[2]);

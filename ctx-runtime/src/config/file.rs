@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::did_you_mean;
 use super::model::{ModelConfig, ModelKeys, validate_model};
 use crate::error::ErrorCode;
 use crate::pipeline::definition::ModelSpec;
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
 /// Keys of `config.json`.
 const FILE_KEYS: ModelKeys = ModelKeys {
@@ -95,16 +94,9 @@ impl ErrorCode for ConfigFileError {
             ConfigFileError::Read { .. } => "CONFIG_FILE_UNREADABLE",
             ConfigFileError::Syntax { .. } => "CONFIG_FILE_SYNTAX",
             ConfigFileError::NotAnObject { .. } => "CONFIG_FILE_NOT_AN_OBJECT",
-            ConfigFileError::Invalid { issues, .. } => match issues.as_slice() {
-                [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
-                _ => "CONFIG_FILE_INVALID",
-            },
+            ConfigFileError::Invalid { issues, .. } => shared_code(issues).unwrap_or("CONFIG_FILE_INVALID"),
         }
     }
-}
-
-fn render(issues: &[ConfigIssue]) -> String {
-    issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
 }
 
 impl ConfigFile {
@@ -138,7 +130,7 @@ impl ConfigFile {
         let mut mistyped: Vec<&str> = Vec::new();
 
         for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-            let help = match did_you_mean(key, &KNOWN_KEYS) {
+            let help = match did_you_mean(key, KNOWN_KEYS) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("the keys are: {}", KNOWN_KEYS.join(", ")),
             };
@@ -210,6 +202,7 @@ fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
         FieldPath::root().key(key),
         format!("`{key}` must be {expected}, found {shown}"),
     )
+    .with_help(format!("write `{key}` as {expected}, or remove it"))
 }
 
 fn kind(value: &Value) -> &'static str {

@@ -18,22 +18,11 @@ mod settings;
 
 pub use file::{ConfigFile, ConfigFileError};
 pub use model::ModelConfig;
-pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy};
+pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, Settings};
 
-pub(crate) use settings::missing_history_budget;
-
-/// The closest of `candidates` to `value`, when it is close enough to be a likely typo.
-pub(crate) fn did_you_mean<'a>(value: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    // Case is compared away: `AUTO_CLAMP` should suggest `auto_clamp`.
-    let value = value.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(&value, c), *c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+pub(crate) use model::invalid_context_window;
+pub(crate) use settings::{invalid_max_context_tokens, missing_history_budget};
 
 /// A positive `i64` as `usize`, or `None` when it is not positive or does not fit.
 pub(crate) fn positive(value: i64) -> Option<usize> {
@@ -48,14 +37,6 @@ pub(crate) fn non_negative(value: i64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn suggestions_only_for_near_misses() {
-        assert_eq!(did_you_mean("auto_clmap", &["fail_fast", "auto_clamp"]), Some("auto_clamp"));
-        assert_eq!(did_you_mean("cl100k", &["cl100k_base", "o200k_base"]), Some("cl100k_base"));
-        assert_eq!(did_you_mean("AUTO_CLAMP", &["fail_fast", "auto_clamp"]), Some("auto_clamp"));
-        assert_eq!(did_you_mean("zzz", &["fail_fast", "auto_clamp"]), None);
-    }
 
     #[test]
     fn integer_conversions_reject_out_of_range_values() {

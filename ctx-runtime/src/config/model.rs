@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{did_you_mean, positive};
+use super::positive;
 use crate::error::TokenError;
 use crate::pipeline::definition::ModelSpec;
 use crate::tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The model's limits as the contract and the steps use them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -92,6 +92,17 @@ impl ModelConfig {
     }
 }
 
+/// The issue for a context window that is not > 0 (written under `key`), shared by the model
+/// rules and the contract check (which also sees a `ModelConfig` built field by field).
+pub(crate) fn invalid_context_window(path: FieldPath, key: &str, value: impl std::fmt::Display) -> ConfigIssue {
+    ConfigIssue::new(
+        "INVALID_CONTEXT_WINDOW",
+        path,
+        format!("`{key}` is {value}; the context window must be an integer > 0"),
+    )
+    .with_help("set it to the number of tokens the model accepts (prompt plus output), e.g. 16384")
+}
+
 /// The one set of model rules, reporting keys by the names `keys` gives them.
 pub(crate) fn validate_model(
     spec: &ModelSpec,
@@ -109,14 +120,7 @@ pub(crate) fn validate_model(
         Some(w) => match positive(w) {
             Some(w) => Ok(Some(w)),
             None => {
-                issues.push(
-                    ConfigIssue::new(
-                        "INVALID_CONTEXT_WINDOW",
-                        window_path.clone(),
-                        format!("`{}` is {w}; the context window must be an integer > 0", keys.context_window),
-                    )
-                    .with_help("set it to the number of tokens the model accepts (prompt plus output), e.g. 16384"),
-                );
+                issues.push(invalid_context_window(window_path.clone(), keys.context_window, w));
                 Err(())
             }
         },
@@ -128,7 +132,7 @@ pub(crate) fn validate_model(
             Ok(e) => Ok(Some(e)),
             Err(_) => {
                 let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
-                let help = match did_you_mean(name, &names) {
+                let help = match did_you_mean(name, names.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("use one of: {}", names.join(", ")),
                 };

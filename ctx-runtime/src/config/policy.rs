@@ -10,8 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::did_you_mean;
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The environment variable an operator sets to choose the policy of a deployment.
 pub const LIMITS_POLICY_ENV: &str = "PIPELINE_LIMITS_POLICY";
@@ -94,7 +93,7 @@ fn parse_or_report(name: &str, path: FieldPath, what: &str, issues: &mut Vec<Con
     match name.parse() {
         Ok(policy) => Some(policy),
         Err(UnknownPolicy) => {
-            let help = match did_you_mean(name, &LimitsPolicy::NAMES) {
+            let help = match did_you_mean(name, LimitsPolicy::NAMES) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => "use `fail_fast` (production) or `auto_clamp` (dev/test, explicit opt-in)".to_owned(),
             };

@@ -71,14 +71,7 @@ impl Settings {
                 None
             }
             Some(v) => positive(v).or_else(|| {
-                issues.push(
-                    ConfigIssue::new(
-                        "INVALID_MAX_CONTEXT_TOKENS",
-                        at.key("max_context_tokens"),
-                        format!("`max_context_tokens` is {v}; it must be an integer > 0"),
-                    )
-                    .with_help("set `max_context_tokens` to about 60-70% of the model's context window"),
-                );
+                issues.push(invalid_max_context_tokens(at.key("max_context_tokens"), v));
                 None
             }),
         };
@@ -155,6 +148,17 @@ impl Settings {
     pub fn get(&self, name: &str) -> Option<u64> {
         self.extra.get(name).copied()
     }
+}
+
+/// The issue for a `max_context_tokens` that is not > 0, shared by the settings check and the
+/// contract check (which also sees `Settings` built without [`Settings::from_spec`]).
+pub(crate) fn invalid_max_context_tokens(path: FieldPath, value: impl std::fmt::Display) -> ConfigIssue {
+    ConfigIssue::new(
+        "INVALID_MAX_CONTEXT_TOKENS",
+        path,
+        format!("`max_context_tokens` is {value}; it must be an integer > 0"),
+    )
+    .with_help("set `max_context_tokens` to about 60-70% of the model's context window")
 }
 
 /// The rule "a step that uses history needs `max_history_tokens`", shared by the settings check

@@ -21,7 +21,9 @@
 use serde::Serialize;
 
 use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit};
-use crate::config::{LimitsPolicy, ModelConfig, Settings, missing_history_budget};
+use crate::config::{
+    LimitsPolicy, ModelConfig, Settings, invalid_context_window, invalid_max_context_tokens, missing_history_budget,
+};
 use crate::pipeline::definition::CallModelSpec;
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath};
@@ -161,24 +163,10 @@ pub fn check_contract(
     let mut issues = Vec::new();
     let root = FieldPath::root();
     if model.context_window == 0 {
-        issues.push(
-            ConfigIssue::new(
-                "INVALID_CONTEXT_WINDOW",
-                root.key("model").key("context_window"),
-                "the context window is 0",
-            )
-            .with_help("set the model's context window to the number of tokens it accepts"),
-        );
+        issues.push(invalid_context_window(root.key("model").key("context_window"), "context_window", 0));
     }
     if settings.max_context_tokens == 0 {
-        issues.push(
-            ConfigIssue::new(
-                "INVALID_MAX_CONTEXT_TOKENS",
-                root.key("settings").key("max_context_tokens"),
-                "`max_context_tokens` is 0; it must be > 0",
-            )
-            .with_help("set `max_context_tokens` to about 60-70% of the model's context window"),
-        );
+        issues.push(invalid_max_context_tokens(root.key("settings").key("max_context_tokens"), 0));
     }
 
     let mut terms = Vec::with_capacity(steps.len());

@@ -110,7 +110,7 @@ impl FingerprintBuilder {
         self.part(b'M', model.model.as_deref().unwrap_or_default().as_bytes());
         self.part(b'm', &[u8::from(model.model.is_some())]);
         self.part(b'W', &(model.context_window as u64).to_le_bytes());
-        self.part(b'O', &model.max_tokens.map_or(0, |m| m as u64 + 1).to_le_bytes());
+        self.part(b'O', &optional(model.max_tokens));
         self.part(b'E', model.encoding.name().as_bytes());
         self
     }
@@ -120,7 +120,7 @@ impl FingerprintBuilder {
     #[must_use]
     pub fn settings(mut self, settings: &Settings) -> Self {
         self.part(b'C', &(settings.max_context_tokens as u64).to_le_bytes());
-        self.part(b'H', &settings.max_history_tokens.map_or(0, |h| h as u64 + 1).to_le_bytes());
+        self.part(b'H', &optional(settings.max_history_tokens));
         self.part(b'S', &(settings.safety_margin_tokens as u64).to_le_bytes());
         self.part(b'L', settings.policy.name().as_bytes());
         self
@@ -138,6 +138,17 @@ impl FingerprintBuilder {
     pub fn finish(self) -> Fingerprint {
         Fingerprint(self.hasher.digest128())
     }
+}
+
+/// An optional count as bytes: a presence flag, then the value (0 when absent), so that `None`
+/// and every `Some` differ without arithmetic that could overflow.
+fn optional(value: Option<usize>) -> [u8; 9] {
+    let mut bytes = [0u8; 9];
+    if let Some(v) = value {
+        bytes[0] = 1;
+        bytes[1..].copy_from_slice(&(v as u64).to_le_bytes());
+    }
+    bytes
 }
 
 /// The outcome of one contract check.
@@ -203,5 +214,21 @@ impl ContractCache {
     /// Hit/miss counters since creation.
     pub fn stats(&self) -> ContractCacheStats {
         ContractCacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    #[test]
+    fn extreme_limits_fingerprint_without_overflow_and_stay_distinct() {
+        // `usize::MAX + 1` used to overflow here (a panic in debug builds).
+        let model =
+            |max_tokens| ModelConfig { model: None, context_window: 8192, max_tokens, encoding: Encoding::Cl100kBase };
+        let print = |max_tokens| FingerprintBuilder::new().model(&model(max_tokens)).finish();
+        let all = [print(None), print(Some(0)), print(Some(usize::MAX))];
+        assert!(all[0] != all[1] && all[1] != all[2] && all[0] != all[2]);
     }
 }

@@ -61,6 +61,7 @@ pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, 
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;
+pub(crate) use terms::invalid_output_limit;
 pub use terms::{
     OutputLimit, OutputSource, fixed_prompt_tokens, max_output_tokens, output_limit, prompt_messages, render_template,
     render_user_message,

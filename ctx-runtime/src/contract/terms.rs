@@ -84,12 +84,7 @@ pub fn output_limit(
         if let Some(v) = value {
             return match positive(v) {
                 Some(tokens) => Ok(OutputLimit { tokens, source }),
-                None => Err(ConfigIssue::new(
-                    "INVALID_MAX_OUTPUT_TOKENS",
-                    at.key(key),
-                    format!("call_model step `{step_id}` has `{key}: {v}`; an output limit must be an integer > 0"),
-                )
-                .with_help(format!("set `{key}` to the longest reply this step may produce, e.g. 512"))),
+                None => Err(invalid_output_limit(step_id, at, key, v)),
             };
         }
     }
@@ -105,6 +100,18 @@ pub fn output_limit(
         )
         .with_help("set `max_output_tokens` on the step, or a default `max_tokens` in the model configuration")),
     }
+}
+
+/// The issue for a step output limit written as `key: value` (`max_output_tokens` or
+/// `max_tokens`) that is not an integer > 0, under `at.key`: the one rule for both keys, used by
+/// [`output_limit`] and by pipeline validation (which also checks the key that does not win).
+pub(crate) fn invalid_output_limit(step_id: &str, at: &FieldPath, key: &str, value: i64) -> ConfigIssue {
+    ConfigIssue::new(
+        "INVALID_MAX_OUTPUT_TOKENS",
+        at.key(key),
+        format!("call_model step `{step_id}` has `{key}: {value}`; an output limit must be an integer > 0"),
+    )
+    .with_help(format!("set `{key}` to the longest reply this step may produce, e.g. 512"))
 }
 
 /// Renders one template: its `{}` replaced by `value`. A template is validated to hold exactly

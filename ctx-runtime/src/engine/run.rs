@@ -24,7 +24,7 @@ use super::policy::{Overflow, Policy, allocation};
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::{AssemblyReport, pack_reports};
 use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
-use crate::chat::{ChatMessage, Role};
+use crate::chat::ChatMessage;
 use crate::error::TokenError;
 use crate::tokens::TokenCounter;
 
@@ -495,26 +495,13 @@ fn greedy(
     Ok((blocks.len(), text))
 }
 
-/// Drops the oldest messages, about enough to free `excess` tokens (the caller re-counts the
-/// whole), at least one, and any tool results left without their call.
+/// Drops the oldest messages that free at least `excess` tokens (at least one message), keeping a
+/// tool call with its results: the history module's trim, to what the history holds less
+/// `excess`. History messages are whole messages of the request, so what they free is exactly
+/// what the request loses; the caller re-counts the whole all the same.
 fn trim_history(counter: &TokenCounter, history: &mut Vec<ChatMessage>, excess: usize) -> Result<(), TokenError> {
-    if history.is_empty() {
-        return Ok(());
-    }
-    let base = counter.count_messages(&[])?;
-    let (mut freed, mut k) = (0, 0);
-    for message in history.iter() {
-        if freed >= excess {
-            break;
-        }
-        freed += counter.count_messages(std::slice::from_ref(message))?.saturating_sub(base);
-        k += 1;
-    }
-    let mut k = k.clamp(1, history.len());
-    while history.get(k).is_some_and(|m| m.role == Role::Tool) {
-        k += 1;
-    }
-    history.drain(..k);
+    let held = crate::history::history_tokens(counter, history)?;
+    crate::history::trim_history_in_place(history, held.saturating_sub(excess.max(1)), counter)?;
     Ok(())
 }
 

@@ -87,7 +87,7 @@ impl SummarizingCompactor {
     ) -> Result<String, CompactError> {
         let messages = self.messages(text);
         let prompt_tokens = counter.count_messages(&messages)?;
-        if prompt_tokens + max_tokens > self.context_window {
+        if prompt_tokens.saturating_add(max_tokens) > self.context_window {
             return Err(CompactError::WindowTooSmall {
                 window: self.context_window,
                 prompt_tokens,
@@ -108,7 +108,7 @@ impl SummarizingCompactor {
     /// Splits `text` into pieces whose request, with `max_tokens` of output, fits the window.
     fn split(&self, counter: &TokenCounter, text: &str, max_tokens: usize) -> Result<Vec<String>, CompactError> {
         let empty = counter.count_messages(&self.messages(""))?;
-        let Some(room) = self.context_window.checked_sub(empty + max_tokens).filter(|r| *r > 0) else {
+        let Some(room) = self.context_window.checked_sub(empty.saturating_add(max_tokens)).filter(|r| *r > 0) else {
             return Err(CompactError::WindowTooSmall {
                 window: self.context_window,
                 prompt_tokens: empty,
@@ -121,7 +121,7 @@ impl SummarizingCompactor {
             let mut limit = room;
             let piece = loop {
                 let piece = counter.truncate_to(rest, limit)?;
-                let total = counter.count_messages(&self.messages(&piece))? + max_tokens;
+                let total = counter.count_messages(&self.messages(&piece))?.saturating_add(max_tokens);
                 if total <= self.context_window || piece.is_empty() {
                     break piece;
                 }

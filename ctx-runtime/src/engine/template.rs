@@ -95,7 +95,9 @@ fn error(text: &str, kind: SyntaxErrorKind, offset: usize, name: Option<String>)
     TemplateSyntaxError { kind, offset, line, column, name }
 }
 
-fn valid_segment(s: &str) -> bool {
+/// Whether `s` is one segment of a variable name (and so a valid input name): letters, digits,
+/// `_` and `-`, at least one.
+pub(super) fn valid_segment(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 

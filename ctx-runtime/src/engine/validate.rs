@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::compactor::BUILTIN_COMPACTORS;
 use super::declaration::{ContextDeclaration, ContextPolicySpec, EngineSpec, MessageSpec};
 use super::policy::{Overflow, pack_ratios};
-use super::template::Template;
-use crate::validation::{ConfigIssue, FieldPath};
+use super::template::{Template, valid_segment};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean as suggest};
 
 /// Slack for float sums of ratios written in decimal (0.1 + 0.2 + 0.7).
 const RATIO_EPSILON: f64 = 1e-9;
@@ -247,7 +247,8 @@ fn validate_declaration(
         );
     }
     for (k, input) in decl.inputs.iter().enumerate() {
-        if input.is_empty() || !input.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        // An input is used as `{input.<name>}`: its name must be one segment of a variable name.
+        if !valid_segment(input) {
             issues.push(ConfigIssue::new(
                 "ENGINE_INVALID_INPUT",
                 path.key("inputs").index(k),
@@ -434,14 +435,6 @@ fn check_nesting(issues: &mut Vec<ConfigIssue>, spec: &EngineSpec, base: &FieldP
             }
         }
     }
-}
-
-fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::error::ErrorCode;
 use crate::llm::ModelError;
+use crate::negotiate::NegotiationError;
 
 /// A boxed error returned by a caller's [`NodeSearch`](super::NodeSearch) or
 /// [`NodeStore`](super::NodeStore); any `std::error::Error` converts into it with `?`.
@@ -110,6 +111,16 @@ pub enum PipelineError {
         #[source]
         source: Box<ModelError>,
     },
+    /// Output negotiation failed for a `call_model` step: most often its request leaves no room
+    /// for the output floor even with the whole history dropped.
+    #[error("step `{step}`: {source}")]
+    Negotiation {
+        /// The step id.
+        step: String,
+        /// What negotiation found.
+        #[source]
+        source: NegotiationError,
+    },
     /// A prompt file given to [`LoadOptions::prompt_file`](super::LoadOptions::prompt_file) could not be read.
     #[error("prompt `{key}`: cannot read `{path}`: {source}")]
     PromptFile {
@@ -157,6 +168,7 @@ impl ErrorCode for PipelineError {
             PipelineError::SetVariable { .. } => "PIPELINE_SET_VARIABLE",
             PipelineError::PromptWithoutText { .. } => "PIPELINE_PROMPT_WITHOUT_TEXT",
             PipelineError::Model { source, .. } => source.code(),
+            PipelineError::Negotiation { source, .. } => source.code(),
             PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
             PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
             PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",

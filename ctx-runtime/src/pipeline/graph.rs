@@ -256,6 +256,9 @@ impl<'a> StepGraph<'a> {
     /// it says something the cycle does not: that the cycle has no exit at all.
     fn reachability_issues(&self, issues: &mut Vec<ConfigIssue>) {
         let n = self.def.steps.len();
+        if n == 0 {
+            return; // reported as PIPELINE_NO_STEPS; there is no first step to start from
+        }
         let successor = |e: &Edge<'_>| match e.resolved {
             Resolved::Known(Target::Step(j)) => Some(j),
             Resolved::Unknown { suggestion } => suggestion,

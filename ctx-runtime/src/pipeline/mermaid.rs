@@ -25,8 +25,9 @@ fn target_node(def: &PipelineDef, target: &str) -> String {
     }
 }
 
+/// `text` safe inside a quoted node label or a `|…|` edge label: a `|` would end an edge label.
 fn mermaid_text(text: &str) -> String {
-    text.replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;")
+    text.replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;").replace('|', "#124;")
 }
 
 /// A Mermaid flowchart of `def`.
@@ -143,6 +144,9 @@ mod tests {
         assert!(m.contains("s0 -->|next| missing_nowhere_here"), "{m}");
         let dot = to_dot(&d);
         assert!(dot.contains("s0 [label=\"a\\\"b\\nsearch_nodes\", shape=box];"), "{dot}");
+        // A custom outcome is a name from the caller: a `|` in it must not end the edge label.
+        let d = testing::def(vec![testing::custom("route", &[("yes|no", "end")])]);
+        assert!(to_mermaid(&d).contains("s0 -->|yes#124;no| stop"), "{}", to_mermaid(&d));
     }
 
     #[test]

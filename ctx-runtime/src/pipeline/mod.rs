@@ -32,5 +32,5 @@ pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
-pub use steps::{CallReport, FetchReport, SkipReason, SkippedNode, StepDetail};
+pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -1,27 +1,7 @@
-//! "Did you mean …?" for names that match nothing: the closest known name by edit distance.
+//! Help lines for names that match nothing: a "did you mean …?" ([`did_you_mean`], the one rule)
+//! and the list of what is known.
 
-/// The candidate closest to `unknown`, when it is close enough to be a likely typo: at most one
-/// edit per three characters (at least one edit), transpositions counting as one. Ties go to the
-/// earliest candidate, so the answer is deterministic.
-pub(crate) fn did_you_mean<'a, I>(unknown: &str, candidates: I) -> Option<&'a str>
-where
-    I: IntoIterator<Item = &'a str>,
-{
-    let mut best: Option<(usize, &'a str)> = None;
-    for candidate in candidates {
-        if candidate == unknown {
-            continue;
-        }
-        let distance = strsim::damerau_levenshtein(unknown, candidate);
-        let longest = unknown.chars().count().max(candidate.chars().count());
-        let allowed = (longest / 3).max(1);
-        let case_only = unknown.eq_ignore_ascii_case(candidate);
-        if (distance <= allowed || case_only) && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
-}
+pub(crate) use crate::validation::did_you_mean;
 
 /// The help line for an unknown name: a suggestion when one is close, and the list of what is
 /// known (up to a dozen names, so the line stays readable).

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use crate::config::positive as positive_tokens;
+use crate::contract::invalid_output_limit;
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::{CallModelSpec, ModelSource, PipelineDef, SetValueSpec, SetVariablesSpec, StepDef, StepKind};
@@ -213,9 +215,7 @@ fn step_issues(
     }
 }
 
-/// A field that must be a positive number of tokens. `code` is shared with the module that owns
-/// the same value elsewhere (the contract reports an invalid output limit as
-/// `INVALID_MAX_OUTPUT_TOKENS`), so that one problem never gets two codes.
+/// A step field that must be a positive number of tokens.
 fn positive(
     issues: &mut Vec<ConfigIssue>,
     code: &'static str,
@@ -223,7 +223,7 @@ fn positive(
     (field, id, value): (&str, &str, i64),
     example: &str,
 ) {
-    if value <= 0 || usize::try_from(value).is_err() {
+    if positive_tokens(value).is_none() {
         issues.push(
             ConfigIssue::new(
                 code,
@@ -283,23 +283,11 @@ fn call_model_issues(
             .with_help(help_for_unknown(&s.prompt_key, "prompt", &keys)),
         );
     }
-    if let Some(v) = s.max_output_tokens {
-        positive(
-            issues,
-            "INVALID_MAX_OUTPUT_TOKENS",
-            path.key("max_output_tokens"),
-            ("max_output_tokens", id, v),
-            "the step's output limit, e.g. `max_output_tokens: 1_000`",
-        );
-    }
-    if let Some(v) = s.max_tokens {
-        positive(
-            issues,
-            "INVALID_MAX_OUTPUT_TOKENS",
-            path.key("max_tokens"),
-            ("max_tokens", id, v),
-            "the step's output limit, e.g. `max_tokens: 1_000`",
-        );
+    // The contract's rule, applied to both keys (the contract only reads the one that wins).
+    for (key, value) in [("max_output_tokens", s.max_output_tokens), ("max_tokens", s.max_tokens)] {
+        if let Some(v) = value.filter(|&v| positive_tokens(v).is_none()) {
+            issues.push(invalid_output_limit(id, path, key, v));
+        }
     }
     for (j, part) in s.user_parts.iter().enumerate() {
         let part_path = path.key("user_parts").index(j);

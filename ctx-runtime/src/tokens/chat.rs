@@ -121,38 +121,45 @@ impl ChatFormat {
     /// trimming drop messages from the front with a running total instead of recounting.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
         let mut costs = Vec::with_capacity(messages.len());
-        // Call id -> function name, so a result is framed with the name of the call it answers.
+        // Call id -> function name, so a result is framed with the name of the call it answers;
+        // a later call reusing an id takes it over.
         let mut calls: HashMap<&str, &str> = HashMap::new();
         for m in messages {
-            for call in &m.tool_calls {
-                calls.insert(call.id.as_str(), call.name.as_str());
+            if m.role != Role::Tool {
+                for call in &m.tool_calls {
+                    calls.insert(call.id.as_str(), call.name.as_str());
+                }
             }
-            let function = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
-            costs.push(self.message_cost(counter, m, function)?);
+            let answered = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
+            costs.push(self.message_cost(counter, m, answered)?);
         }
         Ok(costs)
     }
 
-    /// What one message adds to a request. For a tool result, `function` is the name of the call
-    /// it answers (the framing names it); `None` frames it with the call id, as a result whose
-    /// call is not in the request would be.
+    /// What one message adds to a request. `answered_function` matters only for a tool result:
+    /// the name of the function whose call it answers, when that call is in the request before
+    /// it; without it the result is framed with its call id (an orphan result, as
+    /// [`Self::message_costs`] frames one whose call is not in view). For one message among
+    /// others, this is its entry in [`Self::message_costs`] with the name found there.
     pub fn message_cost(
         &self,
         counter: &TokenCounter,
         m: &ChatMessage,
-        function: Option<&str>,
+        answered_function: Option<&str>,
     ) -> Result<usize, TokenError> {
         let ChatFormat::OpenAi(o) = self;
         let mut total = 0usize;
         match m.role {
             Role::Tool => {
-                let function = function.or(m.tool_call_id.as_deref()).unwrap_or_default();
+                let function = answered_function.or(m.tool_call_id.as_deref()).unwrap_or_default();
                 total += o.tool_result_specials;
                 total += counter.count(&format!("functions.{function} to=assistant"))?;
                 total += counter.count("commentary")?;
                 total += counter.count(&m.content)?;
             }
             _ => {
+                // In the harmony rendering an assistant message that only calls tools has no
+                // text message of its own.
                 if !(m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty()) {
                     total += o.per_message;
                     total += counter.count(m.role.as_str())?;
@@ -237,6 +244,7 @@ mod tests {
         let answered = f.count_messages(&c, &with_call).unwrap() - f.count_messages(&c, &with_call[..1]).unwrap();
         let header = c.count("functions.lookup to=assistant").unwrap();
         assert_eq!(answered, 4 + header + c.count("commentary").unwrap() + c.count("42").unwrap());
+        assert_eq!(f.message_cost(&c, &with_call[1], Some("lookup")).unwrap(), answered);
         // Without the call in view, the id stands in for the name.
         let orphan = f.count_messages(&c, &with_call[1..]).unwrap() - 3;
         assert_eq!(

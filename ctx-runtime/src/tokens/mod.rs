@@ -215,6 +215,13 @@ impl TokenCounter {
         self.format.message_costs(self, messages)
     }
 
+    /// What `message` adds to a request; `answered_function` is the name of the function whose
+    /// call a tool result answers, when that call is in the request. See
+    /// [`ChatFormat::message_cost`].
+    pub fn message_cost(&self, message: &ChatMessage, answered_function: Option<&str>) -> Result<usize, TokenError> {
+        self.format.message_cost(self, message, answered_function)
+    }
+
     /// Tokens of a whole request: [`Self::count_messages`] plus the tool schemas' tokens.
     pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
         Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)

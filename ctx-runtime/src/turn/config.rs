@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// What to do with the best-ranked document that does not fit whole in what a call may still use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -267,13 +267,8 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
     if let Some(name) = spec.on_partial.as_deref()
         && PartialPolicy::from_name(name).is_none()
     {
-        let closest = PartialPolicy::NAMES
-            .iter()
-            .map(|n| (strsim::jaro_winkler(n, name), *n))
-            .filter(|(similarity, _)| *similarity >= 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| format!("did you mean `{n}`? "))
-            .unwrap_or_default();
+        let closest =
+            did_you_mean(name, PartialPolicy::NAMES).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
         issues.push(
             ConfigIssue::new(
                 "TURN_PARTIAL_POLICY_UNKNOWN",

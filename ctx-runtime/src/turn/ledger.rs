@@ -1,8 +1,9 @@
 //! The turn ledger: what the conversation and this turn's tool calls already hold, kept up to date
 //! one message at a time.
 //!
-//! Each message is counted once, when it is added, with its exact chat-format cost
-//! ([`ChatFormat::message_cost`](crate::tokens::ChatFormat::message_cost), in the context of the calls seen); documents are remembered by id. Asking what a call may still use is
+//! Each message is counted once, when it is added, with its exact chat-format cost in the
+//! conversation so far (a tool result is framed with the name of the call it answers, which the
+//! ledger remembers from the call's message); documents are remembered by id. Asking what a call may still use is
 //! O(1), and recording a result costs the tokens of that result only — not a re-parse and recount
 //! of every earlier message on every call, which makes the cost of a turn quadratic in its calls.
 
@@ -12,7 +13,6 @@ use super::TurnError;
 use super::config::{PartialPolicy, TurnBudgetConfig};
 use super::pack::{Compactor, Inclusion, Packed, Partial, RankedDocument, pack_documents};
 use crate::chat::{ChatMessage, Role, ToolCall};
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
 use crate::validation::ConfigIssues;
 
@@ -72,8 +72,8 @@ pub struct TurnLedger {
     calls: usize,
     ids: HashSet<String>,
     documents: Vec<SeenDocument>,
-    /// Call id -> function name of the calls seen: a tool result's framing names its call, so its
-    /// cost depends on it.
+    /// Call id → function name of every tool call added, so a result costs what it costs after
+    /// its call (a later call reusing an id takes it over, as in the chat format).
     call_names: HashMap<String, String>,
 }
 
@@ -120,22 +120,24 @@ impl TurnLedger {
     /// (tool calls included), or the result of a tool that returns no documents. Returns its exact
     /// cost. A message may push the ledger over its budget; [`Self::available`] is then 0.
     pub fn add_message(&mut self, message: &ChatMessage) -> Result<usize, TurnError> {
-        for call in &message.tool_calls {
-            self.call_names.insert(call.id.clone(), call.name.clone());
-        }
-        let cost = self.cost_in_turn(message)?;
+        let cost = self.cost(message)?;
         if message.role == Role::Tool || !message.tool_calls.is_empty() {
             self.tools += cost;
         } else {
             self.conversation += cost;
         }
+        if message.role != Role::Tool {
+            for call in &message.tool_calls {
+                self.call_names.insert(call.id.clone(), call.name.clone());
+            }
+        }
         Ok(cost)
     }
 
-    /// What `message` adds to the turn's request: its cost in the context of the calls seen so far.
-    fn cost_in_turn(&self, message: &ChatMessage) -> Result<usize, TokenError> {
-        let function = message.tool_call_id.as_deref().and_then(|id| self.call_names.get(id)).map(String::as_str);
-        self.counter.format().message_cost(&self.counter, message, function)
+    /// What `message` adds after the messages added so far.
+    fn cost(&self, message: &ChatMessage) -> Result<usize, TurnError> {
+        let answered = message.tool_call_id.as_ref().and_then(|id| self.call_names.get(id)).map(String::as_str);
+        Ok(self.counter.message_cost(message, answered)?)
     }
 
     /// Tokens held: conversation plus this turn's tool calls and results.
@@ -176,7 +178,7 @@ impl TurnLedger {
     /// result message for it fits.
     pub fn call_budget(&self, call: &ToolCall) -> Result<CallBudget, TurnError> {
         let breakdown = self.breakdown();
-        let frame = self.cost_in_turn(&ChatMessage::tool_result(call.id.clone(), ""))?;
+        let frame = self.cost(&ChatMessage::tool_result(call.id.clone(), ""))?;
         tracing::info!(
             target: "ctx::turn",
             call_id = %call.id,
@@ -241,7 +243,7 @@ impl TurnLedger {
             }
         }
         let message = ChatMessage::tool_result(call_id, packed.rendered.clone());
-        let cost = self.cost_in_turn(&message)?;
+        let cost = self.cost(&message)?;
         if cost > self.available() {
             return Err(TurnError::ResultOverflow {
                 call_id: call_id.to_owned(),
@@ -347,6 +349,30 @@ mod tests {
         let l = TurnLedger::new(config, counter).unwrap();
         let b = l.call_budget(&call("1")).unwrap();
         assert!(matches!(l.pack(&b, &[], None), Err(TurnError::MissingCompactor)));
+    }
+
+    #[test]
+    fn a_result_costs_what_it_costs_after_its_call() {
+        // The result's framing names the function; an id and a name of different lengths make
+        // a result counted on its own differ from the same result after its call.
+        let mut l = ledger(10_000);
+        let counter = l.counter().clone();
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "search_the_knowledge_base_by_keyword".into(),
+            arguments: "{\"query\":\"x\"}".into(),
+        };
+        let mut transcript = vec![ChatMessage::user("q"), ChatMessage::assistant_tool_calls("", vec![call.clone()])];
+        for m in &transcript {
+            l.add_message(m).unwrap();
+        }
+        let (message, _) = l.answer_call(&call, &[RankedDocument::new("a", "some text")], None).unwrap();
+        transcript.push(message);
+        assert_eq!(l.reserved(), crate::history::history_tokens(&counter, &transcript).unwrap());
+        // A result whose call the ledger never saw is framed with its id, as the format does.
+        let orphan = ChatMessage::tool_result("zz", "late");
+        let cost = l.add_message(&orphan).unwrap();
+        assert_eq!(cost, crate::history::message_tokens(&counter, &orphan).unwrap());
     }
 
     #[test]

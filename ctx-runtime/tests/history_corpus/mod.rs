@@ -4,7 +4,10 @@
 
 #![allow(dead_code)]
 
-use ctx_runtime::{ChatMessage, TokenCounter, ToolCall};
+use std::collections::HashSet;
+
+use ctx_runtime::history::history_tokens;
+use ctx_runtime::{ChatMessage, Role, TokenCounter, ToolCall};
 
 /// xorshift64*: reproducible without a dependency.
 pub struct Rng(u64);
@@ -224,4 +227,30 @@ pub fn conversation(counter: &TokenCounter, target_tokens: usize, seed: u64) -> 
         n += 1;
     }
     (history, total)
+}
+
+/// Every tool result in `kept` answers a call made earlier in `kept`.
+pub fn no_orphans(kept: &[ChatMessage]) -> bool {
+    let mut calls: HashSet<&str> = HashSet::new();
+    for m in kept {
+        if m.role == Role::Tool && !m.tool_call_id.as_deref().is_some_and(|id| calls.contains(id)) {
+            return false;
+        }
+        calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+    }
+    true
+}
+
+/// The naive trim the tests and the benchmark compare with: drop one message at a time,
+/// recounting the whole kept part each time.
+pub fn naive_trim(history: &[ChatMessage], max: usize, counter: &TokenCounter) -> usize {
+    let mut first = 0;
+    while first < history.len() {
+        let kept = &history[first..];
+        if no_orphans(kept) && history_tokens(counter, kept).unwrap() <= max {
+            return first;
+        }
+        first += 1;
+    }
+    history.len()
 }

@@ -65,8 +65,9 @@ use wire::{WireCompletion, WireRequest};
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use crate::validation::ConfigIssues;
 
-/// The largest response body read; a larger one is reported as malformed instead of filling
-/// memory.
+/// The largest response body read, whole or streamed; a larger one is reported as malformed
+/// instead of filling memory (a stream without line breaks would otherwise grow the parser's
+/// line buffer without end).
 const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// A client for an OpenAI-compatible chat-completions endpoint. Cheap to clone (the connection
@@ -281,6 +282,13 @@ impl OpenAiClient {
                 Ok(Ok(Some(chunk))) => chunk,
             };
             received += chunk.len();
+            if received > MAX_BODY_BYTES {
+                return Err(ModelError::MalformedBody {
+                    model: self.config.model.clone(),
+                    message: format!("the stream is larger than {MAX_BODY_BYTES} bytes"),
+                    excerpt: failure::excerpt(&chunk),
+                });
+            }
             parser.push(&chunk, &mut events);
             for event in events.drain(..) {
                 state.on_event(&event, on_token).map_err(|e| self.chunk_error(e))?;

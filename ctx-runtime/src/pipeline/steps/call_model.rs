@@ -1,9 +1,9 @@
-//! `call_model`: renders the prompt, checks the exact request against the window, calls the model.
+//! `call_model`: renders the prompt, negotiates the output limit against the exact request,
+//! checks the request against the window, calls the model.
 //!
 //! The request is laid out by the contract's own functions (`contract::render_user_message`,
 //! `contract::prompt_messages`), so the prompt the contract measured at load time is the prompt
-//! sent here, and the last guard (`contract::guard_request`) counts the exact messages, chat
-//! overhead included, before anything leaves: a request that would overflow is never sent.
+//! sent here.
 //!
 //! * System prompt: the text of `prompt_key`.
 //! * User message: each `user_parts` entry's template with its `{}` replaced once, verbatim, by
@@ -12,11 +12,22 @@
 //!   empty user message, as the contract measures it.
 //! * History (`use_history`): `history_dialog` trimmed oldest-first to `max_history_tokens`
 //!   (`history::trim_history`), placed between the system prompt and the user message.
-//! * Output limit: the step's limit in effect from the contract report (`max_output_tokens`,
-//!   else `max_tokens`, else the model's `max_tokens`; lowered when `auto_clamp` clamped it).
+//! * Output limit: negotiated (`negotiate::negotiate_max_output`, flexbox_negotiation.md) from
+//!   the step's limit in effect in the contract report (`max_output_tokens`, else `max_tokens`,
+//!   else the model's `max_tokens`; lowered when `auto_clamp` clamped it):
+//!   `max(floor, min(requested, window − input − margin))`, `input` the exact count of the
+//!   request, chat overhead included, and `margin` the settings' `budget_safety_margin_tokens`.
+//!   The contract already proves that the budgets leave room for the requested output, so the
+//!   limit is only lowered when the state holds more than the budgets (BPE merging across a
+//!   template's seams, or a context set by a custom step); when even the floor would not fit,
+//!   more of the oldest history is dropped (a tool call with its results), and when none is left
+//!   to drop the step fails with the negotiation's error.
+//! * The last guard (`contract::guard_request`) counts the exact messages that were negotiated
+//!   before anything leaves: a request that would overflow is never sent.
 //!
 //! On success `last_model_response` holds the reply; with `use_history`, `history_dialog` keeps
-//! the trimmed history followed by the user's question (`user_question`, as asked) and the reply.
+//! the history that was sent followed by the user's question (`user_question`, as asked) and the
+//! reply. On any error the state is unchanged.
 
 use serde::Serialize;
 
@@ -25,6 +36,7 @@ use crate::contract;
 use crate::error::CtxError;
 use crate::history;
 use crate::llm::{ChatRequest, Usage};
+use crate::negotiate::{NegotiationConfig, NegotiationMeta, NegotiationRequest, negotiate_max_output};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::driver::StepEnv;
 use crate::pipeline::error::PipelineError;
@@ -33,19 +45,27 @@ use crate::state::PipelineState;
 
 use super::{Done, StepDetail, need};
 
+/// The least output a `call_model` step negotiates down to (never more than the step asks for).
+pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
+
 /// What a `call_model` step sent and received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CallReport {
     /// The exact prompt tokens of the request (messages and chat overhead), as the guard counted.
     pub prompt_tokens: usize,
-    /// The output limit sent.
+    /// The output limit sent (the negotiated one).
     pub max_output_tokens: usize,
     /// The model's window.
     pub context_window: usize,
     /// History messages sent.
     pub history_messages: usize,
-    /// History messages dropped (oldest first) to fit `max_history_tokens`.
+    /// History messages dropped, oldest first: those over `max_history_tokens`, plus those
+    /// negotiation dropped to make room for the output floor
+    /// (`negotiation.history_messages_dropped`).
     pub history_removed: usize,
+    /// How the output limit was negotiated: the exact input, the limit requested and granted,
+    /// whether it was reduced and how much history was dropped for the floor.
+    pub negotiation: NegotiationMeta,
     /// The server's usage, when reported.
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
@@ -63,6 +83,9 @@ pub(crate) async fn call_model(
     let system = p
         .prompt(&spec.prompt_key)
         .ok_or_else(|| PipelineError::PromptWithoutText { step: step.to_owned(), key: spec.prompt_key.clone() })?;
+    let requested = p
+        .output_tokens(step)
+        .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
     let values = spec
         .user_parts
         .iter()
@@ -76,7 +99,7 @@ pub(crate) async fn call_model(
         spec.user_parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
     );
     let counter = p.counter();
-    let (history, removed) = if spec.use_history {
+    let (history, over_budget) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
         let trim = history::trim_history(&state.history_dialog, budget, counter)?;
@@ -84,19 +107,45 @@ pub(crate) async fn call_model(
     } else {
         (Vec::new(), 0)
     };
-    let messages = contract::prompt_messages(system, &history, user);
-    let max_tokens = p.output_tokens(step).unwrap_or(0);
     let context_window = p.context_window();
-    let prompt_tokens = contract::guard_request(step, &messages, &[], max_tokens, context_window, counter)?;
+    let negotiation = NegotiationRequest {
+        context_window: Some(context_window),
+        // `prompt_messages`' layout: the system prompt, the history, the user message.
+        system_prompt: Some(system.to_owned()),
+        history,
+        pending: vec![ChatMessage::user(user)],
+        config: NegotiationConfig { safety_margin: p.settings().safety_margin_tokens, floor: OUTPUT_FLOOR_TOKENS },
+        ..NegotiationRequest::new(model_name(p), requested)
+    };
+    let negotiated = negotiate_max_output(&negotiation, counter)
+        .map_err(|source| PipelineError::Negotiation { step: step.to_owned(), source })?;
+    let meta = negotiated.meta;
+    let max_tokens = negotiated.max_output_tokens;
+    let prompt_tokens =
+        contract::guard_request(step, &negotiated.messages, &negotiated.tools, max_tokens, context_window, counter)?;
+    // Negotiation drops from the front of the history it was given; what is left was sent.
+    let sent_history = negotiation.history.get(meta.history_messages_dropped..).unwrap_or(&[]);
+    let history_removed = over_budget.saturating_add(meta.history_messages_dropped);
+    tracing::info!(
+        step,
+        prompt_tokens,
+        requested = meta.requested_max_tokens,
+        max_tokens,
+        reduced = meta.reduced,
+        context_window,
+        history = sent_history.len(),
+        history_removed,
+        history_dropped_for_output = meta.history_messages_dropped,
+        "call_model request negotiated"
+    );
     let request = ChatRequest {
-        messages,
-        tools: Vec::new(),
+        messages: negotiated.messages,
+        tools: negotiated.tools,
         max_tokens,
         temperature: None,
         predicted_prompt_tokens: Some(prompt_tokens),
         step_id: Some(step.to_owned()),
     };
-    tracing::debug!(prompt_tokens, max_tokens, context_window, history = history.len(), removed, "call_model request");
     let response = model
         .chat(&request)
         .await
@@ -108,19 +157,26 @@ pub(crate) async fn call_model(
         prompt_tokens,
         max_output_tokens: max_tokens,
         context_window,
-        history_messages: history.len(),
-        history_removed: removed,
+        history_messages: sent_history.len(),
+        history_removed,
+        negotiation: meta,
         usage: response.usage,
         finish_reason: response.finish_reason.clone(),
     };
     if spec.use_history {
-        let mut dialog = history;
+        let mut dialog = sent_history.to_vec();
         dialog.push(ChatMessage::user(state.user_question.clone()));
         dialog.push(ChatMessage::assistant(response.content.clone()));
         state.history_dialog = dialog;
     }
     state.last_model_response = Some(response.content);
     Ok((0, StepDetail::CallModel(report)))
+}
+
+/// The model's name for negotiation's records and errors; only a label, since the window is
+/// always given and the name is never looked up.
+fn model_name(p: &LoadedPipeline) -> String {
+    p.model().model.clone().unwrap_or_else(|| "(unnamed)".to_owned())
 }
 
 #[cfg(test)]
@@ -171,6 +227,10 @@ mod tests {
         assert_eq!(request.predicted_prompt_tokens, Some(exact));
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
         assert_eq!((report.prompt_tokens, report.max_output_tokens, report.context_window), (exact, 500, 16_384));
+        // A small input leaves the requested output as it is.
+        let n = &report.negotiation;
+        assert_eq!((n.input_tokens, n.requested_max_tokens, n.adjusted_max_tokens), (exact, 500, 500));
+        assert_eq!((n.reduced, n.history_messages_dropped, n.safety_margin), (false, 0, 128));
         assert_eq!(state.last_model_response.as_deref(), Some("42"));
         assert!(state.history_dialog.is_empty());
     }
@@ -200,18 +260,94 @@ mod tests {
         assert_eq!(state.history_dialog[n - 1], ChatMessage::assistant("Because of tax."));
     }
 
+    /// A context of about `tokens` tokens (exact count returned): more than `max_context_tokens`
+    /// allows, as a custom step or a caller-built state can leave it.
+    fn context_of(p: &LoadedPipeline, tokens: usize) -> (String, usize) {
+        let text = "lorem ipsum dolor sit amet ".repeat(tokens / 5);
+        let n = p.counter().count(&text).unwrap();
+        (text, n)
+    }
+
+    #[tokio::test]
+    async fn an_input_over_its_budget_gets_a_smaller_output_instead_of_an_overflow() {
+        let (p, mut spec) = pipeline(false, vec![part("context_blocks", "{}")]);
+        spec.max_output_tokens = Some(2_000);
+        let p = {
+            let mut def = p.definition().clone();
+            def.steps[0].kind = StepKind::CallModel(spec.clone());
+            testing::loaded(def)
+        };
+        let model = Model::replying("short");
+        let mut state = PipelineState::new("q");
+        // 14,500 context tokens: the 2,000 requested would overflow the 16,384-token window.
+        let (context, tokens) = context_of(&p, 14_500);
+        assert!(tokens + 2_000 > 16_384);
+        state.context_blocks = vec![context];
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let request = &model.requests()[0];
+        let input = p.counter().count_messages(&request.messages).unwrap();
+        let n = &report.negotiation;
+        assert_eq!(n.input_tokens, input);
+        assert!(n.reduced);
+        // Exactly what is left of the window after the input and the margin.
+        assert_eq!(request.max_tokens, 16_384 - input - 128);
+        assert_eq!(
+            (report.max_output_tokens, n.adjusted_max_tokens, n.requested_max_tokens),
+            (request.max_tokens, request.max_tokens, 2_000)
+        );
+        assert!(request.max_tokens >= OUTPUT_FLOOR_TOKENS);
+        assert_eq!(state.last_model_response.as_deref(), Some("short"));
+    }
+
+    #[tokio::test]
+    async fn history_is_dropped_to_make_room_for_the_output_floor() {
+        let (p, spec) = pipeline(true, vec![part("context_blocks", "{}"), part("user_question", "\n{}")]);
+        let model = Model::replying("Because of tax.");
+        let mut state = PipelineState::new("Why is it higher?");
+        // History within max_history_tokens (2_000), plus a context that leaves the output floor
+        // room only once some of that history is gone.
+        for i in 0..12 {
+            state.history_dialog.push(ChatMessage::user(format!("question {i}")));
+            state.history_dialog.push(ChatMessage::assistant("An answer about invoices and totals. ".repeat(15)));
+        }
+        let full_history = crate::history::history_tokens(p.counter(), &state.history_dialog).unwrap();
+        assert!((1_000..=2_000).contains(&full_history), "{full_history}");
+        let (context, tokens) = context_of(&p, 15_000);
+        assert!(tokens + full_history + 128 + 500 > 16_384 && tokens + 128 + 500 + 50 < 16_384, "{tokens}");
+        state.context_blocks = vec![context];
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let n = &report.negotiation;
+        assert!(n.history_messages_dropped > 0);
+        assert_eq!(report.history_removed, n.history_messages_dropped);
+        let request = &model.requests()[0];
+        let input = p.counter().count_messages(&request.messages).unwrap();
+        assert_eq!((report.prompt_tokens, n.input_tokens), (input, input));
+        assert!(input + 128 + request.max_tokens <= 16_384);
+        assert_eq!(request.max_tokens, 500);
+        // The sent history is the newest part, and the dialog continues from it.
+        let sent_history = &request.messages[1..request.messages.len() - 1];
+        assert_eq!(sent_history.len(), report.history_messages);
+        assert_eq!(sent_history.len(), 24 - n.history_messages_dropped);
+        let dialog = &state.history_dialog;
+        assert_eq!(&dialog[..dialog.len() - 2], sent_history);
+        assert_eq!(dialog[dialog.len() - 1], ChatMessage::assistant("Because of tax."));
+    }
+
     #[tokio::test]
     async fn an_overflowing_request_is_never_sent() {
-        let (p, spec) = pipeline(false, vec![part("context_blocks", "{}")]);
+        let (p, spec) = pipeline(true, vec![part("context_blocks", "{}")]);
         let model = Model::replying("never");
         let mut state = PipelineState::new("q");
-        // The contract budgets 9_000 tokens of context; this context is far larger (a state
-        // built outside the pipeline's own steps).
-        state.context_blocks = vec!["lorem ipsum dolor sit amet ".repeat(4_000)];
+        state.history_dialog = vec![ChatMessage::user("earlier"), ChatMessage::assistant("reply")];
+        // Even without history, this context leaves no room for the output floor.
+        let (context, _) = context_of(&p, 20_000);
+        state.context_blocks = vec![context];
         let before = state.clone();
         let err = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap_err();
-        assert_eq!(err.code(), "REQUEST_EXCEEDS_CONTEXT_WINDOW");
-        assert!(err.to_string().contains("`answer`"), "{err}");
+        assert_eq!(err.code(), "NEGOTIATION_NO_ROOM");
+        assert!(err.to_string().contains("step `answer`"), "{err}");
         assert!(model.requests().is_empty());
         assert_eq!(state, before);
     }

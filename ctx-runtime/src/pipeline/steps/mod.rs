@@ -16,7 +16,7 @@ use crate::error::CtxError;
 
 use super::error::PipelineError;
 
-pub use call_model::CallReport;
+pub use call_model::{CallReport, OUTPUT_FLOOR_TOKENS};
 pub use fetch::{FetchReport, SkipReason, SkippedNode};
 
 /// What a step did, by kind.
