@@ -25,17 +25,25 @@ use crate::error::ErrorCode;
 /// ```
 pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let folded = unknown.to_lowercase();
-    let mut best: Option<(f64, &'a str)> = None;
+    // Candidates must look alike (Jaro-Winkler >= 0.8); among those, the fewest edits wins and
+    // the closer prefix breaks ties: `user_question_fr` suggests `user_question_en`, not the
+    // shorter `user_question` that merely shares the longer prefix.
+    let mut best: Option<(usize, f64, &'a str)> = None;
     for candidate in candidates {
         if candidate == unknown {
             continue;
         }
-        let score = strsim::jaro_winkler(&folded, &candidate.to_lowercase());
-        if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, candidate));
+        let lower = candidate.to_lowercase();
+        let score = strsim::jaro_winkler(&folded, &lower);
+        if score < 0.8 {
+            continue;
+        }
+        let edits = strsim::levenshtein(&folded, &lower);
+        if best.is_none_or(|(e, s, _)| edits < e || (edits == e && score > s)) {
+            best = Some((edits, score, candidate));
         }
     }
-    best.map(|(_, c)| c)
+    best.map(|(_, _, c)| c)
 }
 
 /// One segment of a [`FieldPath`].
