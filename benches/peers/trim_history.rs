@@ -81,7 +81,13 @@ fn trim_217k(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("ctx_cold", |b| {
         b.iter_batched(
-            || TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), 1 << 20),
+            || {
+                TokenCounter::with_backend(
+                    Arc::new(BpeBackend::new(Encoding::Cl100kBase)),
+                    ChatFormat::openai(),
+                    1 << 20,
+                )
+            },
             |counter| black_box(trim_history(black_box(&history), KEEP_TOKENS, &counter).expect("trim")),
             BatchSize::PerIteration,
         )

@@ -8,13 +8,20 @@ use ctx_runtime::compact::{self, dotnet, sql};
 use ctx_runtime::{Encoding, TokenCounter};
 use libfuzzer_sys::fuzz_target;
 
-const PATHS: [Option<&str>; 6] =
-    [None, Some("db/usp_Invoice.sql"), Some("src/Billing.cs"), Some("Views/Index.cshtml"), Some("App.csproj"), Some("notes.md")];
+const PATHS: [Option<&str>; 6] = [
+    None,
+    Some("db/usp_Invoice.sql"),
+    Some("src/Billing.cs"),
+    Some("Views/Index.cshtml"),
+    Some("App.csproj"),
+    Some("notes.md"),
+];
 
 fuzz_target!(|input: (u8, &str)| {
     let (selector, text) = input;
     let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
-    let language = [Language::Sql, Language::Dotnet, Language::DotnetWithSql, Language::Unknown][usize::from(selector % 4)];
+    let language =
+        [Language::Sql, Language::Dotnet, Language::DotnetWithSql, Language::Unknown][usize::from(selector % 4)];
     let path = PATHS[usize::from(selector / 4) % PATHS.len()];
 
     let out = compact::compact(language, text, path, &counter).expect("counting never fails on a str");

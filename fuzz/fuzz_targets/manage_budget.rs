@@ -14,7 +14,8 @@ use ctx_runtime::{Encoding, InboxMessage, NodeText, PipelineState, TokenCounter}
 use libfuzzer_sys::fuzz_target;
 
 const STEP: &str = "manage_budget";
-const PATHS: [Option<&str>; 5] = [None, Some("sql/usp_Total.sql"), Some("src/Invoice.cs"), Some("README.md"), Some("x")];
+const PATHS: [Option<&str>; 5] =
+    [None, Some("sql/usp_Total.sql"), Some("src/Invoice.cs"), Some("README.md"), Some("x")];
 
 #[derive(Arbitrary, Debug)]
 struct Rule {
