@@ -100,6 +100,9 @@ pub enum CtxError {
     /// Context assembly failed.
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
+    /// Loading or running a pipeline failed.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
 }
 
 impl ErrorCode for CtxError {
@@ -116,6 +119,7 @@ impl ErrorCode for CtxError {
             #[cfg(feature = "retrieve")]
             CtxError::Retrieve(e) => e.code(),
             CtxError::Engine(e) => e.code(),
+            CtxError::Pipeline(e) => e.code(),
         }
     }
 }
