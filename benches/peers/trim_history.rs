@@ -37,13 +37,28 @@ fn out_dir() -> PathBuf {
     target.join("ctx-bench")
 }
 
+/// The framing constants the Python side counts with, taken from the counter itself so that the
+/// two sides cannot drift apart silently (the Python side also checks the conversation's total).
+fn chat_format(counter: &TokenCounter) -> serde_json::Value {
+    let ChatFormat::OpenAi(o) = counter.format() else {
+        panic!("the peers benchmark mirrors the OpenAI chat format only");
+    };
+    serde_json::json!({
+        "per_message": o.per_message,
+        "per_name": o.per_name,
+        "reply_priming": o.reply_priming,
+        "tool_call_specials": o.tool_call_specials,
+        "tool_result_specials": o.tool_result_specials,
+    })
+}
+
 /// Writes the conversation and our trim's result, then reads the conversation back.
 fn export(history: &[ChatMessage], total: usize, counter: &TokenCounter) -> Vec<ChatMessage> {
     let trim = trim_history(history, KEEP_TOKENS, counter).expect("trimming the corpus");
     let document = serde_json::json!({
         "description": "ctx history corpus (ctx-runtime/tests/history_corpus), seed 12264",
         "encoding": "cl100k_base",
-        "chat_format": { "per_message": 3, "per_name": 1, "reply_priming": 3 },
+        "chat_format": chat_format(counter),
         "total_tokens": total,
         "max_tokens": KEEP_TOKENS,
         "expected": {
