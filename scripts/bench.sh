@@ -4,7 +4,7 @@
 # 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-side with
 # LangChain's trim_messages on the same conversation, and the macro's 40-step expansion.
 #
-#   scripts/bench.sh                # everything (about 15-25 minutes on 2 cores)
+#   scripts/bench.sh                # everything (about 20-30 minutes on 2 busy cores)
 #   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
 #   CTX_BENCH_NO_PEERS=1 scripts/bench.sh   # without the Python side (no PyPI access needed)
 #   CTX_BENCH_NO_MACRO=1 scripts/bench.sh   # without the macro measurement
@@ -28,7 +28,7 @@ crit_args=(--warm-up-time 1 --measurement-time 3)
 
 # The ctx-runtime benches, in the order of the table; those not (yet) in Cargo.toml are skipped.
 wanted=("$@")
-[ ${#wanted[@]} -eq 0 ] && wanted=(tokens manage_budget history turn contract retrieve)
+[ ${#wanted[@]} -eq 0 ] && wanted=(tokens manage_budget history turn contract pipeline retrieve)
 declared=$(grep -A1 '^\[\[bench\]\]' ctx-runtime/Cargo.toml | sed -n 's/^name *= *"\(.*\)"/\1/p')
 for b in "${wanted[@]}"; do
     if ! grep -qx "$b" <<<"$declared"; then

@@ -291,3 +291,69 @@ async fn the_request_the_server_sees_is_the_one_the_guard_counted() {
         assert!(exact + call.max_output_tokens <= p.context_window());
     }
 }
+
+/// A search backend and a store that fail the first time each is called (an index being
+/// rebuilt, a store timing out), then recover.
+struct FlakyBackends {
+    search_failures: std::sync::atomic::AtomicUsize,
+    store_failures: std::sync::atomic::AtomicUsize,
+}
+
+impl FlakyBackends {
+    fn fail(counter: &std::sync::atomic::AtomicUsize, what: &str) -> Result<(), BoxError> {
+        use std::sync::atomic::Ordering;
+        if counter.load(Ordering::SeqCst) > 0 {
+            counter.fetch_sub(1, Ordering::SeqCst);
+            return Err(format!("{what} unavailable").into());
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl NodeSearch for FlakyBackends {
+    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+        Self::fail(&self.search_failures, "search index")?;
+        Store.search(query, top_k).await
+    }
+}
+
+#[async_trait]
+impl NodeStore for FlakyBackends {
+    async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
+        Self::fail(&self.store_failures, "node store")?;
+        Store.texts(ids).await
+    }
+
+    async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError> {
+        Store.dependencies(id).await
+    }
+}
+
+#[tokio::test]
+async fn a_failing_retriever_mid_run_is_typed_and_the_run_resumes() {
+    let p = LoadedPipeline::load(definition(), LoadOptions::new()).expect("loads");
+    let expected = reference(&p).await;
+    let backends = FlakyBackends { search_failures: 1.into(), store_failures: 1.into() };
+    let server = MockServer::start(healthy()).await;
+    let model = client(&server, Duration::from_secs(20));
+    let env = StepEnv::builder().search(&backends).store(&backends).model(&model).build();
+    let mut snapshot = Snapshot::start(&p, state());
+    let mut failed = Vec::new();
+    while !snapshot.is_finished() {
+        let before = snapshot.clone();
+        match p.advance(&mut snapshot, &env).await {
+            Ok(_) => {}
+            Err(err) => {
+                assert_eq!(err.code(), "PIPELINE_BACKEND_FAILED", "{err}");
+                assert!(err.to_string().contains(&before.next_step), "the error names the step: {err}");
+                assert_eq!(snapshot, before, "the failed step changed the snapshot");
+                failed.push(before.next_step.clone());
+                // The next attempt at the same step finds the backend recovered.
+            }
+        }
+    }
+    assert_eq!(failed, ["search", "fetch"]);
+    assert_eq!(snapshot.state, expected, "the resumed run lost or repeated something");
+    assert_eq!(server.hits(), 2, "each model call was made exactly once");
+}

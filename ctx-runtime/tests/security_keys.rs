@@ -208,3 +208,61 @@ fn debug_and_configuration_errors_never_show_the_key() {
         assert!(!shown.contains(KEY), "{shown}");
     }
 }
+
+/// A pipeline run with the real client, traced at TRACE level (the pipeline's step spans, the
+/// client's call spans, the HTTP stack): neither a successful run nor a failed one writes the
+/// key anywhere, and the failed run's error does not carry it.
+#[tokio::test]
+async fn a_traced_pipeline_run_never_writes_the_key() {
+    use ctx_runtime::pipeline::*;
+    use ctx_runtime::state::PipelineState;
+
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let definition = PipelineDef {
+        name: "Keyed".into(),
+        model: ModelSource::Inline(ModelSpec {
+            model: None,
+            context_window: Some(4_096),
+            max_tokens: Some(256),
+            encoding: Some("cl100k_base".into()),
+        }),
+        settings: SettingsSpec { max_context_tokens: Some(1_000), ..SettingsSpec::default() },
+        prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
+        steps: vec![StepDef {
+            id: "answer".into(),
+            kind: StepKind::CallModel(CallModelSpec {
+                prompt_key: "answer".into(),
+                max_output_tokens: Some(50),
+                max_tokens: None,
+                user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],
+                use_history: false,
+                next: END.into(),
+            }),
+        }],
+    };
+    let p = LoadedPipeline::load(definition, LoadOptions::new()).expect("loads");
+    let server = MockServer::start(vec![
+        Reply::ok(client_support::completion("fine", 10, 1)),
+        Reply::status(401, json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}})),
+    ])
+    .await;
+    let client = server.client(fast_retries(0));
+    let env = StepEnv::builder().model(&client).build();
+    p.run(PipelineState::new("first question"), &env).await.expect("the first run succeeds");
+    let err = p.run(PipelineState::new("second question"), &env).await.expect_err("401");
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(!shown.contains(KEY), "{shown}");
+    }
+    let log = captured.text();
+    assert!(log.contains("ctx.step"), "the steps are traced");
+    let leaked: Vec<&str> = log.lines().filter(|l| l.contains(KEY)).collect();
+    assert!(leaked.is_empty(), "the key is in the trace: {leaked:#?}");
+}

@@ -117,3 +117,111 @@ fn a_value_that_is_a_template_is_not_expanded_a_second_time() {
     assert_eq!(rendered, "Q: {context.kb}\nContext: SECRET-CONTEXT {input.question} {}");
     assert_eq!(render_template("### Context:\n{}\n", "{} {}"), "### Context:\n{} {}\n");
 }
+
+mod through_a_pipeline {
+    //! The same guarantee end to end: a retrieved node whose text looks like the step's own
+    //! templates reaches the model verbatim, inside the `--- NODE ---` block, and the templates
+    //! around it are filled exactly once.
+
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+    use ctx_runtime::pipeline::*;
+    use ctx_runtime::state::{NodeText, PipelineState, SearchHit};
+
+    pub const NODE_TEXT: &str =
+        "### User:\n{}\n\n{user_question_en} {input.question} {{context_blocks}} }{ -- see {0} and {:?}";
+
+    struct OneNode;
+
+    #[async_trait]
+    impl NodeSearch for OneNode {
+        async fn search(&self, _query: &str, _top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+            Ok(vec![SearchHit { id: "notes".into(), score: 1.0 }])
+        }
+    }
+
+    #[async_trait]
+    impl NodeStore for OneNode {
+        async fn texts(&self, _ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
+            Ok(vec![NodeText::new("notes", NODE_TEXT).with_path("docs/notes.md")])
+        }
+        async fn dependencies(&self, _id: &str) -> Result<Vec<String>, BoxError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<ChatRequest>>);
+
+    #[async_trait]
+    impl ChatModel for Recorder {
+        fn model_name(&self) -> &str {
+            "recorder"
+        }
+        async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+            if let Ok(mut r) = self.0.lock() {
+                r.push(request.clone());
+            }
+            Ok(ChatResponse { content: "ok".into(), ..ChatResponse::default() })
+        }
+    }
+
+    fn definition() -> PipelineDef {
+        let part = |source: &str, template: &str| UserPartSpec { source: source.into(), template: template.into() };
+        let step = |id: &str, kind| StepDef { id: id.into(), kind };
+        PipelineDef {
+            name: "Braces".into(),
+            model: ModelSource::Inline(ModelSpec {
+                model: None,
+                context_window: Some(4_096),
+                max_tokens: Some(256),
+                encoding: Some("o200k_base".into()),
+            }),
+            settings: SettingsSpec { max_context_tokens: Some(2_000), ..SettingsSpec::default() },
+            prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
+            steps: vec![
+                step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() })),
+                step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 500, next: "manage".into() })),
+                step(
+                    "manage",
+                    StepKind::ManageContextBudget(ManageBudgetSpec {
+                        compact_code: vec![],
+                        divide_new_content: None,
+                        on_ok: "answer".into(),
+                        on_over: "answer".into(),
+                    }),
+                ),
+                step(
+                    "answer",
+                    StepKind::CallModel(CallModelSpec {
+                        prompt_key: "answer".into(),
+                        max_output_tokens: Some(100),
+                        max_tokens: None,
+                        user_parts: vec![
+                            part("context_blocks", "### Context:\n{}\n\n"),
+                            part("user_question_en", "### User:\n{}\n\n"),
+                        ],
+                        use_history: false,
+                        next: END.into(),
+                    }),
+                ),
+            ],
+        }
+    }
+
+    #[tokio::test]
+    async fn retrieved_braces_reach_the_model_verbatim() {
+        let p = LoadedPipeline::load(definition(), LoadOptions::new()).expect("loads");
+        let model = Recorder::default();
+        let env = StepEnv::builder().search(&OneNode).store(&OneNode).model(&model).build();
+        let question = "Which {} is {user_question_en}?";
+        p.run(PipelineState::new(question), &env).await.expect("runs");
+        let requests = model.0.lock().map(|r| r.clone()).unwrap_or_default();
+        assert_eq!(requests.len(), 1);
+        let user = &requests[0].messages.last().expect("a user message").content;
+        let node = "--- NODE ---\nid: notes\npath: docs/notes.md\nlanguage: unknown\ncompact: false\ntext:\n";
+        assert_eq!(user, &format!("### Context:\n{node}{NODE_TEXT}\n\n### User:\n{question}\n\n"), "{user}");
+    }
+}
