@@ -55,10 +55,10 @@ fn kind(s: &Step) -> StepKind {
         1 => StepKind::ExpandDependencyTree(ExpandSpec { max_depth: s.number, next: id(s.a) }),
         2 => StepKind::FetchNodeTexts(FetchSpec { max_tokens: s.number, next: id(s.a) }),
         3 => StepKind::ManageContextBudget(ManageBudgetSpec {
-            compact_code: (0..s.c % 3)
+            compact_code: (0..usize::from(s.c % 3))
                 .map(|j| CompactRuleSpec {
-                    language: ["sql", "dotnet", "python"][usize::from((s.c + j) % 3)].to_owned(),
-                    policy: ["always", "threshold", "demand", "sometimes"][usize::from((s.b + j) % 4)].to_owned(),
+                    language: ["sql", "dotnet", "python"][(usize::from(s.c) + j) % 3].to_owned(),
+                    policy: ["always", "threshold", "demand", "sometimes"][(usize::from(s.b) + j) % 4].to_owned(),
                     threshold: s.flag.then(|| s.number as f64 / 1000.0),
                     inbox_key: (!s.flag).then(|| s.text.clone()),
                 })
