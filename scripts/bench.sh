@@ -8,6 +8,7 @@
 #   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
 #   CTX_BENCH_NO_PEERS=1 scripts/bench.sh   # without the Python side (no PyPI access needed)
 #   CTX_BENCH_NO_MACRO=1 scripts/bench.sh   # without the macro measurement
+#   CTX_BENCH_KEEP=1 scripts/bench.sh turn  # add to (or redo part of) the previous run's results
 #
 # Measurement is deliberately short (1 s warm-up, 3 s per benchmark; benches with long
 # iterations set their own sample size): figures are medians with their spread, not
@@ -22,8 +23,9 @@ out="$target/ctx-bench"
 # This run's results only: criterion writes here instead of the shared target/criterion.
 export CRITERION_HOME="$out/criterion"
 export CTX_BENCH_OUT="$out"
-rm -rf "$CRITERION_HOME"
+[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME"
 mkdir -p "$out"
+failed=()
 crit_args=(--warm-up-time 1 --measurement-time 3)
 
 # The ctx-runtime benches, in the order of the table; those not (yet) in Cargo.toml are skipped.
@@ -36,8 +38,11 @@ for b in "${wanted[@]}"; do
         continue
     fi
     echo "== cargo bench -p ctx-runtime --bench $b" >&2
-    cargo bench -q -p ctx-runtime --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1 \
-        || { echo "bench $b failed; see $out/$b.log" >&2; exit 1; }
+    # A bench that fails (its own consistency check, a panic) is reported and the others still run.
+    if ! cargo bench -q -p ctx-runtime --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
+        echo "bench $b FAILED; see $out/$b.log" >&2
+        failed+=("$b")
+    fi
 done
 
 python_json=""
@@ -64,3 +69,8 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ 
 machine="Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores, $(uname -sm)), $(rustc --version)."
 python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
     ${macro_txt:+--macro "$macro_txt"} --machine "$machine" | tee "$out/table.md"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo
+    echo "FAILED benches (partial or no figures above): ${failed[*]} — logs in $out/"
+    exit 1
+fi
