@@ -1,5 +1,6 @@
 //! The context engine spec's four examples — basic usage, a retriever pack, expansion by paging,
-//! compaction — run offline over a small in-memory help-centre corpus ranked with BM25.
+//! compaction — declared with `context_engine!` (checked when compiled, by the same rules the
+//! assembler applies) and run offline over a small in-memory help-centre corpus ranked with BM25.
 //!
 //! Every count printed is the exact token count (cl100k_base, OpenAI chat overhead included) of
 //! the messages that would be sent. Run with `cargo run --example context_engine`; `cargo test`
@@ -61,27 +62,89 @@ impl Retriever for HelpCentre {
     }
 }
 
-fn support(policy: Option<ContextPolicySpec>, messages: Vec<MessageSpec>) -> ContextDeclaration {
-    ContextDeclaration { name: "support".into(), inputs: vec!["question".into()], policy, messages }
+// The four declarations, checked when compiled: a ratio out of (0, 1], a retriever or template
+// variable that is not declared, an unknown compactor or a misspelt key would each be a compile
+// error under its token.
+
+ctx::context_engine! {
+    /// 1. Basic usage: a system message and a user template.
+    fn basic {
+        contexts {
+            support {
+                inputs: [question],
+                messages: [system: "You are a support agent.", user: "Question: {input.question}"],
+            }
+        }
+    }
 }
 
-fn system(text: &str) -> MessageSpec {
-    MessageSpec::System { content: text.into() }
+ctx::context_engine! {
+    /// 2. A retriever pack under the spec's budget of 10, which the spec counts in words.
+    fn retriever_pack_10 {
+        retrievers { kb_search { query: "{input.question}", limit: 1 } }
+        contexts {
+            support {
+                inputs: [question],
+                policy { input_budget { max_tokens: 10 }, pack_budget { default_ratio: 1.0 }, overflow: error },
+                messages: [system: "Use this context.", context: kb_search, user: "Question"],
+            }
+        }
+    }
 }
 
-fn user(text: &str) -> MessageSpec {
-    MessageSpec::User { content: text.into() }
+ctx::context_engine! {
+    /// 2. The same pack with room for it.
+    fn retriever_pack_60 {
+        retrievers { kb_search { query: "{input.question}", limit: 1 } }
+        contexts {
+            support {
+                inputs: [question],
+                policy { input_budget { max_tokens: 60 }, pack_budget { default_ratio: 1.0 }, overflow: error },
+                messages: [system: "Use this context.", context: kb_search, user: "Question"],
+            }
+        }
+    }
 }
 
-fn kb_search(limit: i64) -> RetrieverDecl {
-    RetrieverDecl { name: "kb_search".into(), query: "{input.question}".into(), limit }
+ctx::context_engine! {
+    /// 3. Expansion: pages of two articles until half of what the fixed messages leave is used.
+    fn expansion {
+        retrievers { kb_search { query: "{input.question}", limit: 2 } }
+        contexts {
+            support {
+                inputs: [question],
+                policy {
+                    input_budget { max_tokens: 200 },
+                    pack_budget { default_ratio: 0.5 },
+                    overflow: error,
+                    expansion { max_pages: 3, min_fill_ratio: 1.0 },
+                },
+                messages: [
+                    system: "Answer from the articles.",
+                    context: kb_search,
+                    user: "Question: {input.question}",
+                ],
+            }
+        }
+    }
 }
 
-fn policy(max_tokens: i64, overflow: &str) -> ContextPolicySpec {
-    ContextPolicySpec {
-        input_budget: Some(InputBudgetSpec { max_tokens }),
-        overflow: Some(overflow.into()),
-        ..Default::default()
+ctx::context_engine! {
+    /// 4. Compaction: a budget too small for the best article; `truncate` cuts it token-exactly.
+    fn compaction {
+        retrievers { kb_search { query: "{input.question}", limit: 2 } }
+        contexts {
+            support {
+                inputs: [question],
+                policy { input_budget { max_tokens: 50 }, overflow: compact, compactor: truncate },
+                messages: [
+                    system: "Answer from the articles.",
+                    context: kb_search,
+                    history,
+                    user: "Question: {input.question}",
+                ],
+            }
+        }
     }
 }
 
@@ -109,78 +172,32 @@ async fn run() -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
 
     // 1. Basic usage.
-    let spec = EngineSpec {
-        contexts: vec![support(None, vec![system("You are a support agent."), user("Question: {input.question}")])],
-        ..Default::default()
-    };
-    let engine = ContextAssembler::builder(spec, counter.clone()).build()?;
+    let engine = ContextAssembler::builder(basic(), counter.clone()).build()?;
     show(&mut out, "basic", &engine.assemble("support", &question).await?);
 
     // 2. A retriever pack: the spec's budget of 10 is counted in words there; exact counts show
     //    the two fixed messages alone need more.
-    let retriever_spec = |max_tokens| EngineSpec {
-        contexts: vec![support(
-            Some(ContextPolicySpec {
-                pack_budget: Some(PackBudgetSpec { default_ratio: Some(1.0) }),
-                ..policy(max_tokens, "error")
-            }),
-            vec![system("Use this context."), MessageSpec::Context(ContextInsert::new("kb_search")), user("Question")],
-        )],
-        retrievers: vec![kb_search(1)],
-        compactors: vec![],
-    };
     let engine =
-        ContextAssembler::builder(retriever_spec(10), counter.clone()).retriever("kb_search", help.clone()).build()?;
+        ContextAssembler::builder(retriever_pack_10(), counter.clone()).retriever("kb_search", help.clone()).build()?;
     match engine.assemble("support", &question).await {
         Err(e) => out.push(format!("== retriever pack, budget 10\nerror: {e}")),
         Ok(a) => show(&mut out, "retriever pack, budget 10", &a),
     }
     let engine =
-        ContextAssembler::builder(retriever_spec(60), counter.clone()).retriever("kb_search", help.clone()).build()?;
+        ContextAssembler::builder(retriever_pack_60(), counter.clone()).retriever("kb_search", help.clone()).build()?;
     show(&mut out, "retriever pack, budget 60", &engine.assemble("support", &question).await?);
     help.take_requests();
 
-    // 3. Expansion: pages of two articles until half of what the fixed messages leave is used.
-    let spec = EngineSpec {
-        contexts: vec![support(
-            Some(ContextPolicySpec {
-                pack_budget: Some(PackBudgetSpec { default_ratio: Some(0.5) }),
-                expansion: Some(ExpansionSpec { max_pages: 3, min_fill_ratio: 1.0 }),
-                ..policy(200, "error")
-            }),
-            vec![
-                system("Answer from the articles."),
-                MessageSpec::Context(ContextInsert::new("kb_search")),
-                user("Question: {input.question}"),
-            ],
-        )],
-        retrievers: vec![kb_search(2)],
-        compactors: vec![],
-    };
-    let engine = ContextAssembler::builder(spec, counter.clone()).retriever("kb_search", help.clone()).build()?;
+    // 3. Expansion.
+    let engine =
+        ContextAssembler::builder(expansion(), counter.clone()).retriever("kb_search", help.clone()).build()?;
     show(&mut out, "expansion", &engine.assemble("support", &question).await?);
     for r in help.take_requests() {
         out.push(format!("request offset {} limit {} max_tokens {:?}", r.offset, r.limit, r.max_tokens));
     }
 
-    // 4. Compaction: a budget too small for the best article; `truncate` cuts it token-exactly.
-    let spec = EngineSpec {
-        contexts: vec![support(
-            Some(ContextPolicySpec {
-                compactor: Some(CompactorSpec { name: TRUNCATE.into() }),
-                ..policy(50, "compact")
-            }),
-            vec![
-                system("Answer from the articles."),
-                MessageSpec::Context(ContextInsert::new("kb_search")),
-                MessageSpec::History,
-                user("Question: {input.question}"),
-            ],
-        )],
-        retrievers: vec![kb_search(2)],
-        compactors: vec![],
-    };
-    let engine = ContextAssembler::builder(spec, counter).retriever("kb_search", help).build()?;
+    // 4. Compaction.
+    let engine = ContextAssembler::builder(compaction(), counter).retriever("kb_search", help).build()?;
     show(&mut out, "compaction", &engine.assemble("support", &question).await?);
     Ok(out)
 }

@@ -82,5 +82,5 @@
 //! without a `loop_guard`, compaction rules, budgets, and the budget contract of each `call_model`
 //! step counted with the real tokenizer when the window and prompts are literals.
 
-pub use ctx_macros::pipeline;
+pub use ctx_macros::{context_engine, pipeline, turn_budget};
 pub use ctx_runtime::*;

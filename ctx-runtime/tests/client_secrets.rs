@@ -49,6 +49,8 @@ async fn errors_and_traces_never_carry_the_key() {
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // A callsite first hit by another test thread, before any subscriber existed, caches "never".
+    tracing::callsite::rebuild_interest_cache();
 
     let limited = Reply::Json {
         status: 429,

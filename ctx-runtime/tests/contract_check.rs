@@ -99,7 +99,12 @@ impl<S: Subscriber> Layer<S> for Captured {
 fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<BTreeMap<String, String>>) {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::registry().with(captured.clone());
-    let out = tracing::subscriber::with_default(subscriber, f);
+    let out = tracing::subscriber::with_default(subscriber, || {
+        // A callsite first hit by another test thread, before any subscriber existed, caches
+        // "never"; recompute interest now that this scoped subscriber is registered.
+        tracing::callsite::rebuild_interest_cache();
+        f()
+    });
     let events = captured.0.lock().unwrap().clone();
     (out, events)
 }

@@ -433,8 +433,12 @@ fn the_trace_event_carries_the_decision_and_every_node() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let subscriber = tracing_subscriber::registry().with(Capture(events.clone()));
     let cfg = config(vec![rule("dotnet", "always", None, None)], None);
+    // Register the event's callsite here first (other test threads may be registering it while
+    // no subscriber wants it), then make tracing ask again once this thread has a subscriber.
+    manage_context_budget(STEP, &cfg, BIG, &mut state_with(&[], nodes()), &counter()).unwrap();
     let mut state = state_with(&[], nodes());
     let report = tracing::subscriber::with_default(subscriber, || {
+        tracing::callsite::rebuild_interest_cache();
         manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap()
     });
     let events = events.lock().unwrap();

@@ -105,6 +105,9 @@ fn spec_worked_example_three_calls_article_a_twice() {
 
     let mut rows = Vec::new();
     tracing::subscriber::with_default(subscriber, || {
+        // A callsite first hit by another test thread, before any subscriber existed, caches
+        // "never"; recompute interest now that this scoped subscriber is registered.
+        tracing::callsite::rebuild_interest_cache();
         for (tool_call, ranked) in &calls {
             let assistant = ChatMessage::assistant_tool_calls("", vec![tool_call.clone()]);
             ledger.add_message(&assistant).unwrap();

@@ -1,0 +1,50 @@
+//! `context_engine!` and `turn_budget!`: declarations of the context engine and of an agent turn's
+//! progressive budget, checked when compiled.
+//!
+//! Both follow the `pipeline!` phases and share its pieces: the same generic syntax
+//! ([`crate::ast::Items`]), keyed reading with "did you mean" ([`crate::fields`]), the error
+//! accumulator and the field-path → token map. Each lowers into the runtime's own "as written"
+//! value (`EngineSpec`, `TurnBudgetSpec`), runs the runtime's validation on it — the rules live
+//! once, in `ctx_runtime` — and reports every issue under the token its path names. The expansion
+//! is a function returning the validated value; it is emitted with a stub body when there are
+//! errors, so that callers keep type-checking while the declaration is fixed.
+
+mod engine;
+mod engine_expand;
+mod header;
+mod symbol;
+mod turn;
+
+#[cfg(test)]
+mod tests;
+
+use ctx_runtime::validation::ConfigIssue;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ctxt::Ctxt;
+use crate::fields::with_help;
+use crate::spans::SpanMap;
+
+pub use engine::context_engine;
+pub use turn::turn_budget;
+
+/// The lints generated items must not trigger in the user's crate.
+fn allow() -> TokenStream {
+    quote!(#[allow(dead_code, unused_qualifications, clippy::all, clippy::pedantic, missing_docs)])
+}
+
+/// Reports the runtime's `issues` under their tokens, skipping those at a value the lowering could
+/// not read (they would repeat, or follow from, the syntax error already reported there).
+fn report(cx: &Ctxt, spans: &SpanMap, issues: Vec<ConfigIssue>) {
+    for issue in issues {
+        if spans.is_poisoned(&issue.path) {
+            continue;
+        }
+        let message = match &issue.help {
+            Some(help) => with_help(&issue.message, help),
+            None => issue.message.clone(),
+        };
+        cx.error_range(spans.lookup(&issue.path), message);
+    }
+}

@@ -1,0 +1,16 @@
+// Required keys: a context's `messages`, both settings of `expansion`, a retriever's `limit`.
+ctx_macros::context_engine! {
+    fn help_centre {
+        retrievers { kb_search { query: "{input.question}" } }
+        contexts {
+            support {
+                inputs: [question],
+                policy { expansion { max_pages: 3 } },
+            }
+        }
+    }
+}
+
+fn main() {
+    let _ = help_centre();
+}
