@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs every benchmark of ctx and prints one table (Markdown): the criterion benches of
+# ctx-runtime (token counting against tiktoken-rs, worst-case scaling, manage_context_budget on
+# 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-side with
+# LangChain's trim_messages on the same conversation, and the macro's 40-step expansion.
+#
+#   scripts/bench.sh                # everything (about 20-30 minutes on 2 busy cores)
+#   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
+#   CTX_BENCH_NO_PEERS=1 scripts/bench.sh   # without the Python side (no PyPI access needed)
+#   CTX_BENCH_NO_MACRO=1 scripts/bench.sh   # without the macro measurement
+#   CTX_BENCH_KEEP=1 scripts/bench.sh turn  # add to (or redo part of) the previous run's results
+#
+# Measurement is deliberately short (1 s warm-up, 3 s per benchmark; benches with long
+# iterations set their own sample size): figures are medians with their spread, not
+# microsecond-exact. The table also lands in $out/table.md.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+target="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
+out="$target/ctx-bench"
+# This run's results only: criterion writes here instead of the shared target/criterion.
+export CRITERION_HOME="$out/criterion"
+export CTX_BENCH_OUT="$out"
+[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME"
+mkdir -p "$out"
+failed=()
+crit_args=(--warm-up-time 1 --measurement-time 3)
+
+# The ctx-runtime benches, in the order of the table; those not (yet) in Cargo.toml are skipped.
+wanted=("$@")
+[ ${#wanted[@]} -eq 0 ] && wanted=(tokens manage_budget history turn contract pipeline retrieve)
+declared=$(grep -A1 '^\[\[bench\]\]' ctx-runtime/Cargo.toml | sed -n 's/^name *= *"\(.*\)"/\1/p')
+for b in "${wanted[@]}"; do
+    if ! grep -qx "$b" <<<"$declared"; then
+        echo "== $b: not declared in ctx-runtime/Cargo.toml, skipped" >&2
+        continue
+    fi
+    echo "== cargo bench -p ctx-runtime --bench $b" >&2
+    # A bench that fails (its own consistency check, a panic) is reported and the others still run.
+    if ! cargo bench -q -p ctx-runtime --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
+        echo "bench $b FAILED; see $out/$b.log" >&2
+        failed+=("$b")
+    fi
+done
+
+python_json=""
+if [ -z "${CTX_BENCH_NO_PEERS:-}" ]; then
+    echo "== peers: history trim, ctx (Rust) and LangChain (Python) on the same JSON" >&2
+    cargo bench -q -p ctx --bench peers -- "${crit_args[@]}" >"$out/peers.log" 2>&1 \
+        || { echo "bench peers failed; see $out/peers.log" >&2; exit 1; }
+    eval "$(benches/peers/setup.sh)"
+    # No network for the Python side: an unreachable proxy makes any download attempt fail.
+    TIKTOKEN_CACHE_DIR="$TIKTOKEN_CACHE_DIR" HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
+        "$PEERS_PYTHON" benches/peers/trim_langchain.py "$out" "${CTX_PEERS_RUNS:-10}" >&2
+    python_json="$out/peers_python.json"
+fi
+
+macro_txt=""
+if [ -z "${CTX_BENCH_NO_MACRO:-}" ] && grep -rqs "fn measure_expansion_of_forty_steps" ctx-macros/src; then
+    echo "== ctx-macros: 40-step expansion (release)" >&2
+    cargo test -q -p ctx-macros --lib --release -- --ignored --nocapture measure >"$out/macro.txt" 2>&1 \
+        || { echo "macro measurement failed; see $out/macro.txt" >&2; exit 1; }
+    macro_txt="$out/macro.txt"
+fi
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
+machine="Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores, $(uname -sm)), $(rustc --version)."
+python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
+    ${macro_txt:+--macro "$macro_txt"} --machine "$machine" | tee "$out/table.md"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo
+    echo "FAILED benches (partial or no figures above): ${failed[*]} — logs in $out/"
+    exit 1
+fi
