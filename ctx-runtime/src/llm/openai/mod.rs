@@ -344,6 +344,26 @@ impl OpenAiClient {
     }
 }
 
+impl OpenAiClient {
+    /// The error with every echo of the API key removed from the text it quotes. Applied to each
+    /// attempt's error before it is logged, retried or returned: a proxy page or a debugging
+    /// endpoint that echoes request headers must not carry the key into an error or a trace.
+    fn redacted(&self, err: ModelError) -> ModelError {
+        let Some(key) = self.config.api_key.as_ref() else { return err };
+        match err {
+            ModelError::MalformedBody { model, message, excerpt } => ModelError::MalformedBody {
+                model,
+                message: key.redact(&message).into_owned(),
+                excerpt: key.redact(&excerpt).into_owned(),
+            },
+            ModelError::TruncatedBody { model, message, received_bytes } => {
+                ModelError::TruncatedBody { model, message: key.redact(&message).into_owned(), received_bytes }
+            }
+            other => other,
+        }
+    }
+}
+
 #[async_trait]
 impl ChatModel for OpenAiClient {
     fn model_name(&self) -> &str {
@@ -354,7 +374,7 @@ impl ChatModel for OpenAiClient {
         async {
             let mut retry = RetryState::new(&self.config.retry, &self.config.model);
             loop {
-                match self.attempt(request).await {
+                match self.attempt(request).await.map_err(|e| self.redacted(e)) {
                     Ok(reply) => {
                         self.log_reply(request, &reply);
                         return Ok(reply);
@@ -380,7 +400,7 @@ impl ChatModel for OpenAiClient {
                     emitted = true;
                     on_token(piece);
                 };
-                match self.stream_attempt(request, &mut forward).await {
+                match self.stream_attempt(request, &mut forward).await.map_err(|e| self.redacted(e)) {
                     Ok(reply) => {
                         self.log_reply(request, &reply);
                         return Ok(reply);
