@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::TokenCounter;
+use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::error::TokenError;
 
@@ -43,6 +44,9 @@ pub struct OpenAiOverhead {
 pub enum ChatFormat {
     /// OpenAI chat completions (and servers that mimic its format).
     OpenAi(OpenAiOverhead),
+    /// A server that renders the model's chat template into one prompt string (llama.cpp and
+    /// the like): the count is the count of the rendered prompt.
+    Template(ChatTemplate),
 }
 
 impl ChatFormat {
@@ -65,6 +69,7 @@ impl ChatFormat {
     pub fn openai_gpt4() -> Self {
         match Self::openai() {
             ChatFormat::OpenAi(o) => ChatFormat::OpenAi(OpenAiOverhead { func_init: 10, ..o }),
+            template => template,
         }
     }
 
@@ -101,12 +106,16 @@ impl ChatFormat {
                 }
                 Ok(total)
             }
+            ChatFormat::Template(t) => t.count_messages(counter, messages),
         }
     }
 
     /// Tokens of the tool schemas block (0 when there are no tools).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
-        let ChatFormat::OpenAi(o) = self;
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.count_tools(tools),
+        };
         if tools.is_empty() {
             return Ok(0);
         }

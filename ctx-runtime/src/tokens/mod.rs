@@ -9,6 +9,9 @@ mod backend;
 mod cache;
 mod chat;
 mod encoding;
+#[cfg(feature = "client")]
+mod remote;
+mod template;
 
 use std::sync::{Arc, OnceLock};
 
@@ -16,6 +19,9 @@ pub use backend::{BpeBackend, TiktokenBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
 pub use chat::ChatFormat;
 pub use encoding::{Encoding, ModelInfo};
+#[cfg(feature = "client")]
+pub use remote::{LlamaCppServer, RemoteTokenizer};
+pub use template::ChatTemplate;
 
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::error::TokenError;
