@@ -100,6 +100,19 @@ pub enum CtxError {
     /// Output negotiation found no room for the request.
     #[error(transparent)]
     Negotiation(#[from] crate::negotiate::NegotiationError),
+    /// A model call failed.
+    #[error(transparent)]
+    Model(#[from] crate::llm::ModelError),
+    /// The offline retriever failed.
+    #[cfg(feature = "retrieve")]
+    #[error(transparent)]
+    Retrieve(#[from] crate::retrieve::RetrieveError),
+    /// Context assembly failed.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// Loading or running a pipeline failed.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
 }
 
 impl ErrorCode for CtxError {
@@ -112,6 +125,11 @@ impl ErrorCode for CtxError {
             CtxError::Contract(e) => e.code(),
             CtxError::Turn(e) => e.code(),
             CtxError::Negotiation(e) => e.code(),
+            CtxError::Model(e) => e.code(),
+            #[cfg(feature = "retrieve")]
+            CtxError::Retrieve(e) => e.code(),
+            CtxError::Engine(e) => e.code(),
+            CtxError::Pipeline(e) => e.code(),
         }
     }
 }

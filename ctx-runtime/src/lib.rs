@@ -12,11 +12,14 @@ pub mod classify;
 pub mod compact;
 pub mod config;
 pub mod contract;
+pub mod engine;
 pub mod error;
 pub mod history;
 pub mod llm;
 pub mod negotiate;
 pub mod pipeline;
+#[cfg(feature = "retrieve")]
+pub mod retrieve;
 pub mod state;
 pub mod tokens;
 pub mod turn;

@@ -155,7 +155,10 @@ pub fn extension(path: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod path_tests {
     use super::*;
 
     #[test]

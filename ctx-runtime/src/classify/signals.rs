@@ -168,6 +168,16 @@ const SQL_OBJECTS: &[&str] = &[
 fn vote(line: &str) -> Option<(Family, bool)> {
     let lower = line.to_ascii_lowercase();
     let l = lower.as_str();
+    if l.starts_with("--") {
+        return Some((Family::Sql, false));
+    }
+    if l.starts_with("///") {
+        return Some((Family::Dotnet, true));
+    }
+    // Before the keyword checks: "Select the invoices from last month." is a sentence.
+    if let Some(v) = prose_vote(line, l) {
+        return Some(v);
+    }
     if let Some(v) = sql_vote(line, l) {
         return Some(v);
     }
@@ -358,6 +368,32 @@ fn dotnet_vote(line: &str, l: &str) -> Option<(Family, bool)> {
     if strong_markers.iter().any(|m| l.contains(m)) {
         return dn(true);
     }
+    // PascalCase .NET APIs (case matters: Java streams have `.toList()`).
+    let apis = [
+        ".ToList()",
+        ".ToListAsync(",
+        ".FirstOrDefault",
+        ".SingleOrDefault",
+        ".FromSqlRaw(",
+        ".FromSqlInterpolated(",
+        ".ExecuteSqlRaw",
+        ".SqlQuery<",
+        ".QueryAsync<",
+        ".Query<",
+        ".QueryFirstOrDefault",
+        ".ExecuteAsync(",
+        ".ExecuteScalar",
+        "new SqlConnection(",
+        "new SqlCommand(",
+        "new SqlParameter(",
+        ".AsNoTracking()",
+        ".Include(",
+        "Console.WriteLine(",
+        "string.IsNullOrEmpty(",
+    ];
+    if apis.iter().any(|a| line.contains(a)) {
+        return dn(true);
+    }
     let modifiers = ["public ", "private ", "protected ", "internal "];
     if modifiers.iter().any(|m| l.starts_with(m)) {
         return dn(false);
@@ -442,16 +478,20 @@ fn other_vote(line: &str, l: &str) -> Option<(Family, bool)> {
 
 fn prose_vote(line: &str, l: &str) -> Option<(Family, bool)> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    if words.len() < 4 {
+    if words.len() < 5 {
         return None;
     }
-    let code_chars = line.chars().filter(|c| "{}[]=;<>@$_|\\".contains(*c)).count();
-    if code_chars * 20 > line.len() {
+    // Code punctuation, or a dot inside a word (`c.Id`, `System.Linq`), means code.
+    let b = line.as_bytes();
+    let dotted = (1..b.len().saturating_sub(1))
+        .any(|k| b[k] == b'.' && b[k - 1].is_ascii_alphanumeric() && b[k + 1].is_ascii_alphanumeric());
+    if dotted || line.contains(|c: char| "=(){}[]<>;@*_$\\".contains(c)) {
         return None;
     }
     const STOP: &[&str] = &[
         "the", "a", "an", "is", "are", "was", "of", "to", "and", "in", "it", "that", "this", "for", "with", "be", "by",
-        "we", "you", "our", "not", "can", "when", "which", "its", "has", "have", "but", "if", "so", "on", "at", "or",
+        "we", "you", "our", "not", "can", "when", "which", "its", "has", "have", "but", "if", "so", "at", "or", "they",
+        "before", "after", "then", "there", "their", "what", "how", "why", "must", "should", "will",
     ];
     let stops =
         l.split_whitespace().filter(|w| STOP.contains(&w.trim_matches(|c: char| !c.is_ascii_alphabetic()))).count();

@@ -55,17 +55,6 @@ pub(crate) fn lex(src: &str) -> Lexed<'_> {
             pieces.gap(newline);
             continue;
         }
-        let line_start = std::mem::replace(&mut at_line_start, false);
-        if c == b'#' && line_start {
-            let end = line_end(b, i);
-            if is_region_directive(&b[i + 1..end]) {
-                pieces.gap(false);
-            } else {
-                pieces.text(i, end);
-            }
-            i = end;
-            continue;
-        }
         if c == b'/' && b.get(i + 1) == Some(&b'/') {
             pieces.gap(false);
             i = line_end(b, i);
@@ -82,6 +71,18 @@ pub(crate) fn lex(src: &str) -> Lexed<'_> {
                     i = n;
                 }
             }
+            continue;
+        }
+        // Comments leave `at_line_start` alone: once they are dropped, a `#` after them starts
+        // its line, and lexing the output must see what lexing the input saw.
+        if std::mem::replace(&mut at_line_start, false) && c == b'#' {
+            let end = line_end(b, i);
+            if is_region_directive(&b[i + 1..end]) {
+                pieces.gap(false);
+            } else {
+                pieces.text(i, end);
+            }
+            i = end;
             continue;
         }
         let end = match literal_at(b, i, 0) {

@@ -24,7 +24,7 @@ pub enum DotnetSyntax {
 
 impl DotnetSyntax {
     /// The syntax of a .NET text: from its file extension when it has a known one, else from
-    /// its content (an XML prolog or `<Project`, Razor directives, else C#).
+    /// its content (Razor directives, else markup when it starts with `<`, else C#).
     pub fn detect(text: &str, path: Option<&str>) -> Self {
         match path.and_then(extension).as_deref() {
             Some("cs" | "csx") => return DotnetSyntax::CSharp,
@@ -37,17 +37,20 @@ impl DotnetSyntax {
             Some("vb" | "fs" | "fsx" | "fsi" | "sln" | "slnx") => return DotnetSyntax::Other,
             _ => {}
         }
-        let head = text.trim_start();
-        if head.starts_with("<?xml") || head.starts_with("<Project") {
-            return DotnetSyntax::Xml;
-        }
         let razor_line = |line: &str| {
             let line = line.trim_start();
-            ["@model ", "@page", "@using ", "@inject ", "@inherits ", "@{", "@*", "@foreach", "@if ", "@section "]
+            ["@model ", "@page", "@using ", "@inject ", "@inherits ", "@{", "@foreach", "@if ", "@section "]
                 .iter()
                 .any(|d| line.starts_with(d))
         };
-        if text.lines().any(razor_line) || text.contains("@Html.") { DotnetSyntax::Razor } else { DotnetSyntax::CSharp }
+        if text.lines().any(razor_line) || text.contains("@Html.") {
+            DotnetSyntax::Razor
+        } else if text.trim_start().starts_with('<') {
+            // C# never starts with `<`; markup must not meet the C# lexer (`http://` is no comment).
+            DotnetSyntax::Xml
+        } else {
+            DotnetSyntax::CSharp
+        }
     }
 }
 
@@ -66,8 +69,17 @@ pub fn strip(text: &str, syntax: DotnetSyntax) -> Cow<'_, str> {
 
 /// [`strip`] with the detected syntax, then the token guard: the result never has more tokens
 /// than `text`.
+///
+/// Without a conclusive extension the syntax is detected from the content; a result that would
+/// be detected as another syntax (a Razor directive only inside a removed comment) is refused, so
+/// that compacting twice gives what compacting once gave.
 pub fn compact(text: &str, path: Option<&str>, counter: &TokenCounter) -> Result<Compacted, TokenError> {
-    guard_tokens(text, strip(text, DotnetSyntax::detect(text, path)), counter)
+    let syntax = DotnetSyntax::detect(text, path);
+    let stripped = match strip(text, syntax) {
+        Cow::Owned(out) if DotnetSyntax::detect(&out, path) != syntax => Cow::Borrowed(text),
+        other => other,
+    };
+    guard_tokens(text, stripped, counter)
 }
 
 #[cfg(test)]
@@ -83,6 +95,7 @@ mod tests {
         assert_eq!(DotnetSyntax::detect("<Project Sdk=\"x\">", None), DotnetSyntax::Xml);
         assert_eq!(DotnetSyntax::detect("@model X\n<div></div>", None), DotnetSyntax::Razor);
         assert_eq!(DotnetSyntax::detect("public class A {}", None), DotnetSyntax::CSharp);
+        assert_eq!(DotnetSyntax::detect("<!-- c -->\n<Project>", None), DotnetSyntax::Xml);
     }
 
     #[test]

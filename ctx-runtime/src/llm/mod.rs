@@ -1,13 +1,27 @@
 //! Chat models: the trait pipelines call, and its implementations.
 //!
 //! The trait is object-safe (`dyn ChatModel`) so a pipeline run can hold any model behind one
-//! reference; implementations live in submodules.
+//! reference; implementations live in submodules:
+//!
+//! - [`openai::OpenAiClient`] (feature `client`): any OpenAI-compatible chat-completions server
+//!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
+//! - [`offline::OfflineModel`] (feature `retrieve`): a deterministic, extractive stand-in that
+//!   quotes its context; for demos and tests without a server.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
-use crate::error::ErrorCode;
+
+mod error;
+#[cfg(feature = "retrieve")]
+pub mod offline;
+#[cfg(feature = "client")]
+pub mod openai;
+pub mod secret;
+
+pub use error::ModelError;
+pub use secret::ApiKey;
 
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus
 /// `max_tokens` fits the window.
@@ -30,6 +44,20 @@ pub struct ChatRequest {
     /// The pipeline step that sends it, for traces and errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
+}
+
+impl ChatRequest {
+    /// A request with these messages and output limit, no tools, default temperature.
+    pub fn new(messages: Vec<ChatMessage>, max_tokens: usize) -> Self {
+        ChatRequest {
+            messages,
+            tools: Vec::new(),
+            max_tokens,
+            temperature: None,
+            predicted_prompt_tokens: None,
+            step_id: None,
+        }
+    }
 }
 
 /// Token usage reported by the server.
@@ -57,37 +85,6 @@ pub struct ChatResponse {
     pub finish_reason: Option<String>,
 }
 
-/// Why a model call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ModelError {
-    /// The server said the prompt plus output does not fit its context.
-    #[error("model `{model}` rejected the request: context length exceeded ({message})")]
-    ContextLengthExceeded {
-        /// The model name.
-        model: String,
-        /// The server's message.
-        message: String,
-    },
-    /// The model could not be reached or answered with an error.
-    #[error("model `{model}` call failed: {message}")]
-    Failed {
-        /// The model name.
-        model: String,
-        /// What happened.
-        message: String,
-    },
-}
-
-impl ErrorCode for ModelError {
-    fn code(&self) -> &'static str {
-        match self {
-            ModelError::ContextLengthExceeded { .. } => "MODEL_CONTEXT_LENGTH_EXCEEDED",
-            ModelError::Failed { .. } => "MODEL_CALL_FAILED",
-        }
-    }
-}
-
 /// A chat model.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
@@ -96,4 +93,21 @@ pub trait ChatModel: Send + Sync {
 
     /// Sends one request and waits for the whole reply.
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// Sends one request and hands each piece of text to `on_token` as it is generated; returns
+    /// the whole reply (the concatenation of the pieces) with its usage.
+    ///
+    /// The default calls [`ChatModel::chat`] and hands over the whole text at once, for models
+    /// that cannot stream.
+    async fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let response = self.chat(request).await?;
+        if !response.content.is_empty() {
+            on_token(&response.content);
+        }
+        Ok(response)
+    }
 }

@@ -1,6 +1,36 @@
 //! Pipelines: their definition as plain values, the validation of a whole definition (graph,
 //! steps, contract), and the driver that runs one step at a time.
+//!
+//! * [`validate_definition`] — every rule of a whole pipeline, all problems at once, each with
+//!   the field path of the offending value; the `pipeline!` macro calls it at compile time.
+//! * [`LoadedPipeline`] — a validated pipeline with its limits resolved; [`run_step`] performs
+//!   one step, [`LoadedPipeline::resume`] runs a [`Snapshot`] to the end.
+//! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
 pub mod definition;
+mod driver;
+mod error;
+mod graph;
+mod load;
+mod loaded;
+mod mermaid;
+mod resolve;
+mod run;
+mod steps;
+mod suggest;
+mod validate;
+mod values;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use definition::*;
+pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
+pub use error::{BoxError, PipelineError};
+pub use graph::{Target, variant_name};
+pub use load::LoadOptions;
+pub use loaded::LoadedPipeline;
+pub use mermaid::{to_dot, to_mermaid};
+pub use run::Snapshot;
+pub use steps::{CallReport, FetchReport, SkipReason, SkippedNode, StepDetail};
+pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -1,13 +1,18 @@
 //! Tokenizer backends: one trait, two implementations.
 //!
-//! [`BpeBackend`] (bpe-openai) is the one ctx counts with: in our measurements it produced the
-//! same token sequences as tiktoken-rs, is linear on every input and never panicked, where
-//! tiktoken-rs's regex overflows its backtracking stack on a ~1 MB whitespace run and turns
+//! [`BpeBackend`] (bpe-openai) is the one ctx counts with: it produces the same token sequences as
+//! tiktoken-rs (the differential test in `tests/tokens_differential.rs` checks this on a corpus and
+//! on generated strings), it is linear on every input and it never panicked in our tests, where
+//! tiktoken-rs 0.12 overflows its regex's backtracking stack on a ~1 MB whitespace run and turns
 //! superlinear on long runs without spaces. [`TiktokenBackend`] is kept for the differential test
-//! and the benchmarks, behind the same trait, with its panic turned into an error.
+//! and the benchmarks, behind the same trait.
+//!
+//! Both backends turn a panic inside the tokenizer crate into [`TokenError::Backend`], so no input
+//! can unwind through ctx.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
 
 use super::encoding::Encoding;
 use crate::error::TokenError;
@@ -22,7 +27,7 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     fn count(&self, text: &str) -> Result<usize, TokenError>;
 
     /// `Some(count)` when `text` has at most `limit` tokens, `None` otherwise. Implementations
-    /// stop as soon as the limit is passed.
+    /// stop as soon as the answer is known; the default counts everything.
     fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
         let n = self.count(text)?;
         Ok((n <= limit).then_some(n))
@@ -31,8 +36,57 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     /// The token ids of `text`.
     fn encode(&self, text: &str) -> Result<Vec<u32>, TokenError>;
 
-    /// The text of `ids`; an error when they do not form valid UTF-8.
+    /// The text of `ids`; an error when they do not form valid UTF-8 or are not in the vocabulary.
     fn decode(&self, ids: &[u32]) -> Result<String, TokenError>;
+
+    /// The byte length of the longest token in the vocabulary, when known.
+    ///
+    /// It gives a sound lower bound without tokenizing: a text of `n` bytes has at least
+    /// `n.div_ceil(max_token_bytes)` tokens. `None` (the default) means no bound is known.
+    fn max_token_bytes(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Runs `f`, turning a panic of the tokenizer crate into [`TokenError::Backend`].
+///
+/// The tokenizers hold no state that a panic could leave half-updated (their tables are
+/// immutable statics), so resuming after one is sound.
+fn guarded<T>(backend: &str, f: impl FnOnce() -> T) -> Result<T, TokenError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| TokenError::Backend {
+        backend: backend.to_owned(),
+        reason: panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the tokenizer panicked".to_owned()),
+    })
+}
+
+fn bpe_tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
+    match encoding {
+        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        Encoding::O200kBase => bpe_openai::o200k_base(),
+    }
+}
+
+/// The longest token of `encoding`, in bytes (128 for both encodings), computed once from the
+/// vocabulary itself rather than typed here.
+fn longest_token(encoding: Encoding) -> usize {
+    static LONGEST: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = match encoding {
+        Encoding::Cl100kBase => &LONGEST[0],
+        Encoding::O200kBase => &LONGEST[1],
+    };
+    *slot.get_or_init(|| {
+        let bpe = &bpe_tokenizer(encoding).bpe;
+        (0..bpe.num_tokens())
+            .filter_map(|id| u32::try_from(id).ok())
+            .map(|id| bpe.token_len(id))
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    })
 }
 
 /// The linear-time backend (bpe-openai). ctx's default.
@@ -46,11 +100,20 @@ pub struct BpeBackend {
 impl BpeBackend {
     /// The backend for `encoding`. The vocabulary is loaded once per process.
     pub fn new(encoding: Encoding) -> Self {
-        let (tokenizer, id) = match encoding {
-            Encoding::Cl100kBase => (bpe_openai::cl100k_base(), "bpe-openai/cl100k_base"),
-            Encoding::O200kBase => (bpe_openai::o200k_base(), "bpe-openai/o200k_base"),
+        let id = match encoding {
+            Encoding::Cl100kBase => "bpe-openai/cl100k_base",
+            Encoding::O200kBase => "bpe-openai/o200k_base",
         };
-        BpeBackend { encoding, tokenizer, id }
+        BpeBackend { encoding, tokenizer: bpe_tokenizer(encoding), id }
+    }
+
+    /// The encoding this backend counts with.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    fn decode_error(&self) -> TokenError {
+        TokenError::Decode { encoding: self.encoding.name().to_owned() }
     }
 }
 
@@ -66,31 +129,60 @@ impl TokenizerBackend for BpeBackend {
     }
 
     fn count(&self, text: &str) -> Result<usize, TokenError> {
-        Ok(self.tokenizer.count(text))
+        guarded(self.id, || self.tokenizer.count(text))
     }
 
+    /// Counts piece by piece (pre-tokenizer pieces are counted independently, so their counts
+    /// add up exactly) and stops as soon as the pieces counted so far plus the least the rest
+    /// can cost exceed `limit`.
+    ///
+    /// bpe-openai's own `count_till_limit` is not used: it gives up when a running count exceeds
+    /// the limit by a fixed buffer of 10 tokens, which its authors mark as unproven, so it could
+    /// answer `None` for a text that fits.
     fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
-        let normalized = self.tokenizer.normalize(text);
-        Ok(self.tokenizer.count_till_limit(&normalized, limit))
+        let longest = longest_token(self.encoding);
+        let counted = guarded(self.id, || {
+            let normalized = self.tokenizer.normalize(text);
+            let mut consumed = 0usize;
+            let mut rest = normalized.as_str().len();
+            for piece in self.tokenizer.split(normalized.as_str()) {
+                // The rest has at least ceil(rest / longest) tokens; ceil(r / l) > k iff r > k·l.
+                if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
+                    return Some(None);
+                }
+                consumed += self.tokenizer.bpe.count(piece.as_bytes());
+                rest = rest.checked_sub(piece.len())?;
+            }
+            // Pieces always cover the whole text; if they did not, the count would be short.
+            (rest == 0).then_some((consumed <= limit).then_some(consumed))
+        })?;
+        counted.ok_or_else(|| TokenError::Backend {
+            backend: self.id.to_owned(),
+            reason: "the pre-tokenizer did not cover the whole text".to_owned(),
+        })
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, TokenError> {
-        Ok(self.tokenizer.encode(text))
+        guarded(self.id, || self.tokenizer.encode(text))
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, TokenError> {
-        // bpe panics on ids outside the vocabulary; check first so decode never panics.
+        // bpe indexes its tables with the id: an id outside the vocabulary must not reach it.
         let vocab = self.tokenizer.bpe.num_tokens();
         if ids.iter().any(|&id| id as usize >= vocab) {
-            return Err(TokenError::Decode { encoding: self.encoding.name().to_owned() });
+            return Err(self.decode_error());
         }
-        self.tokenizer.decode(ids).ok_or_else(|| TokenError::Decode { encoding: self.encoding.name().to_owned() })
+        guarded(self.id, || self.tokenizer.decode(ids))?.ok_or_else(|| self.decode_error())
+    }
+
+    fn max_token_bytes(&self) -> Option<usize> {
+        Some(longest_token(self.encoding))
     }
 }
 
 /// tiktoken-rs (`encode_ordinary`), for differential tests and benchmarks.
 ///
-/// tiktoken-rs can panic on pathological input (a whitespace run of about 1 MB exhausts its
+/// tiktoken-rs panics on pathological input (a whitespace run of about 1 MB exhausts its
 /// regex's backtracking stack); this backend reports that as [`TokenError::Backend`].
 #[derive(Clone, Copy)]
 pub struct TiktokenBackend {
@@ -109,15 +201,13 @@ impl TiktokenBackend {
         TiktokenBackend { encoding, bpe, id }
     }
 
-    fn guarded<T>(&self, f: impl FnOnce() -> T) -> Result<T, TokenError> {
-        catch_unwind(AssertUnwindSafe(f)).map_err(|panic| TokenError::Backend {
-            backend: self.id.to_owned(),
-            reason: panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "panicked".to_owned()),
-        })
+    /// The encoding this backend counts with.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    fn decode_error(&self) -> TokenError {
+        TokenError::Decode { encoding: self.encoding.name().to_owned() }
     }
 }
 
@@ -133,17 +223,70 @@ impl TokenizerBackend for TiktokenBackend {
     }
 
     fn count(&self, text: &str) -> Result<usize, TokenError> {
-        self.guarded(|| self.bpe.encode_ordinary(text).len())
+        guarded(self.id, || self.bpe.encode_ordinary(text).len())
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, TokenError> {
-        self.guarded(|| self.bpe.encode_ordinary(text))
+        guarded(self.id, || self.bpe.encode_ordinary(text))
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, TokenError> {
-        let bytes = self
-            .guarded(|| self.bpe.decode_bytes(ids).ok())?
-            .ok_or_else(|| TokenError::Decode { encoding: self.encoding.name().to_owned() })?;
-        String::from_utf8(bytes).map_err(|_| TokenError::Decode { encoding: self.encoding.name().to_owned() })
+        let bytes = guarded(self.id, || self.bpe.decode_bytes(ids).ok())?.ok_or_else(|| self.decode_error())?;
+        String::from_utf8(bytes).map_err(|_| self.decode_error())
+    }
+
+    fn max_token_bytes(&self) -> Option<usize> {
+        // The same vocabulary as bpe-openai's (the differential test checks they agree).
+        Some(longest_token(self.encoding))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_token_is_read_from_the_vocabulary() {
+        for e in Encoding::ALL {
+            let longest = longest_token(e);
+            let bpe = &bpe_tokenizer(e).bpe;
+            let witness = (0..bpe.num_tokens() as u32).find(|&id| bpe.token_len(id) == longest);
+            assert!(witness.is_some(), "{e}: no token of {longest} bytes");
+            assert!((0..bpe.num_tokens() as u32).all(|id| bpe.token_len(id) <= longest));
+        }
+    }
+
+    #[test]
+    fn count_up_to_is_exact_at_every_limit_around_the_count() {
+        let b = BpeBackend::new(Encoding::Cl100kBase);
+        let text = "fn main() {\n    println!(\"héllo, wörld\");\n}\n\n\n   trailing   ";
+        let n = b.count(text).unwrap();
+        for limit in 0..n + 3 {
+            let want = (n <= limit).then_some(n);
+            assert_eq!(b.count_up_to(text, limit).unwrap(), want, "limit {limit}");
+        }
+    }
+
+    #[test]
+    fn both_backends_decode_what_they_encode() {
+        for e in Encoding::ALL {
+            for backend in [&BpeBackend::new(e) as &dyn TokenizerBackend, &TiktokenBackend::new(e)] {
+                let text = "naïve café — 東京 🦀 <|endoftext|>";
+                assert_eq!(backend.decode(&backend.encode(text).unwrap()).unwrap(), text);
+                assert!(matches!(
+                    backend.decode(&[u32::MAX]),
+                    Err(TokenError::Decode { .. }) | Err(TokenError::Backend { .. })
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_cut_inside_a_character_does_not_decode() {
+        let b = BpeBackend::new(Encoding::Cl100kBase);
+        // One CJK character that cl100k splits into two byte-level tokens.
+        let ids = b.encode("誕").unwrap();
+        assert!(ids.len() > 1, "{ids:?}");
+        assert!(matches!(b.decode(&ids[..1]), Err(TokenError::Decode { .. })));
     }
 }

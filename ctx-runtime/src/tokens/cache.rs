@@ -1,8 +1,13 @@
 //! The content-addressed count cache.
 //!
 //! Keys are a 128-bit XXH3 of the text seeded with the backend id, so equal texts share a count
-//! across steps, retries and concurrent requests, and two vocabularies never share an entry.
-//! The cache is bounded (quick_cache evicts with CLOCK-Pro) and lock-sharded for threads.
+//! across steps, retries and concurrent requests, and two vocabularies never share an entry even
+//! when their counters share one cache. Only the key and the count are stored, never the text,
+//! so memory is bounded by the entry count whatever the texts' sizes. quick_cache evicts with
+//! CLOCK-Pro and shards its locks, so concurrent counters rarely contend.
+//!
+//! A 128-bit key makes a collision (two texts taken for one) a ~2^-64 event even after 2^32
+//! distinct texts; ctx accepts that risk rather than store and compare whole texts.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -59,6 +64,21 @@ impl CountCache {
     /// Remembers a count.
     pub fn insert(&self, key: u128, count: usize) {
         self.counts.insert(key, count);
+    }
+
+    /// Counts currently held.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether the cache holds no count.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// The most counts the cache holds at once (the requested size, rounded up to whole shards).
+    pub fn capacity(&self) -> usize {
+        usize::try_from(self.counts.capacity()).unwrap_or(usize::MAX)
     }
 
     /// Hits and misses so far.

@@ -1,28 +1,48 @@
 //! Chat-format overhead: what a list of messages costs beyond its texts.
 //!
 //! A chat model does not see a list of strings; it sees one token stream in which every message
-//! is wrapped in role markers and the reply is primed. [`ChatFormat`] adds those tokens so that a
-//! count is the count of what the model receives.
+//! is framed by special tokens and the reply is primed. [`ChatFormat`] adds those tokens so that
+//! a count is the count of what the model receives. Every string the request carries (role,
+//! content, name, tool-call name and arguments, tool result) is counted exactly, as the exact
+//! text sent; what is modelled is only the framing around those strings:
 //!
-//! The OpenAI numbers follow the OpenAI cookbook ("How to count tokens with tiktoken"), which
-//! pins them against the API: 3 tokens a message, 1 more for a `name`, 3 to prime the reply, and
-//! for tool schemas the per-function and per-property constants below.
+//! - **Plain messages** (role, content, optional name): 3 tokens a message, 1 more for a `name`,
+//!   3 to prime the reply — the constants of OpenAI's cookbook "How to count tokens with
+//!   tiktoken", which it checked against the API's `prompt_tokens` (129 tokens for its example
+//!   conversation under gpt-3.5-turbo / gpt-4, 124 under gpt-4o; both pinned by
+//!   `tests/tokens_chat.rs`). The cookbook itself calls its counts "an estimate, not a timeless
+//!   guarantee": OpenAI may change the framing from model to model.
+//! - **Tool schemas**: the cookbook's `num_tokens_for_tools` constants (per function, per
+//!   property, per enum item), fitted by the cookbook against the API (105 / 101 tokens for its
+//!   weather example, pinned too). The schema rendering itself is not published, so this is an
+//!   estimate in the same sense.
+//! - **Tool calls and tool results**: the cookbook does not cover them and OpenAI publishes no
+//!   chat-completions rendering for them. ctx counts them as OpenAI's published harmony format
+//!   renders them, the one OpenAI format that spells tool calls out: a call is
+//!   `<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>ARGS<|call|>`
+//!   and a result is `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>RESULT<|end|>`,
+//!   each special token one token and each text between them counted exactly. An assistant
+//!   message that only calls tools has no text message of its own in that format. This part is
+//!   an estimate that no published API number pins.
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::TokenCounter;
 use super::template::ChatTemplate;
-use crate::chat::{ChatMessage, ToolSchema};
+use crate::chat::{ChatMessage, Role, ToolSchema};
 use crate::error::TokenError;
 
 /// Token constants of the OpenAI chat format for one model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenAiOverhead {
-    /// Tokens wrapped around every message (`<|start|>{role}<|message|>…<|end|>` less the role).
+    /// Tokens framing every plain message (`<|start|>`, `<|message|>`, `<|end|>`); the role's own
+    /// text is counted separately.
     pub per_message: usize,
-    /// Extra tokens when a message has a `name`.
+    /// Extra tokens when a message has a `name` (besides the name's own tokens).
     pub per_name: isize,
-    /// Tokens that prime the assistant's reply.
+    /// Tokens that prime the assistant's reply (`<|start|>assistant<|message|>`).
     pub reply_priming: usize,
     /// Tokens before each function in the tool block.
     pub func_init: usize,
@@ -36,6 +56,12 @@ pub struct OpenAiOverhead {
     pub enum_item: usize,
     /// Tokens closing the tool block.
     pub func_end: usize,
+    /// Special tokens framing one tool call (`<|start|>`, `<|channel|>`, `<|constrain|>`,
+    /// `<|message|>`, `<|call|>` in the harmony rendering).
+    pub tool_call_specials: usize,
+    /// Special tokens framing one tool result (`<|start|>`, `<|channel|>`, `<|message|>`,
+    /// `<|end|>` in the harmony rendering).
+    pub tool_result_specials: usize,
 }
 
 /// How a model family wraps messages and tools.
@@ -50,7 +76,7 @@ pub enum ChatFormat {
 }
 
 impl ChatFormat {
-    /// gpt-4o / gpt-4o-mini and later (the cookbook's 124-token example).
+    /// gpt-4o / gpt-4o-mini and later (the cookbook's 124-token and 101-token examples).
     pub fn openai() -> Self {
         ChatFormat::OpenAi(OpenAiOverhead {
             per_message: 3,
@@ -62,55 +88,79 @@ impl ChatFormat {
             enum_init: -3,
             enum_item: 3,
             func_end: 12,
+            tool_call_specials: 5,
+            tool_result_specials: 4,
         })
     }
 
-    /// gpt-3.5-turbo / gpt-4 (the cookbook's 129-token example); only the tool block differs.
+    /// gpt-3.5-turbo / gpt-4 (the cookbook's 129-token and 105-token examples); only the tool
+    /// block's per-function constant differs.
     pub fn openai_gpt4() -> Self {
         match Self::openai() {
             ChatFormat::OpenAi(o) => ChatFormat::OpenAi(OpenAiOverhead { func_init: 10, ..o }),
-            template => template,
+            other => other,
         }
     }
 
     /// The format for a model name: gpt-3.5 / gpt-4 (not 4o / 4.1) use [`Self::openai_gpt4`],
     /// every other model [`Self::openai`].
+    /// A fine-tune (`ft:gpt-4-0613:org::id`) takes its base model's format.
     pub fn for_model(model: &str) -> Self {
+        let model = match model.strip_prefix("ft:") {
+            Some(rest) => rest.split(':').next().unwrap_or(rest),
+            None => model,
+        };
         let legacy = model.starts_with("gpt-3.5")
             || (model.starts_with("gpt-4") && !model.starts_with("gpt-4o") && !model.starts_with("gpt-4."));
         if legacy { Self::openai_gpt4() } else { Self::openai() }
     }
 
-    /// Tokens of `messages` including per-message overhead and reply priming.
+    /// Tokens of `messages` including their framing and the reply priming.
     pub fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
-        match self {
-            ChatFormat::OpenAi(o) => {
-                let mut total = o.reply_priming;
-                for m in messages {
-                    total += o.per_message;
-                    total += counter.count(m.role.as_str())?;
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.count_messages(counter, messages),
+        };
+        let mut total = o.reply_priming;
+        // Call id -> function name, so a result is framed with the name of the call it answers.
+        let mut calls: HashMap<&str, &str> = HashMap::new();
+        for m in messages {
+            match m.role {
+                Role::Tool => {
+                    let function =
+                        m.tool_call_id.as_deref().map(|id| calls.get(id).copied().unwrap_or(id)).unwrap_or_default();
+                    total += o.tool_result_specials;
+                    total += counter.count(&format!("functions.{function} to=assistant"))?;
+                    total += counter.count("commentary")?;
                     total += counter.count(&m.content)?;
-                    if let Some(name) = &m.name {
-                        total = total.saturating_add_signed(o.per_name);
-                        total += counter.count(name)?;
+                }
+                _ => {
+                    if !(m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty()) {
+                        total += o.per_message;
+                        total += counter.count(m.role.as_str())?;
+                        total += counter.count(&m.content)?;
                     }
                     for call in &m.tool_calls {
-                        // The wire form the model sees is the function name and its JSON
-                        // arguments, each counted as the exact text sent.
-                        total += counter.count(&call.name)?;
+                        calls.insert(call.id.as_str(), call.name.as_str());
+                        total += o.tool_call_specials;
+                        total += counter.count(Role::Assistant.as_str())?;
+                        total += counter.count(&format!("commentary to=functions.{} ", call.name))?;
+                        total += counter.count("json")?;
                         total += counter.count(&call.arguments)?;
                     }
-                    if let Some(id) = &m.tool_call_id {
-                        total += counter.count(id)?;
-                    }
                 }
-                Ok(total)
             }
-            ChatFormat::Template(t) => t.count_messages(counter, messages),
+            if let Some(name) = &m.name {
+                total = total.saturating_add_signed(o.per_name);
+                total += counter.count(name)?;
+            }
         }
+        Ok(total)
     }
 
-    /// Tokens of the tool schemas block (0 when there are no tools).
+    /// Tokens of the tool schemas block (0 when there are no tools), per the cookbook's
+    /// `num_tokens_for_tools`: a property without a `type` or `description` counts as if it were
+    /// the empty string (the cookbook's code requires both).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
@@ -120,10 +170,11 @@ impl ChatFormat {
             return Ok(0);
         }
         let mut total: isize = 0;
+        let tokens = |text: &str| counter.count(text).map(|n| isize::try_from(n).unwrap_or(isize::MAX));
         for tool in tools {
             total += o.func_init as isize;
             let desc = tool.description.strip_suffix('.').unwrap_or(&tool.description);
-            total += counter.count(&format!("{}:{}", tool.name, desc))? as isize;
+            total += tokens(&format!("{}:{}", tool.name, desc))?;
             let properties = tool.parameters.get("properties").and_then(Value::as_object);
             if let Some(props) = properties.filter(|p| !p.is_empty()) {
                 total += o.prop_init as isize;
@@ -133,24 +184,63 @@ impl ChatFormat {
                         total += o.enum_init;
                         for item in items {
                             total += o.enum_item as isize;
-                            total += counter.count(&value_text(item))? as isize;
+                            total += tokens(&value_text(item))?;
                         }
                     }
                     let ty = prop.get("type").map(value_text).unwrap_or_default();
                     let pdesc = prop.get("description").map(value_text).unwrap_or_default();
                     let pdesc = pdesc.strip_suffix('.').unwrap_or(&pdesc);
-                    total += counter.count(&format!("{key}:{ty}:{pdesc}"))? as isize;
+                    total += tokens(&format!("{key}:{ty}:{pdesc}"))?;
                 }
             }
         }
         total += o.func_end as isize;
-        Ok(total.max(0) as usize)
+        Ok(usize::try_from(total).unwrap_or(0))
     }
 }
 
+/// A JSON value as the cookbook's Python formats it into its lines: strings bare, anything else
+/// as JSON text.
 fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ToolCall;
+    use crate::tokens::Encoding;
+
+    #[test]
+    fn a_result_is_framed_with_the_name_of_the_call_it_answers() {
+        let c = TokenCounter::for_encoding(Encoding::O200kBase);
+        let call = ToolCall { id: "call_Zx81".into(), name: "lookup".into(), arguments: "{}".into() };
+        let with_call =
+            [ChatMessage::assistant_tool_calls("", vec![call]), ChatMessage::tool_result("call_Zx81", "42")];
+        let f = ChatFormat::openai();
+        let answered = f.count_messages(&c, &with_call).unwrap() - f.count_messages(&c, &with_call[..1]).unwrap();
+        let header = c.count("functions.lookup to=assistant").unwrap();
+        assert_eq!(answered, 4 + header + c.count("commentary").unwrap() + c.count("42").unwrap());
+        // Without the call in view, the id stands in for the name.
+        let orphan = f.count_messages(&c, &with_call[1..]).unwrap() - 3;
+        assert_eq!(
+            orphan,
+            4 + c.count("functions.call_Zx81 to=assistant").unwrap()
+                + c.count("commentary").unwrap()
+                + c.count("42").unwrap()
+        );
+    }
+
+    #[test]
+    fn legacy_models_get_the_legacy_tool_constant() {
+        assert_eq!(ChatFormat::for_model("gpt-4-0613"), ChatFormat::openai_gpt4());
+        assert_eq!(ChatFormat::for_model("gpt-3.5-turbo"), ChatFormat::openai_gpt4());
+        assert_eq!(ChatFormat::for_model("ft:gpt-4-0613:acme::8Xyz"), ChatFormat::openai_gpt4());
+        for modern in ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3-mini", "ft:gpt-4o-mini-2024-07-18:acme::1"] {
+            assert_eq!(ChatFormat::for_model(modern), ChatFormat::openai(), "{modern}");
+        }
     }
 }

@@ -4,6 +4,19 @@
 //! bounded, thread-safe count cache, with early-exit questions ("does this fit in N?") and the
 //! chat-format overhead of the model family ([`ChatFormat`]). Every text is counted as ordinary
 //! text: a document containing `<|endoftext|>` is text, never a special token.
+//!
+//! ```
+//! use ctx_runtime::tokens::{Encoding, ModelInfo, TokenCounter};
+//!
+//! let model = ModelInfo::lookup("gpt-4o")?;
+//! assert_eq!((model.encoding, model.context_window), (Encoding::O200kBase, 128_000));
+//! let counter = TokenCounter::for_model("gpt-4o")?;
+//! assert_eq!(counter.count("hello world")?, 2);
+//! // Early exit: a megabyte cannot fit in 100 tokens, and nobody tokenizes it to find out.
+//! assert_eq!(counter.count_up_to(&"word ".repeat(200_000), 100)?, None);
+//! assert!(counter.fits("short", 5)?); // 5 bytes fit in 5 tokens without counting
+//! # Ok::<(), ctx_runtime::error::TokenError>(())
+//! ```
 
 mod backend;
 mod cache;
@@ -17,7 +30,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use backend::{BpeBackend, TiktokenBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
-pub use chat::ChatFormat;
+pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, ModelInfo};
 #[cfg(feature = "client")]
 pub use remote::{LlamaCppServer, RemoteTokenizer};
@@ -38,7 +51,13 @@ impl TokenCounter {
     /// A counter over `backend` with its own cache of `cache_entries` counts and the chat format
     /// `format`.
     pub fn with_backend(backend: Arc<dyn TokenizerBackend>, format: ChatFormat, cache_entries: usize) -> Self {
-        TokenCounter { backend, cache: Arc::new(CountCache::new(cache_entries)), format }
+        Self::with_cache(backend, format, Arc::new(CountCache::new(cache_entries)))
+    }
+
+    /// A counter over `backend` that shares `cache` with other counters. Counters of different
+    /// vocabularies can share one cache: their keys never collide (see [`CountCache`]).
+    pub fn with_cache(backend: Arc<dyn TokenizerBackend>, format: ChatFormat, cache: Arc<CountCache>) -> Self {
+        TokenCounter { backend, cache, format }
     }
 
     /// The process-wide counter for `encoding` (bpe-openai backend, OpenAI chat format, a cache
@@ -59,9 +78,10 @@ impl TokenCounter {
         .clone()
     }
 
-    /// The process-wide counter for a model in tiktoken-rs's table.
+    /// The process-wide counter for a model in tiktoken-rs's table, with the chat format of the
+    /// model's family ([`ChatFormat::for_model`]); it shares the encoding's cache.
     pub fn for_model(model: &str) -> Result<Self, TokenError> {
-        Ok(Self::for_encoding(Encoding::for_model(model)?))
+        Ok(Self::for_encoding(Encoding::for_model(model)?).with_format(ChatFormat::for_model(model)))
     }
 
     /// This counter with another chat format (same backend and cache).
@@ -79,6 +99,11 @@ impl TokenCounter {
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn TokenizerBackend> {
         &self.backend
+    }
+
+    /// The count cache (shared by clones of this counter).
+    pub fn cache(&self) -> &Arc<CountCache> {
+        &self.cache
     }
 
     /// The chat format used by [`Self::count_messages`].
@@ -105,11 +130,24 @@ impl TokenCounter {
         Ok(n)
     }
 
-    /// `Some(count)` when `text` has at most `limit` tokens, else `None`; stops counting as soon
-    /// as the limit is passed.
+    /// A count no text of `bytes` bytes can go below, known without tokenizing: no token is
+    /// longer than the vocabulary's longest (0 when the backend does not know its longest token).
+    pub fn min_tokens_for_bytes(&self, bytes: usize) -> usize {
+        match self.backend.max_token_bytes() {
+            Some(longest) if longest > 0 => bytes.div_ceil(longest),
+            _ => usize::from(bytes > 0),
+        }
+    }
+
+    /// `Some(count)` when `text` has at most `limit` tokens, else `None`; stops as soon as the
+    /// answer is known. A text too long to fit even at the longest token per byte run is refused
+    /// without being tokenized, so a small limit on a huge text costs almost nothing.
     pub fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
         if text.is_empty() {
             return Ok(Some(0));
+        }
+        if self.min_tokens_for_bytes(text.len()) > limit {
+            return Ok(None);
         }
         let key = self.cache.key(self.backend.id(), text);
         if let Some(n) = self.cache.get(key) {
@@ -142,19 +180,24 @@ impl TokenCounter {
         self.backend.decode(ids)
     }
 
-    /// The longest prefix of `text` that ends on a token boundary and counts at most
-    /// `max_tokens` when counted on its own (BPE is not prefix-stable, so the result is
-    /// re-counted, and shortened by one token at a time until it fits).
+    /// A prefix of `text` that counts at most `max_tokens` when counted on its own: the text
+    /// itself when it fits, else the first `max_tokens` tokens of its encoding, shortened one
+    /// token at a time until the prefix, re-counted as a whole, fits (BPE is not prefix-stable:
+    /// a prefix can count differently from the tokens it was cut from).
+    ///
+    /// Only the start of a long text is encoded: `max_tokens + 1` tokens never span more than
+    /// `max_tokens + 1` times the longest token's bytes.
     pub fn truncate_to(&self, text: &str, max_tokens: usize) -> Result<String, TokenError> {
         if self.fits(text, max_tokens)? {
             return Ok(text.to_owned());
         }
-        let ids = self.encode(text)?;
+        let window = match self.backend.max_token_bytes() {
+            Some(longest) => prefix_at_most(text, max_tokens.saturating_add(1).saturating_mul(longest)),
+            None => text,
+        };
+        let ids = self.encode(window)?;
         let mut keep = max_tokens.min(ids.len());
-        loop {
-            if keep == 0 {
-                return Ok(String::new());
-            }
+        while keep > 0 {
             // A cut inside a multi-byte character does not decode; step back to a boundary.
             if let Ok(prefix) = self.decode(&ids[..keep])
                 && self.fits(&prefix, max_tokens)?
@@ -163,10 +206,11 @@ impl TokenCounter {
             }
             keep -= 1;
         }
+        Ok(String::new())
     }
 
-    /// Tokens of `messages` as the model sees them: contents, roles, names and tool calls plus the
-    /// per-message overhead and reply priming of this counter's [`ChatFormat`].
+    /// Tokens of `messages` as the model sees them: contents, roles, names, tool calls and tool
+    /// results with the framing of this counter's [`ChatFormat`], plus the reply priming.
     pub fn count_messages(&self, messages: &[ChatMessage]) -> Result<usize, TokenError> {
         self.format.count_messages(self, messages)
     }
@@ -175,6 +219,18 @@ impl TokenCounter {
     pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
         Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)
     }
+}
+
+/// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character boundary.
+fn prefix_at_most(text: &str, max_bytes: usize) -> &str {
+    if max_bytes >= text.len() {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or(text)
 }
 
 #[cfg(test)]

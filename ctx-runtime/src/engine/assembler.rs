@@ -1,0 +1,306 @@
+//! [`ContextAssembler`]: validated declarations plus the retrievers and compactors they use.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::compactor::{Compactor, CompactorRegistry};
+use super::declaration::{EngineSpec, MessageSpec, PackPlacement, RetrieverDecl};
+use super::error::EngineError;
+use super::policy::{Policy, pack_ratios};
+use super::report::AssemblyReport;
+use super::retriever::Retriever;
+use super::run::Run;
+use super::template::Template;
+use super::validate::validate_spec;
+use crate::chat::{ChatMessage, Role};
+use crate::tokens::TokenCounter;
+use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
+
+/// What one assembly is given at run time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssemblyInput {
+    /// The values of `{input.<name>}` (strings, numbers, booleans; objects for dotted paths).
+    #[serde(default)]
+    pub inputs: serde_json::Map<String, Value>,
+    /// The conversation so far, oldest first.
+    #[serde(default)]
+    pub history: Vec<ChatMessage>,
+    /// The user message when the declaration has no `user` message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_message: Option<String>,
+    /// A system prompt put before the declaration's own system messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_system_prompt: Option<String>,
+}
+
+impl AssemblyInput {
+    /// An empty input.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `{input.<name>}`.
+    #[must_use]
+    pub fn input(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.inputs.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets the history.
+    #[must_use]
+    pub fn history(mut self, history: Vec<ChatMessage>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// Sets the fallback user message.
+    #[must_use]
+    pub fn user_message(mut self, text: impl Into<String>) -> Self {
+        self.user_message = Some(text.into());
+        self
+    }
+
+    /// Sets the base system prompt.
+    #[must_use]
+    pub fn base_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.base_system_prompt = Some(text.into());
+        self
+    }
+}
+
+/// An assembled input: a system prompt, a history message list and a user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextAssembly {
+    /// The leading system messages and packs, joined by a blank line.
+    pub system_prompt: String,
+    /// Everything between the system prompt and the user message, in order.
+    pub history: Vec<ChatMessage>,
+    /// The last `user` message, or the input's fallback.
+    pub user_message: String,
+    /// What was fetched, compacted and counted.
+    pub report: AssemblyReport,
+}
+
+impl ContextAssembly {
+    /// The messages to send: the system prompt (when not empty), the history, the user message
+    /// (when not empty). `report.total_tokens` is the exact count of exactly these.
+    pub fn messages(&self) -> Vec<ChatMessage> {
+        assembled_messages(&self.system_prompt, &self.history, &self.user_message, false)
+    }
+}
+
+/// The one rendering of the three parts into messages. `keep_empty` keeps an empty system
+/// prompt and user message, to measure their overhead before packs are filled.
+pub(super) fn assembled_messages(
+    system: &str,
+    history: &[ChatMessage],
+    user: &str,
+    keep_empty: bool,
+) -> Vec<ChatMessage> {
+    let mut messages = Vec::with_capacity(history.len() + 2);
+    if keep_empty || !system.is_empty() {
+        messages.push(ChatMessage::system(system));
+    }
+    messages.extend(history.iter().cloned());
+    if keep_empty || !user.is_empty() {
+        messages.push(ChatMessage::user(user));
+    }
+    messages
+}
+
+/// A declaration compiled for running: parsed templates, resolved packs and ratios.
+#[derive(Debug)]
+pub(super) struct Compiled {
+    pub name: String,
+    pub policy: Option<Policy>,
+    pub directives: Vec<Directive>,
+    /// One per `context` directive, in order.
+    pub packs: Vec<PackDef>,
+}
+
+#[derive(Debug)]
+pub(super) enum Directive {
+    Text { role: Role, template: Template, label: String },
+    Pack { pack: usize },
+    History,
+}
+
+#[derive(Debug)]
+pub(super) struct PackDef {
+    pub name: String,
+    pub ratio: f64,
+    pub placement: PackPlacement,
+    pub is_context: bool,
+}
+
+pub(super) struct RetrieverEntry {
+    pub decl: RetrieverDecl,
+    pub query: Template,
+    pub limit: usize,
+    pub implementation: Arc<dyn Retriever>,
+}
+
+/// Assembles declared contexts into budgeted messages. Built once, used concurrently.
+pub struct ContextAssembler {
+    pub(super) counter: TokenCounter,
+    pub(super) contexts: BTreeMap<String, Compiled>,
+    pub(super) retrievers: BTreeMap<String, RetrieverEntry>,
+    pub(super) compactors: CompactorRegistry,
+    pub(super) default_policy: Policy,
+}
+
+impl std::fmt::Debug for ContextAssembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextAssembler")
+            .field("counter", &self.counter.backend_id())
+            .field("contexts", &self.contexts.keys().collect::<Vec<_>>())
+            .field("retrievers", &self.retrievers.keys().collect::<Vec<_>>())
+            .field("compactors", &self.compactors)
+            .finish()
+    }
+}
+
+/// Collects the implementations an [`EngineSpec`] needs, then validates everything at once.
+pub struct ContextAssemblerBuilder {
+    spec: EngineSpec,
+    counter: TokenCounter,
+    retrievers: BTreeMap<String, Arc<dyn Retriever>>,
+    compactors: CompactorRegistry,
+}
+
+impl ContextAssemblerBuilder {
+    /// Registers the implementation of the declared retriever `name`.
+    #[must_use]
+    pub fn retriever(mut self, name: impl Into<String>, retriever: Arc<dyn Retriever>) -> Self {
+        self.retrievers.insert(name.into(), retriever);
+        self
+    }
+
+    /// Registers a compactor under `name` (declare it in [`EngineSpec::compactors`] too).
+    #[must_use]
+    pub fn compactor(mut self, name: impl Into<String>, compactor: Arc<dyn Compactor>) -> Self {
+        self.compactors.register(name, compactor);
+        self
+    }
+
+    /// Validates the spec ([`validate_spec`]) and the registrations, and compiles the templates.
+    pub fn build(self) -> Result<ContextAssembler, EngineError> {
+        let spec = &self.spec;
+        let mut issues = validate_spec(spec);
+        for (k, decl) in spec.retrievers.iter().enumerate() {
+            if !self.retrievers.contains_key(&decl.name) {
+                issues.push(
+                    ConfigIssue::new(
+                        "ENGINE_RETRIEVER_NOT_REGISTERED",
+                        FieldPath::root().key("retrievers").index(k).key("name"),
+                        format!("retriever `{}` is declared but no implementation is registered", decl.name),
+                    )
+                    .with_help(format!("call `.retriever(\"{}\", …)` on the builder", decl.name)),
+                );
+            }
+        }
+        for name in self.retrievers.keys() {
+            if !spec.retrievers.iter().any(|r| &r.name == name) {
+                issues.push(
+                    ConfigIssue::new(
+                        "ENGINE_UNDECLARED_RETRIEVER",
+                        FieldPath::root().key("retrievers"),
+                        format!("a retriever is registered as `{name}` but not declared"),
+                    )
+                    .with_help("declare it in `retrievers` with its query and limit"),
+                );
+            }
+        }
+        for (k, name) in spec.compactors.iter().enumerate() {
+            if self.compactors.get(name).is_none() {
+                issues.push(
+                    ConfigIssue::new(
+                        "ENGINE_COMPACTOR_NOT_REGISTERED",
+                        FieldPath::root().key("compactors").index(k),
+                        format!("compactor `{name}` is declared but not registered"),
+                    )
+                    .with_help(format!("call `.compactor(\"{name}\", …)` on the builder")),
+                );
+            }
+        }
+        ConfigIssues::check("context engine", issues)?;
+
+        let mut retrievers = BTreeMap::new();
+        for decl in &spec.retrievers {
+            let (Some(implementation), Ok(query)) = (self.retrievers.get(&decl.name), Template::parse(&decl.query))
+            else {
+                continue; // unreachable after validation; skipping keeps this panic-free
+            };
+            let limit = usize::try_from(decl.limit).unwrap_or(1).max(1);
+            let entry = RetrieverEntry { decl: decl.clone(), query, limit, implementation: implementation.clone() };
+            retrievers.insert(decl.name.clone(), entry);
+        }
+        let mut contexts = BTreeMap::new();
+        for decl in &spec.contexts {
+            let ratios = pack_ratios(decl);
+            let mut directives = Vec::with_capacity(decl.messages.len());
+            let mut packs = Vec::new();
+            for (j, message) in decl.messages.iter().enumerate() {
+                let text = |role: Role, content: &str| {
+                    let label = format!("messages[{j}].content {content:?}");
+                    Template::parse(content).ok().map(|template| Directive::Text { role, template, label })
+                };
+                let directive = match message {
+                    MessageSpec::System { content } => text(Role::System, content),
+                    MessageSpec::User { content } => text(Role::User, content),
+                    MessageSpec::Assistant { content } => text(Role::Assistant, content),
+                    MessageSpec::History => Some(Directive::History),
+                    MessageSpec::Context(insert) => {
+                        let pack = packs.len();
+                        packs.push(PackDef {
+                            name: insert.name.clone(),
+                            ratio: ratios.get(pack).copied().unwrap_or(0.0),
+                            placement: insert.placement,
+                            is_context: spec.contexts.iter().any(|c| c.name == insert.name),
+                        });
+                        Some(Directive::Pack { pack })
+                    }
+                };
+                directives.extend(directive);
+            }
+            let policy = decl.policy.as_ref().map(Policy::from_spec);
+            contexts.insert(decl.name.clone(), Compiled { name: decl.name.clone(), policy, directives, packs });
+        }
+        Ok(ContextAssembler {
+            counter: self.counter,
+            contexts,
+            retrievers,
+            compactors: self.compactors,
+            default_policy: Policy::default(),
+        })
+    }
+}
+
+impl ContextAssembler {
+    /// A builder for `spec`, counting with `counter` (the target model's tokenizer and chat format).
+    pub fn builder(spec: EngineSpec, counter: TokenCounter) -> ContextAssemblerBuilder {
+        ContextAssemblerBuilder { spec, counter, retrievers: BTreeMap::new(), compactors: CompactorRegistry::new() }
+    }
+
+    /// The counter assemblies are measured with.
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    /// Assembles the context `name`: fetches its packs (paging retrievers under `expansion`),
+    /// renders its templates, and fits the result into `input_budget.max_tokens` counted on the
+    /// exact messages of [`ContextAssembly::messages`]. The same declarations, input and
+    /// retriever answers always give the same assembly.
+    pub async fn assemble(&self, name: &str, input: &AssemblyInput) -> Result<ContextAssembly, EngineError> {
+        let Some(compiled) = self.contexts.get(name) else {
+            return Err(EngineError::UnknownContext {
+                name: name.to_owned(),
+                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        Run::new(self, input).assemble(compiled).await
+    }
+}

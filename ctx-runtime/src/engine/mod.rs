@@ -1,0 +1,77 @@
+//! The context engine: declared contexts assembled into a system prompt, a history and a user
+//! message that never exceed the input budget, counted on the exact messages sent.
+//!
+//! A [`ContextDeclaration`] lists messages — system, user and assistant templates
+//! (`"Question: {input.question}"`), packs drawn from named [`Retriever`]s or from nested
+//! declarations, and the caller's history — and a [`ContextPolicySpec`] sizes them:
+//! `input_budget.max_tokens`, `pack_budget` ratios, `overflow` (`compact` or `error`), the
+//! compactor, and `expansion` (paging retrievers with `offset`/`limit` until packs are full).
+//!
+//! Where the Python original counts words, every decision here uses the
+//! [`TokenCounter`](crate::tokens::TokenCounter) and is confirmed on the rendered whole: BPE
+//! counts are not additive, so the assembler renders, counts, and shrinks until the exact count
+//! fits.
+//!
+//! Declarations are plain data; [`validate_spec`] checks them without I/O, so the `pipeline!`
+//! macro can reject a bad ratio or an unknown variable at compile time with the same rule the
+//! [`ContextAssembler`] applies when it is built.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use ctx_runtime::engine::*;
+//! use ctx_runtime::tokens::{Encoding, TokenCounter};
+//!
+//! let spec = EngineSpec {
+//!     contexts: vec![ContextDeclaration {
+//!         name: "support".into(),
+//!         inputs: vec!["question".into()],
+//!         policy: None,
+//!         messages: vec![
+//!             MessageSpec::System { content: "You are a support agent.".into() },
+//!             MessageSpec::User { content: "Question: {input.question}".into() },
+//!         ],
+//!     }],
+//!     ..Default::default()
+//! };
+//! let assembler = ContextAssembler::builder(spec, TokenCounter::for_encoding(Encoding::Cl100kBase)).build()?;
+//! let out = assembler.assemble("support", &AssemblyInput::new().input("question", "Where is my order?")).await?;
+//! assert_eq!(out.system_prompt, "You are a support agent.");
+//! assert_eq!(out.user_message, "Question: Where is my order?");
+//! assert_eq!(out.report.total_tokens, assembler.counter().count_messages(&out.messages())?);
+//! # Ok::<(), ctx_runtime::CtxError>(())
+//! # }).unwrap();
+//! ```
+
+mod assembler;
+mod compactor;
+mod declaration;
+mod error;
+mod policy;
+mod render;
+mod report;
+mod retriever;
+mod run;
+mod summarize;
+mod template;
+mod validate;
+
+pub use assembler::{AssemblyInput, ContextAssembler, ContextAssemblerBuilder, ContextAssembly};
+pub use compactor::{
+    BUILTIN_COMPACTORS, CodeCompactor, CompactError, CompactionRequest, Compactor, CompactorRegistry, FnCompactor,
+    TRUNCATE, TruncateAfter, TruncateCompactor,
+};
+pub use declaration::{
+    CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, InputBudgetSpec,
+    MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl,
+};
+pub use error::EngineError;
+pub use policy::{Expansion, Overflow, Policy, allocation, pack_ratios};
+pub use render::PART_SEPARATOR;
+pub use report::{AssemblyReport, PackKind, PackReport};
+pub use retriever::{
+    ContextPack, ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverError,
+    join_blocks,
+};
+pub use summarize::{DEFAULT_SUMMARY_INSTRUCTIONS, SummarizingCompactor};
+pub use template::{SyntaxErrorKind, Template, TemplateSyntaxError, VarRef};
+pub use validate::{validate_policy, validate_spec, validate_spec_at};

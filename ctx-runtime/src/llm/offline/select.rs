@@ -1,0 +1,149 @@
+//! Choosing lines: BM25 relevance of each context line to the question, and the greedy choice
+//! of the best lines whose rendering fits an exact token limit.
+
+use bm25::{EmbedderBuilder, Scorer, Tokenizer};
+
+use crate::error::TokenError;
+use crate::retrieve::CodeTokenizer;
+use crate::tokens::TokenCounter;
+
+/// Lends a shared tokenizer to `bm25`, which wants to own one.
+struct Lent<'a>(&'a CodeTokenizer);
+
+impl Tokenizer for Lent<'_> {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        self.0.tokenize(input_text)
+    }
+}
+
+/// The BM25 score of each line (as a document among the lines) for `question`; 0 for a line
+/// sharing no token with it.
+pub(crate) fn score_lines(tokenizer: &CodeTokenizer, lines: &[&str], question: &str) -> Vec<f32> {
+    let mut scores = vec![0.0; lines.len()];
+    if lines.is_empty() {
+        return scores;
+    }
+    let embedder = EmbedderBuilder::<u32, Lent<'_>>::with_tokenizer_and_fit_to_corpus(Lent(tokenizer), lines).build();
+    let mut scorer = Scorer::<usize, u32>::new();
+    for (i, line) in lines.iter().enumerate() {
+        scorer.upsert(&i, embedder.embed(line));
+    }
+    for hit in scorer.matches(&embedder.embed(question)) {
+        if let Some(slot) = scores.get_mut(hit.id) {
+            *slot = hit.score;
+        }
+    }
+    scores
+}
+
+/// Line indices with a positive score, best first; equal scores in document order.
+pub(crate) fn ranked_positive(scores: &[f32]) -> Vec<usize> {
+    let mut ranked: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > 0.0).collect();
+    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    ranked
+}
+
+/// A rendering that fits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fitted {
+    /// The text, at most the limit's tokens.
+    pub(crate) content: String,
+    /// Whether every candidate made it in.
+    pub(crate) complete: bool,
+}
+
+/// Picks candidates in rank order while their estimated cost fits `max_tokens`, then checks the
+/// real rendering and drops the lowest-ranked picks until it fits: BPE counts are not additive,
+/// so the sum of pieces only guides the choice and the count of the rendered whole decides.
+///
+/// `render(picks)` renders the picks (given in rank order); `piece(candidate, picks)` is the
+/// text that adding `candidate` to `picks` adds. If even `render(&[])` is over the limit, its
+/// longest token-boundary prefix that fits is returned.
+pub(crate) fn fit(
+    counter: &TokenCounter,
+    ranked: &[usize],
+    max_tokens: usize,
+    render: impl Fn(&[usize]) -> String,
+    piece: impl Fn(usize, &[usize]) -> String,
+) -> Result<Fitted, TokenError> {
+    let mut picks = Vec::new();
+    let mut estimate = counter.count(&render(&[]))?;
+    for &candidate in ranked {
+        if estimate >= max_tokens {
+            break;
+        }
+        let cost = counter.count(&piece(candidate, &picks))?;
+        if estimate + cost <= max_tokens {
+            picks.push(candidate);
+            estimate += cost;
+        }
+    }
+    loop {
+        let text = render(&picks);
+        if counter.fits(&text, max_tokens)? {
+            return Ok(Fitted { content: text, complete: picks.len() == ranked.len() });
+        }
+        if picks.pop().is_none() {
+            return Ok(Fitted { content: counter.truncate_to(&text, max_tokens)?, complete: false });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::tokens::Encoding;
+
+    #[test]
+    fn lines_sharing_terms_with_the_question_score_and_rank() {
+        let t = CodeTokenizer::new();
+        let lines = ["SELECT SUM(total) FROM Orders", "public class Customer", "-- order totals per day"];
+        let scores = score_lines(&t, &lines, "how are order totals computed");
+        assert!(scores[0] > 0.0 && scores[2] > 0.0 && scores[1] == 0.0, "{scores:?}");
+        assert_eq!(ranked_positive(&scores), [0, 2], "{scores:?}");
+        assert_eq!(ranked_positive(&[1.0, 2.0, 1.0, 0.0]), [1, 0, 2]);
+    }
+
+    fn lines_render(lines: &[String]) -> impl Fn(&[usize]) -> String + '_ {
+        move |picks: &[usize]| {
+            let mut out = String::from("Header:");
+            for &i in picks {
+                out.push('\n');
+                out.push_str(&lines[i]);
+            }
+            out
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever the lines and the limit, the result never exceeds the limit, and when it is
+        /// complete every candidate is in it.
+        #[test]
+        fn never_over_the_limit(
+            lines in proptest::collection::vec("[a-zA-Z0-9 (){};=_.]{0,40}", 0..20),
+            max_tokens in 0usize..80,
+        ) {
+            let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+            let ranked: Vec<usize> = (0..lines.len()).collect();
+            let fitted = fit(&counter, &ranked, max_tokens, lines_render(&lines), |i, _| format!("\n{}", lines[i]))
+                .expect("counts");
+            prop_assert!(counter.count(&fitted.content).expect("counts") <= max_tokens);
+            if fitted.complete {
+                prop_assert_eq!(fitted.content, lines_render(&lines)(&ranked));
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_over_the_limit_is_cut_on_a_token_boundary() {
+        let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+        let lines = vec!["one".to_owned()];
+        let fitted = fit(&counter, &[0], 1, lines_render(&lines), |i, _| lines[i].clone()).expect("counts");
+        assert_eq!(fitted, Fitted { content: "Header".into(), complete: false });
+        let none = fit(&counter, &[0], 0, lines_render(&lines), |i, _| lines[i].clone()).expect("counts");
+        assert_eq!(none.content, "");
+    }
+}

@@ -1,0 +1,388 @@
+//! [`OpenAiClient`]: a [`ChatModel`] for any OpenAI-compatible `/chat/completions` server —
+//! OpenAI, Ollama, vLLM, llama.cpp's `llama-server` — over reqwest with rustls.
+//!
+//! - configuration from [`OpenAiConfig`] or the environment ([`OpenAiConfig::from_env`]);
+//! - a per-request timeout, a connect timeout and, when streaming, a limit on silence between
+//!   chunks;
+//! - retries with exponential backoff and jitter (the schedule comes from `backon`) on 429, 408,
+//!   5xx, timeouts, connection failures and truncated bodies, honouring `Retry-After`; a stream
+//!   is retried only while no text has been handed to the caller;
+//! - a typed [`ModelError`] for each failure, the server's "context length exceeded" (OpenAI,
+//!   vLLM, llama.cpp wordings) as [`ModelError::ContextLengthExceeded`];
+//! - the API key only in the `Authorization` header (marked sensitive); never in `Debug`,
+//!   errors or traces.
+//!
+//! # Environment variables ([`OpenAiConfig::from_env`])
+//!
+//! | variable | meaning | when unset |
+//! |---|---|---|
+//! | `CTX_BASE_URL` | base URL of the server, up to and including `/v1` | `OPENAI_BASE_URL` |
+//! | `OPENAI_BASE_URL` | the same, under the name OpenAI's SDKs use | `https://api.openai.com/v1` |
+//! | `CTX_MODEL` | the model name sent with each request | an error: there is no sensible default |
+//! | `OPENAI_API_KEY` | the bearer token | no `Authorization` header (local servers) |
+//!
+//! Base URLs of the usual servers: OpenAI `https://api.openai.com/v1`, Ollama
+//! `http://localhost:11434/v1`, vLLM `http://localhost:8000/v1`, llama.cpp's `llama-server`
+//! `http://localhost:8080/v1`.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ctx_runtime::llm::ModelError> {
+//! use ctx_runtime::ChatMessage;
+//! use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig};
+//! use ctx_runtime::llm::{ChatModel, ChatRequest};
+//!
+//! let client = OpenAiClient::new(OpenAiConfig::new("http://localhost:8080/v1", "llama"))?;
+//! let request = ChatRequest::new(vec![ChatMessage::user("Say hi.")], 16);
+//! let reply = client.chat_stream(&request, &mut |piece| print!("{piece}")).await?;
+//! println!("\n{:?}", reply.usage);
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod failure;
+mod retry;
+mod sse;
+mod wire;
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tracing::Instrument;
+
+pub use config::{
+    DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_BASE_URL, MaxTokensParam, OpenAiConfig,
+    RetryPolicy,
+};
+use failure::{Phase, ServerError, parse_error, status_error, transport_error};
+use retry::RetryState;
+use sse::{ChunkError, SseParser, StreamState};
+use wire::{WireCompletion, WireRequest};
+
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use crate::validation::ConfigIssues;
+
+/// The largest response body read; a larger one is reported as malformed instead of filling
+/// memory.
+const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// A client for an OpenAI-compatible chat-completions endpoint. Cheap to clone (the connection
+/// pool is shared). `Debug` shows the configuration with the key redacted.
+#[derive(Clone)]
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    endpoint: String,
+    http: reqwest::Client,
+}
+
+impl fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiClient").field("endpoint", &self.endpoint).field("config", &self.config).finish()
+    }
+}
+
+impl OpenAiClient {
+    /// A client for `config`, after checking it ([`OpenAiConfig::validate`]: every problem at once).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        ConfigIssues::check("OpenAiConfig", config.validate())?;
+        let mut builder = reqwest::Client::builder();
+        if !config.system_proxy {
+            builder = builder.no_proxy();
+        }
+        let http = builder
+            .use_rustls_tls()
+            .connect_timeout(config.connect_timeout)
+            .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ModelError::Failed {
+                model: config.model.clone(),
+                message: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(OpenAiClient { endpoint: config.endpoint(), config, http })
+    }
+
+    /// A client configured from the environment (see [`OpenAiConfig::from_env`]).
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::new(OpenAiConfig::from_env()?)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn post(&self, body: &WireRequest<'_>) -> reqwest::RequestBuilder {
+        let builder = self.http.post(&self.endpoint).json(body);
+        match &self.config.api_key {
+            // reqwest marks the header sensitive, so it is never printed either.
+            Some(key) => builder.bearer_auth(key.expose()),
+            None => builder,
+        }
+    }
+
+    fn transport(&self, err: &reqwest::Error, phase: Phase, received_bytes: usize) -> ModelError {
+        transport_error(
+            &self.config.model,
+            &self.endpoint,
+            err,
+            phase,
+            self.config.connect_timeout,
+            received_bytes,
+            self.config.api_key.as_ref(),
+        )
+    }
+
+    fn timeout(&self, phase: Phase) -> ModelError {
+        ModelError::Timeout { model: self.config.model.clone(), phase: phase.name, limit: phase.limit }
+    }
+
+    /// Reads a whole body; each chunk must arrive within `idle` when given (reqwest's request
+    /// timeout covers the rest).
+    async fn read_body(
+        &self,
+        response: &mut reqwest::Response,
+        phase: Phase,
+        idle: Option<Duration>,
+    ) -> Result<Vec<u8>, ModelError> {
+        let mut body = Vec::new();
+        loop {
+            let next = match idle {
+                Some(limit) => tokio::time::timeout(limit, response.chunk())
+                    .await
+                    .map_err(|_| self.timeout(Phase { name: phase.name, limit }))?,
+                None => response.chunk().await,
+            };
+            match next {
+                Ok(Some(chunk)) => {
+                    body.extend_from_slice(&chunk);
+                    if body.len() > MAX_BODY_BYTES {
+                        return Err(ModelError::MalformedBody {
+                            model: self.config.model.clone(),
+                            message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+                            excerpt: failure::excerpt(&body),
+                        });
+                    }
+                }
+                Ok(None) => return Ok(body),
+                Err(e) => return Err(self.transport(&e, phase, body.len())),
+            }
+        }
+    }
+
+    /// The reply in a whole (non-streamed) completion body.
+    fn parse_completion(&self, body: &[u8]) -> Result<ChatResponse, ModelError> {
+        let model = self.config.model.as_str();
+        let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| parse_error(model, body, &e))?;
+        if let Some(err) = ServerError::from_json(&value) {
+            return Err(err.into_model_error(model, reqwest::StatusCode::OK, None, self.config.api_key.as_ref()));
+        }
+        let completion: WireCompletion = serde_json::from_value(value).map_err(|e| ModelError::MalformedBody {
+            model: model.to_owned(),
+            message: format!("not a chat completion: {e}"),
+            excerpt: failure::excerpt(body),
+        })?;
+        let Some(choices) = completion.choices else {
+            return Err(ModelError::MalformedBody {
+                model: model.to_owned(),
+                message: "the body has no `choices` field".into(),
+                excerpt: failure::excerpt(body),
+            });
+        };
+        let mut choices = choices;
+        let position = choices.iter().position(|c| c.index == 0).unwrap_or(0);
+        if position >= choices.len() {
+            return Err(ModelError::EmptyChoices { model: model.to_owned() });
+        }
+        let choice = choices.swap_remove(position);
+        Ok(ChatResponse {
+            content: choice.message.content.unwrap_or_default(),
+            tool_calls: choice.message.tool_calls.unwrap_or_default().into_iter().map(|c| c.into_tool_call()).collect(),
+            usage: completion.usage.map(Into::into),
+            finish_reason: choice.finish_reason,
+        })
+    }
+
+    /// One non-streaming request.
+    async fn attempt(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = WireRequest::new(&self.config.model, request, self.config.max_tokens_param, false, false);
+        let phase = Phase { name: "response", limit: self.config.request_timeout };
+        let mut response = self
+            .post(&body)
+            .timeout(self.config.request_timeout)
+            .send()
+            .await
+            .map_err(|e| self.transport(&e, phase, 0))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = self.read_body(&mut response, phase, None).await?;
+        if !status.is_success() {
+            return Err(status_error(&self.config.model, status, &headers, &bytes, self.config.api_key.as_ref()));
+        }
+        self.parse_completion(&bytes)
+    }
+
+    /// One streaming request.
+    async fn stream_attempt(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let body = WireRequest::new(
+            &self.config.model,
+            request,
+            self.config.max_tokens_param,
+            true,
+            self.config.stream_include_usage,
+        );
+        let head = Phase { name: "response", limit: self.config.request_timeout };
+        let idle = Phase { name: "stream chunk", limit: self.config.stream_idle_timeout };
+        let send = self.post(&body).header(ACCEPT, "text/event-stream").send();
+        let mut response = tokio::time::timeout(head.limit, send)
+            .await
+            .map_err(|_| self.timeout(head))?
+            .map_err(|e| self.transport(&e, head, 0))?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let bytes = self.read_body(&mut response, idle, Some(idle.limit)).await?;
+            return Err(status_error(&self.config.model, status, &headers, &bytes, self.config.api_key.as_ref()));
+        }
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if is_json {
+            // The server ignored `stream: true` and sent a whole completion.
+            let bytes = self.read_body(&mut response, idle, Some(idle.limit)).await?;
+            let reply = self.parse_completion(&bytes)?;
+            if !reply.content.is_empty() {
+                on_token(&reply.content);
+            }
+            return Ok(reply);
+        }
+        let mut parser = SseParser::default();
+        let mut state = StreamState::default();
+        let mut events = Vec::new();
+        let mut received = 0usize;
+        'read: loop {
+            let chunk = match tokio::time::timeout(idle.limit, response.chunk()).await {
+                Err(_) => return Err(self.timeout(idle)),
+                Ok(Err(e)) => return Err(self.transport(&e, idle, received)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            received += chunk.len();
+            parser.push(&chunk, &mut events);
+            for event in events.drain(..) {
+                state.on_event(&event, on_token).map_err(|e| self.chunk_error(e))?;
+                if state.is_done() {
+                    break 'read;
+                }
+            }
+        }
+        state.finish(&self.config.model, received)
+    }
+
+    fn chunk_error(&self, err: ChunkError) -> ModelError {
+        let model = self.config.model.as_str();
+        match err {
+            ChunkError::Server(e) => {
+                e.into_model_error(model, reqwest::StatusCode::OK, None, self.config.api_key.as_ref())
+            }
+            ChunkError::Malformed { message, excerpt } => ModelError::MalformedBody {
+                model: model.to_owned(),
+                message: format!("stream chunk: {message}"),
+                excerpt,
+            },
+        }
+    }
+
+    fn log_reply(&self, request: &ChatRequest, reply: &ChatResponse) {
+        let reported = reply.usage.map(|u| u.prompt_tokens);
+        match (request.predicted_prompt_tokens, reported) {
+            (Some(predicted), Some(reported)) if predicted != reported => tracing::debug!(
+                predicted,
+                reported,
+                "the server counted the prompt differently from ctx (its chat template or tokenizer differs)"
+            ),
+            _ => {}
+        }
+        tracing::debug!(
+            prompt_tokens = reported,
+            completion_tokens = reply.usage.map(|u| u.completion_tokens),
+            finish_reason = reply.finish_reason.as_deref(),
+            "model replied"
+        );
+    }
+
+    fn span(&self, request: &ChatRequest, stream: bool) -> tracing::Span {
+        tracing::info_span!(
+            "model_call",
+            model = %self.config.model,
+            endpoint = %self.endpoint,
+            step = request.step_id.as_deref(),
+            stream,
+            max_tokens = request.max_tokens,
+        )
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiClient {
+    fn model_name(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        async {
+            let mut retry = RetryState::new(&self.config.retry, &self.config.model);
+            loop {
+                match self.attempt(request).await {
+                    Ok(reply) => {
+                        self.log_reply(request, &reply);
+                        return Ok(reply);
+                    }
+                    Err(err) => tokio::time::sleep(retry.after_failure(err, true)?).await,
+                }
+            }
+        }
+        .instrument(self.span(request, false))
+        .await
+    }
+
+    async fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        async {
+            let mut retry = RetryState::new(&self.config.retry, &self.config.model);
+            loop {
+                let mut emitted = false;
+                let mut forward = |piece: &str| {
+                    emitted = true;
+                    on_token(piece);
+                };
+                match self.stream_attempt(request, &mut forward).await {
+                    Ok(reply) => {
+                        self.log_reply(request, &reply);
+                        return Ok(reply);
+                    }
+                    // Once text has reached the caller a retry would hand it over twice.
+                    Err(err) => tokio::time::sleep(retry.after_failure(err, !emitted)?).await,
+                }
+            }
+        }
+        .instrument(self.span(request, true))
+        .await
+    }
+}

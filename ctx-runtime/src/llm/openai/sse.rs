@@ -1,0 +1,296 @@
+//! Server-sent events as chat-completions streams use them, and the accumulation of the chunks
+//! into one reply.
+//!
+//! Framing (per the HTML living standard's event-stream format): lines end with `\n` (an optional
+//! `\r` before it is dropped); `data:` lines append to the event's data, `event:` names it, lines
+//! starting with `:` are comments (keep-alives), an empty line ends the event. A stream ends with
+//! `data: [DONE]`; an event still open when the connection closes is discarded, as the standard
+//! says.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::failure::{ServerError, excerpt};
+use super::wire::WireChunk;
+use crate::chat::ToolCall;
+use crate::llm::{ChatResponse, ModelError, Usage};
+
+/// One event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    /// The `event:` name, when given.
+    pub(crate) event: Option<String>,
+    /// The `data:` lines, `\n`-joined.
+    pub(crate) data: String,
+}
+
+/// Incremental parser: feed it bytes as they arrive, collect complete events.
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    partial_line: Vec<u8>,
+    data: Option<String>,
+    event: Option<String>,
+}
+
+impl SseParser {
+    /// Parses `bytes`, appending every event they complete to `out`.
+    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        while let Some(pos) = bytes.iter().position(|&b| b == b'\n') {
+            let (head, rest) = bytes.split_at(pos);
+            bytes = rest.get(1..).unwrap_or_default();
+            if self.partial_line.is_empty() {
+                self.line(head, out);
+            } else {
+                let mut line = std::mem::take(&mut self.partial_line);
+                line.extend_from_slice(head);
+                self.line(&line, out);
+            }
+        }
+        self.partial_line.extend_from_slice(bytes);
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            if let Some(data) = self.data.take() {
+                out.push(SseEvent { event: self.event.take(), data });
+            }
+            self.event = None;
+            return;
+        }
+        if line.first() == Some(&b':') {
+            return;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = match text.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (text.as_ref(), ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            },
+            "event" => self.event = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// Why a chunk could not be used.
+#[derive(Debug)]
+pub(crate) enum ChunkError {
+    /// The stream carried an error object.
+    Server(ServerError),
+    /// The chunk is not a chat-completion chunk.
+    Malformed {
+        /// The parser's message.
+        message: String,
+        /// The chunk's start.
+        excerpt: String,
+    },
+}
+
+/// The reply being assembled from chunks.
+#[derive(Debug, Default)]
+pub(crate) struct StreamState {
+    content: String,
+    calls: BTreeMap<u32, ToolCall>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+    done: bool,
+    saw_choice: bool,
+}
+
+impl StreamState {
+    /// Whether `[DONE]` arrived.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Applies one event; text pieces of the first choice go to `on_token` as they arrive.
+    pub(crate) fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), ChunkError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let named_error = event.event.as_deref() == Some("error");
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            Err(_) if named_error => {
+                return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+            }
+            Err(e) => return Err(ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) }),
+        };
+        if let Some(err) = ServerError::from_json(&value) {
+            return Err(ChunkError::Server(err));
+        }
+        if named_error {
+            return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+        }
+        let chunk: WireChunk = serde_json::from_value(value)
+            .map_err(|e| ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) })?;
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            self.saw_choice = true;
+            if let Some(delta) = choice.delta {
+                if let Some(piece) = delta.content.filter(|p| !p.is_empty()) {
+                    on_token(&piece);
+                    self.content.push_str(&piece);
+                }
+                for call in delta.tool_calls.unwrap_or_default() {
+                    let entry = self.calls.entry(call.index).or_insert_with(|| ToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: String::new(),
+                    });
+                    if let Some(id) = call.id {
+                        entry.id = id;
+                    }
+                    if let Some(function) = call.function {
+                        if let Some(name) = function.name {
+                            entry.name.push_str(&name);
+                        }
+                        if let Some(arguments) = function.arguments {
+                            entry.arguments.push_str(&arguments);
+                        }
+                    }
+                }
+            }
+            if choice.finish_reason.is_some() {
+                self.finish_reason = choice.finish_reason;
+            }
+        }
+        Ok(())
+    }
+
+    /// The reply, once the body has ended after `received_bytes` bytes.
+    pub(crate) fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(ModelError::TruncatedBody {
+                model: model.to_owned(),
+                message: "the stream ended without `data: [DONE]` or a finish_reason".into(),
+                received_bytes,
+            });
+        }
+        if !self.saw_choice {
+            return Err(ModelError::EmptyChoices { model: model.to_owned() });
+        }
+        Ok(ChatResponse {
+            content: self.content,
+            tool_calls: self.calls.into_values().collect(),
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            parser.push(chunk, &mut out);
+        }
+        out
+    }
+
+    const STREAM: &str = ": keep-alive\r\n\
+        data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"}}]}\r\n\r\n\
+        data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo ✓\"}}]}\n\n\
+        data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"search\",\"arguments\":\"{\\\"q\\\"\"}}]}}]}\n\n\
+        data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]},\"finish_reason\":\"stop\"}]}\n\n\
+        data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n\
+        data: [DONE]\n\n";
+
+    fn run(events: &[SseEvent]) -> (Result<ChatResponse, ModelError>, Vec<String>) {
+        let mut state = StreamState::default();
+        let mut tokens = Vec::new();
+        for e in events {
+            state.on_event(e, &mut |t| tokens.push(t.to_owned())).expect("valid chunk");
+        }
+        (state.finish("m", 0), tokens)
+    }
+
+    #[test]
+    fn a_whole_stream_becomes_one_reply() {
+        let events = parse_all(&[STREAM.as_bytes()]);
+        assert_eq!(events.len(), 6);
+        let (reply, tokens) = run(&events);
+        let reply = reply.expect("complete");
+        assert_eq!(tokens, ["Hel", "lo ✓"]);
+        assert_eq!(reply.content, "Hello ✓");
+        assert_eq!(reply.usage, Some(Usage { prompt_tokens: 12, completion_tokens: 3 }));
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            reply.tool_calls,
+            [ToolCall { id: "c1".into(), name: "search".into(), arguments: "{\"q\":1}".into() }]
+        );
+    }
+
+    proptest! {
+        /// However the bytes are split into chunks (even inside a UTF-8 character), the same
+        /// events come out.
+        #[test]
+        fn chunking_does_not_matter(cuts in proptest::collection::vec(0..STREAM.len(), 0..12)) {
+            let bytes = STREAM.as_bytes();
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut start = 0;
+            for cut in cuts {
+                pieces.push(&bytes[start..cut]);
+                start = cut;
+            }
+            pieces.push(&bytes[start..]);
+            prop_assert_eq!(parse_all(&pieces), parse_all(&[bytes]));
+        }
+    }
+
+    #[test]
+    fn multi_line_data_event_names_and_unterminated_events() {
+        let events = parse_all(&[b"event: error\ndata: a\ndata:b\nid: 3\n\ndata: open"]);
+        assert_eq!(events, [SseEvent { event: Some("error".into()), data: "a\nb".into() }]);
+    }
+
+    #[test]
+    fn errors_inside_a_stream() {
+        let mut state = StreamState::default();
+        let event = SseEvent {
+            event: None,
+            data: r#"{"error":{"message":"maximum context length is 4096 tokens","code":400}}"#.into(),
+        };
+        match state.on_event(&event, &mut |_| {}) {
+            Err(ChunkError::Server(e)) => assert!(e.is_context_length()),
+            other => panic!("expected a server error, got {other:?}"),
+        }
+        let junk = SseEvent { event: None, data: "{not json".into() };
+        assert!(matches!(state.on_event(&junk, &mut |_| {}), Err(ChunkError::Malformed { .. })));
+        let named = SseEvent { event: Some("error".into()), data: "upstream overloaded".into() };
+        match state.on_event(&named, &mut |_| {}) {
+            Err(ChunkError::Server(e)) => assert_eq!(e.message, "upstream overloaded"),
+            other => panic!("expected a server error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unfinished_and_empty_streams() {
+        let events = parse_all(&[b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"]);
+        let (reply, _) = run(&events);
+        assert!(matches!(reply, Err(ModelError::TruncatedBody { .. })), "{reply:?}");
+        let (reply, _) = run(&parse_all(&[b"data: [DONE]\n\n"]));
+        assert!(matches!(reply, Err(ModelError::EmptyChoices { .. })), "{reply:?}");
+    }
+}

@@ -1,0 +1,165 @@
+//! Errors of running a pipeline: a step that cannot do its work names itself and what it needed.
+
+use crate::error::ErrorCode;
+use crate::llm::ModelError;
+
+/// A boxed error returned by a caller's [`NodeSearch`](super::NodeSearch) or
+/// [`NodeStore`](super::NodeStore); any `std::error::Error` converts into it with `?`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What went wrong while loading or running a pipeline.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// `run_step` was asked for a step index the pipeline does not have.
+    #[error("pipeline `{pipeline}` has {steps} step(s); there is no step at index {index}")]
+    StepIndexOutOfRange {
+        /// The pipeline's name.
+        pipeline: String,
+        /// The index asked for.
+        index: usize,
+        /// How many steps there are.
+        steps: usize,
+    },
+    /// A snapshot names a step the pipeline does not have.
+    #[error("snapshot resumes at step `{step}`, which pipeline `{pipeline}` does not have")]
+    UnknownSnapshotStep {
+        /// The pipeline's name.
+        pipeline: String,
+        /// The step id in the snapshot.
+        step: String,
+    },
+    /// A step needs a backend that the [`StepEnv`](super::StepEnv) does not hold.
+    #[error(
+        "step `{step}` ({kind}) needs a {backend}, but the StepEnv has none; add one with StepEnv::builder().{setter}(…)"
+    )]
+    MissingBackend {
+        /// The step id.
+        step: String,
+        /// The step's kind keyword.
+        kind: &'static str,
+        /// The trait it needs (`NodeSearch`, `NodeStore`, `ChatModel`, `CustomSteps`).
+        backend: &'static str,
+        /// The builder method that adds it.
+        setter: &'static str,
+    },
+    /// The caller's search or store backend failed.
+    #[error("step `{step}`: {backend} failed: {source}")]
+    Backend {
+        /// The step id.
+        step: String,
+        /// Which backend (`NodeSearch::search`, `NodeStore::texts`, …).
+        backend: &'static str,
+        /// The backend's error.
+        #[source]
+        source: BoxError,
+    },
+    /// A custom step returned an outcome it did not declare.
+    #[error("custom step `{step}` returned outcome `{outcome}`, which it does not declare (declared: {declared})")]
+    UnknownOutcome {
+        /// The step id.
+        step: String,
+        /// The outcome returned.
+        outcome: String,
+        /// The declared outcomes, comma-separated.
+        declared: String,
+    },
+    /// A custom step changed `loop_counts`, which would void the termination proof.
+    #[error(
+        "custom step `{step}` changed state.loop_counts; only loop_guard steps may change them, \
+         because the proof that every run ends counts on them"
+    )]
+    LoopCountsChanged {
+        /// The step id.
+        step: String,
+    },
+    /// A `user_parts` source or `set_variables` `from` names nothing in the state.
+    #[error("step `{step}` reads `{source_name}`, which is neither a state field nor a variable set so far")]
+    MissingSource {
+        /// The step id.
+        step: String,
+        /// The field or variable name.
+        source_name: String,
+    },
+    /// A `set_variables` rule met a value it cannot store or transform.
+    #[error("step `{step}`, rule {rule} (set `{target}`): {reason}")]
+    SetVariable {
+        /// The step id.
+        step: String,
+        /// The rule's index in `rules`.
+        rule: usize,
+        /// The field or variable being set.
+        target: String,
+        /// Why it failed, naming the value's type.
+        reason: String,
+    },
+    /// A `call_model` step's prompt has no text (it was to be provided at load time).
+    #[error("step `{step}` uses prompt `{key}`, which has no text; provide it with LoadOptions::prompt(\"{key}\", …)")]
+    PromptWithoutText {
+        /// The step id.
+        step: String,
+        /// The prompt key.
+        key: String,
+    },
+    /// The chat model failed.
+    #[error("step `{step}`: {source}")]
+    Model {
+        /// The step id.
+        step: String,
+        /// The model's error (boxed: it is large, and errors travel in every `Result`).
+        #[source]
+        source: Box<ModelError>,
+    },
+    /// A prompt file given to [`LoadOptions::prompt_file`](super::LoadOptions::prompt_file) could not be read.
+    #[error("prompt `{key}`: cannot read `{path}`: {source}")]
+    PromptFile {
+        /// The prompt key.
+        key: String,
+        /// The file's path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A step's configuration was not resolved, because the pipeline was not built by
+    /// [`LoadedPipeline::load`](super::LoadedPipeline::load).
+    #[error("step `{step}` of pipeline `{pipeline}` has no resolved configuration")]
+    NotResolved {
+        /// The pipeline's name.
+        pipeline: String,
+        /// The step id.
+        step: String,
+    },
+    /// A run took more steps than the termination bound proven at load time: the state's loop
+    /// counts were changed from outside the pipeline during the run.
+    #[error(
+        "pipeline `{pipeline}` ran {bound} steps without ending, the most its loop guards allow; \
+         state.loop_counts must not be reset during a run"
+    )]
+    StepBoundExceeded {
+        /// The pipeline's name.
+        pipeline: String,
+        /// The proven bound.
+        bound: u64,
+    },
+}
+
+impl ErrorCode for PipelineError {
+    fn code(&self) -> &'static str {
+        match self {
+            PipelineError::StepIndexOutOfRange { .. } => "PIPELINE_STEP_INDEX",
+            PipelineError::UnknownSnapshotStep { .. } => "PIPELINE_UNKNOWN_SNAPSHOT_STEP",
+            PipelineError::MissingBackend { .. } => "PIPELINE_MISSING_BACKEND",
+            PipelineError::Backend { .. } => "PIPELINE_BACKEND_FAILED",
+            PipelineError::UnknownOutcome { .. } => "PIPELINE_UNKNOWN_OUTCOME",
+            PipelineError::LoopCountsChanged { .. } => "PIPELINE_LOOP_COUNTS_CHANGED",
+            PipelineError::MissingSource { .. } => "PIPELINE_MISSING_SOURCE",
+            PipelineError::SetVariable { .. } => "PIPELINE_SET_VARIABLE",
+            PipelineError::PromptWithoutText { .. } => "PIPELINE_PROMPT_WITHOUT_TEXT",
+            PipelineError::Model { source, .. } => source.code(),
+            PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
+            PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
+            PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",
+        }
+    }
+}

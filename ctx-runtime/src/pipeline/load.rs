@@ -1,0 +1,85 @@
+//! [`LoadOptions`]: what a caller provides when loading a pipeline — prompt texts that are not
+//! in the definition, where relative paths start, and the limits policy chosen by the
+//! environment.
+
+use std::path::{Path, PathBuf};
+
+/// Where a prompt's text comes from at load time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PromptSource {
+    Text(String),
+    File(PathBuf),
+}
+
+/// Options of [`LoadedPipeline::load`](super::LoadedPipeline::load).
+///
+/// ```
+/// use ctx_runtime::pipeline::LoadOptions;
+///
+/// let opts = LoadOptions::new()
+///     .prompt("answer", "Answer from the context only.")
+///     .prompt_file("summarizer", "prompts/summarizer.txt")
+///     .base_dir("/srv/qa");
+/// assert_eq!(opts.prompt_keys().collect::<Vec<_>>(), ["answer", "summarizer"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    pub(crate) prompts: Vec<(String, PromptSource)>,
+    pub(crate) base_dir: Option<PathBuf>,
+    pub(crate) env_limits_policy: Option<String>,
+}
+
+impl LoadOptions {
+    /// No prompts, paths relative to the current directory, the policy chosen by the pipeline's
+    /// settings alone (the environment is not read).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`Self::new`] plus the `PIPELINE_LIMITS_POLICY` environment variable, which wins over
+    /// the pipeline's `limits_policy` (so an operator can force `fail_fast` in production).
+    pub fn from_env() -> Self {
+        LoadOptions { env_limits_policy: crate::config::LimitsPolicy::env_value(), ..Self::default() }
+    }
+
+    /// The text of prompt `key`, which the definition declares without a text.
+    #[must_use]
+    pub fn prompt(mut self, key: impl Into<String>, text: impl Into<String>) -> Self {
+        self.prompts.push((key.into(), PromptSource::Text(text.into())));
+        self
+    }
+
+    /// The text of prompt `key`, read from `path` (relative to [`Self::base_dir`]) when loading.
+    #[must_use]
+    pub fn prompt_file(mut self, key: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.prompts.push((key.into(), PromptSource::File(path.into())));
+        self
+    }
+
+    /// The directory relative paths (the model's `config.json`, prompt files) start from.
+    #[must_use]
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// The limits policy as the environment would choose it (`fail_fast` or `auto_clamp`).
+    #[must_use]
+    pub fn limits_policy(mut self, policy: impl Into<String>) -> Self {
+        self.env_limits_policy = Some(policy.into());
+        self
+    }
+
+    /// The keys of the prompts provided, in the order given.
+    pub fn prompt_keys(&self) -> impl Iterator<Item = &str> {
+        self.prompts.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// `path` resolved against the base directory.
+    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        match &self.base_dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_owned(),
+        }
+    }
+}

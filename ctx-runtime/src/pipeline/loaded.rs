@@ -1,0 +1,303 @@
+//! [`LoadedPipeline`]: a validated definition with everything a run needs resolved — prompt
+//! texts, the model's limits, the settings, the contract report, each `manage_context_budget`
+//! configuration, the transitions as step indices and the proven bound on a run's length.
+
+use std::collections::BTreeMap;
+
+use crate::budget::ManageBudgetConfig;
+use crate::config::{ConfigFile, LimitsPolicy, ModelConfig, Settings};
+use crate::contract::ContractReport;
+use crate::error::CtxError;
+use crate::tokens::TokenCounter;
+use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
+
+use super::definition::{END, ModelSource, PipelineDef, StepKind};
+use super::error::PipelineError;
+use super::graph::{StepGraph, Target};
+use super::load::{LoadOptions, PromptSource};
+use super::resolve::{ModelInput, ResolveInput, resolve};
+use super::suggest::help_for_unknown;
+use super::validate::structural_issues;
+
+/// A pipeline ready to run.
+#[derive(Debug, Clone)]
+pub struct LoadedPipeline {
+    def: PipelineDef,
+    /// Every prompt's text: the definition's, then those provided at load time.
+    prompts: BTreeMap<String, String>,
+    transitions: Vec<Vec<(String, Target)>>,
+    model: ModelConfig,
+    /// The settings in effect (`max_context_tokens` as the contract left it).
+    settings: Settings,
+    report: ContractReport,
+    counter: TokenCounter,
+    budgets: BTreeMap<usize, ManageBudgetConfig>,
+    step_bound: u64,
+}
+
+impl LoadedPipeline {
+    /// Loads `def`: reads its `config.json` when the model comes from one (relative to
+    /// [`LoadOptions::base_dir`]), adds the prompts given in `opts`, and runs every check of
+    /// [`validate_definition`](super::validate_definition) plus the budget contract with the
+    /// real tokenizer. Every problem is reported at once as [`CtxError::Config`]; a
+    /// `config.json` that cannot be used is [`CtxError::ModelConfig`], naming the file and key.
+    ///
+    /// Under `auto_clamp` the contract may lower `max_context_tokens` and step output limits in
+    /// memory; the loaded pipeline runs with the lowered values ([`Self::contract_report`] lists
+    /// every clamp).
+    pub fn load(def: PipelineDef, opts: LoadOptions) -> Result<LoadedPipeline, CtxError> {
+        let mut issues = structural_issues(&def);
+        let provided = provided_prompts(&def, &opts, &mut issues)?;
+        let (model, allow_auto_clamp) = match &def.model {
+            ModelSource::Inline(spec) => (ModelInput::Spec(spec), false),
+            ModelSource::ConfigFile(path) => {
+                let file = ConfigFile::load(opts.resolve(path.as_ref()))?;
+                (ModelInput::Config(file.model), file.allow_auto_clamp)
+            }
+        };
+        let input = ResolveInput {
+            model,
+            allow_auto_clamp,
+            env_policy: opts.env_limits_policy.as_deref(),
+            prompts: &provided,
+            check_tokens: true,
+            require_prompts: true,
+        };
+        let resolved = resolve(&def, input, &mut issues);
+        let source = format!("pipeline `{}`", def.name);
+        ConfigIssues::check(source.clone(), issues)?;
+        // No issue means every check ran and passed, so everything was resolved.
+        let Some(resolved) = resolved else {
+            return Err(ConfigIssues {
+                source_name: source,
+                issues: vec![ConfigIssue::new(
+                    "PIPELINE_UNRESOLVED",
+                    FieldPath::root(),
+                    "the pipeline could not be resolved",
+                )],
+            }
+            .into());
+        };
+        if resolved.report.policy == LimitsPolicy::AutoClamp {
+            for clamp in &resolved.report.clamps {
+                tracing::warn!(pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
+            }
+        }
+
+        let graph = StepGraph::new(&def);
+        let transitions = (0..def.steps.len())
+            .map(|i| {
+                graph
+                    .edges(i)
+                    .iter()
+                    .map(|e| {
+                        let target = match graph.index_of(e.target) {
+                            _ if e.target == END => Target::End,
+                            Some(j) => Target::Step(j),
+                            // Validated: every target is a step or `end`.
+                            None => Target::End,
+                        };
+                        (e.key.to_owned(), target)
+                    })
+                    .collect()
+            })
+            .collect();
+        let settings = resolved.report.effective_settings(&resolved.settings);
+        let step_bound = step_bound(&def, &graph, &settings);
+        let mut prompts: BTreeMap<String, String> =
+            def.prompts.iter().filter_map(|p| Some((p.key.clone(), p.text.clone()?))).collect();
+        prompts.extend(provided);
+        let counter = resolved.model.counter();
+        Ok(LoadedPipeline {
+            def,
+            prompts,
+            transitions,
+            model: resolved.model,
+            settings,
+            report: resolved.report,
+            counter,
+            budgets: resolved.budgets,
+            step_bound,
+        })
+    }
+
+    /// The definition as loaded (prompts provided at load time are not written into it).
+    pub fn definition(&self) -> &PipelineDef {
+        &self.def
+    }
+
+    /// The pipeline's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The index of the step `id`.
+    pub fn step_index(&self, id: &str) -> Option<usize> {
+        self.def.steps.iter().position(|s| s.id == id)
+    }
+
+    /// The id of the step where a run starts.
+    pub fn first_step(&self) -> &str {
+        self.def.steps.first().map_or(END, |s| s.id.as_str())
+    }
+
+    /// The key and target of transition `transition` of step `index`.
+    pub fn transition(&self, index: usize, transition: usize) -> Option<(&str, Target)> {
+        self.transitions.get(index)?.get(transition).map(|(k, t)| (k.as_str(), *t))
+    }
+
+    /// The id a target names (`end` for [`Target::End`]).
+    pub fn target_id(&self, target: Target) -> &str {
+        match target {
+            Target::End => END,
+            Target::Step(i) => self.def.steps.get(i).map_or(END, |s| s.id.as_str()),
+        }
+    }
+
+    /// The text of prompt `key`.
+    pub fn prompt(&self, key: &str) -> Option<&str> {
+        self.prompts.get(key).map(String::as_str)
+    }
+
+    /// The model's limits.
+    pub fn model(&self) -> &ModelConfig {
+        &self.model
+    }
+
+    /// The settings in effect (after any clamp).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The budget contract's report: every `call_model` step's terms, and every clamp.
+    pub fn contract_report(&self) -> &ContractReport {
+        &self.report
+    }
+
+    /// The token counter of the model's encoding and chat format.
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    /// The model's context window.
+    pub fn context_window(&self) -> usize {
+        self.model.context_window
+    }
+
+    /// The global context budget in effect (possibly clamped).
+    pub fn max_context_tokens(&self) -> usize {
+        self.report.max_context_tokens
+    }
+
+    /// The history budget, when set.
+    pub fn max_history_tokens(&self) -> Option<usize> {
+        self.settings.max_history_tokens
+    }
+
+    /// A named setting (`max_turn_loops`, …).
+    pub fn setting(&self, name: &str) -> Option<u64> {
+        self.settings.get(name)
+    }
+
+    /// The output limit in effect for `call_model` step `step_id` (possibly clamped).
+    pub fn output_tokens(&self, step_id: &str) -> Option<usize> {
+        self.report.step(step_id).map(|s| s.output_tokens)
+    }
+
+    /// The validated configuration of the `manage_context_budget` step at `index`.
+    pub(crate) fn budget_config(&self, index: usize, step: &str) -> Result<&ManageBudgetConfig, PipelineError> {
+        self.budgets
+            .get(&index)
+            .ok_or_else(|| PipelineError::NotResolved { pipeline: self.def.name.clone(), step: step.to_owned() })
+    }
+
+    /// The most steps a run can take, proven from the graph (see the `graph` module): at most
+    /// `(Σ loop limits + 1) × (steps on the longest path without a loop_guard's on_allow)`.
+    pub fn step_bound(&self) -> u64 {
+        self.step_bound
+    }
+}
+
+/// The prompts of `opts`: each must be declared in the definition without a text; files are read.
+fn provided_prompts(
+    def: &PipelineDef,
+    opts: &LoadOptions,
+    issues: &mut Vec<ConfigIssue>,
+) -> Result<BTreeMap<String, String>, CtxError> {
+    let keys: Vec<&str> = def.prompts.iter().map(|p| p.key.as_str()).collect();
+    let mut provided = BTreeMap::new();
+    for (key, source) in &opts.prompts {
+        let path = FieldPath::root().key("prompts").key(key.as_str());
+        match def.prompts.iter().find(|p| &p.key == key) {
+            None => {
+                issues.push(
+                    ConfigIssue::new(
+                        "UNKNOWN_PROMPT",
+                        path,
+                        format!(
+                            "a text is provided for prompt `{key}`, which pipeline `{}` does not declare",
+                            def.name
+                        ),
+                    )
+                    .with_help(help_for_unknown(key, "prompt", &keys)),
+                );
+                continue;
+            }
+            Some(p) if p.text.is_some() => {
+                issues.push(
+                    ConfigIssue::new(
+                        "PROMPT_ALREADY_DEFINED",
+                        path,
+                        format!("prompt `{key}` has a text in the definition and another one is provided at load time"),
+                    )
+                    .with_help(format!(
+                        "declare `{key}` without a text to provide it at load time, or drop the load-time text"
+                    )),
+                );
+                continue;
+            }
+            Some(_) => {}
+        }
+        let text = match source {
+            PromptSource::Text(t) => t.clone(),
+            PromptSource::File(file) => {
+                let file = opts.resolve(file);
+                std::fs::read_to_string(&file).map_err(|source| PipelineError::PromptFile {
+                    key: key.clone(),
+                    path: file.display().to_string(),
+                    source,
+                })?
+            }
+        };
+        if provided.insert(key.clone(), text).is_some() {
+            issues.push(
+                ConfigIssue::new(
+                    "PROMPT_PROVIDED_TWICE",
+                    FieldPath::root().key("prompts").key(key.as_str()),
+                    format!("prompt `{key}` is provided twice at load time"),
+                )
+                .with_help("provide each prompt once"),
+            );
+        }
+    }
+    Ok(provided)
+}
+
+/// `(Σ over loop_guard steps of their limit + 1) × L`, `L` the number of steps on the longest path
+/// of the graph without `on_allow` edges.
+fn step_bound(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings) -> u64 {
+    let longest = graph.longest_unguarded_path().unwrap_or(def.steps.len()) as u64;
+    let allowed_loops = def
+        .steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StepKind::LoopGuard(g) => settings.get(&g.max_turn_loops_from_settings),
+            _ => None,
+        })
+        .fold(0u64, u64::saturating_add);
+    allowed_loops.saturating_add(1).saturating_mul(longest)
+}
+
+#[cfg(test)]
+#[path = "loaded_tests.rs"]
+mod tests;

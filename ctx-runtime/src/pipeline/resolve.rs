@@ -1,0 +1,179 @@
+//! The checks of a pipeline that need more than its own structure: the `manage_context_budget`
+//! configurations, the model, the settings, the evidence budgets and the budget contract. Each
+//! rule lives in its own module (`budget`, `config`, `contract`); this file calls them in order,
+//! puts their issues on index paths (`steps[i]…`) and keeps what they resolved.
+//!
+//! [`validate_definition`](super::validate_definition) calls it at compile time with what the
+//! definition holds; [`LoadedPipeline::load`](super::LoadedPipeline::load) calls it again once
+//! `config.json` and the prompts provided at load time are known. Same functions, same messages.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
+use crate::config::{ModelConfig, Settings};
+use crate::contract::{ContractReport, call_model_checks, check_contract, pipeline_uses_history};
+use crate::validation::{ConfigIssue, FieldPath, PathSegment};
+
+use super::definition::{PipelineDef, StepKind};
+use super::graph::step_path;
+
+/// Where the model's limits come from, as far as they are known.
+pub(crate) enum ModelInput<'a> {
+    /// The `model { … }` block.
+    Spec(&'a super::definition::ModelSpec),
+    /// A `config.json`, already read and validated.
+    Config(ModelConfig),
+    /// A `config.json` that is only read at load time.
+    Unknown,
+}
+
+/// What the checks need besides the definition.
+pub(crate) struct ResolveInput<'a> {
+    pub model: ModelInput<'a>,
+    /// `config.json`'s `allow_auto_clamp`.
+    pub allow_auto_clamp: bool,
+    /// The `PIPELINE_LIMITS_POLICY` value.
+    pub env_policy: Option<&'a str>,
+    /// Prompt texts provided at load time.
+    pub prompts: &'a BTreeMap<String, String>,
+    /// Whether to count prompts and check the contract.
+    pub check_tokens: bool,
+    /// Load time: every used prompt must have a text. At compile time a prompt without text is
+    /// provided later, and the contract waits for it.
+    pub require_prompts: bool,
+}
+
+/// What the checks resolved; complete only when every check passed.
+pub(crate) struct Resolved {
+    pub model: ModelConfig,
+    pub settings: Settings,
+    pub report: ContractReport,
+    /// The configuration of each `manage_context_budget` step, by step index.
+    pub budgets: BTreeMap<usize, ManageBudgetConfig>,
+}
+
+/// Runs every check, appends its issues to `issues` (skipping one whose path already has an
+/// issue: the structural rules have said what is wrong there), and returns what was resolved.
+pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<ConfigIssue>) -> Option<Resolved> {
+    let mut found = Vec::new();
+    let root = FieldPath::root();
+
+    let mut budgets = BTreeMap::new();
+    let mut budgets_ok = true;
+    for (i, step) in def.steps.iter().enumerate() {
+        if let StepKind::ManageContextBudget(spec) = &step.kind {
+            match validate_manage_budget(spec, &step_path(i)) {
+                Ok(cfg) => {
+                    budgets.insert(i, cfg);
+                }
+                Err(e) => {
+                    budgets_ok = false;
+                    found.extend(e);
+                }
+            }
+        }
+    }
+
+    let model = match input.model {
+        ModelInput::Spec(spec) => ModelConfig::from_spec(spec, &root.key("model")).map_err(|e| found.extend(e)).ok(),
+        ModelInput::Config(model) => Some(model),
+        ModelInput::Unknown => None,
+    };
+    let settings = Settings::from_spec_with(
+        &def.settings,
+        pipeline_uses_history(def),
+        &root.key("settings"),
+        input.allow_auto_clamp,
+        input.env_policy,
+    )
+    .map_err(|e| found.extend(e))
+    .ok();
+
+    let mut report = None;
+    if input.check_tokens
+        && let (Some(model), Some(settings)) = (&model, &settings)
+        && (input.require_prompts || every_used_prompt_has_text(def, input.prompts))
+    {
+        match call_model_checks(def, input.prompts) {
+            Err(e) => found.extend(e),
+            Ok(checks) => match check_contract(model, settings, &checks, &model.counter()) {
+                Ok(r) => report = Some(r),
+                Err(e) => found.extend(e),
+            },
+        }
+    }
+
+    // The evidence budget must fit the global budget in effect (clamped by auto_clamp, if so).
+    let max_context = match (&report, def.settings.max_context_tokens) {
+        (Some(r), _) => i64::try_from(r.max_context_tokens).ok(),
+        (None, written) => written,
+    };
+    if let Some(max_context) = max_context {
+        for (i, step) in def.steps.iter().enumerate() {
+            if let StepKind::FetchNodeTexts(spec) = &step.kind {
+                found.extend(check_evidence_budget(spec.max_tokens, &step_path(i), max_context));
+            }
+        }
+    }
+
+    let ids = first_indices(def);
+    for issue in found {
+        let issue = on_index_path(issue, &ids);
+        if !issues.iter().any(|known| known.path == issue.path) {
+            issues.push(issue);
+        }
+    }
+    match (model, settings, report) {
+        (Some(model), Some(settings), Some(report)) if budgets_ok => {
+            Some(Resolved { model, settings, report, budgets })
+        }
+        _ => None,
+    }
+}
+
+fn every_used_prompt_has_text(def: &PipelineDef, provided: &BTreeMap<String, String>) -> bool {
+    def.steps.iter().all(|s| match &s.kind {
+        StepKind::CallModel(c) => {
+            provided.contains_key(&c.prompt_key)
+                || def.prompts.iter().any(|p| p.key == c.prompt_key && p.text.is_some())
+        }
+        _ => true,
+    })
+}
+
+fn first_indices(def: &PipelineDef) -> HashMap<&str, usize> {
+    let mut ids = HashMap::new();
+    for (i, s) in def.steps.iter().enumerate() {
+        ids.entry(s.id.as_str()).or_insert(i);
+    }
+    ids
+}
+
+/// `steps.<id>…` → `steps[i]…`: the contract names steps by id; the pipeline's paths use indices
+/// so that duplicate ids stay unambiguous. Other paths are kept.
+fn on_index_path(mut issue: ConfigIssue, ids: &HashMap<&str, usize>) -> ConfigIssue {
+    if let [PathSegment::Key(steps), PathSegment::Key(id), ..] = issue.path.0.as_slice()
+        && steps == "steps"
+        && let Some(&i) = ids.get(id.as_str())
+    {
+        issue.path.0[1] = PathSegment::Index(i);
+    }
+    issue
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_paths_move_to_indices() {
+        let def = crate::pipeline::testing::compaction_loop();
+        let ids = first_indices(&def);
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps.summarize.max_output_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[4].max_output_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("settings.max_context_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "settings.max_context_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
+    }
+}

@@ -1,0 +1,24 @@
+//! `manage_context_budget`: the `budget` module's action, with the configuration validated at
+//! load time and the global budget in effect (possibly clamped by the contract).
+
+use crate::budget::{self, BudgetDecision};
+use crate::error::CtxError;
+use crate::pipeline::loaded::LoadedPipeline;
+use crate::state::PipelineState;
+
+use super::{Done, StepDetail};
+
+pub(crate) fn manage_context_budget(
+    p: &LoadedPipeline,
+    index: usize,
+    step: &str,
+    state: &mut PipelineState,
+) -> Result<Done, CtxError> {
+    let cfg = p.budget_config(index, step)?;
+    let report = budget::manage_context_budget(step, cfg, p.max_context_tokens(), state, p.counter())?;
+    let transition = match report.decision {
+        BudgetDecision::Ok => 0,
+        BudgetDecision::Over => 1,
+    };
+    Ok((transition, StepDetail::ManageContextBudget(report)))
+}

@@ -1,0 +1,78 @@
+//! The step actions. Each takes the step's spec and a working copy of the state, and returns the
+//! index of the transition it takes with a [`StepDetail`] saying what it did.
+
+pub(crate) mod budget;
+pub(crate) mod call_model;
+pub(crate) mod control;
+pub(crate) mod fetch;
+pub(crate) mod search;
+pub(crate) mod set_variables;
+#[cfg(test)]
+pub(crate) mod test_backends;
+
+use serde::Serialize;
+
+use crate::error::CtxError;
+
+use super::error::PipelineError;
+
+pub use call_model::CallReport;
+pub use fetch::{FetchReport, SkipReason, SkippedNode};
+
+/// What a step did, by kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub enum StepDetail {
+    /// `search_nodes`: the query sent and the hits kept.
+    SearchNodes {
+        /// The query (`user_question_en`, or `user_question` when that is empty).
+        query: String,
+        /// How many hits were kept (after `top_k` and de-duplication).
+        hits: usize,
+    },
+    /// `expand_dependency_tree`: the dependency ids added, in the order added.
+    ExpandDependencyTree {
+        /// The ids added to `search_results`.
+        added: Vec<String>,
+    },
+    /// `fetch_node_texts`.
+    FetchNodeTexts(FetchReport),
+    /// `manage_context_budget`: the budget module's report (also emitted as the
+    /// `MANAGE_CONTEXT_BUDGET` trace event).
+    ManageContextBudget(crate::budget::BudgetReport),
+    /// `call_model`: what was sent and received.
+    CallModel(CallReport),
+    /// `loop_guard`.
+    LoopGuard {
+        /// The loops allowed so far, after this step.
+        count: u32,
+        /// The limit from the settings.
+        limit: u64,
+        /// Whether it took `on_allow`.
+        allowed: bool,
+    },
+    /// `set_variables`: the targets set, in rule order.
+    SetVariables {
+        /// The fields and variables set.
+        set: Vec<String>,
+    },
+    /// `custom`: the outcome returned.
+    Custom {
+        /// The outcome name.
+        outcome: String,
+    },
+}
+
+/// The transition index and the detail of a step that succeeded.
+pub(crate) type Done = (usize, StepDetail);
+
+/// The backend, or the error naming the step and the builder method to call.
+pub(crate) fn need<'a, T: ?Sized>(
+    backend: Option<&'a T>,
+    step: &str,
+    kind: &'static str,
+    name: &'static str,
+    setter: &'static str,
+) -> Result<&'a T, CtxError> {
+    backend.ok_or_else(|| PipelineError::MissingBackend { step: step.to_owned(), kind, backend: name, setter }.into())
+}

@@ -1,0 +1,58 @@
+//! Offline lexical retrieval over a directory of source files (feature `retrieve`).
+//!
+//! [`Bm25Index`] backs a pipeline's `search_nodes` (rank files for the question) and
+//! `fetch_node_texts` (load a node's text by id) without any service: node ids are paths relative
+//! to the indexed directory, scores are BM25 over [`CodeTokenizer`] tokens (identifiers split at
+//! `snake_case` and `CamelCase` boundaries, English words stemmed).
+
+mod index;
+mod tokenize;
+
+pub use index::{Bm25Index, IndexOptions, SkippedFile};
+pub use tokenize::{CodeTokenizer, split_identifier};
+
+use crate::error::ErrorCode;
+
+/// Why retrieval failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RetrieveError {
+    /// A file or directory could not be read.
+    #[error("cannot read `{path}`: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The root given to [`Bm25Index::from_dir`] is not a directory.
+    #[error("`{path}` is not a directory")]
+    NotADirectory {
+        /// The path.
+        path: String,
+    },
+    /// No indexed node has this id.
+    #[error("no node with id `{id}` in the index{}", suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
+    UnknownNode {
+        /// The id asked for.
+        id: String,
+        /// The closest known id, when one is close.
+        suggestion: Option<String>,
+    },
+}
+
+impl RetrieveError {
+    fn io(path: &std::path::Path, err: &std::io::Error) -> Self {
+        RetrieveError::Io { path: path.display().to_string(), message: err.to_string() }
+    }
+}
+
+impl ErrorCode for RetrieveError {
+    fn code(&self) -> &'static str {
+        match self {
+            RetrieveError::Io { .. } => "RETRIEVE_IO",
+            RetrieveError::NotADirectory { .. } => "RETRIEVE_NOT_A_DIRECTORY",
+            RetrieveError::UnknownNode { .. } => "RETRIEVE_UNKNOWN_NODE",
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Code-aware tokenisation for lexical ranking.
+//!
+//! A question says "how is the order total computed", the code says `ComputeOrderTotal` or
+//! `compute_order_total`: identifiers are split at `_` and at case changes (`HTTPServer` →
+//! `HTTP`, `Server`), then the words go through `bm25`'s English tokenizer (lowercase, stop
+//! words removed, Snowball stemming). A multi-word identifier also yields its whole lowercased
+//! form without separators (`computeordertotal`), so that an exact identifier in the query ranks
+//! the file that defines it above files that merely use the same words.
+
+use bm25::{DefaultTokenizer, Language, Tokenizer};
+
+/// Splits one identifier into its words: at `_` and other non-alphanumeric characters, at a
+/// lowercase letter or digit followed by an uppercase one, and before the last uppercase letter
+/// of an uppercase run followed by a lowercase one.
+///
+/// ```
+/// use ctx_runtime::retrieve::split_identifier;
+/// assert_eq!(split_identifier("HTTPServerError_v2"), ["HTTP", "Server", "Error", "v2"]);
+/// assert_eq!(split_identifier("order_total"), ["order", "total"]);
+/// ```
+pub fn split_identifier(ident: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for segment in ident.split(|c: char| !c.is_alphanumeric()).filter(|s| !s.is_empty()) {
+        let chars: Vec<(usize, char)> = segment.char_indices().collect();
+        let mut start = 0;
+        for (i, window) in chars.windows(2).enumerate() {
+            let [(_, prev), (at, cur)] = window else { continue };
+            let next_is_lower = chars.get(i + 2).is_some_and(|(_, c)| c.is_lowercase());
+            let lower_to_upper = (prev.is_lowercase() || prev.is_numeric()) && cur.is_uppercase();
+            let acronym_end = prev.is_uppercase() && cur.is_uppercase() && next_is_lower;
+            if lower_to_upper || acronym_end {
+                parts.push(&segment[start..*at]);
+                start = *at;
+            }
+        }
+        parts.push(&segment[start..]);
+    }
+    parts
+}
+
+/// The tokenizer of [`super::Bm25Index`] and of the offline model's line ranking.
+#[derive(Debug)]
+pub struct CodeTokenizer {
+    words: DefaultTokenizer,
+}
+
+impl Default for CodeTokenizer {
+    fn default() -> Self {
+        CodeTokenizer {
+            words: DefaultTokenizer::builder()
+                .language_mode(Language::English)
+                .normalization(true)
+                .stopwords(true)
+                .stemming(true)
+                .build(),
+        }
+    }
+}
+
+impl CodeTokenizer {
+    /// A tokenizer for English prose and code.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tokens of `text`: stemmed words of split identifiers, plus whole multi-word
+    /// identifiers.
+    pub fn tokenize(&self, text: &str) -> Vec<String> {
+        let mut words = String::with_capacity(text.len() + text.len() / 4);
+        let mut compounds = Vec::new();
+        for ident in text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty()) {
+            let parts = split_identifier(ident);
+            for part in &parts {
+                words.push_str(part);
+                words.push(' ');
+            }
+            if parts.len() > 1 {
+                compounds.push(parts.concat().to_lowercase());
+            }
+        }
+        let mut tokens = self.words.tokenize(&words);
+        tokens.extend(compounds);
+        tokens
+    }
+}
+
+impl Tokenizer for CodeTokenizer {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        CodeTokenizer::tokenize(self, input_text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn identifiers_split_at_case_and_underscores() {
+        assert_eq!(split_identifier("getOrderTotal"), ["get", "Order", "Total"]);
+        assert_eq!(split_identifier("XMLHttpRequest"), ["XML", "Http", "Request"]);
+        assert_eq!(split_identifier("usp_GetOrders"), ["usp", "Get", "Orders"]);
+        assert_eq!(split_identifier("__init__"), ["init"]);
+        assert_eq!(split_identifier("sha256Sum"), ["sha256", "Sum"]);
+        assert_eq!(split_identifier("ÄrgerÜber"), ["Ärger", "Über"]);
+        assert!(split_identifier("___").is_empty());
+    }
+
+    #[test]
+    fn snake_and_camel_case_meet_in_the_same_tokens() {
+        let t = CodeTokenizer::new();
+        let camel = t.tokenize("ComputeOrderTotals");
+        let snake = t.tokenize("compute_order_totals");
+        assert_eq!(camel, snake);
+        assert!(camel.contains(&"order".to_owned()), "{camel:?}");
+        assert!(camel.contains(&"total".to_owned()), "stemmed: {camel:?}");
+        assert!(camel.contains(&"computeordertotals".to_owned()), "{camel:?}");
+        let question = t.tokenize("How are the order totals computed?");
+        assert!(question.contains(&"comput".to_owned()), "{question:?}");
+        assert!(!question.contains(&"the".to_owned()), "stop words dropped: {question:?}");
+    }
+
+    proptest! {
+        /// Splitting only cuts: the parts, in order, are the identifier without its separators.
+        #[test]
+        fn parts_reassemble_the_identifier(ident in "[A-Za-z0-9_]{0,24}") {
+            let parts = split_identifier(&ident);
+            prop_assert_eq!(parts.concat(), ident.replace('_', ""));
+            prop_assert!(parts.iter().all(|p| !p.is_empty()));
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `Bm25Index` over a directory made by the test, and the offline model answering from what it
+//! retrieves: the search → fetch → answer path of the demo, without any server.
+
+#![cfg(feature = "retrieve")]
+
+use std::fs;
+use std::path::Path;
+
+use ctx_runtime::budget::format_node;
+use ctx_runtime::classify::classify;
+use ctx_runtime::llm::offline::OfflineModel;
+use ctx_runtime::llm::{ChatModel, ChatRequest};
+use ctx_runtime::retrieve::{Bm25Index, IndexOptions};
+use ctx_runtime::state::render_context_blocks;
+use ctx_runtime::{ChatMessage, ErrorCode, TokenCounter};
+
+fn write(root: &Path, path: &str, text: &[u8]) {
+    let full = root.join(path);
+    fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+    fs::write(full, text).expect("write");
+}
+
+fn sample() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    write(
+        root,
+        "Sql/Procedures/usp_GetOrderTotals.sql",
+        b"CREATE PROCEDURE dbo.usp_GetOrderTotals @CustomerId INT AS\nBEGIN\n  SELECT o.OrderId, SUM(l.UnitPrice * l.Quantity) AS OrderTotal\n  FROM dbo.Orders o JOIN dbo.OrderLines l ON l.OrderId = o.OrderId\n  WHERE o.CustomerId = @CustomerId\n  GROUP BY o.OrderId;\nEND\n",
+    );
+    write(
+        root,
+        "Src/Services/OrderService.cs",
+        b"public class OrderService\n{\n    public decimal ComputeOrderTotal(Order order) => order.Lines.Sum(l => l.UnitPrice * l.Quantity);\n}\n",
+    );
+    write(root, "Src/Models/Customer.cs", b"public class Customer\n{\n    public int CustomerId { get; set; }\n}\n");
+    write(
+        root,
+        "Src/Shipping/ShippingRates.cs",
+        "public static class ShippingRates { /* Gewicht in kg — ü */ }\n".as_bytes(),
+    );
+    write(root, ".git/config", b"[core] order total");
+    write(root, "bin/Debug/app.dll.txt", b"order total order total");
+    write(root, "assets/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00order");
+    write(root, "legacy/latin1.txt", b"order total caf\xe9");
+    write(root, "data/huge.sql", &b"-- order total\n".repeat(1000));
+    dir
+}
+
+fn options() -> IndexOptions {
+    IndexOptions { max_file_bytes: 4096, ..IndexOptions::default() }
+}
+
+#[test]
+fn indexes_the_text_files_and_says_what_it_skipped() {
+    let dir = sample();
+    let index = Bm25Index::from_dir(dir.path(), &options()).expect("index");
+    let ids: Vec<&str> = index.ids().collect();
+    assert_eq!(
+        ids,
+        [
+            "Sql/Procedures/usp_GetOrderTotals.sql",
+            "Src/Models/Customer.cs",
+            "Src/Services/OrderService.cs",
+            "Src/Shipping/ShippingRates.cs"
+        ]
+    );
+    let skipped: Vec<(&str, &str)> = index.skipped().iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped.iter().any(|(p, r)| *p == "assets/logo.png" && r.contains("binary")), "{skipped:?}");
+    assert!(skipped.iter().any(|(p, r)| *p == "legacy/latin1.txt" && r.contains("UTF-8")), "{skipped:?}");
+    assert!(skipped.iter().any(|(p, r)| *p == "data/huge.sql" && r.contains("max_file_bytes")), "{skipped:?}");
+    assert_eq!(index.root(), Some(dir.path()));
+
+    let only_sql = IndexOptions { extensions: Some(vec!["SQL".into()]), ..options() };
+    let sql = Bm25Index::from_dir(dir.path(), &only_sql).expect("index");
+    assert_eq!(sql.ids().collect::<Vec<_>>(), ["Sql/Procedures/usp_GetOrderTotals.sql"]);
+}
+
+#[test]
+fn ranks_code_for_natural_language_and_identifier_queries() {
+    let dir = sample();
+    let index = Bm25Index::from_dir(dir.path(), &options()).expect("index");
+    let hits = index.search("How is the order total of a customer computed?", 3);
+    assert_eq!(hits.len(), 3);
+    let top2: Vec<&str> = hits.iter().take(2).map(|h| h.id.as_str()).collect();
+    assert!(top2.contains(&"Sql/Procedures/usp_GetOrderTotals.sql"), "{hits:?}");
+    assert!(top2.contains(&"Src/Services/OrderService.cs"), "{hits:?}");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{hits:?}");
+
+    assert_eq!(index.search("ComputeOrderTotal", 1)[0].id, "Src/Services/OrderService.cs");
+    assert_eq!(index.search("compute_order_total", 1)[0].id, "Src/Services/OrderService.cs");
+    assert_eq!(index.search("usp_GetOrderTotals", 1)[0].id, "Sql/Procedures/usp_GetOrderTotals.sql");
+    assert_eq!(index.search("shipping rates", 1)[0].id, "Src/Shipping/ShippingRates.cs");
+    assert_eq!(index.search("how are order totals computed", 5), index.search("how are order totals computed", 5));
+}
+
+#[test]
+fn loads_nodes_by_id_and_names_what_is_wrong() {
+    let dir = sample();
+    let index = Bm25Index::from_dir(dir.path(), &options()).expect("index");
+    let node = index.node_text("Src/Models/Customer.cs").expect("node");
+    assert_eq!(node.text, fs::read_to_string(dir.path().join("Src/Models/Customer.cs")).expect("read"));
+    assert_eq!(node.path.as_deref(), Some("Src/Models/Customer.cs"));
+
+    let err = index.node_text("Src/Models/Customers.cs").expect_err("unknown");
+    assert_eq!(err.code(), "RETRIEVE_UNKNOWN_NODE");
+    assert!(err.to_string().contains("did you mean `Src/Models/Customer.cs`"), "{err}");
+    assert!(index.node_text("../outside.txt").is_err());
+
+    let missing = Bm25Index::from_dir(dir.path().join("nope"), &options()).expect_err("missing");
+    assert_eq!(missing.code(), "RETRIEVE_IO");
+    assert!(missing.to_string().contains("nope"), "{missing}");
+    let file = Bm25Index::from_dir(dir.path().join("Src/Models/Customer.cs"), &options()).expect_err("a file");
+    assert_eq!(file.code(), "RETRIEVE_NOT_A_DIRECTORY");
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_links_are_not_followed() {
+    let dir = sample();
+    let outside = tempfile::tempdir().expect("temp dir");
+    write(outside.path(), "secret.txt", b"order total secret");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).expect("symlink");
+    let index = Bm25Index::from_dir(dir.path(), &options()).expect("index");
+    assert!(index.ids().all(|id| !id.starts_with("link")), "{:?}", index.ids().collect::<Vec<_>>());
+}
+
+/// What the demo does: search, fetch the texts in the node format, ask the offline model.
+#[tokio::test]
+async fn search_fetch_and_answer_offline() {
+    let dir = sample();
+    let index = Bm25Index::from_dir(dir.path(), &options()).expect("index");
+    let question = "How is the order total of a customer computed?";
+    let blocks: Vec<String> = index
+        .search(question, 2)
+        .iter()
+        .map(|hit| {
+            let node = index.node_text(&hit.id).expect("node");
+            let language = classify(&node.text, node.path.as_deref());
+            format_node(&node, language, false, &node.text)
+        })
+        .collect();
+    let user = format!("### Context:\n{}\n\n### User:\n{question}\n\n", render_context_blocks(&blocks));
+    let model = OfflineModel::new(TokenCounter::for_encoding(ctx_runtime::Encoding::Cl100kBase));
+    let request = ChatRequest::new(vec![ChatMessage::system("Answer from the context."), ChatMessage::user(user)], 120);
+    let reply = model.chat(&request).await.expect("reply");
+    assert!(reply.content.contains("[Sql/Procedures/usp_GetOrderTotals.sql]"), "{}", reply.content);
+    assert!(reply.content.contains("[Src/Services/OrderService.cs]"), "{}", reply.content);
+    let counter = TokenCounter::for_encoding(ctx_runtime::Encoding::Cl100kBase);
+    assert!(counter.count(&reply.content).expect("count") <= 120);
+    assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(counter.count_messages(&request.messages).expect("count")));
+}

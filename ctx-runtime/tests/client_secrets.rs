@@ -1,0 +1,81 @@
+//! The API key never leaves the `Authorization` header: not in `Debug`, not in errors (even
+//! when the server echoes it), not in traces.
+
+#![cfg(feature = "client")]
+
+mod client_support;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use client_support::{MockServer, Reply, fast_retries};
+use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig};
+use ctx_runtime::llm::{ChatModel, ChatRequest};
+use ctx_runtime::{ChatMessage, CtxError};
+use serde_json::json;
+
+const KEY: &str = "sk-test-SECRET-0123456789";
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn debug_of_config_and_client_redacts_the_key() {
+    let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "m").with_api_key(KEY);
+    let client = OpenAiClient::new(config.clone()).expect("valid");
+    for shown in [format!("{config:?}"), format!("{client:?}"), format!("{client:#?}")] {
+        assert!(!shown.contains(KEY), "{shown}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+    }
+}
+
+#[tokio::test]
+async fn errors_and_traces_never_carry_the_key() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let limited = Reply::Json {
+        status: 429,
+        body: json!({"error": {"message": format!("Too many requests for key {KEY}")}}),
+        headers: vec![("retry-after", "0".into())],
+    };
+    let echo = Reply::status(
+        401,
+        json!({"error": {"message": format!("Incorrect API key provided: {KEY}"), "code": "invalid_api_key"}}),
+    );
+    let server = MockServer::start(vec![limited, echo]).await;
+    let client = server.client(fast_retries(2));
+    let mut request = ChatRequest::new(vec![ChatMessage::user("hi")], 8);
+    request.step_id = Some("answer".into());
+    let err = client.chat(&request).await.expect_err("401");
+    assert_eq!(server.hits(), 2);
+    assert_eq!(server.requests()[0].authorization.as_deref(), Some(format!("Bearer {KEY}").as_str()));
+
+    let wrapped = CtxError::from(err.clone());
+    for shown in [err.to_string(), format!("{err:?}"), wrapped.to_string(), format!("{wrapped:?}")] {
+        assert!(!shown.contains(KEY), "{shown}");
+    }
+    assert!(err.to_string().contains("Incorrect API key provided: [REDACTED]"), "{err}");
+
+    let log = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf-8");
+    assert!(log.contains("model_call"), "the call is traced: {log}");
+    assert!(log.contains("retrying"), "the retry is traced: {log}");
+    assert!(log.contains("step=\"answer\""), "the step is named: {log}");
+    assert!(!log.contains(KEY), "{log}");
+}
