@@ -106,9 +106,8 @@ impl Endpoint {
             .limit(MAX_BODY_BYTES)
             .read_to_string()
             .map_err(|e| self.fail(format!("{method} {url}: reading the answer: {e}")))?;
-        let value = serde_json::from_str(&text).map_err(|e| {
-            self.fail(format!("{method} {url}: HTTP {status}, not JSON ({e}): {}", excerpt(&text)))
-        })?;
+        let value = serde_json::from_str(&text)
+            .map_err(|e| self.fail(format!("{method} {url}: HTTP {status}, not JSON ({e}): {}", excerpt(&text))))?;
         Ok((status, value))
     }
 
