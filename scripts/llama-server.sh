@@ -163,9 +163,11 @@ start() {
     model=$(model_path)
     # OMP_WAIT_POLICY=PASSIVE: OpenMP's spinning workers slow generation ~10x when the cores are
     # shared with other work (a build, a test run); passive waiting costs nothing when idle.
+    # --interrupt_requests False: by default the server ends a stream early ("[DONE]" mid-reply)
+    # as soon as any other request waits, a tokenize call included; requests queue instead.
     OMP_WAIT_POLICY=PASSIVE nohup "$VENV/bin/python" -m llama_cpp.server --model "$model" --host "$HOST" \
         --port "$PORT" --n_ctx "$N_CTX" --n_threads "$THREADS" --model_alias "$ALIAS" \
-        >"$LOGFILE" 2>&1 </dev/null &
+        --interrupt_requests False >"$LOGFILE" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$PIDFILE"
     local waited=0

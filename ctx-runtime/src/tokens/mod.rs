@@ -33,7 +33,7 @@ pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, ModelInfo};
 #[cfg(feature = "client")]
-pub use remote::{LlamaCppServer, RemoteTokenizer};
+pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;
 
 use crate::chat::{ChatMessage, ToolSchema};

@@ -31,6 +31,10 @@ use super::template::ChatTemplate;
 use super::{ChatFormat, TokenCounter, TokenizerBackend};
 use crate::error::TokenError;
 
+/// The limit of one call. llama-cpp-python serves one request at a time, tokenize calls
+/// included, so a count waits for the generation in progress to finish.
+pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Largest body read from the server (the token ids of a very large text).
 const MAX_BODY_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -141,9 +145,9 @@ pub struct RemoteTokenizer {
 
 impl RemoteTokenizer {
     /// The tokenizer of `model` at `base_url` (with or without the trailing `/v1`), with a
-    /// 30-second limit per call.
+    /// limit of [`REMOTE_TIMEOUT`] per call.
     pub fn llama_cpp(base_url: &str, model: &str) -> Self {
-        Self::llama_cpp_with_timeout(base_url, model, Duration::from_secs(30))
+        Self::llama_cpp_with_timeout(base_url, model, REMOTE_TIMEOUT)
     }
 
     /// The same with another limit per call.
@@ -211,7 +215,12 @@ impl LlamaCppServer {
     /// Connects to `base_url` (with or without `/v1`) and checks that its `/v1/models` lists
     /// `model` (the server's `--model_alias`).
     pub fn connect(base_url: &str, model: &str) -> Result<Self, TokenError> {
-        let endpoint = Endpoint::new(base_url, model, Duration::from_secs(30));
+        Self::connect_with_timeout(base_url, model, REMOTE_TIMEOUT)
+    }
+
+    /// [`Self::connect`] with another limit per call (for this handle and the tokenizers it makes).
+    pub fn connect_with_timeout(base_url: &str, model: &str, timeout: Duration) -> Result<Self, TokenError> {
+        let endpoint = Endpoint::new(base_url, model, timeout);
         let (status, models) = endpoint.call("GET", "/v1/models", None)?;
         if status != 200 {
             return Err(endpoint.fail(format!("GET /v1/models: HTTP {status}: {}", excerpt(&models.to_string()))));
