@@ -1,7 +1,86 @@
-//! `ctx`: LLM pipelines declared with `pipeline!`, checked at compile time, and run as typed
+//! `ctx`: LLM pipelines declared with [`pipeline!`], checked at compile time, and run as typed
 //! state machines that keep every model request inside its context window.
 //!
-//! This facade re-exports [`ctx_runtime`] (everything that runs) and the `pipeline!` macro, so a
+//! This facade re-exports [`ctx_runtime`] (everything that runs) and the [`pipeline!`] macro, so a
 //! user can depend on one crate. The examples and integration tests of the workspace live here.
+//!
+//! # The `pipeline!` DSL
+//!
+//! ```
+//! ctx::pipeline! {
+//!     /// Answers questions about a SQL/.NET code base.
+//!     pub pipeline CodeQa {
+//!         model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+//!         settings { max_context_tokens: 9_000, max_history_tokens: 2_000, max_turn_loops: 3 }
+//!         prompts {
+//!             answer: "Answer from the context; quote identifiers and SQL verbatim.",
+//!             summarizer: "Summarise the context; keep identifiers and SQL verbatim.",
+//!         }
+//!         steps {
+//!             search: search_nodes { top_k: 20, next: fetch },
+//!             fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+//!             manage_budget: manage_context_budget {
+//!                 compact_code: [
+//!                     { language: sql, policy: demand, inbox_key: "compact_sql" },
+//!                     { language: dotnet, policy: always },
+//!                 ],
+//!                 divide_new_content: "<<<New content",
+//!                 on_ok: answer,
+//!                 on_over: budget_loop_guard,
+//!             },
+//!             budget_loop_guard: loop_guard {
+//!                 max_turn_loops_from_settings: max_turn_loops, on_allow: summarize, on_deny: answer,
+//!             },
+//!             summarize: call_model {
+//!                 prompt_key: summarizer, max_output_tokens: 2_000,
+//!                 user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
+//!                 next: set_context_from_summary,
+//!             },
+//!             set_context_from_summary: set_variables {
+//!                 rules: [ context_blocks <- last_model_response | to_context_blocks, last_model_response = null ],
+//!                 next: manage_budget,
+//!             },
+//!             answer: call_model { prompt_key: answer, use_history: true, next: end },
+//!         }
+//!     }
+//! }
+//!
+//! // A typed state machine: one variant per step, transitions resolved when compiled.
+//! assert_eq!(CodeQaStep::FIRST, CodeQaStep::Search);
+//! assert_eq!(CodeQaStep::from_id("manage_budget"), Some(CodeQaStep::ManageBudget));
+//! assert!(CodeQa::MERMAID.starts_with("flowchart"));
+//! let qa = CodeQa::new().expect("valid when compiled, so it loads");
+//! assert_eq!(qa.pipeline().name(), "CodeQa");
+//! ```
+//!
+//! A declaration is `pipeline Name { … }` (with a visibility and doc comments) holding four
+//! sections, in any order:
+//!
+//! | section | form |
+//! |---|---|
+//! | `model` (required) | `model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }`, `model { model: "gpt-4o" }` (window and encoding from tiktoken-rs's table), or `model: config("config.json")` (read when the pipeline is loaded) |
+//! | `settings` | `max_context_tokens`, `max_history_tokens`, `budget_safety_margin_tokens`, `limits_policy: fail_fast \| auto_clamp`, and any other integer setting by name (`max_turn_loops: 3`) |
+//! | `prompts` | `key: "text"`, `key: include_str!("prompts/key.txt")` (relative to the file holding the macro, as for `include_str!`), or `key: at_load` (given to `LoadOptions` when loading) |
+//! | `steps` (required) | `id: kind { … }`, in order; the first step is where a run starts, and the target `end` finishes it |
+//!
+//! The step kinds and their keys (`?` = optional):
+//!
+//! | kind | keys |
+//! |---|---|
+//! | `search_nodes` | `top_k`, `next` |
+//! | `expand_dependency_tree` | `max_depth`, `next` |
+//! | `fetch_node_texts` | `max_tokens` (the evidence budget), `next` |
+//! | `manage_context_budget` | `compact_code?: [ { language: sql \| dotnet, policy: always \| threshold \| demand, threshold?: 0.4, inbox_key?: "topic" }, … ]`, `divide_new_content?: "…"`, `on_ok`, `on_over` |
+//! | `call_model` | `prompt_key`, `max_output_tokens?`, `max_tokens?`, `user_parts?: [ source => "template with one {}", … ]`, `use_history?: bool`, `next` |
+//! | `loop_guard` | `max_turn_loops_from_settings: setting_name`, `on_allow`, `on_deny` |
+//! | `set_variables` | `rules: [ target <- source, target <- source \| transform, target = null \| "text" \| 3 \| true ]`, `next` |
+//! | `custom` | `outcomes { outcome => step, … }`, run by your `CustomSteps` implementation |
+//!
+//! Every mistake is a compile error under the token that caused it, all of them at once: unknown
+//! keys and step kinds (with "did you mean"), missing transitions, values of the wrong type, and
+//! every rule the runtime checks when loading a pipeline — unknown or unreachable steps, cycles
+//! without a `loop_guard`, compaction rules, budgets, and the budget contract of each `call_model`
+//! step counted with the real tokenizer when the window and prompts are literals.
 
+pub use ctx_macros::pipeline;
 pub use ctx_runtime::*;

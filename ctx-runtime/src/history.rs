@@ -114,7 +114,9 @@ pub fn trim_history(
     max_tokens: usize,
     counter: &TokenCounter,
 ) -> Result<HistoryTrim, TokenError> {
-    let costs = history.iter().map(|m| message_tokens(counter, m)).collect::<Result<Vec<_>, _>>()?;
+    // Costs in context: a tool result's framing names the call it answers, and a front cut never
+    // separates the two, so every kept message keeps the cost it has here.
+    let costs = counter.message_costs(history)?;
     let cuts = allowed_cuts(history);
     let mut total: usize = costs.iter().sum();
     let mut first_kept = 0usize;

@@ -35,4 +35,5 @@ pub use validation::{ConfigIssue, ConfigIssues, FieldPath};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::*;
+    pub use serde_json;
 }

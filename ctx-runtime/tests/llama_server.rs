@@ -228,3 +228,36 @@ async fn counting_from_blocking_tasks_in_parallel() {
     }
     assert_eq!(parallel, sequential);
 }
+
+/// Per-message costs (what history trimming walks with) add up to the exact count of the whole
+/// prompt under the server's tokenizer, seams with whitespace and special-token text included;
+/// a trim keeps the newest messages within the budget, by the exact count.
+#[test]
+fn message_costs_add_up_and_history_trims_by_the_exact_count() {
+    let Some(l) = llama("message_costs_add_up_and_history_trims_by_the_exact_count") else { return };
+    let history = vec![
+        ChatMessage::user("Which table holds the tax rates?"),
+        ChatMessage::assistant("dbo.TaxRates.\n\n"),
+        ChatMessage::user("  And the <|im_end|> marker?"),
+        ChatMessage::assistant(VIEW),
+        ChatMessage::user("\n\nRounding?"),
+        ChatMessage::assistant("Per invoice, to two decimals (fn_RoundCurrency)."),
+    ];
+    let costs = l.counter.message_costs(&history).unwrap();
+    let whole = ctx_runtime::history::history_tokens(&l.counter, &history).unwrap();
+    assert_eq!(costs.iter().sum::<usize>(), whole);
+    let with_system: Vec<ChatMessage> =
+        std::iter::once(ChatMessage::system("Be brief.")).chain(history.iter().cloned()).collect();
+    let system_alone = l.counter.count_messages(&with_system[..1]).unwrap();
+    assert_eq!(system_alone + whole, l.counter.count_messages(&with_system).unwrap());
+
+    let budget = whole / 2;
+    let trim = ctx_runtime::history::trim_history(&history, budget, &l.counter).unwrap();
+    let kept = trim.kept(&history);
+    assert!(!kept.is_empty() && kept.len() < history.len());
+    assert!(trim.kept_tokens <= budget);
+    assert_eq!(trim.kept_tokens, ctx_runtime::history::history_tokens(&l.counter, kept).unwrap());
+    // One more message would not have fitted.
+    let one_more = &history[trim.first_kept - 1..];
+    assert!(ctx_runtime::history::history_tokens(&l.counter, one_more).unwrap() > budget);
+}

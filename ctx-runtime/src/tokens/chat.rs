@@ -121,10 +121,23 @@ impl ChatFormat {
             ChatFormat::OpenAi(o) => o,
             ChatFormat::Template(t) => return t.count_messages(counter, messages),
         };
-        let mut total = o.reply_priming;
+        Ok(o.reply_priming + self.message_costs(counter, messages)?.iter().sum::<usize>())
+    }
+
+    /// What each message adds to a request, in the context of the messages before it: a tool
+    /// result is framed with the name of the call it answers, so its cost depends on that call.
+    /// The costs plus the reply priming are exactly [`Self::count_messages`], which lets history
+    /// trimming drop messages from the front with a running total instead of recounting.
+    pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.message_costs(counter, messages),
+        };
+        let mut costs = Vec::with_capacity(messages.len());
         // Call id -> function name, so a result is framed with the name of the call it answers.
         let mut calls: HashMap<&str, &str> = HashMap::new();
         for m in messages {
+            let mut total = 0usize;
             match m.role {
                 Role::Tool => {
                     let function =
@@ -154,8 +167,9 @@ impl ChatFormat {
                 total = total.saturating_add_signed(o.per_name);
                 total += counter.count(name)?;
             }
+            costs.push(total);
         }
-        Ok(total)
+        Ok(costs)
     }
 
     /// Tokens of the tool schemas block (0 when there are no tools), per the cookbook's

@@ -215,6 +215,12 @@ impl TokenCounter {
         self.format.count_messages(self, messages)
     }
 
+    /// What each message adds to a request in the context of the ones before it; with the reply
+    /// priming they sum to [`Self::count_messages`]. See [`ChatFormat::message_costs`].
+    pub fn message_costs(&self, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
+        self.format.message_costs(self, messages)
+    }
+
     /// Tokens of a whole request: [`Self::count_messages`] plus the tool schemas' tokens.
     pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
         Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)

@@ -80,23 +80,28 @@ impl ChatTemplate {
             self.push_message(&mut out, "system", system);
         }
         for (index, m) in messages.iter().enumerate() {
-            let unsupported = if !m.tool_calls.is_empty() {
-                Some("tool calls")
-            } else if m.name.is_some() {
-                Some("message names")
-            } else {
-                None
-            };
-            if let Some(what) = unsupported {
-                return Err(TokenError::TemplateUnsupported {
-                    template: self.name.clone(),
-                    what: format!("{what} (message {index}, role {})", m.role.as_str()),
-                });
-            }
+            self.check_supported(index, m)?;
             self.push_message(&mut out, m.role.as_str(), &m.content);
         }
         out.push_str(&self.generation_prompt);
         Ok(out)
+    }
+
+    fn check_supported(&self, index: usize, m: &ChatMessage) -> Result<(), TokenError> {
+        let unsupported = if !m.tool_calls.is_empty() {
+            Some("tool calls")
+        } else if m.name.is_some() {
+            Some("message names")
+        } else {
+            None
+        };
+        match unsupported {
+            None => Ok(()),
+            Some(what) => Err(TokenError::TemplateUnsupported {
+                template: self.name.clone(),
+                what: format!("{what} (message {index}, role {})", m.role.as_str()),
+            }),
+        }
     }
 
     fn push_message(&self, out: &mut String, role: &str, content: &str) {
@@ -111,6 +116,26 @@ impl ChatTemplate {
     pub fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
         self.check_specials(counter)?;
         counter.count(&self.render(messages)?)
+    }
+
+    /// What each message adds to a request: the count of its own rendered frame
+    /// (`<|im_start|>role\ncontent<|im_end|>\n`). llama.cpp's tokenizer cuts the prompt at every
+    /// special token before it runs BPE on the text between them, so frames do not merge across
+    /// their boundaries and these costs sum to the messages' share of [`Self::count_messages`];
+    /// `history::trim_history` still confirms the kept slice with one count of the whole.
+    pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
+        self.check_specials(counter)?;
+        let mut frame = String::new();
+        messages
+            .iter()
+            .enumerate()
+            .map(|(index, m)| {
+                self.check_supported(index, m)?;
+                frame.clear();
+                self.push_message(&mut frame, m.role.as_str(), &m.content);
+                counter.count(&frame)
+            })
+            .collect()
     }
 
     /// Tool schemas: the template does not render them, so any schema is refused (an empty list

@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use ctx_runtime::history::message_tokens;
 use ctx_runtime::{ChatMessage, TokenCounter, ToolCall};
 
 /// xorshift64*: reproducible without a dependency.
@@ -209,7 +208,7 @@ fn next_group(rng: &mut Rng, n: usize) -> Vec<ChatMessage> {
     }
 }
 
-/// A conversation of at least `target_tokens` tokens (as [`message_tokens`] counts it), built
+/// A conversation of at least `target_tokens` tokens (as [`ctx_runtime::history::history_tokens`] counts it), built
 /// from `seed`; returns it with its exact total.
 pub fn conversation(counter: &TokenCounter, target_tokens: usize, seed: u64) -> (Vec<ChatMessage>, usize) {
     let mut rng = Rng::new(seed);
@@ -217,10 +216,11 @@ pub fn conversation(counter: &TokenCounter, target_tokens: usize, seed: u64) -> 
     let mut total = 0;
     let mut n = 0;
     while total < target_tokens {
-        for m in next_group(&mut rng, n) {
-            total += message_tokens(counter, &m).expect("counting generated text");
-            history.push(m);
-        }
+        // A group holds its tool calls together with their results, so its messages cost the
+        // same here as anywhere in the conversation.
+        let group = next_group(&mut rng, n);
+        total += counter.message_costs(&group).expect("counting generated text").iter().sum::<usize>();
+        history.extend(group);
         n += 1;
     }
     (history, total)

@@ -1,0 +1,100 @@
+//! The error accumulator: every phase pushes its errors here instead of returning at the first
+//! one, so a user sees every problem of one invocation at once.
+
+use std::cell::RefCell;
+use std::fmt::Display;
+
+use proc_macro2::Span;
+
+use crate::spans::SpanRange;
+
+/// Collects `syn::Error`s; [`Ctxt::check`] must be called exactly once to take them.
+///
+/// Dropping a `Ctxt` whose errors were never taken panics (in debug builds of the macro): a
+/// forgotten `check` would silently swallow the user's errors, which is worse than a loud
+/// internal failure while testing.
+#[derive(Default)]
+pub struct Ctxt {
+    errors: RefCell<Option<Vec<syn::Error>>>,
+}
+
+impl Ctxt {
+    /// A new, empty accumulator.
+    pub fn new() -> Self {
+        Ctxt { errors: RefCell::new(Some(Vec::new())) }
+    }
+
+    /// Records an error at `span`.
+    pub fn error_at(&self, span: Span, message: impl Display) {
+        self.syn_error(syn::Error::new(span, message));
+    }
+
+    /// Records an error spanning `range` (from its first to its last token).
+    pub fn error_range(&self, range: SpanRange, message: impl Display) {
+        self.syn_error(range.error(message));
+    }
+
+    /// Records an existing `syn::Error` (which may already combine several).
+    pub fn syn_error(&self, error: syn::Error) {
+        if let Some(errors) = self.errors.borrow_mut().as_mut() {
+            errors.push(error);
+        }
+    }
+
+    /// Whether any error was recorded so far.
+    pub fn has_errors(&self) -> bool {
+        self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
+    }
+
+    /// Takes every recorded error, combined into one `syn::Error` in the order recorded.
+    pub fn check(self) -> Result<(), syn::Error> {
+        let errors = self.errors.borrow_mut().take().unwrap_or_default();
+        let mut iter = errors.into_iter();
+        match iter.next() {
+            None => Ok(()),
+            Some(mut first) => {
+                for rest in iter {
+                    first.combine(rest);
+                }
+                Err(first)
+            }
+        }
+    }
+}
+
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && self.errors.borrow().is_some() {
+            debug_assert!(false, "ctx-macros: Ctxt dropped without calling check()");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_combines_every_error_in_order() {
+        let cx = Ctxt::new();
+        assert!(!cx.has_errors());
+        cx.error_at(Span::call_site(), "first");
+        cx.error_at(Span::call_site(), "second");
+        assert!(cx.has_errors());
+        let err = cx.check().unwrap_err();
+        let messages: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(messages, ["first", "second"]);
+    }
+
+    #[test]
+    fn check_without_errors_is_ok() {
+        assert!(Ctxt::new().check().is_ok());
+    }
+
+    #[test]
+    #[should_panic(expected = "without calling check")]
+    fn forgetting_check_is_loud() {
+        let cx = Ctxt::new();
+        drop(cx);
+    }
+}

@@ -1,0 +1,231 @@
+//! The constructor code of a `PipelineDef`: the generated `definition()` rebuilds, at run time,
+//! exactly the values the macro validated at compile time.
+
+use ctx_runtime::pipeline::{
+    CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind, UserPartSpec,
+};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::lower::PromptCode;
+
+/// `::ctx_runtime::__private::pipeline`, where the definition types live.
+fn p() -> TokenStream {
+    quote!(::ctx_runtime::__private::pipeline)
+}
+
+fn string(s: &str) -> TokenStream {
+    quote!(::std::string::String::from(#s))
+}
+
+fn opt<T>(value: &Option<T>, f: impl Fn(&T) -> TokenStream) -> TokenStream {
+    match value {
+        Some(v) => {
+            let inner = f(v);
+            quote!(::core::option::Option::Some(#inner))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_string(value: &Option<String>) -> TokenStream {
+    opt(value, |s| string(s))
+}
+
+fn opt_i64(value: &Option<i64>) -> TokenStream {
+    opt(value, |n| quote!(#n))
+}
+
+/// The expression building `def`; prompts come from `prompts` so `include_str!` stays one.
+pub fn definition(def: &PipelineDef, prompts: &[PromptCode]) -> TokenStream {
+    let p = p();
+    let name = &def.name;
+    let model = model(&def.model);
+    let settings = settings(&def.settings);
+    let prompts = def.prompts.iter().zip(prompts).map(|(spec, code)| {
+        let key = &spec.key;
+        let text = match code {
+            PromptCode::Literal(text) => {
+                let text = string(text);
+                quote!(::core::option::Option::Some(#text))
+            }
+            PromptCode::Include(tokens) => {
+                quote!(::core::option::Option::Some(::std::string::String::from(#tokens)))
+            }
+            PromptCode::AtLoad => quote!(::core::option::Option::None),
+        };
+        quote!(#p::PromptSpec { key: ::std::string::String::from(#key), text: #text })
+    });
+    let steps = def.steps.iter().map(step);
+    quote! {
+        #p::PipelineDef {
+            name: ::std::string::String::from(#name),
+            model: #model,
+            settings: #settings,
+            prompts: ::std::vec![#(#prompts),*],
+            steps: ::std::vec![#(#steps),*],
+        }
+    }
+}
+
+fn model(model: &ModelSource) -> TokenStream {
+    let p = p();
+    match model {
+        ModelSource::Inline(spec) => {
+            let model = opt_string(&spec.model);
+            let window = opt_i64(&spec.context_window);
+            let max_tokens = opt_i64(&spec.max_tokens);
+            let encoding = opt_string(&spec.encoding);
+            quote! {
+                #p::ModelSource::Inline(#p::ModelSpec {
+                    model: #model, context_window: #window, max_tokens: #max_tokens, encoding: #encoding,
+                })
+            }
+        }
+        ModelSource::ConfigFile(file) => {
+            let file = string(file);
+            quote!(#p::ModelSource::ConfigFile(#file))
+        }
+    }
+}
+
+fn settings(s: &SettingsSpec) -> TokenStream {
+    let p = p();
+    let max_context = opt_i64(&s.max_context_tokens);
+    let max_history = opt_i64(&s.max_history_tokens);
+    let margin = opt_i64(&s.budget_safety_margin_tokens);
+    let policy = opt_string(&s.limits_policy);
+    let extra = s.extra.iter().map(|(k, v)| quote!((::std::string::String::from(#k), #v)));
+    quote! {
+        #p::SettingsSpec {
+            max_context_tokens: #max_context,
+            max_history_tokens: #max_history,
+            budget_safety_margin_tokens: #margin,
+            limits_policy: #policy,
+            extra: ::std::collections::BTreeMap::from([#(#extra),*]),
+        }
+    }
+}
+
+fn step(step: &StepDef) -> TokenStream {
+    let p = p();
+    let id = &step.id;
+    let kind = match &step.kind {
+        StepKind::SearchNodes(s) => {
+            let (top_k, next) = (s.top_k, string(&s.next));
+            quote!(#p::StepKind::SearchNodes(#p::SearchNodesSpec { top_k: #top_k, next: #next }))
+        }
+        StepKind::ExpandDependencyTree(s) => {
+            let (max_depth, next) = (s.max_depth, string(&s.next));
+            quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec { max_depth: #max_depth, next: #next }))
+        }
+        StepKind::FetchNodeTexts(s) => {
+            let (max_tokens, next) = (s.max_tokens, string(&s.next));
+            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { max_tokens: #max_tokens, next: #next }))
+        }
+        StepKind::ManageContextBudget(s) => {
+            let rules = s.compact_code.iter().map(compact_rule);
+            let divider = opt_string(&s.divide_new_content);
+            let (on_ok, on_over) = (string(&s.on_ok), string(&s.on_over));
+            quote! {
+                #p::StepKind::ManageContextBudget(#p::ManageBudgetSpec {
+                    compact_code: ::std::vec![#(#rules),*],
+                    divide_new_content: #divider,
+                    on_ok: #on_ok,
+                    on_over: #on_over,
+                })
+            }
+        }
+        StepKind::CallModel(s) => {
+            let prompt_key = string(&s.prompt_key);
+            let max_output = opt_i64(&s.max_output_tokens);
+            let max_tokens = opt_i64(&s.max_tokens);
+            let parts = s.user_parts.iter().map(user_part);
+            let use_history = s.use_history;
+            let next = string(&s.next);
+            quote! {
+                #p::StepKind::CallModel(#p::CallModelSpec {
+                    prompt_key: #prompt_key,
+                    max_output_tokens: #max_output,
+                    max_tokens: #max_tokens,
+                    user_parts: ::std::vec![#(#parts),*],
+                    use_history: #use_history,
+                    next: #next,
+                })
+            }
+        }
+        StepKind::LoopGuard(s) => {
+            let setting = string(&s.max_turn_loops_from_settings);
+            let (on_allow, on_deny) = (string(&s.on_allow), string(&s.on_deny));
+            quote! {
+                #p::StepKind::LoopGuard(#p::LoopGuardSpec {
+                    max_turn_loops_from_settings: #setting, on_allow: #on_allow, on_deny: #on_deny,
+                })
+            }
+        }
+        StepKind::SetVariables(s) => {
+            let rules = s.rules.iter().map(|rule| {
+                let set = string(&rule.set);
+                let value = match &rule.value {
+                    SetValueSpec::From { from, transform } => {
+                        let from = string(from);
+                        let transform = opt_string(transform);
+                        quote!(#p::SetValueSpec::From { from: #from, transform: #transform })
+                    }
+                    SetValueSpec::Value(json) => {
+                        let json = json_value(json);
+                        quote!(#p::SetValueSpec::Value(#json))
+                    }
+                };
+                quote!(#p::SetRuleSpec { set: #set, value: #value })
+            });
+            let next = string(&s.next);
+            quote!(#p::StepKind::SetVariables(#p::SetVariablesSpec { rules: ::std::vec![#(#rules),*], next: #next }))
+        }
+        StepKind::Custom(s) => {
+            let outcomes = s.outcomes.iter().map(|(o, t)| {
+                let (o, t) = (string(o), string(t));
+                quote!((#o, #t))
+            });
+            quote!(#p::StepKind::Custom(#p::CustomSpec { outcomes: ::std::vec![#(#outcomes),*] }))
+        }
+        // A kind the runtime added but this macro cannot write yet: the lowering never produces
+        // one, so this is unreachable in practice; emitting a compile error keeps it loud.
+        _ => quote!(::core::compile_error!("ctx-macros cannot emit this step kind; update ctx-macros")),
+    };
+    quote!(#p::StepDef { id: ::std::string::String::from(#id), kind: #kind })
+}
+
+/// A literal of a `target = value` rule (null, string, number or boolean: what the lowering
+/// accepts).
+fn json_value(json: &serde_json::Value) -> TokenStream {
+    let v = quote!(::ctx_runtime::__private::serde_json::Value);
+    match json {
+        serde_json::Value::Null => quote!(#v::Null),
+        serde_json::Value::Bool(b) => quote!(#v::Bool(#b)),
+        serde_json::Value::String(s) => quote!(#v::String(::std::string::String::from(#s))),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => quote!(#v::from(#i)),
+            (None, Some(f)) => quote!(#v::from(#f)),
+            (None, None) => quote!(#v::Null),
+        },
+        // Lists and objects are not literals of the DSL.
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => quote!(#v::Null),
+    }
+}
+
+fn compact_rule(rule: &CompactRuleSpec) -> TokenStream {
+    let p = p();
+    let language = string(&rule.language);
+    let policy = string(&rule.policy);
+    let threshold = opt(&rule.threshold, |t| quote!(#t));
+    let inbox_key = opt_string(&rule.inbox_key);
+    quote!(#p::CompactRuleSpec { language: #language, policy: #policy, threshold: #threshold, inbox_key: #inbox_key })
+}
+
+fn user_part(part: &UserPartSpec) -> TokenStream {
+    let p = p();
+    let source = string(&part.source);
+    let template = string(&part.template);
+    quote!(#p::UserPartSpec { source: #source, template: #template })
+}

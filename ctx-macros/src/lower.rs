@@ -1,0 +1,361 @@
+//! Lowering: the parsed syntax becomes the runtime's own `PipelineDef` (plain values as written),
+//! together with the span of every value, so that the runtime's validation can be reported under
+//! the user's tokens.
+//!
+//! Only *syntax* is judged here: unknown sections and keys, missing required keys, values of the
+//! wrong type, duplicate keys. Whether a value is *acceptable* (a threshold in range, a target that
+//! exists, a reachable `end`) is a pipeline rule, which lives once in `ctx_runtime::pipeline`.
+
+use std::path::{Path, PathBuf};
+
+use ctx_runtime::pipeline::{
+    CustomSpec, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
+};
+use ctx_runtime::validation::FieldPath;
+use proc_macro2::{Ident, TokenStream};
+use syn::LitStr;
+
+use crate::ast::{Item, PipelineInput, Value};
+use crate::ctxt::Ctxt;
+use crate::fields::{Fields, Reader, entry_range, unraw, with_help};
+use crate::lower_steps::{keys_of, lower_kind};
+use crate::spans::{SpanMap, SpanRange, step_path};
+use crate::symbol::{
+    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, CONFIG, CONTEXT_WINDOW, ENCODING, INCLUDE_STR, LIMITS_POLICY,
+    MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, OUTCOMES, PROMPTS, SECTIONS,
+    SETTINGS, STEPS, Symbol,
+};
+
+/// A pipeline lowered to the runtime's definition, with everything the expansion needs.
+pub struct Lowered {
+    /// The definition as the runtime sees it.
+    pub def: PipelineDef,
+    /// Where each value was written.
+    pub spans: SpanMap,
+    /// The id token of each step (same order as `def.steps`), for the generated variants' spans.
+    pub step_ids: Vec<Ident>,
+    /// How each prompt of `def.prompts` is emitted (same order).
+    pub prompts: Vec<PromptCode>,
+    /// False when a transition or a whole step could not be lowered: graph-wide findings (an
+    /// unreachable step, a missing `end`) would then be artefacts of that syntax error.
+    pub graph_complete: bool,
+}
+
+/// How a prompt's text reaches the generated code.
+pub enum PromptCode {
+    /// A string literal, emitted as is.
+    Literal(String),
+    /// `include_str!("path")`: re-emitted as `include_str!` so that cargo tracks the file; the
+    /// macro also read the file (when it could) so the compile-time token check counts it.
+    Include(TokenStream),
+    /// `at_load`: provided through `LoadOptions::prompt` when the pipeline is loaded.
+    AtLoad,
+}
+
+/// Lowers a whole invocation. `base_dir` is the directory of the file holding the invocation:
+/// `include_str!` paths are relative to it, as for the standard macro.
+pub fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lowered {
+    let name = unraw(&input.name);
+    let mut spans = SpanMap::new(SpanRange::single(input.name.span()));
+    spans.record(&FieldPath::root().key("name"), SpanRange::single(input.name.span()));
+    let owner = format!("pipeline `{name}`");
+    let mut sections =
+        Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body, FieldPath::root());
+    let mut r = Reader { cx, spans: &mut spans };
+
+    let model =
+        match sections.require(MODEL, "model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }") {
+            Some((key, value)) => lower_model(&mut r, key, value),
+            None => {
+                r.spans.poison(&FieldPath::root().key("model"));
+                ModelSource::Inline(ModelSpec::default())
+            }
+        };
+    let settings = sections.take(SETTINGS).map(|(key, value)| lower_settings(&mut r, key, value)).unwrap_or_default();
+    let (prompts, prompt_code) =
+        sections.take(PROMPTS).map(|(key, value)| lower_prompts(&mut r, key, value, base_dir)).unwrap_or_default();
+    let (steps, step_ids) = match sections.require(STEPS, "steps { first: search_nodes { top_k: 20, next: end } }") {
+        Some((key, value)) => lower_steps(&mut r, key, value),
+        None => (Vec::new(), Vec::new()),
+    };
+    sections.finish(cx, SECTIONS, keys_of);
+
+    let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
+    Lowered {
+        def: PipelineDef { name, model, settings, prompts, steps },
+        spans,
+        step_ids,
+        prompts: prompt_code,
+        graph_complete,
+    }
+}
+
+/// Whether step `i` and each of its transitions were lowered from what the user wrote.
+fn transitions_lowered(spans: &SpanMap, i: usize, kind: &StepKind) -> bool {
+    let path = step_path(i);
+    if spans.is_poisoned(&path) {
+        return false;
+    }
+    match kind {
+        StepKind::Custom(spec) => {
+            let outcomes = path.key(OUTCOMES.as_str());
+            !spans.is_poisoned(&outcomes) && spec.outcomes.iter().all(|(o, _)| !spans.is_poisoned(&outcomes.key(o)))
+        }
+        other => other.transitions().iter().all(|(key, _)| !spans.is_poisoned(&path.key(*key))),
+    }
+}
+
+/// `model { … }` or `model: config("config.json")`.
+fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
+    let path = FieldPath::root().key("model");
+    r.spans.record(&path, entry_range(key, value));
+    match value {
+        Value::Map { body, .. } => {
+            let mut f = Fields::new(r.cx, "`model`".into(), SpanRange::single(key.span()), body, path.clone());
+            let mut spec = ModelSpec::default();
+            if let Some((k, v)) = f.take(MODEL_NAME) {
+                spec.model = r.string(&path.key(MODEL_NAME.as_str()), k, v, "\"gpt-4o\"");
+            }
+            if let Some((k, v)) = f.take(CONTEXT_WINDOW) {
+                spec.context_window = r.int(&path.key(CONTEXT_WINDOW.as_str()), k, v, "16_384");
+            }
+            if let Some((k, v)) = f.take(MAX_TOKENS) {
+                spec.max_tokens = r.int(&path.key(MAX_TOKENS.as_str()), k, v, "1_024");
+            }
+            if let Some((k, v)) = f.take(ENCODING) {
+                spec.encoding = r.name_or_string(&path.key(ENCODING.as_str()), k, v, "cl100k_base");
+            }
+            f.finish(r.cx, MODEL_KEYS, |_| &[]);
+            ModelSource::Inline(spec)
+        }
+        Value::Call { func, args, .. } if *func == CONFIG => {
+            for error in &args.errors {
+                r.cx.syn_error(error.clone());
+            }
+            match args.items.as_slice() {
+                [Item::Value(Value::Str(file))] => ModelSource::ConfigFile(file.value()),
+                _ => {
+                    r.spans.poison(&path);
+                    r.cx.error_range(
+                        value.range(),
+                        with_help(
+                            "`config(…)` takes one string: the path of the JSON file",
+                            "write `model: config(\"config.json\")`",
+                        ),
+                    );
+                    ModelSource::ConfigFile(String::new())
+                }
+            }
+        }
+        other => {
+            r.spans.poison(&path);
+            r.cx.error_range(
+                other.range(),
+                with_help(
+                    format!("`model` takes a block or `config(\"…\")`, found {}", other.describe()),
+                    "write `model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }`, \
+                     `model { model: \"gpt-4o\" }` or `model: config(\"config.json\")`",
+                ),
+            );
+            ModelSource::Inline(ModelSpec::default())
+        }
+    }
+}
+
+/// A section that must be a `{ … }` block; reports anything else.
+fn block_body<'v>(
+    r: &mut Reader<'_>,
+    key: &Ident,
+    value: &'v Value,
+    path: &FieldPath,
+    example: &str,
+) -> Option<&'v crate::ast::Items> {
+    r.spans.record(path, entry_range(key, value));
+    match value {
+        Value::Map { body, .. } => Some(body),
+        other => {
+            r.spans.poison(path);
+            r.cx.error_range(
+                other.range(),
+                with_help(
+                    format!("`{key}` takes a block `{{ … }}`, found {}", other.describe()),
+                    format!("write `{example}`"),
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// `settings { max_context_tokens: 9_000, …, any_name: 3 }`.
+fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpec {
+    let path = FieldPath::root().key("settings");
+    let mut spec = SettingsSpec::default();
+    let Some(body) = block_body(r, key, value, &path, "settings { max_context_tokens: 9_000 }") else {
+        return spec;
+    };
+    let mut f = Fields::new(r.cx, "`settings`".into(), SpanRange::single(key.span()), body, path.clone());
+    let int_setting = |r: &mut Reader<'_>, f: &mut Fields<'_>, sym: Symbol| {
+        f.take(sym).and_then(|(k, v)| r.int(&path.key(sym.as_str()), k, v, "2_000"))
+    };
+    spec.max_context_tokens = int_setting(r, &mut f, MAX_CONTEXT_TOKENS);
+    spec.max_history_tokens = int_setting(r, &mut f, MAX_HISTORY_TOKENS);
+    spec.budget_safety_margin_tokens = int_setting(r, &mut f, BUDGET_SAFETY_MARGIN_TOKENS);
+    if let Some((k, v)) = f.take(LIMITS_POLICY) {
+        spec.limits_policy = r.name(&path.key(LIMITS_POLICY.as_str()), k, v, "fail_fast");
+    }
+    // Every other setting is a named integer, read by steps such as `loop_guard`.
+    for (k, v) in f.rest() {
+        let name = unraw(k);
+        if let Some(n) = r.int(&path.key(name.as_str()), k, v, "3") {
+            spec.extra.insert(name, n);
+        }
+    }
+    spec
+}
+
+/// `prompts { key: "text" | include_str!("file") | at_load, … }`.
+fn lower_prompts(
+    r: &mut Reader<'_>,
+    key: &Ident,
+    value: &Value,
+    base_dir: Option<&Path>,
+) -> (Vec<PromptSpec>, Vec<PromptCode>) {
+    let path = FieldPath::root().key("prompts");
+    let mut specs = Vec::new();
+    let mut code = Vec::new();
+    let Some(body) = block_body(r, key, value, &path, "prompts { answer: \"You answer questions.\" }") else {
+        return (specs, code);
+    };
+    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body, path.clone());
+    for (k, v) in f.rest() {
+        let name = unraw(k);
+        let prompt_path = path.key(name.as_str());
+        r.record(&prompt_path, v);
+        let (text, emitted) = match v {
+            Value::Str(s) => (Some(s.value()), PromptCode::Literal(s.value())),
+            Value::Macro { name: mac, args, .. } if *mac == INCLUDE_STR => match read_include(r, v, args, base_dir) {
+                Some((text, tokens)) => (text, PromptCode::Include(tokens)),
+                None => {
+                    r.spans.poison(&prompt_path);
+                    (None, PromptCode::AtLoad)
+                }
+            },
+            Value::Name(n) if *n == AT_LOAD => (None, PromptCode::AtLoad),
+            other => {
+                r.spans.poison(&prompt_path);
+                r.cx.error_range(
+                    other.range(),
+                    with_help(
+                        format!("prompt `{name}` takes a string, `include_str!(\"…\")` or `at_load`, found {}", other.describe()),
+                        format!("write `{name}: \"You are …\"`, `{name}: include_str!(\"prompts/{name}.txt\")` or `{name}: at_load`"),
+                    ),
+                );
+                (None, PromptCode::AtLoad)
+            }
+        };
+        specs.push(PromptSpec { key: name, text });
+        code.push(emitted);
+    }
+    (specs, code)
+}
+
+/// Reads an `include_str!` prompt so the token check can count it. `Some((None, tokens))` when the
+/// file is fine for rustc but the macro cannot locate it (no source file known, e.g. in an IDE):
+/// the check then happens when the pipeline is loaded, with the same rules.
+fn read_include(
+    r: &mut Reader<'_>,
+    value: &Value,
+    args: &TokenStream,
+    base_dir: Option<&Path>,
+) -> Option<(Option<String>, TokenStream)> {
+    let Ok(file) = syn::parse2::<LitStr>(args.clone()) else {
+        r.cx.error_range(
+            value.range(),
+            with_help(
+                "`include_str!` takes one string: the prompt file's path",
+                "write `include_str!(\"prompts/answer.txt\")`",
+            ),
+        );
+        return None;
+    };
+    let tokens = quote::quote!(::core::include_str!(#args));
+    let Some(base) = base_dir else {
+        return Some((None, tokens));
+    };
+    let full: PathBuf = base.join(file.value());
+    match std::fs::read_to_string(&full) {
+        Ok(text) => Some((Some(text), tokens)),
+        Err(error) => {
+            r.cx.error_at(
+                file.span(),
+                with_help(
+                    format!("cannot read prompt file `{}`: {error}", full.display()),
+                    "the path is relative to the file holding `pipeline!`, as for `include_str!`",
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// `steps { id: kind { … }, … }`.
+fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>, Vec<Ident>) {
+    let path = FieldPath::root().key("steps");
+    let mut steps = Vec::new();
+    let mut ids = Vec::new();
+    let Some(body) = block_body(r, key, value, &path, "steps { search: search_nodes { top_k: 20, next: end } }") else {
+        return (steps, ids);
+    };
+    for error in &body.errors {
+        r.cx.syn_error(error.clone());
+    }
+    for item in &body.items {
+        let (id, kind, brace_body) = match item {
+            Item::Entry { key, colon: Some(_), value: Value::Tagged { tag, body, .. } } => (key, tag, body),
+            Item::Entry { key, colon: Some(_), value: Value::Name(tag) } => {
+                r.cx.error_range(
+                    item.range(),
+                    with_help(
+                        format!("step `{key}` needs a `{{ … }}` block after its kind"),
+                        format!("write `{key}: {tag} {{ … }}` with the step's keys inside"),
+                    ),
+                );
+                continue;
+            }
+            other => {
+                r.cx.error_range(
+                    other.range(),
+                    with_help(
+                        "expected a step `id: kind { … }`",
+                        "write e.g. `search: search_nodes { top_k: 20, next: fetch }`",
+                    ),
+                );
+                continue;
+            }
+        };
+        let index = steps.len();
+        let step = step_path(index);
+        r.spans.record(&step, item.range());
+        r.spans.record(&step.key("id"), SpanRange::single(id.span()));
+        r.spans.record(&step.key("kind"), SpanRange::single(kind.span()));
+        let id_text = unraw(id);
+        let lowered = lower_kind(r, kind, &id_text, brace_body, step.clone());
+        let kind = lowered.unwrap_or_else(|| {
+            r.spans.poison(&step);
+            StepKind::Custom(CustomSpec { outcomes: Vec::new() })
+        });
+        steps.push(StepDef { id: id_text, kind });
+        ids.push(id.clone());
+    }
+    if steps.is_empty() && !r.cx.has_errors() {
+        r.cx.error_range(
+            value.range(),
+            with_help(
+                "a pipeline needs at least one step",
+                "add e.g. `answer: call_model { prompt_key: answer, next: end }`",
+            ),
+        );
+    }
+    (steps, ids)
+}

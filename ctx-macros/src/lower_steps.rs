@@ -1,0 +1,377 @@
+//! Lowering of each step kind's `{ … }` block into the runtime's `*Spec` struct.
+//!
+//! A new step kind is a new `Symbol` in `symbol.rs`, a row in [`keys_of`] and an arm in
+//! [`lower_kind`]; the runtime validates its values.
+
+use ctx_runtime::pipeline::{
+    CallModelSpec, CompactRuleSpec, CustomSpec, END, ExpandSpec, FetchSpec, LoopGuardSpec, ManageBudgetSpec,
+    SearchNodesSpec, SetRuleSpec, SetValueSpec, SetVariablesSpec, StepKind, UserPartSpec,
+};
+use ctx_runtime::validation::FieldPath;
+use proc_macro2::Ident;
+
+use crate::ast::{Item, Items, Value};
+use crate::fields::{Fields, Reader, did_you_mean, unraw, with_help};
+use crate::spans::SpanRange;
+use crate::symbol::*;
+
+/// The keys each step kind takes, in the order messages list them.
+pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
+    match kind {
+        SEARCH_NODES => &[TOP_K, NEXT],
+        EXPAND_DEPENDENCY_TREE => &[MAX_DEPTH, NEXT],
+        FETCH_NODE_TEXTS => &[MAX_TOKENS, NEXT],
+        MANAGE_CONTEXT_BUDGET => &[COMPACT_CODE, DIVIDE_NEW_CONTENT, ON_OK, ON_OVER],
+        CALL_MODEL => &[PROMPT_KEY, MAX_OUTPUT_TOKENS, MAX_TOKENS, USER_PARTS, USE_HISTORY, NEXT],
+        LOOP_GUARD => &[MAX_TURN_LOOPS_FROM_SETTINGS, ON_ALLOW, ON_DENY],
+        SET_VARIABLES => &[RULES, NEXT],
+        CUSTOM => &[OUTCOMES],
+        _ => &[],
+    }
+}
+
+/// Lowers `kind { body }` of step `id`; `None` when the kind is unknown (already reported).
+pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path: FieldPath) -> Option<StepKind> {
+    let Some(&symbol) = STEP_KINDS.iter().find(|k| kind == **k) else {
+        let name = unraw(kind);
+        let help = match did_you_mean(&name, STEP_KINDS.iter().map(|s| s.as_str())) {
+            Some(best) => format!("did you mean `{best}`?"),
+            None => "a user-written step is `custom { outcomes { done => end } }`".to_owned(),
+        };
+        r.cx.error_at(
+            kind.span(),
+            with_help(format!("unknown step kind `{name}`; expected one of {}", one_of(STEP_KINDS)), help),
+        );
+        for error in &body.errors {
+            r.cx.syn_error(error.clone());
+        }
+        return None;
+    };
+    let mut f = Fields::new(r.cx, format!("`{symbol}` step `{id}`"), SpanRange::single(kind.span()), body, path);
+    let mut s = StepReader { r, f: &mut f };
+    let lowered = match symbol {
+        SEARCH_NODES => {
+            StepKind::SearchNodes(SearchNodesSpec { top_k: s.required_int(TOP_K, "top_k: 20"), next: s.target(NEXT) })
+        }
+        EXPAND_DEPENDENCY_TREE => StepKind::ExpandDependencyTree(ExpandSpec {
+            max_depth: s.required_int(MAX_DEPTH, "max_depth: 2"),
+            next: s.target(NEXT),
+        }),
+        FETCH_NODE_TEXTS => StepKind::FetchNodeTexts(FetchSpec {
+            max_tokens: s.required_int(MAX_TOKENS, "max_tokens: 3_000"),
+            next: s.target(NEXT),
+        }),
+        MANAGE_CONTEXT_BUDGET => StepKind::ManageContextBudget(ManageBudgetSpec {
+            compact_code: s.compact_code(),
+            divide_new_content: s.optional(DIVIDE_NEW_CONTENT, |r, p, k, v| r.string(p, k, v, "\"<<<New content\"")),
+            on_ok: s.target(ON_OK),
+            on_over: s.target(ON_OVER),
+        }),
+        CALL_MODEL => StepKind::CallModel(CallModelSpec {
+            prompt_key: s.required_name(PROMPT_KEY, "prompt_key: answer"),
+            max_output_tokens: s.optional(MAX_OUTPUT_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
+            max_tokens: s.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
+            user_parts: s.user_parts(),
+            use_history: s.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false),
+            next: s.target(NEXT),
+        }),
+        LOOP_GUARD => StepKind::LoopGuard(LoopGuardSpec {
+            max_turn_loops_from_settings: s
+                .required_name(MAX_TURN_LOOPS_FROM_SETTINGS, "max_turn_loops_from_settings: max_turn_loops"),
+            on_allow: s.target(ON_ALLOW),
+            on_deny: s.target(ON_DENY),
+        }),
+        SET_VARIABLES => StepKind::SetVariables(SetVariablesSpec { rules: s.rules(), next: s.target(NEXT) }),
+        CUSTOM => StepKind::Custom(CustomSpec { outcomes: s.outcomes() }),
+        _ => unreachable_kind(symbol),
+    };
+    f.finish(r.cx, keys_of(symbol), keys_of);
+    Some(lowered)
+}
+
+/// Every symbol in `STEP_KINDS` has an arm above; this keeps the match total without a panic.
+fn unreachable_kind(symbol: Symbol) -> StepKind {
+    debug_assert!(false, "step kind `{symbol}` has no lowering");
+    StepKind::Custom(CustomSpec { outcomes: Vec::new() })
+}
+
+/// Reads the keys of one step.
+struct StepReader<'s, 'c, 'a> {
+    r: &'s mut Reader<'c>,
+    f: &'s mut Fields<'a>,
+}
+
+impl StepReader<'_, '_, '_> {
+    fn path(&self, key: Symbol) -> FieldPath {
+        self.f.path.key(key.as_str())
+    }
+
+    fn optional<T>(
+        &mut self,
+        key: Symbol,
+        read: impl FnOnce(&mut Reader<'_>, &FieldPath, &Ident, &Value) -> Option<T>,
+    ) -> Option<T> {
+        let path = self.path(key);
+        let (k, v) = self.f.take(key)?;
+        read(self.r, &path, k, v)
+    }
+
+    fn required<T>(
+        &mut self,
+        key: Symbol,
+        example: &str,
+        placeholder: T,
+        read: impl FnOnce(&mut Reader<'_>, &FieldPath, &Ident, &Value) -> Option<T>,
+    ) -> T {
+        let path = self.path(key);
+        let value = match self.f.require(key, example) {
+            Some((k, v)) => read(self.r, &path, k, v),
+            None => None,
+        };
+        value.unwrap_or_else(|| {
+            // The placeholder is never judged: its path is poisoned.
+            self.r.spans.poison(&path);
+            placeholder
+        })
+    }
+
+    fn required_int(&mut self, key: Symbol, example: &str) -> i64 {
+        let value_example = example.split(": ").nth(1).unwrap_or("1").to_owned();
+        self.required(key, example, 1, |r, p, k, v| r.int(p, k, v, &value_example))
+    }
+
+    fn required_name(&mut self, key: Symbol, example: &str) -> String {
+        let value_example = example.split(": ").nth(1).unwrap_or("name").to_owned();
+        self.required(key, example, String::new(), |r, p, k, v| r.name(p, k, v, &value_example))
+    }
+
+    /// A transition: a step id or `end`.
+    fn target(&mut self, key: Symbol) -> String {
+        let example = format!("{key}: <step id or end>");
+        self.required(key, &example, END.to_owned(), |r, p, k, v| r.name(p, k, v, "next_step"))
+    }
+
+    /// `compact_code: [ { language: sql, policy: demand, inbox_key: "compact_sql" }, … ]`.
+    fn compact_code(&mut self) -> Vec<CompactRuleSpec> {
+        let path = self.path(COMPACT_CODE);
+        let Some((k, v)) = self.f.take(COMPACT_CODE) else {
+            return Vec::new();
+        };
+        let Some(items) = self.r.list(&path, k, v, "[ { language: sql, policy: always } ]") else {
+            return Vec::new();
+        };
+        let mut rules = Vec::new();
+        for (j, item) in items.items.iter().enumerate() {
+            let rule_path = path.index(j);
+            self.r.spans.record(&rule_path, item.range());
+            let Item::Value(Value::Map { brace, body }) = item else {
+                self.r.spans.poison(&rule_path);
+                self.r.cx.error_range(
+                    item.range(),
+                    with_help(
+                        "expected a compaction rule `{ language: …, policy: … }`",
+                        "write e.g. `{ language: sql, policy: always }`",
+                    ),
+                );
+                rules.push(CompactRuleSpec {
+                    language: String::new(),
+                    policy: String::new(),
+                    threshold: None,
+                    inbox_key: None,
+                });
+                continue;
+            };
+            let brace_range = SpanRange { start: brace.span.open(), end: brace.span.close() };
+            let mut rule =
+                Fields::new(self.r.cx, "this `compact_code` rule".into(), brace_range, body, rule_path.clone());
+            let name = |r: &mut Reader<'_>, rule: &mut Fields<'_>, key: Symbol, example: &str| {
+                let p = rule_path.key(key.as_str());
+                let value = match rule.require(key, &format!("{key}: {example}")) {
+                    Some((k, v)) => r.name(&p, k, v, example),
+                    None => None,
+                };
+                value.unwrap_or_else(|| {
+                    r.spans.poison(&p);
+                    String::new()
+                })
+            };
+            let language = name(self.r, &mut rule, LANGUAGE, "sql");
+            let policy = name(self.r, &mut rule, POLICY, "always");
+            let p = rule_path.key(THRESHOLD.as_str());
+            let threshold = rule.take(THRESHOLD).and_then(|(k, v)| self.r.float(&p, k, v, "0.4"));
+            let p = rule_path.key(INBOX_KEY.as_str());
+            let inbox_key = rule.take(INBOX_KEY).and_then(|(k, v)| self.r.name_or_string(&p, k, v, "\"compact_sql\""));
+            rule.finish(self.r.cx, COMPACT_RULE_KEYS, |_| &[]);
+            rules.push(CompactRuleSpec { language, policy, threshold, inbox_key });
+        }
+        rules
+    }
+
+    /// `user_parts: [ source => "template {}", … ]`.
+    fn user_parts(&mut self) -> Vec<UserPartSpec> {
+        let path = self.path(USER_PARTS);
+        let Some((k, v)) = self.f.take(USER_PARTS) else {
+            return Vec::new();
+        };
+        let Some(items) = self.r.list(&path, k, v, "[ context_blocks => \"### Context:\\n{}\\n\\n\" ]") else {
+            return Vec::new();
+        };
+        let mut parts = Vec::new();
+        for (j, item) in items.items.iter().enumerate() {
+            let part = path.index(j);
+            self.r.spans.record(&part, item.range());
+            match item {
+                Item::Arrow { from, to: Value::Str(template), .. } => {
+                    self.r.spans.record(&part.key("source"), SpanRange::single(from.span()));
+                    self.r.spans.record(&part.key("template"), SpanRange::single(template.span()));
+                    parts.push(UserPartSpec { source: unraw(from), template: template.value() });
+                }
+                other => {
+                    self.r.spans.poison(&part);
+                    self.r.cx.error_range(
+                        other.range(),
+                        with_help(
+                            "expected a user part `source => \"template\"`",
+                            "write e.g. `user_question_en => \"### User:\\n{}\\n\\n\"`: the template holds one `{}` for the source's text",
+                        ),
+                    );
+                }
+            }
+        }
+        parts
+    }
+
+    /// `rules: [ target <- source | transform, target = value, … ]`.
+    fn rules(&mut self) -> Vec<SetRuleSpec> {
+        let path = self.path(RULES);
+        let Some((k, v)) =
+            self.f.require(RULES, "rules: [ context_blocks <- last_model_response | to_context_blocks ]")
+        else {
+            self.r.spans.poison(&path);
+            return Vec::new();
+        };
+        let Some(items) = self.r.list(&path, k, v, "[ last_model_response = null ]") else {
+            return Vec::new();
+        };
+        let mut rules = Vec::new();
+        for (j, item) in items.items.iter().enumerate() {
+            let rule = path.index(j);
+            self.r.spans.record(&rule, item.range());
+            let spans = &mut *self.r.spans;
+            match item {
+                Item::Copy { target, source, transform, .. } => {
+                    spans.record(&rule.key("set"), SpanRange::single(target.span()));
+                    spans.record(&rule.key("from"), SpanRange::single(source.span()));
+                    if let Some((_, t)) = transform {
+                        spans.record(&rule.key("transform"), SpanRange::single(t.span()));
+                    }
+                    rules.push(SetRuleSpec {
+                        set: unraw(target),
+                        value: SetValueSpec::From {
+                            from: unraw(source),
+                            transform: transform.as_ref().map(|(_, t)| unraw(t)),
+                        },
+                    });
+                }
+                Item::Assign { target, value, .. } => {
+                    spans.record(&rule.key("set"), SpanRange::single(target.span()));
+                    spans.record(&rule.key("value"), value.range());
+                    match literal_json(value) {
+                        Some(json) => rules.push(SetRuleSpec { set: unraw(target), value: SetValueSpec::Value(json) }),
+                        None => {
+                            spans.poison(&rule);
+                            self.r.cx.error_range(
+                                value.range(),
+                                with_help(
+                                    format!("`{target} = …` takes a literal (`null`, a string, a number or a boolean), found {}", value.describe()),
+                                    format!("to copy a field, write `{target} <- field`"),
+                                ),
+                            );
+                        }
+                    }
+                }
+                other => {
+                    spans.poison(&rule);
+                    self.r.cx.error_range(
+                        other.range(),
+                        with_help(
+                            "expected a rule `target <- source`, `target <- source | transform` or `target = value`",
+                            "write e.g. `context_blocks <- last_model_response | to_context_blocks` or `last_model_response = null`",
+                        ),
+                    );
+                }
+            }
+        }
+        rules
+    }
+
+    /// `outcomes { name => target, … }` of a custom step.
+    fn outcomes(&mut self) -> Vec<(String, String)> {
+        let path = self.path(OUTCOMES);
+        let Some((k, v)) = self.f.require(OUTCOMES, "outcomes { done => end }") else {
+            self.r.spans.poison(&path);
+            return Vec::new();
+        };
+        self.r.record(&path, v);
+        let body = match v {
+            Value::Map { body, .. } | Value::List { body, .. } => body,
+            other => {
+                self.r.spans.poison(&path);
+                self.r.cx.error_range(
+                    other.range(),
+                    with_help(
+                        format!("`{k}` takes a block of `outcome => step`, found {}", other.describe()),
+                        "write `outcomes { done => end }`",
+                    ),
+                );
+                return Vec::new();
+            }
+        };
+        for error in &body.errors {
+            self.r.cx.syn_error(error.clone());
+        }
+        let mut outcomes: Vec<(String, String)> = Vec::new();
+        for item in &body.items {
+            match item {
+                Item::Arrow { from, to: Value::Name(target), .. } => {
+                    let name = unraw(from);
+                    if outcomes.iter().any(|(o, _)| *o == name) {
+                        self.r.cx.error_at(
+                            from.span(),
+                            with_help(
+                                format!("duplicate outcome `{name}`"),
+                                "each outcome names one next step; remove one of the two",
+                            ),
+                        );
+                        continue;
+                    }
+                    self.r.spans.record(&path.key(name.as_str()), SpanRange::single(target.span()));
+                    outcomes.push((name, unraw(target)));
+                }
+                other => self.r.cx.error_range(
+                    other.range(),
+                    with_help("expected an outcome `name => step`", "write e.g. `done => end` or `retry => search`"),
+                ),
+            }
+        }
+        outcomes
+    }
+}
+
+/// A literal as JSON, for `target = value` rules.
+fn literal_json(value: &Value) -> Option<serde_json::Value> {
+    Some(match value {
+        Value::Name(n) if *n == NULL => serde_json::Value::Null,
+        Value::Str(s) => serde_json::Value::String(s.value()),
+        Value::Bool(b) => serde_json::Value::Bool(b.value),
+        Value::Int { neg, lit } => {
+            let n = lit.base10_parse::<i64>().ok()?;
+            serde_json::Value::from(if neg.is_some() { -n } else { n })
+        }
+        Value::Float { neg, lit } => {
+            let f = lit.base10_parse::<f64>().ok()?;
+            serde_json::Number::from_f64(if neg.is_some() { -f } else { f }).map(serde_json::Value::Number)?
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,219 @@
+//! Lowering on whole invocations: the values produced, the spans recorded, the syntax errors.
+
+use ctx_runtime::pipeline::*;
+use ctx_runtime::validation::FieldPath;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ast::PipelineInput;
+use crate::ctxt::Ctxt;
+use crate::lower::{Lowered, lower};
+
+fn lower_tokens(tokens: TokenStream) -> (Lowered, Vec<String>) {
+    let input: PipelineInput = syn::parse2(tokens).expect("header parses");
+    let cx = Ctxt::new();
+    let lowered = lower(&cx, &input, None);
+    let errors = match cx.check() {
+        Ok(()) => Vec::new(),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+    };
+    (lowered, errors)
+}
+
+fn sketch() -> TokenStream {
+    quote! {
+        /// Answers questions about a SQL/.NET code base.
+        pub pipeline CodeQa {
+            model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+            settings {
+                max_context_tokens: 9_000,
+                max_history_tokens: 2_000,
+                budget_safety_margin_tokens: 128,
+                max_turn_loops: 3,
+            }
+            prompts {
+                answer: at_load,
+                summarizer: "Summarise the context; keep identifiers and SQL verbatim.",
+            }
+            steps {
+                search: search_nodes { top_k: 20, next: fetch },
+                fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+                manage_budget: manage_context_budget {
+                    compact_code: [
+                        { language: sql, policy: demand, inbox_key: "compact_sql" },
+                        { language: sql, policy: threshold, threshold: 0.4 },
+                        { language: dotnet, policy: always },
+                    ],
+                    divide_new_content: "<<<New content",
+                    on_ok: answer,
+                    on_over: budget_loop_guard,
+                },
+                budget_loop_guard: loop_guard { max_turn_loops_from_settings: max_turn_loops, on_allow: summarize, on_deny: answer },
+                summarize: call_model {
+                    prompt_key: summarizer, max_output_tokens: 2_000,
+                    user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
+                    next: set_context_from_summary,
+                },
+                set_context_from_summary: set_variables {
+                    rules: [ context_blocks <- last_model_response | to_context_blocks, last_model_response = null ],
+                    next: manage_budget,
+                },
+                answer: call_model { prompt_key: answer, use_history: true, next: end },
+            }
+        }
+    }
+}
+
+#[test]
+fn the_readme_sketch_lowers_to_the_runtime_definition() {
+    let (lowered, errors) = lower_tokens(sketch());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(lowered.graph_complete);
+    let def = &lowered.def;
+    assert_eq!(def.name, "CodeQa");
+    assert_eq!(
+        def.model,
+        ModelSource::Inline(ModelSpec {
+            model: None,
+            context_window: Some(16_384),
+            max_tokens: Some(1_024),
+            encoding: Some("cl100k_base".into())
+        })
+    );
+    assert_eq!(def.settings.max_context_tokens, Some(9_000));
+    assert_eq!(def.settings.budget_safety_margin_tokens, Some(128));
+    assert_eq!(def.settings.extra.get("max_turn_loops"), Some(&3));
+    assert_eq!(def.prompts[0], PromptSpec { key: "answer".into(), text: None });
+    let ids: Vec<&str> = def.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["search", "fetch", "manage_budget", "budget_loop_guard", "summarize", "set_context_from_summary", "answer"]
+    );
+    assert_eq!(def.steps[0].kind, StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() }));
+    let StepKind::ManageContextBudget(manage) = &def.steps[2].kind else { panic!("kind") };
+    assert_eq!(manage.compact_code.len(), 3);
+    assert_eq!(manage.compact_code[0].inbox_key.as_deref(), Some("compact_sql"));
+    assert_eq!(manage.compact_code[1].threshold, Some(0.4));
+    assert_eq!(manage.divide_new_content.as_deref(), Some("<<<New content"));
+    assert_eq!((manage.on_ok.as_str(), manage.on_over.as_str()), ("answer", "budget_loop_guard"));
+    let StepKind::CallModel(summarize) = &def.steps[4].kind else { panic!("kind") };
+    assert_eq!(summarize.max_output_tokens, Some(2_000));
+    assert_eq!(summarize.user_parts[1].source, "user_question_en");
+    assert_eq!(summarize.user_parts[0].template, "### Context:\n{}\n\n");
+    let StepKind::SetVariables(set) = &def.steps[5].kind else { panic!("kind") };
+    assert_eq!(
+        set.rules,
+        vec![
+            SetRuleSpec {
+                set: "context_blocks".into(),
+                value: SetValueSpec::From {
+                    from: "last_model_response".into(),
+                    transform: Some("to_context_blocks".into())
+                }
+            },
+            SetRuleSpec { set: "last_model_response".into(), value: SetValueSpec::Value(serde_json::Value::Null) },
+        ]
+    );
+    let StepKind::CallModel(answer) = &def.steps[6].kind else { panic!("kind") };
+    assert!(answer.use_history);
+    assert_eq!(answer.next, END);
+}
+
+#[test]
+fn every_value_the_runtime_may_name_has_a_span() {
+    let (lowered, _) = lower_tokens(sketch());
+    for path in [
+        "name",
+        "model",
+        "model.context_window",
+        "settings",
+        "settings.max_turn_loops",
+        "prompts.summarizer",
+        "steps[0]",
+        "steps[0].id",
+        "steps[0].kind",
+        "steps[0].top_k",
+        "steps[2].compact_code",
+        "steps[2].compact_code[1]",
+        "steps[2].compact_code[1].threshold",
+        "steps[2].on_over",
+        "steps[3].max_turn_loops_from_settings",
+        "steps[4].user_parts[1].source",
+        "steps[4].user_parts[1].template",
+        "steps[5].rules[0].transform",
+        "steps[5].rules[1].value",
+    ] {
+        assert!(lowered.spans.get(&FieldPath::parse(path)).is_some(), "no span for `{path}`");
+    }
+}
+
+#[test]
+fn custom_steps_and_config_models_lower() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline P {
+            model: config("config.json")
+            steps {
+                classify: custom { outcomes { sql => answer, other => end } },
+                answer: call_model { prompt_key: a, max_tokens: 10, next: end },
+            }
+        }
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(lowered.def.model, ModelSource::ConfigFile("config.json".into()));
+    assert_eq!(
+        lowered.def.steps[0].kind,
+        StepKind::Custom(CustomSpec {
+            outcomes: vec![("sql".into(), "answer".into()), ("other".into(), "end".into())]
+        })
+    );
+    assert!(lowered.spans.get(&FieldPath::parse("steps[0].outcomes.sql")).is_some());
+}
+
+#[test]
+fn syntax_errors_are_all_reported_with_a_fix() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline P {
+            model { context_window: "16k" }
+            steps {
+                search: search_nodes { top_k: 20, nxt: fetch },
+                fetch: fetch_node_text { max_tokens: 3_000, next: end },
+                manage: manage_context_budget { on_ok: end, on_ok: end },
+                again: loop_guard { max_turn_loops_from_settings: "loops", on_allow: end, on_deny: end },
+            }
+        }
+    });
+    let expected = [
+        "`context_window` takes an integer, found a string\nhelp: write `context_window: 16_384`",
+        "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`\nhelp: did you mean `next`?",
+        "unknown step kind `fetch_node_text`; expected one of `search_nodes`, `expand_dependency_tree`, \
+         `fetch_node_texts`, `manage_context_budget`, `call_model`, `loop_guard`, `set_variables`, `custom`\n\
+         help: did you mean `fetch_node_texts`?",
+        "duplicate key `on_ok` in `manage_context_budget` step `manage`\nhelp: `on_ok` is already set above; remove one of the two",
+        "`manage_context_budget` step `manage` is missing `on_over`\nhelp: add `on_over: <step id or end>`",
+        "`max_turn_loops_from_settings` takes a name, not a string\nhelp: remove the quotes: `max_turn_loops_from_settings: loops`",
+    ];
+    assert_eq!(errors, expected);
+    assert!(!lowered.graph_complete, "a lost transition makes graph findings unreliable");
+    assert!(lowered.spans.is_poisoned(&FieldPath::parse("steps[1]")), "an unknown kind poisons its step");
+}
+
+#[test]
+fn a_key_of_another_kind_says_where_it_belongs() {
+    let (_, errors) = lower_tokens(quote! {
+        pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { max_tokens: 1, next: end, on_over: end } } }
+    });
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].contains("(`on_over` is a key of `manage_context_budget`)"), "{}", errors[0]);
+}
+
+#[test]
+fn missing_sections_and_unknown_sections_are_reported() {
+    let (_, errors) = lower_tokens(quote! { pipeline P { setings { a: 1 } } });
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("unknown key `setings`") && errors[0].contains("did you mean `settings`?"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[1].starts_with("pipeline `P` is missing `model` and `steps`\nhelp: add `model {"), "{}", errors[1]);
+}

@@ -1,0 +1,132 @@
+//! The DSL's keywords as named constants, so that a misspelling in the macro is a compile error
+//! here rather than a key that silently never matches.
+
+use std::fmt::{self, Display};
+
+use proc_macro2::Ident;
+
+/// A keyword of the `pipeline!` DSL.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Symbol(pub &'static str);
+
+impl Symbol {
+    /// The keyword's text.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl Display for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl PartialEq<Symbol> for Ident {
+    fn eq(&self, word: &Symbol) -> bool {
+        // Raw identifiers (`r#type`) name the same key as their plain spelling.
+        let text = self.to_string();
+        text.strip_prefix("r#").unwrap_or(&text) == word.0
+    }
+}
+
+impl PartialEq<Symbol> for &Ident {
+    fn eq(&self, word: &Symbol) -> bool {
+        *self == word
+    }
+}
+
+/// Renders `[a, b]` as "`a`, `b`" for "expected one of …" messages.
+pub fn one_of(words: &[Symbol]) -> String {
+    words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+}
+
+// The header.
+pub const PIPELINE: Symbol = Symbol("pipeline");
+
+// Sections of a pipeline.
+pub const MODEL: Symbol = Symbol("model");
+pub const SETTINGS: Symbol = Symbol("settings");
+pub const PROMPTS: Symbol = Symbol("prompts");
+pub const STEPS: Symbol = Symbol("steps");
+pub const SECTIONS: &[Symbol] = &[MODEL, SETTINGS, PROMPTS, STEPS];
+
+// `model { … }` and `model: config("…")`.
+pub const MODEL_NAME: Symbol = Symbol("model");
+pub const CONTEXT_WINDOW: Symbol = Symbol("context_window");
+pub const MAX_TOKENS: Symbol = Symbol("max_tokens");
+pub const ENCODING: Symbol = Symbol("encoding");
+pub const MODEL_KEYS: &[Symbol] = &[MODEL_NAME, CONTEXT_WINDOW, MAX_TOKENS, ENCODING];
+pub const CONFIG: Symbol = Symbol("config");
+
+// `settings { … }`: these have typed fields; any other name is an integer setting.
+pub const MAX_CONTEXT_TOKENS: Symbol = Symbol("max_context_tokens");
+pub const MAX_HISTORY_TOKENS: Symbol = Symbol("max_history_tokens");
+pub const BUDGET_SAFETY_MARGIN_TOKENS: Symbol = Symbol("budget_safety_margin_tokens");
+pub const LIMITS_POLICY: Symbol = Symbol("limits_policy");
+
+// `prompts { … }` values.
+pub const INCLUDE_STR: Symbol = Symbol("include_str");
+pub const AT_LOAD: Symbol = Symbol("at_load");
+
+// Step kinds.
+pub const SEARCH_NODES: Symbol = Symbol("search_nodes");
+pub const EXPAND_DEPENDENCY_TREE: Symbol = Symbol("expand_dependency_tree");
+pub const FETCH_NODE_TEXTS: Symbol = Symbol("fetch_node_texts");
+pub const MANAGE_CONTEXT_BUDGET: Symbol = Symbol("manage_context_budget");
+pub const CALL_MODEL: Symbol = Symbol("call_model");
+pub const LOOP_GUARD: Symbol = Symbol("loop_guard");
+pub const SET_VARIABLES: Symbol = Symbol("set_variables");
+pub const CUSTOM: Symbol = Symbol("custom");
+pub const STEP_KINDS: &[Symbol] = &[
+    SEARCH_NODES,
+    EXPAND_DEPENDENCY_TREE,
+    FETCH_NODE_TEXTS,
+    MANAGE_CONTEXT_BUDGET,
+    CALL_MODEL,
+    LOOP_GUARD,
+    SET_VARIABLES,
+    CUSTOM,
+];
+
+// Step keys.
+pub const NEXT: Symbol = Symbol("next");
+pub const ON_OK: Symbol = Symbol("on_ok");
+pub const ON_OVER: Symbol = Symbol("on_over");
+pub const ON_ALLOW: Symbol = Symbol("on_allow");
+pub const ON_DENY: Symbol = Symbol("on_deny");
+pub const TOP_K: Symbol = Symbol("top_k");
+pub const MAX_DEPTH: Symbol = Symbol("max_depth");
+pub const COMPACT_CODE: Symbol = Symbol("compact_code");
+pub const DIVIDE_NEW_CONTENT: Symbol = Symbol("divide_new_content");
+pub const PROMPT_KEY: Symbol = Symbol("prompt_key");
+pub const MAX_OUTPUT_TOKENS: Symbol = Symbol("max_output_tokens");
+pub const USER_PARTS: Symbol = Symbol("user_parts");
+pub const USE_HISTORY: Symbol = Symbol("use_history");
+pub const MAX_TURN_LOOPS_FROM_SETTINGS: Symbol = Symbol("max_turn_loops_from_settings");
+pub const RULES: Symbol = Symbol("rules");
+pub const OUTCOMES: Symbol = Symbol("outcomes");
+
+// `compact_code` rule keys.
+pub const LANGUAGE: Symbol = Symbol("language");
+pub const POLICY: Symbol = Symbol("policy");
+pub const THRESHOLD: Symbol = Symbol("threshold");
+pub const INBOX_KEY: Symbol = Symbol("inbox_key");
+pub const COMPACT_RULE_KEYS: &[Symbol] = &[LANGUAGE, POLICY, THRESHOLD, INBOX_KEY];
+
+// Values.
+pub const NULL: Symbol = Symbol("null");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::Span;
+
+    #[test]
+    fn idents_compare_with_symbols_including_raw_ones() {
+        assert!(Ident::new("next", Span::call_site()) == NEXT);
+        assert!(Ident::new_raw("next", Span::call_site()) == NEXT);
+        assert!(Ident::new("nxt", Span::call_site()) != NEXT);
+        assert_eq!(one_of(&[ON_OK, ON_OVER]), "`on_ok`, `on_over`");
+    }
+}

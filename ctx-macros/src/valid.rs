@@ -1,0 +1,94 @@
+//! Validation at compile time: the runtime's own `validate_definition` runs on the lowered
+//! definition, and each `ConfigIssue` becomes a compile error under the token its path names.
+//! No pipeline rule is written here.
+
+use ctx_runtime::pipeline::PipelineDef;
+use ctx_runtime::validation::ConfigIssue;
+
+use crate::ctxt::Ctxt;
+use crate::fields::with_help;
+use crate::lower::Lowered;
+use crate::spans::SpanMap;
+
+/// Graph-wide findings that a transition lost to a syntax error would make up.
+const GRAPH_CODES: &[&str] = &["UNREACHABLE_STEP", "END_UNREACHABLE", "UNGUARDED_CYCLE", "CUSTOM_WITHOUT_OUTCOMES"];
+
+/// Runs the runtime's validation (with the compile-time token check when the window and the
+/// prompts are literals) and reports each issue under its token.
+pub fn check(cx: &Ctxt, lowered: &Lowered) {
+    let issues = runtime_issues(&lowered.def);
+    report(cx, &lowered.spans, lowered.graph_complete, issues);
+}
+
+/// Every issue of the runtime's rules for `def`.
+fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
+    let opts = ctx_runtime::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None };
+    ctx_runtime::pipeline::validate_definition(def, &opts)
+}
+
+/// The Mermaid flowchart of `def`, as a string literal for the generated `MERMAID` constant.
+pub fn mermaid(def: &PipelineDef) -> String {
+    ctx_runtime::pipeline::to_mermaid(def)
+}
+
+/// Reports `issues`, skipping those that only echo a syntax error already reported: an issue at
+/// a value the lowering could not read, or a graph-wide one when a transition was lost.
+fn report(cx: &Ctxt, spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIssue>) {
+    for issue in issues {
+        if spans.is_poisoned(&issue.path) {
+            continue;
+        }
+        if !graph_complete && GRAPH_CODES.contains(&issue.code) {
+            continue;
+        }
+        let message = match &issue.help {
+            Some(help) => with_help(&issue.message, help),
+            None => issue.message.clone(),
+        };
+        cx.error_range(spans.lookup(&issue.path), message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spans::{SpanRange, step_path};
+    use ctx_runtime::validation::FieldPath;
+    use proc_macro2::Span;
+
+    fn issue(code: &'static str, path: FieldPath) -> ConfigIssue {
+        ConfigIssue::new(code, path, format!("{code} message")).with_help("do this")
+    }
+
+    fn reported(spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIssue>) -> Vec<String> {
+        let cx = Ctxt::new();
+        report(&cx, spans, graph_complete, issues);
+        match cx.check() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn issues_become_errors_with_their_help() {
+        let spans = SpanMap::new(SpanRange::single(Span::call_site()));
+        let out = reported(&spans, true, vec![issue("INVALID_TOP_K", step_path(0).key("top_k"))]);
+        assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);
+    }
+
+    #[test]
+    fn echoes_of_syntax_errors_are_dropped() {
+        let mut spans = SpanMap::new(SpanRange::single(Span::call_site()));
+        spans.poison(&step_path(1).key("on_over"));
+        let out = reported(
+            &spans,
+            false,
+            vec![
+                issue("UNKNOWN_STEP_TARGET", step_path(1).key("on_over")),
+                issue("UNREACHABLE_STEP", step_path(2).key("id")),
+                issue("INVALID_TOP_K", step_path(0).key("top_k")),
+            ],
+        );
+        assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);
+    }
+}

@@ -1,0 +1,189 @@
+//! What validating a pipeline costs — the work the `pipeline!` macro adds to a compile and
+//! `LoadedPipeline::load` to a start-up:
+//!
+//! * the graph rules on a generated 300-step pipeline (100 guarded loops in a row): our
+//!   depth-first search of the graph without `on_allow` edges, linear in steps + transitions,
+//!   against the naive way to decide "is there a cycle that avoids every guard" — a transitive
+//!   closure (Floyd–Warshall), cubic in steps;
+//! * `validate_definition` on the spec's compaction loop, with and without the token check (the
+//!   budget contract counted with the real tokenizer).
+//!
+//! Run briefly: `cargo bench -p ctx-runtime --bench pipeline -- --warm-up-time 1 --measurement-time 3`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ctx_runtime::pipeline::*;
+
+fn step(id: String, kind: StepKind) -> StepDef {
+    StepDef { id, kind }
+}
+
+fn base(name: &str, steps: Vec<StepDef>) -> PipelineDef {
+    PipelineDef {
+        name: name.into(),
+        model: ModelSource::Inline(ModelSpec {
+            model: None,
+            context_window: Some(16_384),
+            max_tokens: Some(1_024),
+            encoding: Some("cl100k_base".into()),
+        }),
+        settings: SettingsSpec {
+            max_context_tokens: Some(9_000),
+            max_history_tokens: Some(2_000),
+            budget_safety_margin_tokens: Some(128),
+            limits_policy: None,
+            extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+        },
+        prompts: vec![
+            PromptSpec {
+                key: "answer".into(),
+                text: Some("Answer from the context; quote identifiers exactly.".into()),
+            },
+            PromptSpec { key: "summarizer".into(), text: Some("Summarise the context; keep SQL verbatim.".into()) },
+        ],
+        steps,
+    }
+}
+
+/// `loops` guarded loops in a row: work_k → guard_k (on_allow: work_k, on_deny: next_k) → next_k → work_{k+1}.
+fn chain(loops: usize) -> PipelineDef {
+    let mut steps = Vec::with_capacity(3 * loops);
+    for k in 0..loops {
+        let after = if k + 1 == loops { END.to_owned() } else { format!("work_{}", k + 1) };
+        steps.push(step(
+            format!("work_{k}"),
+            StepKind::SetVariables(SetVariablesSpec { rules: vec![], next: format!("guard_{k}") }),
+        ));
+        steps.push(step(
+            format!("guard_{k}"),
+            StepKind::LoopGuard(LoopGuardSpec {
+                max_turn_loops_from_settings: "max_turn_loops".into(),
+                on_allow: format!("work_{k}"),
+                on_deny: format!("next_{k}"),
+            }),
+        ));
+        steps.push(step(format!("next_{k}"), StepKind::SearchNodes(SearchNodesSpec { top_k: 5, next: after })));
+    }
+    base("Chain", steps)
+}
+
+/// The naive decision: close the graph without `on_allow` edges transitively and look for a step
+/// that reaches itself.
+fn naive_has_unguarded_cycle(def: &PipelineDef) -> bool {
+    let index: HashMap<&str, usize> = def.steps.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    let n = def.steps.len();
+    let mut reach = vec![vec![false; n]; n];
+    for (i, s) in def.steps.iter().enumerate() {
+        let guard = matches!(s.kind, StepKind::LoopGuard(_));
+        for (key, target) in s.kind.transitions() {
+            if guard && key == "on_allow" {
+                continue;
+            }
+            if let Some(&j) = index.get(target) {
+                reach[i][j] = true;
+            }
+        }
+    }
+    for k in 0..n {
+        let through_k = reach[k].clone();
+        for row in reach.iter_mut() {
+            if row[k] {
+                for (cell, &via) in row.iter_mut().zip(&through_k) {
+                    *cell |= via;
+                }
+            }
+        }
+    }
+    (0..n).any(|i| reach[i][i])
+}
+
+fn compaction_loop() -> PipelineDef {
+    let call = |prompt: &str, next: &str, history: bool| {
+        StepKind::CallModel(CallModelSpec {
+            prompt_key: prompt.into(),
+            max_output_tokens: None,
+            max_tokens: None,
+            user_parts: vec![
+                UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
+                UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
+            ],
+            use_history: history,
+            next: next.into(),
+        })
+    };
+    base(
+        "CodeQa",
+        vec![
+            step("search".into(), StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() })),
+            step(
+                "fetch".into(),
+                StepKind::FetchNodeTexts(FetchSpec { max_tokens: 3_000, next: "manage_budget".into() }),
+            ),
+            step(
+                "manage_budget".into(),
+                StepKind::ManageContextBudget(ManageBudgetSpec {
+                    compact_code: vec![CompactRuleSpec {
+                        language: "sql".into(),
+                        policy: "threshold".into(),
+                        threshold: Some(0.4),
+                        inbox_key: None,
+                    }],
+                    divide_new_content: Some("<<<New content".into()),
+                    on_ok: "answer".into(),
+                    on_over: "guard".into(),
+                }),
+            ),
+            step(
+                "guard".into(),
+                StepKind::LoopGuard(LoopGuardSpec {
+                    max_turn_loops_from_settings: "max_turn_loops".into(),
+                    on_allow: "summarize".into(),
+                    on_deny: "answer".into(),
+                }),
+            ),
+            step("summarize".into(), call("summarizer", "set_context", false)),
+            step(
+                "set_context".into(),
+                StepKind::SetVariables(SetVariablesSpec {
+                    rules: vec![SetRuleSpec {
+                        set: "context_blocks".into(),
+                        value: SetValueSpec::From {
+                            from: "last_model_response".into(),
+                            transform: Some("to_context_blocks".into()),
+                        },
+                    }],
+                    next: "manage_budget".into(),
+                }),
+            ),
+            step("answer".into(), call("answer", END, true)),
+        ],
+    )
+}
+
+fn bench(c: &mut Criterion) {
+    let structural = ValidateOptions { check_tokens: false, env_limits_policy: None };
+    let big = chain(100);
+    assert!(validate_definition(&big, &structural).is_empty());
+    assert!(!naive_has_unguarded_cycle(&big));
+    let mut g = c.benchmark_group("graph_rules_300_steps");
+    g.bench_function("validate_definition_structural", |b| {
+        b.iter(|| validate_definition(black_box(&big), &structural))
+    });
+    g.bench_function("naive_transitive_closure_cycle_check_only", |b| {
+        b.iter(|| naive_has_unguarded_cycle(black_box(&big)))
+    });
+    g.finish();
+
+    let spec = compaction_loop();
+    let full = ValidateOptions::default();
+    assert!(validate_definition(&spec, &full).is_empty());
+    let mut g = c.benchmark_group("validate_spec_pipeline");
+    g.bench_function("structural", |b| b.iter(|| validate_definition(black_box(&spec), &structural)));
+    g.bench_function("with_contract_token_check", |b| b.iter(|| validate_definition(black_box(&spec), &full)));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

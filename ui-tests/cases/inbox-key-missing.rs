@@ -1,0 +1,24 @@
+// policy: demand needs the inbox topic that requests compaction.
+use ctx_macros::pipeline;
+
+pipeline! {
+    pub pipeline Qa {
+        model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+        settings { max_context_tokens: 9_000 }
+        prompts { answer: "Answer the question from the context." }
+        steps {
+            search: search_nodes { top_k: 20, next: fetch },
+            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            manage: manage_context_budget {
+                compact_code: [
+                    { language: sql, policy: demand },
+                ],
+                on_ok: answer,
+                on_over: answer,
+            },
+            answer: call_model { prompt_key: answer, next: end },
+        }
+    }
+}
+
+fn main() {}

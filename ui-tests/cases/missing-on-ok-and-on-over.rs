@@ -1,0 +1,18 @@
+// manage_context_budget needs both `on_ok` and `on_over`.
+use ctx_macros::pipeline;
+
+pipeline! {
+    pub pipeline Qa {
+        model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+        settings { max_context_tokens: 9_000 }
+        prompts { answer: "Answer the question from the context." }
+        steps {
+            search: search_nodes { top_k: 20, next: fetch },
+            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            manage: manage_context_budget { divide_new_content: "<<<New content" },
+            answer: call_model { prompt_key: answer, next: end },
+        }
+    }
+}
+
+fn main() {}

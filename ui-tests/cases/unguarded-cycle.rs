@@ -1,0 +1,20 @@
+// A retry loop without a loop_guard: nothing bounds how often it runs.
+use ctx_macros::pipeline;
+
+pipeline! {
+    pub pipeline Qa {
+        model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+        settings { max_context_tokens: 9_000 }
+        prompts { answer: "Answer the question from the context." }
+        steps {
+            search: search_nodes { top_k: 20, next: fetch },
+            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            manage: manage_context_budget { on_ok: answer, on_over: summarize },
+            summarize: call_model { prompt_key: answer, user_parts: [ context_blocks => "{}" ], next: reset },
+            reset: set_variables { rules: [ context_blocks <- last_model_response | to_context_blocks ], next: manage },
+            answer: call_model { prompt_key: answer, next: end },
+        }
+    }
+}
+
+fn main() {}
