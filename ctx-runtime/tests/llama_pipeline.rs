@@ -66,7 +66,7 @@ fn call(prompt_key: &str, max_output_tokens: i64, use_history: bool, next: &str)
     })
 }
 
-/// The spec's `CodeQa` pipeline, scaled to a `window`-token model.
+/// The spec's `CodeQa` pipeline, scaled to a 2,048-token model.
 fn code_qa(window: usize) -> PipelineDef {
     let rule = |language: &str, policy: &str, threshold: Option<f64>| CompactRuleSpec {
         language: language.into(),
@@ -139,9 +139,14 @@ fn code_qa(window: usize) -> PipelineDef {
     }
 }
 
+/// Loaded through [`LocalModel::load`](ctx_runtime::llm::llama_cpp::LocalModel::load): the
+/// window written in the definition (8,192, the model's training context) is replaced by the
+/// server's, and every count uses the server's tokenizer.
 fn load(l: &Llama) -> LoadedPipeline {
-    LoadedPipeline::load_with_counter(code_qa(l.window), LoadOptions::new(), l.counter.clone())
-        .unwrap_or_else(|e| panic!("{e}"))
+    let p = l.local.load(code_qa(8_192), LoadOptions::new()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.context_window(), l.window);
+    assert_eq!(p.counter().backend_id(), l.counter.backend_id());
+    p
 }
 
 /// A question asked after an earlier turn, with a context already near the 900-token budget
@@ -189,12 +194,26 @@ async fn the_main_pipeline_compacts_loops_and_answers_with_exact_budgets() {
     let (state, reports) = p.run(state, &env).await.unwrap_or_else(|e| panic!("{e}"));
     let path: Vec<&str> = reports.iter().map(|r| r.step_id.as_str()).collect();
     let exchanges = model.exchanges();
+    let budget_lines: Vec<String> = budgets(&reports)
+        .iter()
+        .map(|b| {
+            format!(
+                "- manage_budget: {:?}, context {} → candidate {} of {} tokens, {} tokens saved by compaction",
+                b.decision,
+                b.context_tokens_before,
+                b.candidate_tokens,
+                b.max_context_tokens,
+                b.tokens_saved()
+            )
+        })
+        .collect();
     publish(
         "pipeline_run",
         &format!(
-            "{}\nPath: {}\n",
+            "{}\nPath: {}\n\n{}\n",
             table("Main pipeline against SmolLM2-135M (n_ctx from the server)", l.window, &exchanges),
-            path.join(" → ")
+            path.join(" → "),
+            budget_lines.join("\n")
         ),
     );
 

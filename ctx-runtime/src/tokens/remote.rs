@@ -66,6 +66,8 @@ impl Endpoint {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            // uvicorn closes idle keep-alive connections after 5 s; never reuse one that old.
+            .max_idle_age(Duration::from_secs(2))
             // A loopback server must not be reached through a proxy from the environment.
             .proxy(None)
             .build();
@@ -85,24 +87,17 @@ impl Endpoint {
     /// Sends `body` to `path` and returns the status and the parsed JSON answer.
     fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), TokenError> {
         let url = format!("{}{}", self.root, path);
-        let auth = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
-        let sent = match body {
-            Some(body) => {
-                let mut req = self.agent.post(&url).content_type("application/json");
-                if let Some(auth) = &auth {
-                    req = req.header("authorization", auth);
-                }
-                req.send(body.to_string())
-            }
-            None => {
-                let mut req = self.agent.get(&url);
-                if let Some(auth) = &auth {
-                    req = req.header("authorization", auth);
-                }
-                req.call()
+        let mut retried = false;
+        let mut response = loop {
+            match self.send(&url, body) {
+                Ok(response) => break response,
+                // Every call here is idempotent (tokenize, detokenize, the model list, a probe
+                // the server refuses), and a connection the server closed while it sat idle in
+                // the pool fails before the server sees the request: one more try.
+                Err(e) if !retried && !matches!(e, ureq::Error::Timeout(_)) => retried = true,
+                Err(e) => return Err(self.fail(format!("{method} {url}: {e}"))),
             }
         };
-        let mut response = sent.map_err(|e| self.fail(format!("{method} {url}: {e}")))?;
         let status = response.status().as_u16();
         let text = response
             .body_mut()
@@ -113,6 +108,26 @@ impl Endpoint {
         let value = serde_json::from_str(&text)
             .map_err(|e| self.fail(format!("{method} {url}: HTTP {status}, not JSON ({e}): {}", excerpt(&text))))?;
         Ok((status, value))
+    }
+
+    fn send(&self, url: &str, body: Option<&Value>) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let auth = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        match body {
+            Some(body) => {
+                let mut req = self.agent.post(url).content_type("application/json");
+                if let Some(auth) = &auth {
+                    req = req.header("authorization", auth);
+                }
+                req.send(body.to_string())
+            }
+            None => {
+                let mut req = self.agent.get(url);
+                if let Some(auth) = &auth {
+                    req = req.header("authorization", auth);
+                }
+                req.call()
+            }
+        }
     }
 
     /// A successful JSON answer of `path`, or an error naming the status and the server's words.

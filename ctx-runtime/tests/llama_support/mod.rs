@@ -13,18 +13,22 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ctx_runtime::TokenCounter;
+use ctx_runtime::llm::llama_cpp::LocalModel;
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig, RetryPolicy};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::tokens::{ChatTemplate, LlamaCppServer};
 
-/// The probe's ceiling: far above any context this test server is started with.
-pub const WINDOW_PROBE_CEILING: usize = 65_536;
-
 /// The server, its context size, a counter exact for its model, and a client.
 pub struct Llama {
+    /// The runtime's own handle ([`LocalModel::connect`]), as an application would build it.
+    pub local: LocalModel,
     pub server: LlamaCppServer,
     pub window: usize,
     pub counter: TokenCounter,
+    /// A client with long limits (a loaded 2-core machine is slow) and two quick retries: uvicorn
+    /// closes idle keep-alive connections after 5 s, and a request that races that close fails
+    /// with "connection closed before message completed" before the server saw it. A refusal
+    /// is never retried, and a crashed server still fails the test.
     pub client: OpenAiClient,
 }
 
@@ -45,20 +49,22 @@ pub fn llama(test: &str) -> Option<Llama> {
         return None;
     };
     let model = std::env::var("CTX_LLAMA_MODEL").unwrap_or_else(|_| "smollm2".to_owned());
-    let server = LlamaCppServer::connect(&base_url, &model).unwrap_or_else(|e| panic!("{e}"));
-    let window = server.context_window(WINDOW_PROBE_CEILING).unwrap_or_else(|e| panic!("{e}"));
+    let local = LocalModel::connect(&base_url, &model, ChatTemplate::smollm2()).unwrap_or_else(|e| panic!("{e}"));
+    let window = local.window();
     if let Some(configured) = std::env::var("CTX_LLAMA_N_CTX").ok().and_then(|n| n.parse::<usize>().ok()) {
         assert_eq!(window, configured, "the server's context differs from the one the script started it with");
     }
-    let counter = server.default_counter(ChatTemplate::smollm2());
-    let mut config = OpenAiConfig::new(server.openai_base_url(), model)
-        // A crash or refusal must show, not be retried away; a loaded 2-core machine is slow.
-        .with_retry(RetryPolicy::none())
+    let mut config = OpenAiConfig::new(local.server().openai_base_url(), model)
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
+        })
         .with_request_timeout(Duration::from_secs(900));
     config.system_proxy = false;
     config.stream_idle_timeout = Duration::from_secs(300);
     let client = OpenAiClient::new(config).unwrap_or_else(|e| panic!("{e}"));
-    Some(Llama { server, window, counter, client })
+    Some(Llama { server: local.server().clone(), counter: local.counter().clone(), window, client, local })
 }
 
 /// One request as ctx predicted it and as the server reported it.
