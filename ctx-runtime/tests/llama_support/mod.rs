@@ -8,6 +8,7 @@
 #![allow(dead_code)] // each test file uses a different part
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -42,7 +43,9 @@ pub fn llama(test: &str) -> Option<Llama> {
             "CTX_LLAMA_BASE_URL is not set under CI: .ci/run must run `scripts/llama-server.sh start` and \
              `eval \"$(scripts/llama-server.sh env)\"` before the tests"
         );
-        eprintln!(
+        // Straight to the stderr handle: libtest captures `eprintln!`, and a skip must show.
+        let _ = writeln!(
+            std::io::stderr(),
             "skipped {test}: CTX_LLAMA_BASE_URL is not set; to run it: \
              scripts/llama-server.sh start && eval \"$(scripts/llama-server.sh env)\""
         );
