@@ -218,6 +218,9 @@ proptest! {
     }
 }
 
+/// A compactor's pure transformation.
+type Strip = fn(&str) -> String;
+
 /// Arbitrary text biased towards the characters the lexers care about.
 fn arbitrary_text() -> impl Strategy<Value = String> {
     let token = prop_oneof![
@@ -236,11 +239,11 @@ proptest! {
 
     #[test]
     fn any_input_strips_without_panic_only_deleting_and_idempotently(text in arbitrary_text()) {
-        let strips: [(&str, Box<dyn Fn(&str) -> String>); 4] = [
-            ("sql", Box::new(|t: &str| sql::strip(t).into_owned())),
-            ("csharp", Box::new(|t: &str| dotnet::strip(t, dotnet::DotnetSyntax::CSharp).into_owned())),
-            ("razor", Box::new(|t: &str| dotnet::strip(t, dotnet::DotnetSyntax::Razor).into_owned())),
-            ("xml", Box::new(|t: &str| dotnet::strip(t, dotnet::DotnetSyntax::Xml).into_owned())),
+        let strips: [(&str, Strip); 4] = [
+            ("sql", |t| sql::strip(t).into_owned()),
+            ("csharp", |t| dotnet::strip(t, dotnet::DotnetSyntax::CSharp).into_owned()),
+            ("razor", |t| dotnet::strip(t, dotnet::DotnetSyntax::Razor).into_owned()),
+            ("xml", |t| dotnet::strip(t, dotnet::DotnetSyntax::Xml).into_owned()),
         ];
         for (name, strip) in strips {
             let once = strip(&text);

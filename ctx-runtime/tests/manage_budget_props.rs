@@ -178,3 +178,63 @@ proptest! {
         }
     }
 }
+
+/// Text that stresses pre-tokenization at its end: whitespace runs of every kind, digits,
+/// punctuation followed by line breaks, letters, marks, emoji.
+fn hostile_text() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\u{a0}",
+        "\u{3000}",
+        "a",
+        "Z",
+        "é",
+        "\u{301}",
+        "7",
+        "123",
+        "'s",
+        ".",
+        "--",
+        "/",
+        "//",
+        "*/",
+        "<<<",
+        "😀",
+        "中文",
+        "\u{200b}",
+        "-- NODE ---",
+    ]);
+    prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+}
+
+/// A block start after which `prefix.rs` claims a piece boundary: not whitespace, not `/`.
+fn clean_start() -> impl Strategy<Value = String> {
+    (prop::sample::select(vec!["-", "<", "a", "Z", "7", "é", "\u{301}", "😀", "'", "\"", "#", "="]), hostile_text())
+        .prop_map(|(first, rest)| format!("{first}{rest}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The identity `manage_context_budget`'s threshold checks rest on (see `budget/prefix.rs`).
+    #[test]
+    fn block_boundaries_split_pieces(x in hostile_text(), y in clean_start()) {
+        use ctx_runtime::tokens::{ChatFormat, TiktokenBackend};
+        for encoding in Encoding::ALL {
+            let counters = [
+                TokenCounter::for_encoding(encoding),
+                TokenCounter::with_backend(std::sync::Arc::new(TiktokenBackend::new(encoding)), ChatFormat::openai(), 64),
+            ];
+            for c in counters {
+                let a = format!("{x}\n\n");
+                let whole = c.count(&format!("{a}{y}")).unwrap();
+                prop_assert_eq!(whole, c.count(&a).unwrap() + c.count(&y).unwrap(), "{} on {:?} + {:?}", c.backend_id(), a, y);
+            }
+        }
+    }
+}

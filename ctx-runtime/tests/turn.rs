@@ -138,8 +138,9 @@ fn spec_worked_example_three_calls_article_a_twice() {
         .iter()
         .map(|(tc, _)| message_tokens(&c, &ChatMessage::assistant_tool_calls("", vec![tc.clone()])).unwrap())
         .collect();
+    // A result's framing names the call it answers: its cost is taken in the transcript's context.
     let result_msgs: Vec<usize> =
-        transcript.iter().skip(4).skip(1).step_by(2).map(|m| message_tokens(&c, m).unwrap()).collect();
+        c.message_costs(&transcript).unwrap().into_iter().skip(4).skip(1).step_by(2).collect();
     assert_eq!(rows[0].0, 10_000 + call_msgs[0]);
     assert_eq!(rows[1].0, 10_000 + call_msgs[0] + result_msgs[0] + call_msgs[1]);
     assert_eq!(rows[2].0, rows[1].0 + result_msgs[1] + call_msgs[2]);

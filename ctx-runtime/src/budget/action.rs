@@ -3,12 +3,13 @@
 use crate::classify::{Language, classify};
 use crate::compact;
 use crate::error::TokenError;
-use crate::state::{CONTEXT_BLOCK_SEPARATOR, InboxMessage, NodeText, PipelineState, render_context_blocks};
+use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use crate::tokens::TokenCounter;
 
 use super::config::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 use super::error::BudgetError;
 use super::format::format_node;
+use super::prefix::Prefix;
 use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
 
 /// Decides whether the retrieved `state.node_texts` join `state.context_blocks` within
@@ -19,6 +20,38 @@ use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
 /// follows [`BudgetDecision::target`]. On `Ok` the formatted nodes (after the divider, if any) are
 /// appended and `node_texts` is cleared; on `Over` the context and `node_texts` are untouched and
 /// the consumed demand messages are put back in the inbox. On error the state is unchanged.
+///
+/// ```
+/// use ctx_runtime::budget::{BudgetDecision, manage_context_budget, validate_manage_budget};
+/// use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx_runtime::state::{NodeText, PipelineState};
+/// use ctx_runtime::tokens::{Encoding, TokenCounter};
+/// use ctx_runtime::validation::FieldPath;
+///
+/// let always_sql = CompactRuleSpec { language: "sql".into(), policy: "always".into(), threshold: None, inbox_key: None };
+/// let spec = ManageBudgetSpec {
+///     compact_code: vec![always_sql],
+///     divide_new_content: Some("<<<New content".into()),
+///     on_ok: "answer".into(),
+///     on_over: "summarize".into(),
+/// };
+/// let cfg = validate_manage_budget(&spec, &FieldPath::parse("steps[2]")).unwrap();
+///
+/// let mut state = PipelineState::new("How is the invoice total computed?");
+/// let sql = "SELECT SUM(NetAmount)   -- per invoice\n  FROM dbo.InvoiceLines;";
+/// state.node_texts.push(NodeText::new("usp_Total", sql).with_path("sql/usp_Total.sql"));
+/// state.consume_inbox("manage_budget");
+/// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+/// let report = manage_context_budget("manage_budget", &cfg, 9_000, &mut state, &counter).unwrap();
+///
+/// assert_eq!(report.decision, BudgetDecision::Ok);
+/// assert_eq!(report.decision.target(&cfg), "answer");
+/// assert_eq!(state.context_blocks, [
+///     "<<<New content",
+///     "--- NODE ---\nid: usp_Total\npath: sql/usp_Total.sql\nlanguage: sql\ncompact: true\ntext:\nSELECT SUM(NetAmount)\nFROM dbo.InvoiceLines;",
+/// ]);
+/// assert!(state.node_texts.is_empty());
+/// ```
 pub fn manage_context_budget(
     step_id: &str,
     cfg: &ManageBudgetConfig,
@@ -45,17 +78,19 @@ pub fn manage_context_budget(
 
     let existing = render_context_blocks(&state.context_blocks);
     let context_tokens_before = counter.count(&existing).map_err(token_error)?;
-    let mut rendered = Rendered { text: existing, blocks: state.context_blocks.len() };
+    let has_threshold = cfg.rules().iter().any(|r| matches!(r.policy, CompactPolicy::Threshold { .. }));
+    let mut rendered =
+        Prefix::new(existing, state.context_blocks.len(), counter, has_threshold).map_err(token_error)?;
     let divider = if state.node_texts.is_empty() { None } else { cfg.divide_new_content().map(str::to_owned) };
     let mut appended: Vec<String> = Vec::with_capacity(state.node_texts.len() + 1);
     if let Some(d) = &divider {
-        rendered.push(d);
+        rendered.push(d).map_err(token_error)?;
         appended.push(d.clone());
     }
     let mut planned = Vec::with_capacity(state.node_texts.len());
     for node in &state.node_texts {
         let plan = plan_node(node, cfg, &demands, max_context_tokens, &mut rendered, counter).map_err(token_error)?;
-        rendered.push(&plan.block);
+        rendered.push(&plan.block).map_err(token_error)?;
         appended.push(plan.block.clone());
         planned.push(plan);
     }
@@ -65,7 +100,7 @@ pub fn manage_context_budget(
     new_blocks.extend(state.context_blocks.iter().cloned());
     new_blocks.extend(appended);
     let candidate = render_context_blocks(&new_blocks);
-    debug_assert_eq!(candidate, rendered.text, "incremental rendering diverged from render_context_blocks");
+    debug_assert_eq!(candidate, rendered.text(), "incremental rendering diverged from render_context_blocks");
     let candidate_tokens = counter.count(&candidate).map_err(token_error)?;
     let nodes: Vec<NodeTrace> = planned.iter().map(|p| p.trace.clone()).collect();
 
@@ -134,33 +169,6 @@ pub fn manage_context_budget(
     Ok(report)
 }
 
-/// `context_blocks` rendered so far, grown one block at a time exactly as
-/// [`render_context_blocks`] joins them, so that a threshold check costs one append.
-struct Rendered {
-    text: String,
-    blocks: usize,
-}
-
-impl Rendered {
-    fn push(&mut self, block: &str) {
-        if self.blocks > 0 {
-            self.text.push_str(CONTEXT_BLOCK_SEPARATOR);
-        }
-        self.text.push_str(block);
-        self.blocks += 1;
-    }
-
-    /// Runs `f` on the text with `block` appended, then removes it again.
-    fn with_block<T>(&mut self, block: &str, f: impl FnOnce(&str) -> T) -> T {
-        let (len, blocks) = (self.text.len(), self.blocks);
-        self.push(block);
-        let result = f(&self.text);
-        self.text.truncate(len);
-        self.blocks = blocks;
-        result
-    }
-}
-
 struct Plan {
     language: Language,
     block: String,
@@ -172,15 +180,13 @@ fn plan_node(
     cfg: &ManageBudgetConfig,
     demands: &[String],
     max_context_tokens: usize,
-    rendered: &mut Rendered,
+    rendered: &mut Prefix<'_>,
     counter: &TokenCounter,
 ) -> Result<Plan, TokenError> {
     let language = classify(&node.text, node.source());
     let raw = format_node(node, language, false, &node.text);
     let rule = match RuleLanguage::of(language) {
-        Some(rule_language) => {
-            first_firing_rule(cfg, rule_language, demands, max_context_tokens, rendered, &raw, counter)?
-        }
+        Some(rule_language) => first_firing_rule(cfg, rule_language, demands, max_context_tokens, rendered, &raw)?,
         None => None,
     };
     let (block, compacted, tokens_before, tokens_after) = match rule {
@@ -216,9 +222,8 @@ fn first_firing_rule(
     language: RuleLanguage,
     demands: &[String],
     max_context_tokens: usize,
-    rendered: &mut Rendered,
+    rendered: &mut Prefix<'_>,
     raw_block: &str,
-    counter: &TokenCounter,
 ) -> Result<Option<AppliedRule>, TokenError> {
     for (index, rule) in cfg.rules_for(language) {
         let fires = match &rule.policy {
@@ -226,7 +231,7 @@ fn first_firing_rule(
             CompactPolicy::Demand { inbox_key } => demands.iter().any(|d| d == inbox_key),
             CompactPolicy::Threshold { fraction } => {
                 let trigger = threshold_tokens(*fraction, max_context_tokens);
-                !rendered.with_block(raw_block, |text| counter.fits(text, trigger))?
+                rendered.exceeds_with(raw_block, trigger)?
             }
         };
         if fires {
@@ -274,21 +279,5 @@ mod tests {
         assert_eq!(threshold_tokens(1.0, 9000), 9000);
         assert_eq!(threshold_tokens(0.001, 10), 0);
         assert_eq!(threshold_tokens(0.333, 1000), 333);
-    }
-
-    #[test]
-    fn incremental_rendering_matches_the_renderer() {
-        for blocks in [vec![], vec![String::new()], vec!["a".to_owned(), String::new(), "b\n".to_owned()]] {
-            let mut r = Rendered { text: String::new(), blocks: 0 };
-            for b in &blocks {
-                r.push(b);
-            }
-            assert_eq!(r.text, render_context_blocks(&blocks));
-            let with = r.with_block("x", str::to_owned);
-            let mut extended = blocks.clone();
-            extended.push("x".into());
-            assert_eq!(with, render_context_blocks(&extended));
-            assert_eq!(r.text, render_context_blocks(&blocks));
-        }
     }
 }

@@ -50,12 +50,14 @@
 //!
 //! # Exactness and cost
 //!
-//! Every number compared with a limit is the tokenizer's count of the exact string: the decision
-//! counts the rendered context (a cache hit on a retry with unchanged inputs), a threshold check
-//! counts the rendered context with the candidate, stopping as soon as the trigger is passed (and
-//! skipping the count when the text has fewer bytes than the trigger has tokens). Per-node counts
-//! are only reported, never added up to decide. The cost is one count of the context plus, per
-//! node reaching a threshold rule, a count of at most ⌊t × budget⌋ tokens.
+//! Every number compared with a limit is the tokenizer's count of the exact string. The decision
+//! counts the rendered context (a cache hit on a retry with unchanged inputs). A threshold check
+//! needs the count of the rendered context with the candidate appended: with the tokenizers ctx
+//! ships it is obtained exactly from per-block counts, because their pre-tokenizer provably splits
+//! at every block boundary (the proof is in `prefix.rs`; it is checked against the direct count in
+//! debug builds and by a property test); with any other backend the whole candidate is counted,
+//! stopping as soon as the trigger is passed. Each block is counted once, so a decision costs
+//! about two passes over the text when cold and hash lookups when warm.
 //!
 //! # Validation
 //!
@@ -66,6 +68,7 @@ mod action;
 mod config;
 mod error;
 mod format;
+mod prefix;
 mod report;
 mod validate;
 

@@ -55,6 +55,14 @@ impl DotnetSyntax {
 }
 
 /// `text` compacted by the rules of `syntax`, or `text` itself (borrowed) when nothing changes.
+///
+/// ```
+/// use ctx_runtime::compact::dotnet::{DotnetSyntax, strip};
+/// let cs = "/// <summary>Totals.</summary>\npublic decimal Total  => Lines.Sum(l => l.Net); // cached\n#region x\n";
+/// assert_eq!(strip(cs, DotnetSyntax::CSharp), "public decimal Total => Lines.Sum(l => l.Net);");
+/// let sql_in_string = "var q = @\"SELECT Id  -- kept\n    FROM T\";  // dropped";
+/// assert_eq!(strip(sql_in_string, DotnetSyntax::CSharp), "var q = @\"SELECT Id  -- kept\n    FROM T\";");
+/// ```
 pub fn strip(text: &str, syntax: DotnetSyntax) -> Cow<'_, str> {
     match syntax {
         DotnetSyntax::CSharp => {

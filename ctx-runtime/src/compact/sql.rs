@@ -26,6 +26,12 @@ use crate::tokens::TokenCounter;
 
 /// The text with comments and insignificant whitespace removed, or the text itself (borrowed)
 /// when nothing changes or when it cannot be compacted safely (see the module documentation).
+///
+/// ```
+/// use ctx_runtime::compact::sql::strip;
+/// let text = "SELECT  N'--not a comment', [Net  Amount]  -- a comment\n\n    FROM dbo.T /* why */;\nGO";
+/// assert_eq!(strip(text), "SELECT N'--not a comment', [Net  Amount]\nFROM dbo.T ;\nGO");
+/// ```
 pub fn strip(text: &str) -> Cow<'_, str> {
     match lex(text) {
         Some(pieces) => {

@@ -148,6 +148,22 @@ impl LoadedPipeline {
         &self.def
     }
 
+    /// Checks that this pipeline runs exactly the steps of `def` (ids, kinds, fields and
+    /// transitions), as a typed `pipeline!` wrapper needs when it takes a pipeline loaded
+    /// elsewhere (its step enum indexes them); the model block may differ.
+    pub fn check_steps_match(&self, def: &PipelineDef) -> Result<(), CtxError> {
+        if self.def.steps == def.steps {
+            return Ok(());
+        }
+        let issue = ConfigIssue::new(
+            "PIPELINE_STEPS_DIFFER",
+            FieldPath::root().key("steps"),
+            format!("the loaded pipeline `{}` does not run the steps of `{}`", self.def.name, def.name),
+        )
+        .with_help(format!("load `{}`'s own definition (`{}::definition()`)", def.name, def.name));
+        Err(ConfigIssues { source_name: format!("pipeline `{}`", def.name), issues: vec![issue] }.into())
+    }
+
     /// The pipeline's name.
     pub fn name(&self) -> &str {
         &self.def.name

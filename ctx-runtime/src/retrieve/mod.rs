@@ -3,9 +3,12 @@
 //! [`Bm25Index`] backs a pipeline's `search_nodes` (rank files for the question) and
 //! `fetch_node_texts` (load a node's text by id) without any service: node ids are paths relative
 //! to the indexed directory, scores are BM25 over [`CodeTokenizer`] tokens (identifiers split at
-//! `snake_case` and `CamelCase` boundaries, English words stemmed).
+//! `snake_case` and `CamelCase` boundaries, English words stemmed). The index implements the
+//! pipeline's `NodeSearch` and `NodeStore`, so `StepEnv::builder().search(&index).store(&index)`
+//! runs a pipeline over a directory.
 
 mod index;
+mod pipeline;
 mod tokenize;
 
 pub use index::{Bm25Index, IndexOptions, SkippedFile};

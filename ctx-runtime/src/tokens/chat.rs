@@ -129,47 +129,64 @@ impl ChatFormat {
     /// The costs plus the reply priming are exactly [`Self::count_messages`], which lets history
     /// trimming drop messages from the front with a running total instead of recounting.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
-        let o = match self {
-            ChatFormat::OpenAi(o) => o,
-            ChatFormat::Template(t) => return t.message_costs(counter, messages),
-        };
+        if let ChatFormat::Template(t) = self {
+            return t.message_costs(counter, messages);
+        }
         let mut costs = Vec::with_capacity(messages.len());
         // Call id -> function name, so a result is framed with the name of the call it answers.
         let mut calls: HashMap<&str, &str> = HashMap::new();
         for m in messages {
-            let mut total = 0usize;
-            match m.role {
-                Role::Tool => {
-                    let function =
-                        m.tool_call_id.as_deref().map(|id| calls.get(id).copied().unwrap_or(id)).unwrap_or_default();
-                    total += o.tool_result_specials;
-                    total += counter.count(&format!("functions.{function} to=assistant"))?;
-                    total += counter.count("commentary")?;
-                    total += counter.count(&m.content)?;
-                }
-                _ => {
-                    if !(m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty()) {
-                        total += o.per_message;
-                        total += counter.count(m.role.as_str())?;
-                        total += counter.count(&m.content)?;
-                    }
-                    for call in &m.tool_calls {
-                        calls.insert(call.id.as_str(), call.name.as_str());
-                        total += o.tool_call_specials;
-                        total += counter.count(Role::Assistant.as_str())?;
-                        total += counter.count(&format!("commentary to=functions.{} ", call.name))?;
-                        total += counter.count("json")?;
-                        total += counter.count(&call.arguments)?;
-                    }
-                }
+            for call in &m.tool_calls {
+                calls.insert(call.id.as_str(), call.name.as_str());
             }
-            if let Some(name) = &m.name {
-                total = total.saturating_add_signed(o.per_name);
-                total += counter.count(name)?;
-            }
-            costs.push(total);
+            let function = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
+            costs.push(self.message_cost(counter, m, function)?);
         }
         Ok(costs)
+    }
+
+    /// What one message adds to a request. For a tool result, `function` is the name of the call
+    /// it answers (the framing names it); `None` frames it with the call id, as a result whose
+    /// call is not in the request would be.
+    pub fn message_cost(
+        &self,
+        counter: &TokenCounter,
+        m: &ChatMessage,
+        function: Option<&str>,
+    ) -> Result<usize, TokenError> {
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.message_cost(counter, m),
+        };
+        let mut total = 0usize;
+        match m.role {
+            Role::Tool => {
+                let function = function.or(m.tool_call_id.as_deref()).unwrap_or_default();
+                total += o.tool_result_specials;
+                total += counter.count(&format!("functions.{function} to=assistant"))?;
+                total += counter.count("commentary")?;
+                total += counter.count(&m.content)?;
+            }
+            _ => {
+                if !(m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty()) {
+                    total += o.per_message;
+                    total += counter.count(m.role.as_str())?;
+                    total += counter.count(&m.content)?;
+                }
+                for call in &m.tool_calls {
+                    total += o.tool_call_specials;
+                    total += counter.count(Role::Assistant.as_str())?;
+                    total += counter.count(&format!("commentary to=functions.{} ", call.name))?;
+                    total += counter.count("json")?;
+                    total += counter.count(&call.arguments)?;
+                }
+            }
+        }
+        if let Some(name) = &m.name {
+            total = total.saturating_add_signed(o.per_name);
+            total += counter.count(name)?;
+        }
+        Ok(total)
     }
 
     /// Tokens of the tool schemas block (0 when there are no tools), per the cookbook's

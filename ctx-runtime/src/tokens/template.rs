@@ -125,17 +125,20 @@ impl ChatTemplate {
     /// `history::trim_history` still confirms the kept slice with one count of the whole.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
         self.check_specials(counter)?;
+        messages.iter().enumerate().map(|(index, m)| self.frame_tokens(counter, index, m)).collect()
+    }
+
+    /// [`Self::message_costs`] of one message.
+    pub fn message_cost(&self, counter: &TokenCounter, m: &ChatMessage) -> Result<usize, TokenError> {
+        self.check_specials(counter)?;
+        self.frame_tokens(counter, 0, m)
+    }
+
+    fn frame_tokens(&self, counter: &TokenCounter, index: usize, m: &ChatMessage) -> Result<usize, TokenError> {
+        self.check_supported(index, m)?;
         let mut frame = String::new();
-        messages
-            .iter()
-            .enumerate()
-            .map(|(index, m)| {
-                self.check_supported(index, m)?;
-                frame.clear();
-                self.push_message(&mut frame, m.role.as_str(), &m.content);
-                counter.count(&frame)
-            })
-            .collect()
+        self.push_message(&mut frame, m.role.as_str(), &m.content);
+        counter.count(&frame)
     }
 
     /// Tool schemas: the template does not render them, so any schema is refused (an empty list

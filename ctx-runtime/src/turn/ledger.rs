@@ -2,17 +2,17 @@
 //! one message at a time.
 //!
 //! Each message is counted once, when it is added, with its exact chat-format cost
-//! ([`message_tokens`]); documents are remembered by id. Asking what a call may still use is
+//! ([`ChatFormat::message_cost`](crate::tokens::ChatFormat::message_cost), in the context of the calls seen); documents are remembered by id. Asking what a call may still use is
 //! O(1), and recording a result costs the tokens of that result only — not a re-parse and recount
 //! of every earlier message on every call, which makes the cost of a turn quadratic in its calls.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::TurnError;
 use super::config::{PartialPolicy, TurnBudgetConfig};
 use super::pack::{Compactor, Inclusion, Packed, Partial, RankedDocument, pack_documents};
 use crate::chat::{ChatMessage, Role, ToolCall};
-use crate::history::message_tokens;
+use crate::error::TokenError;
 use crate::tokens::TokenCounter;
 use crate::validation::ConfigIssues;
 
@@ -72,6 +72,9 @@ pub struct TurnLedger {
     calls: usize,
     ids: HashSet<String>,
     documents: Vec<SeenDocument>,
+    /// Call id -> function name of the calls seen: a tool result's framing names its call, so its
+    /// cost depends on it.
+    call_names: HashMap<String, String>,
 }
 
 impl TurnLedger {
@@ -86,6 +89,7 @@ impl TurnLedger {
             calls: 0,
             ids: HashSet::new(),
             documents: Vec::new(),
+            call_names: HashMap::new(),
         })
     }
 
@@ -116,13 +120,22 @@ impl TurnLedger {
     /// (tool calls included), or the result of a tool that returns no documents. Returns its exact
     /// cost. A message may push the ledger over its budget; [`Self::available`] is then 0.
     pub fn add_message(&mut self, message: &ChatMessage) -> Result<usize, TurnError> {
-        let cost = message_tokens(&self.counter, message)?;
+        for call in &message.tool_calls {
+            self.call_names.insert(call.id.clone(), call.name.clone());
+        }
+        let cost = self.cost_in_turn(message)?;
         if message.role == Role::Tool || !message.tool_calls.is_empty() {
             self.tools += cost;
         } else {
             self.conversation += cost;
         }
         Ok(cost)
+    }
+
+    /// What `message` adds to the turn's request: its cost in the context of the calls seen so far.
+    fn cost_in_turn(&self, message: &ChatMessage) -> Result<usize, TokenError> {
+        let function = message.tool_call_id.as_deref().and_then(|id| self.call_names.get(id)).map(String::as_str);
+        self.counter.format().message_cost(&self.counter, message, function)
     }
 
     /// Tokens held: conversation plus this turn's tool calls and results.
@@ -163,7 +176,7 @@ impl TurnLedger {
     /// result message for it fits.
     pub fn call_budget(&self, call: &ToolCall) -> Result<CallBudget, TurnError> {
         let breakdown = self.breakdown();
-        let frame = message_tokens(&self.counter, &ChatMessage::tool_result(call.id.clone(), ""))?;
+        let frame = self.cost_in_turn(&ChatMessage::tool_result(call.id.clone(), ""))?;
         tracing::info!(
             target: "ctx::turn",
             call_id = %call.id,
@@ -228,7 +241,7 @@ impl TurnLedger {
             }
         }
         let message = ChatMessage::tool_result(call_id, packed.rendered.clone());
-        let cost = message_tokens(&self.counter, &message)?;
+        let cost = self.cost_in_turn(&message)?;
         if cost > self.available() {
             return Err(TurnError::ResultOverflow {
                 call_id: call_id.to_owned(),

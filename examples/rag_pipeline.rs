@@ -1,0 +1,87 @@
+//! Retrieval-augmented answers about a SQL/.NET code base, inside an 8k window.
+//!
+//! ```sh
+//! cargo run --example rag_pipeline -- "How is the invoice total computed?"
+//! cargo run --example rag_pipeline -- --mermaid
+//! CTX_BASE_URL=http://localhost:11434/v1 CTX_MODEL=llama3.1:8b cargo run --example rag_pipeline
+//! CTX_LLAMA_N_CTX=8192 scripts/llama-server.sh start && eval "$(scripts/llama-server.sh env)" && \
+//!     cargo run --example rag_pipeline      # SmolLM2-135M on this machine, its own tokenizer
+//! ```
+//!
+//! The `CodebaseQa` pipeline (in `rag_pipeline/pipeline.rs`) searches `examples/codebase/` with
+//! BM25, reads the hits and the files they name in batches, lets `manage_context_budget` compact
+//! SQL and C# as the context fills up, summarises the context when a batch no longer fits (at
+//! most twice per question, under a `loop_guard`), and answers with the conversation's history.
+//! Every request is counted with the real tokenizer before it is sent. Without `CTX_BASE_URL`
+//! the model is offline and extractive: it quotes the lines of the context that match the
+//! question, with the ids of their files. `tests/rag_pipeline.rs` runs the same code.
+
+#[path = "rag_pipeline/mod.rs"]
+mod rag;
+
+use std::process::ExitCode;
+
+use ctx::llm::llama_cpp::LocalModel;
+use ctx::pipeline::LoadOptions;
+
+use rag::pipeline::CodebaseQa;
+use rag::{Args, CODEBASE_DIR, Demo, Model, USAGE, choose_model};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.help {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if args.mermaid {
+        println!("{}", CodebaseQa::MERMAID);
+        return ExitCode::SUCCESS;
+    }
+    match run(&args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: &Args) -> Result<(), ctx::CtxError> {
+    // A local llama-cpp-python server (scripts/llama-server.sh) brings its own window and tokenizer.
+    let local = if args.offline { None } else { LocalModel::from_env()? };
+    let (demo, model) = match &local {
+        Some(local) => (
+            Demo::with_local_model(CODEBASE_DIR, local, LoadOptions::from_env())?,
+            Model::Server(local.client().clone()),
+        ),
+        None => {
+            let demo = Demo::new(CODEBASE_DIR, LoadOptions::from_env())?;
+            let model =
+                choose_model(args.offline, |name| std::env::var(name).ok(), demo.pipeline().pipeline().counter())?;
+            (demo, model)
+        }
+    };
+    println!("Code base: {CODEBASE_DIR} ({} files indexed with BM25).", demo.index().len());
+    println!("Model: {}.", model.describe());
+    let trace = demo.conversation(&args.questions, model.as_chat_model()).await?;
+    print!("{}", trace.render());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_offline() {
+        let args = Args::parse(["--offline".to_owned()]).expect("valid arguments");
+        run(&args).await.expect("the example runs offline");
+    }
+}

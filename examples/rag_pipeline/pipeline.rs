@@ -1,0 +1,125 @@
+//! The pipeline of the demo, and its one user-written step.
+//!
+//! The question's hits (and the files they name) are read in batches of at most `fetch`'s
+//! evidence budget. Each batch joins the context through `manage_context_budget`, which compacts
+//! C# always and SQL once the context passes half of its budget; when a batch no longer fits, the
+//! context read so far is summarised (under `budget_loop_guard`) and the batch is tried again.
+//! `next_batch` drops the hits just read and says whether any are left; `evidence_guard` bounds
+//! how many batches a question reads. Both loops pass a `loop_guard`, which is what lets
+//! `pipeline!` prove, when it compiles this file, that every run ends.
+
+use async_trait::async_trait;
+use ctx::budget::NODE_HEADER;
+use ctx::pipeline::{CustomSteps, PipelineError};
+use ctx::{CtxError, PipelineState};
+
+ctx::pipeline! {
+    /// Answers questions about the invoicing code base in `examples/codebase/`.
+    pub pipeline CodebaseQa {
+        // An 8k model: a local Llama 3 8B under Ollama or vLLM fits, as does any OpenAI model.
+        model { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base }
+        settings {
+            max_context_tokens: 4_000,
+            max_history_tokens: 1_000,
+            budget_safety_margin_tokens: 128,
+            // Summarise passes per question, and batches read after the first.
+            max_turn_loops: 2,
+            max_evidence_batches: 2,
+        }
+        prompts {
+            answer: include_str!("../prompts/answer.txt"),
+            summarizer: include_str!("../prompts/summarizer.txt"),
+        }
+        steps {
+            search: search_nodes { top_k: 8, next: expand },
+            expand: expand_dependency_tree { max_depth: 1, next: fetch },
+            fetch: fetch_node_texts { max_tokens: 1_800, next: manage_budget },
+            manage_budget: manage_context_budget {
+                compact_code: [
+                    { language: sql, policy: threshold, threshold: 0.5 },
+                    { language: dotnet, policy: always },
+                ],
+                divide_new_content: "<<<New content",
+                on_ok: next_batch,
+                on_over: budget_loop_guard,
+            },
+            next_batch: custom { outcomes { more => evidence_guard, done => answer } },
+            evidence_guard: loop_guard {
+                max_turn_loops_from_settings: max_evidence_batches,
+                on_allow: fetch,
+                on_deny: answer,
+            },
+            budget_loop_guard: loop_guard {
+                max_turn_loops_from_settings: max_turn_loops,
+                on_allow: summarize,
+                on_deny: answer,
+            },
+            summarize: call_model {
+                prompt_key: summarizer,
+                max_output_tokens: 1_200,
+                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
+                next: set_context_from_summary,
+            },
+            set_context_from_summary: set_variables {
+                rules: [ context_blocks <- last_model_response | to_context_blocks, last_model_response = null ],
+                next: manage_budget,
+            },
+            answer: call_model {
+                prompt_key: answer,
+                use_history: true,
+                max_output_tokens: 700,
+                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
+                next: end,
+            },
+        }
+    }
+}
+
+/// The outcome of `next_batch` while hits remain to be read.
+pub const MORE: &str = "more";
+/// The outcome of `next_batch` once every hit was read (or the last batch added nothing).
+pub const DONE: &str = "done";
+
+/// `next_batch`: runs right after a batch joined the context, so every node of that batch is in
+/// `context_blocks` under its `--- NODE ---` header. It removes those nodes from
+/// `search_results`, so that `fetch` reads the next ones, and answers [`MORE`] while hits remain
+/// and the batch added something ([`DONE`] otherwise, so that a hit too large for the evidence
+/// budget cannot keep the loop going).
+#[derive(Debug, Default)]
+pub struct NextBatch;
+
+#[async_trait]
+impl CustomSteps for NextBatch {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
+        if step_id != CodebaseQaStep::NextBatch.id() {
+            return Err(PipelineError::Backend {
+                step: step_id.to_owned(),
+                backend: "CustomSteps::run",
+                source: format!("NextBatch implements only `{}`", CodebaseQaStep::NextBatch.id()).into(),
+            }
+            .into());
+        }
+        let read = node_ids(&state.context_blocks);
+        let before = state.search_results.len();
+        state.search_results.retain(|hit| !read.iter().any(|id| *id == hit.id));
+        let removed = before - state.search_results.len();
+        Ok(if removed > 0 && !state.search_results.is_empty() { MORE } else { DONE }.to_owned())
+    }
+}
+
+/// The ids of the `--- NODE ---` blocks in `blocks`, in order (the `id:` line that follows each
+/// header).
+pub fn node_ids(blocks: &[String]) -> Vec<&str> {
+    let mut ids = Vec::new();
+    for block in blocks {
+        let mut lines = block.lines();
+        while let Some(line) = lines.next() {
+            if line == NODE_HEADER
+                && let Some(id) = lines.next().and_then(|l| l.strip_prefix("id: "))
+            {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}

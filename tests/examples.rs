@@ -1,0 +1,120 @@
+//! Keeps the examples and the README true: every example is run by `cargo test`, the Quick start
+//! is the two commands a fresh clone needs, and the compile errors the README shows are the ones
+//! the trybuild cases record. (The README's pipeline and diagram are checked against the example
+//! in `tests/rag_pipeline.rs`.)
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(relative: &str) -> String {
+    let path = root().join(relative);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The fenced blocks of `markdown` as (info string, body), in order.
+fn fenced_blocks(markdown: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, Vec<&str>)> = None;
+    for line in markdown.lines() {
+        match open.take() {
+            None => {
+                if let Some(info) = line.strip_prefix("```") {
+                    open = Some((info.trim().to_owned(), Vec::new()));
+                }
+            }
+            Some((info, body)) if line.trim_end() == "```" => blocks.push((info, body.join("\n"))),
+            Some((info, mut body)) => {
+                body.push(line);
+                open = Some((info, body));
+            }
+        }
+    }
+    assert!(open.is_none(), "an unclosed code block");
+    blocks
+}
+
+/// The text of section `heading` (a `## ` line) up to the next `## ` heading.
+fn section<'a>(markdown: &'a str, heading: &str) -> &'a str {
+    let start = markdown.find(&format!("\n## {heading}\n")).unwrap_or_else(|| panic!("no section `{heading}`"));
+    let rest = &markdown[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    &rest[..end]
+}
+
+/// The example targets: `examples/<name>.rs` and `examples/<name>/main.rs`.
+fn example_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(root().join("examples")).expect("examples/ exists") {
+        let path: PathBuf = entry.expect("a directory entry").path();
+        let name = path.file_stem().and_then(|s| s.to_str()).expect("a UTF-8 name").to_owned();
+        if path.extension().is_some_and(|e| e == "rs") || path.join("main.rs").is_file() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names
+}
+
+#[test]
+fn every_example_is_run_by_cargo_test() {
+    let manifest = read("Cargo.toml");
+    let names = example_names();
+    assert!(names.contains(&"rag_pipeline".to_owned()), "{names:?}");
+    for name in names {
+        // An `[[example]]` table naming it, with `test = true` before the next table.
+        let table = manifest
+            .split("[[example]]")
+            .skip(1)
+            .map(|t| t.split("\n[").next().unwrap_or(t))
+            .find(|t| t.lines().any(|l| l.trim() == format!("name = \"{name}\"")));
+        let table = table.unwrap_or_else(|| panic!("examples/{name}: no [[example]] entry in Cargo.toml"));
+        assert!(
+            table.lines().any(|l| l.trim() == "test = true"),
+            "examples/{name}: its [[example]] entry lacks `test = true`, so `cargo test` only builds it"
+        );
+        let source = fs::read_to_string(root().join(format!("examples/{name}.rs")))
+            .or_else(|_| fs::read_to_string(root().join(format!("examples/{name}/main.rs"))))
+            .expect("the example's source");
+        assert!(source.contains("#[test]") || source.contains("#[tokio::test]"), "examples/{name} has no test");
+    }
+}
+
+#[test]
+fn the_quick_start_is_two_commands_and_the_second_is_what_ci_runs() {
+    let readme = read("README.md");
+    let quick = section(&readme, "Quick start");
+    let blocks = fenced_blocks(quick);
+    let (info, commands) = blocks.first().expect("a command block");
+    assert_eq!(info, "sh");
+    let commands: Vec<&str> = commands.lines().collect();
+    assert_eq!(
+        commands,
+        ["cargo run --example rag_pipeline -- \"How is the invoice total computed?\"", "cargo test --workspace"]
+    );
+    let ci = read(".ci/run");
+    assert!(ci.lines().any(|l| l.trim().starts_with(commands[1])), ".ci/run does not run `{}`", commands[1]);
+}
+
+#[test]
+fn the_gallery_shows_the_recorded_compile_errors() {
+    let readme = read("README.md");
+    let gallery = section(&readme, "Compile errors");
+    let mut checked = 0;
+    // Each case is named as "(`ui-tests/cases/<name>.rs`):" right before its block.
+    for (i, _) in gallery.match_indices("(`ui-tests/cases/") {
+        let rest = &gallery[i + 2..];
+        let case = &rest[..rest.find('`').expect("a closing backtick")];
+        let stem = case.strip_suffix(".rs").expect("a .rs case");
+        let (info, shown) = fenced_blocks(rest).into_iter().next().expect("a block after the case name");
+        assert_eq!(info, "text");
+        let recorded = read(&format!("{stem}.stderr"));
+        assert_eq!(shown.trim_end(), recorded.trim_end(), "README block for {case} differs from its .stderr");
+        assert!(root().join(case).is_file(), "{case}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "the gallery shows {checked} recorded cases");
+}

@@ -1,0 +1,317 @@
+//! Runs the `rag_pipeline` example's own code (`examples/rag_pipeline/`) offline and checks its
+//! budget trace against independent counts, then runs it against a scripted OpenAI-compatible
+//! server on 127.0.0.1, as `CTX_BASE_URL` would.
+
+#[path = "../examples/rag_pipeline/mod.rs"]
+mod rag;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::post;
+use ctx::budget::BudgetDecision;
+use ctx::llm::offline::OfflineModel;
+use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx::pipeline::{LoadOptions, StepDetail};
+use ctx::state::SearchHit;
+use ctx::{PipelineState, Role};
+use serde_json::{Value, json};
+
+use rag::pipeline::{CodebaseQa, DONE, MORE, NextBatch, node_ids};
+use rag::trace::BudgetTrace;
+use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
+
+/// A model that records every request before passing it on.
+struct Recording<M> {
+    inner: M,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl<M> Recording<M> {
+    fn new(inner: M) -> Self {
+        Recording { inner, requests: Mutex::new(Vec::new()) }
+    }
+
+    fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().expect("not poisoned").clone()
+    }
+}
+
+#[async_trait]
+impl<M: ChatModel> ChatModel for Recording<M> {
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.requests.lock().expect("not poisoned").push(request.clone());
+        self.inner.chat(request).await
+    }
+}
+
+fn demo() -> Demo {
+    Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base and the pipeline load")
+}
+
+async fn offline_run(demo: &Demo, questions: &[&str]) -> (BudgetTrace, Vec<ChatRequest>) {
+    let counter = demo.pipeline().pipeline().counter().clone();
+    let model = Recording::new(OfflineModel::new(counter));
+    let questions: Vec<String> = questions.iter().map(|q| (*q).to_owned()).collect();
+    let trace = demo.conversation(&questions, &model).await.expect("the run succeeds");
+    (trace, model.requests())
+}
+
+/// The `[id]` prefixes of the answer's lines.
+fn cited_ids(answer: &str) -> Vec<&str> {
+    answer.lines().filter_map(|l| l.strip_prefix('[')?.split_once(']').map(|(id, _)| id)).collect()
+}
+
+#[tokio::test]
+async fn the_sample_question_compacts_summarises_and_stays_inside_the_window() {
+    let demo = demo();
+    let loaded = demo.pipeline().pipeline();
+    let counter = loaded.counter();
+    let window = loaded.context_window();
+    let budget = loaded.max_context_tokens();
+    let (trace, requests) = offline_run(&demo, &[SAMPLE_QUESTION]).await;
+    assert_eq!((trace.context_window, trace.max_context_tokens, trace.policy.as_str()), (8_192, 4_000, "fail_fast"));
+    assert!(trace.clamps.is_empty(), "{:?}", trace.clamps);
+    assert!(trace.contract.iter().all(|s| s.total_tokens() <= window));
+    let turn = &trace.turns[0];
+
+    // Compaction happened, on nodes that joined the context, and saved tokens.
+    let compactions = turn.compactions();
+    assert!(compactions.nodes >= 2 && compactions.tokens_saved > 0, "{compactions:?}");
+    let policies: Vec<&str> = turn
+        .budget_reports()
+        .flat_map(|r| &r.nodes)
+        .filter(|n| n.compacted)
+        .filter_map(|n| n.rule.map(|r| r.policy.name()))
+        .collect();
+    assert!(policies.contains(&"always") && policies.contains(&"threshold"), "{policies:?}");
+
+    // A batch was refused, the context summarised under the loop guard, and the batch retried.
+    assert!(turn.loop_passes("budget_loop_guard") >= 1);
+    let path: Vec<&str> = turn.steps.iter().map(|s| s.step_id.as_str()).collect();
+    let over = turn
+        .steps
+        .iter()
+        .position(|s| matches!(&s.detail, StepDetail::ManageContextBudget(r) if r.decision == BudgetDecision::Over))
+        .expect("a batch is refused");
+    assert_eq!(
+        path.get(over..over + 5),
+        Some(&["manage_budget", "budget_loop_guard", "summarize", "set_context_from_summary", "manage_budget"][..])
+    );
+    let StepDetail::ManageContextBudget(refused) = &turn.steps[over].detail else { unreachable!() };
+    let StepDetail::ManageContextBudget(retried) = &turn.steps[over + 4].detail else { unreachable!() };
+    assert!(refused.candidate_tokens > budget);
+    assert_eq!(retried.decision, BudgetDecision::Ok);
+    let ids = |r: &ctx::budget::BudgetReport| r.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(refused), ids(retried), "the refused batch is the one retried");
+    assert!(turn.steps[over + 3].context_after < turn.steps[over].context_after, "the summary is smaller");
+    assert!(turn.loop_passes("evidence_guard") >= 1, "more than one batch was read");
+
+    // The context never exceeds its budget, and each step's measured context agrees with the
+    // budget step's own report.
+    for step in &turn.steps {
+        assert!(step.context_after <= budget, "{}: {}", step.step_id, step.context_after);
+        if let StepDetail::ManageContextBudget(r) = &step.detail {
+            assert_eq!((step.context_before, step.context_after), (r.context_tokens_before, r.context_tokens_after));
+        }
+    }
+
+    // Every request, recounted here from what the model received: the predicted prompt is exact
+    // and the prompt plus max_tokens fits the window.
+    assert_eq!(requests.len(), turn.requests().count());
+    assert!(requests.len() >= 2);
+    for (request, (step, report)) in requests.iter().zip(turn.requests()) {
+        let exact = counter.count_request(&request.messages, &request.tools).expect("counts");
+        assert_eq!(request.predicted_prompt_tokens, Some(exact), "{step}");
+        assert_eq!((report.prompt_tokens, report.max_output_tokens), (exact, request.max_tokens), "{step}");
+        assert!(exact + request.max_tokens <= window, "{step}: {exact} + {}", request.max_tokens);
+        assert_eq!(request.step_id.as_deref(), Some(step));
+    }
+
+    // The answer quotes the code base and cites its files by id.
+    let cited = cited_ids(&turn.answer);
+    assert!(!cited.is_empty(), "{}", turn.answer);
+    for id in &cited {
+        assert!(demo.index().text(id).is_some(), "`{id}` is a file of the code base");
+    }
+    assert!(cited.contains(&"sql/procedures/usp_ComputeInvoiceTotal.sql"), "{cited:?}");
+
+    // The generated `run` takes the same path as the step-by-step loop of the trace.
+    assert_eq!(answer_once(SAMPLE_QUESTION).await.expect("runs"), turn.answer);
+
+    let printed = trace.render();
+    for expected in
+        ["Clamps: none.", "on_over -> budget_loop_guard", "compacted (always)", "Answer (offline-extractive)"]
+    {
+        assert!(printed.contains(expected), "`{expected}` missing from:\n{printed}");
+    }
+}
+
+#[tokio::test]
+async fn a_follow_up_question_keeps_the_history_and_the_context() {
+    let demo = demo();
+    let (trace, requests) = offline_run(&demo, &[SAMPLE_QUESTION, "Where is the tax rounded?"]).await;
+    let [first, second] = &trace.turns[..] else { panic!("two turns") };
+    let (_, first_answer) = first.requests().last().expect("an answer");
+    let (_, second_answer) = second.requests().last().expect("an answer");
+    assert_eq!(first_answer.history_messages, 0);
+    assert_eq!(second_answer.history_messages, 2);
+    let sent = requests.last().expect("a request");
+    assert_eq!(sent.messages[1].role, Role::User);
+    assert_eq!(sent.messages[1].content, SAMPLE_QUESTION);
+    assert_eq!(sent.messages[2].content, first.answer);
+    // The second question starts from the context the first one left.
+    assert_eq!(second.steps[0].context_before, first.steps.last().expect("steps").context_after);
+    assert!(second.steps[0].context_before > 0);
+    assert!(second.answer.contains("fn_RoundCurrency") || second.answer.contains("Money.Round"), "{}", second.answer);
+}
+
+#[tokio::test]
+async fn next_batch_drops_the_hits_read_and_stops_when_nothing_was_added() {
+    let node = |id: &str| format!("--- NODE ---\nid: {id}\npath: {id}\nlanguage: sql\ncompact: false\ntext:\nSELECT 1");
+    let hit = |id: &str| SearchHit { id: id.into(), score: 1.0 };
+    let blocks = vec![format!("{}\n\n{}", node("a.sql"), node("b.sql")), "<<<New content".into(), node("c.sql")];
+    assert_eq!(node_ids(&blocks), ["a.sql", "b.sql", "c.sql"]);
+
+    let custom: &dyn ctx::pipeline::CustomSteps = &NextBatch;
+    let mut state = PipelineState::new("q");
+    state.context_blocks = blocks;
+    state.search_results = vec![hit("c.sql"), hit("d.sql"), hit("a.sql")];
+    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), MORE);
+    assert_eq!(state.search_results, vec![hit("d.sql")]);
+    // Nothing new in the context (d.sql did not fit the evidence budget): stop.
+    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), DONE);
+    // Everything read: stop.
+    state.context_blocks.push(node("d.sql"));
+    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), DONE);
+    assert!(state.search_results.is_empty());
+    let err = custom.run("other_step", &mut state).await.expect_err("only next_batch");
+    assert!(err.to_string().contains("`other_step`") && err.to_string().contains("next_batch"), "{err}");
+}
+
+#[test]
+fn arguments_and_diagram() {
+    let parse = |args: &[&str]| Args::parse(args.iter().map(|a| (*a).to_owned()));
+    let default = parse(&[]).expect("valid");
+    assert_eq!(default.questions, [SAMPLE_QUESTION]);
+    assert!(!default.mermaid && !default.offline && !default.help);
+    let args = parse(&["--offline", "Q1?", "--mermaid", "--", "--not-a-flag?"]).expect("valid");
+    assert_eq!(args.questions, ["Q1?", "--not-a-flag?"]);
+    assert!(args.mermaid && args.offline);
+    assert!(parse(&["-h"]).expect("valid").help);
+    assert!(parse(&["--verbose"]).expect_err("unknown").contains("`--verbose`"));
+    assert!(parse(&["  "]).is_err());
+    for documented in ["--mermaid", "--offline", "CTX_BASE_URL", "CTX_MODEL", "OPENAI_API_KEY"] {
+        assert!(USAGE.contains(documented), "{documented}");
+    }
+
+    let diagram = CodebaseQa::MERMAID;
+    assert!(diagram.starts_with("flowchart"), "{diagram}");
+    for step in ["search", "expand", "fetch", "manage_budget", "next_batch", "evidence_guard", "summarize", "answer"] {
+        assert!(diagram.contains(step), "`{step}` missing from:\n{diagram}");
+    }
+}
+
+#[test]
+fn the_model_is_offline_unless_a_base_url_is_set() {
+    let demo = demo();
+    let counter = demo.pipeline().pipeline().counter();
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    };
+    let none = choose_model(false, vars(&[]), counter).expect("offline");
+    assert!(matches!(none, Model::Offline(_)));
+    let blank = choose_model(false, vars(&[("CTX_BASE_URL", " "), ("CTX_MODEL", "m")]), counter).expect("offline");
+    assert!(matches!(blank, Model::Offline(_)));
+    let server = vars(&[("CTX_BASE_URL", "http://127.0.0.1:9/v1"), ("CTX_MODEL", "llama3.1:8b")]);
+    let forced = choose_model(true, server, counter).expect("offline");
+    assert!(matches!(forced, Model::Offline(_)));
+    let client = choose_model(false, server, counter).expect("a client");
+    assert!(matches!(client, Model::Server(_)));
+    assert_eq!(client.describe(), "llama3.1:8b at http://127.0.0.1:9/v1/chat/completions");
+    let err = choose_model(false, vars(&[("CTX_BASE_URL", "http://127.0.0.1:9/v1")]), counter).expect_err("no model");
+    assert!(err.to_string().contains("CTX_MODEL"), "{err}");
+}
+
+/// What the scripted server received, in order.
+type Received = Arc<Mutex<Vec<Value>>>;
+
+/// A chat-completions endpoint that summarises into one node and answers with a citation.
+async fn complete(State(received): State<Received>, Json(body): Json<Value>) -> Json<Value> {
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    received.lock().expect("not poisoned").push(body);
+    let content = if system.to_lowercase().contains("summarize") {
+        "--- NODE ---\nid: sql/procedures/usp_ComputeInvoiceTotal.sql\ntext:\n\
+         Total = net of the lines + tax per rate, each rounded by dbo.fn_RoundCurrency."
+    } else {
+        "dbo.usp_ComputeInvoiceTotal sums the net line amounts, adds the tax computed once per rate and \
+         rounds with dbo.fn_RoundCurrency [sql/procedures/usp_ComputeInvoiceTotal.sql]."
+    };
+    Json(json!({
+        "id": "chatcmpl-demo",
+        "object": "chat.completion",
+        "model": "scripted",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2 }
+    }))
+}
+
+#[tokio::test]
+async fn with_ctx_base_url_the_same_run_talks_to_a_server() {
+    let received: Received = Arc::default();
+    let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(received.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+    let address = listener.local_addr().expect("bound");
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let demo = demo();
+    let env: HashMap<&str, String> =
+        HashMap::from([("CTX_BASE_URL", format!("http://{address}/v1")), ("CTX_MODEL", "scripted-model".to_owned())]);
+    let model =
+        choose_model(false, |name| env.get(name).cloned(), demo.pipeline().pipeline().counter()).expect("a client");
+    assert!(matches!(model, Model::Server(_)));
+    let trace = demo.conversation(&[SAMPLE_QUESTION.to_owned()], model.as_chat_model()).await.expect("runs");
+    server.abort();
+
+    let turn = &trace.turns[0];
+    assert_eq!(trace.model, "scripted-model");
+    assert!(turn.answer.contains("[sql/procedures/usp_ComputeInvoiceTotal.sql]"), "{}", turn.answer);
+    assert!(turn.loop_passes("budget_loop_guard") >= 1);
+    let bodies = received.lock().expect("not poisoned").clone();
+    let calls: Vec<(&str, &ctx::pipeline::CallReport)> = turn.requests().collect();
+    assert_eq!(bodies.len(), calls.len());
+    let loaded = demo.pipeline().pipeline();
+    for (body, (step, report)) in bodies.iter().zip(&calls) {
+        assert_eq!(body["model"], "scripted-model");
+        assert_eq!(body["max_tokens"].as_u64(), loaded.output_tokens(step).map(|n| n as u64), "{step}");
+        assert!(report.prompt_tokens + report.max_output_tokens <= loaded.context_window());
+    }
+    // The server's summary replaced the context before the refused batch was retried.
+    let summary_at = turn.steps.iter().position(|s| s.step_id == "set_context_from_summary").expect("summarised");
+    assert!(turn.steps[summary_at].context_after < 50, "{}", turn.steps[summary_at].context_after);
+}
+
+#[test]
+fn the_readme_tour_is_this_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("readable");
+    let readme = read("README.md");
+    let tour = readme.split("\n## A tour of the DSL\n").nth(1).expect("a tour").split("\n## ").next().expect("text");
+    let block = |fence: &str, nth: usize| -> String {
+        let start = tour.match_indices(fence).nth(nth).map(|(i, _)| i + fence.len()).expect("a block");
+        let body = &tour[start..];
+        body[..body.find("\n```").expect("closed")].trim_start_matches('\n').to_owned()
+    };
+    // The pipeline and the run are copied from the example's sources, the diagram from the macro.
+    assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 0)), "README pipeline differs");
+    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust", 1)), "README run differs");
+    assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
+}
