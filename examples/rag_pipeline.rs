@@ -4,6 +4,8 @@
 //! cargo run --example rag_pipeline -- "How is the invoice total computed?"
 //! cargo run --example rag_pipeline -- --mermaid
 //! CTX_BASE_URL=http://localhost:11434/v1 CTX_MODEL=llama3.1:8b cargo run --example rag_pipeline
+//! CTX_LLAMA_N_CTX=8192 scripts/llama-server.sh start && eval "$(scripts/llama-server.sh env)" && \
+//!     cargo run --example rag_pipeline      # SmolLM2-135M on this machine, its own tokenizer
 //! ```
 //!
 //! The `CodebaseQa` pipeline (in `rag_pipeline/pipeline.rs`) searches `examples/codebase/` with
@@ -19,10 +21,11 @@ mod rag;
 
 use std::process::ExitCode;
 
+use ctx::llm::llama_cpp::LocalModel;
 use ctx::pipeline::LoadOptions;
 
 use rag::pipeline::CodebaseQa;
-use rag::{Args, CODEBASE_DIR, Demo, USAGE, choose_model};
+use rag::{Args, CODEBASE_DIR, Demo, Model, USAGE, choose_model};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -51,8 +54,20 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: &Args) -> Result<(), ctx::CtxError> {
-    let demo = Demo::new(CODEBASE_DIR, LoadOptions::from_env())?;
-    let model = choose_model(args.offline, |name| std::env::var(name).ok(), demo.pipeline().pipeline().counter())?;
+    // A local llama-cpp-python server (scripts/llama-server.sh) brings its own window and tokenizer.
+    let local = if args.offline { None } else { LocalModel::from_env()? };
+    let (demo, model) = match &local {
+        Some(local) => (
+            Demo::with_local_model(CODEBASE_DIR, local, LoadOptions::from_env())?,
+            Model::Server(local.client().clone()),
+        ),
+        None => {
+            let demo = Demo::new(CODEBASE_DIR, LoadOptions::from_env())?;
+            let model =
+                choose_model(args.offline, |name| std::env::var(name).ok(), demo.pipeline().pipeline().counter())?;
+            (demo, model)
+        }
+    };
     println!("Code base: {CODEBASE_DIR} ({} files indexed with BM25).", demo.index().len());
     println!("Model: {}.", model.describe());
     let trace = demo.conversation(&args.questions, model.as_chat_model()).await?;

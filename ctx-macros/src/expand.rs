@@ -234,6 +234,14 @@ fn machine(input: &PipelineInput, lowered: &Lowered, variants: &Variants) -> Tok
                 ::core::result::Result::Ok(Self { __pipeline: #p::LoadedPipeline::load(Self::definition(), __options)? })
             }
 
+            /// Wraps a pipeline loaded from [`Self::definition`] another way, for example for a
+            /// locally served model (`LocalModel::load` puts in the server's window and
+            /// tokenizer). Its steps must be this pipeline's: the step enum indexes them.
+            pub fn from_loaded(__pipeline: #p::LoadedPipeline) -> ::core::result::Result<Self, #rt::CtxError> {
+                __pipeline.check_steps_match(&Self::definition())?;
+                ::core::result::Result::Ok(Self { __pipeline })
+            }
+
             /// [`Self::load`] with default options.
             pub fn new() -> ::core::result::Result<Self, #rt::CtxError> {
                 Self::load(::core::default::Default::default())

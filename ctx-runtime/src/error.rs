@@ -46,6 +46,15 @@ pub enum TokenError {
         /// What went wrong.
         reason: String,
     },
+    /// A chat template cannot render part of a request (tool schemas, tool calls, names), so the
+    /// server would drop it without the model ever seeing it.
+    #[error("chat template `{template}` cannot render {what}; the server would drop it silently")]
+    TemplateUnsupported {
+        /// The template's name.
+        template: String,
+        /// What it cannot render, and where.
+        what: String,
+    },
     /// Token ids that do not decode to UTF-8 text.
     #[error("token ids do not decode to valid UTF-8 under `{encoding}`")]
     Decode {
@@ -61,6 +70,7 @@ impl ErrorCode for TokenError {
             TokenError::UnknownEncoding { .. } => "UNKNOWN_ENCODING",
             TokenError::Backend { .. } => "TOKENIZER_BACKEND",
             TokenError::Decode { .. } => "TOKEN_DECODE",
+            TokenError::TemplateUnsupported { .. } => "CHAT_TEMPLATE_UNSUPPORTED",
         }
     }
 }

@@ -5,7 +5,8 @@
 //! [`CodebaseQa`](pipeline::CodebaseQa) pipeline, and runs questions through its typed state
 //! machine one step at a time, measuring the context around every step for the
 //! [`BudgetTrace`](trace::BudgetTrace). The model is the offline extractive one unless
-//! `CTX_BASE_URL` is set ([`choose_model`]).
+//! `CTX_BASE_URL` is set ([`choose_model`]), or `CTX_LLAMA_BASE_URL` names a local
+//! llama-cpp-python server ([`Demo::with_local_model`]: its window and its own tokenizer).
 
 pub mod pipeline;
 pub mod trace;
@@ -13,6 +14,7 @@ pub mod trace;
 use std::path::Path;
 
 use ctx::llm::ChatModel;
+use ctx::llm::llama_cpp::LocalModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::openai::{ENV_BASE_URL, OpenAiClient, OpenAiConfig};
 use ctx::pipeline::{LoadOptions, PipelineError, StepEnv};
@@ -39,7 +41,11 @@ base in examples/codebase/, as one conversation, and prints a budget trace of ev
   --offline   use the offline extractive model even when CTX_BASE_URL is set
 
 With CTX_BASE_URL (and CTX_MODEL, and OPENAI_API_KEY if the server wants one) set, the answers
-come from that OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp's llama-server.";
+come from that OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp's llama-server.
+
+With CTX_LLAMA_BASE_URL set (`eval \"$(scripts/llama-server.sh env)\"`), they come from the local
+llama-cpp-python server, counted with its own tokenizer in its own context window; this 8k
+pipeline needs the server started with CTX_LLAMA_N_CTX=8192.";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +155,19 @@ impl Demo {
     pub fn new(codebase: impl AsRef<Path>, options: LoadOptions) -> Result<Demo, CtxError> {
         let index = Bm25Index::from_dir(codebase, &IndexOptions::default())?;
         let qa = CodebaseQa::load(options)?;
+        Ok(Demo { qa, index, next_batch: NextBatch })
+    }
+
+    /// [`Self::new`] for a locally served model: the pipeline is loaded with the server's
+    /// context window and counts every prompt with the server's tokenizer and chat template.
+    #[allow(dead_code, reason = "the example's `main` and tests/llama_demo.rs call it; tests/rag_pipeline.rs does not")]
+    pub fn with_local_model(
+        codebase: impl AsRef<Path>,
+        local: &LocalModel,
+        options: LoadOptions,
+    ) -> Result<Demo, CtxError> {
+        let index = Bm25Index::from_dir(codebase, &IndexOptions::default())?;
+        let qa = CodebaseQa::from_loaded(local.load(CodebaseQa::definition(), options)?)?;
         Ok(Demo { qa, index, next_batch: NextBatch })
     }
 

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 
 mod error;
+#[cfg(feature = "client")]
+pub mod llama_cpp;
 #[cfg(feature = "retrieve")]
 pub mod offline;
 #[cfg(feature = "client")]

@@ -46,6 +46,27 @@ impl LoadedPipeline {
     /// memory; the loaded pipeline runs with the lowered values ([`Self::contract_report`] lists
     /// every clamp).
     pub fn load(def: PipelineDef, opts: LoadOptions) -> Result<LoadedPipeline, CtxError> {
+        Self::load_counted(def, opts, None)
+    }
+
+    /// [`Self::load`] for a model that is not counted with an OpenAI encoding: every count (the
+    /// contract at load time, then every step) uses `counter` — for a locally served model, the
+    /// one [`LlamaCppServer::default_counter`](crate::tokens::LlamaCppServer::default_counter)
+    /// builds from the server's own tokenizer and chat template. The model's `encoding` is then
+    /// not used for counting.
+    pub fn load_with_counter(
+        def: PipelineDef,
+        opts: LoadOptions,
+        counter: TokenCounter,
+    ) -> Result<LoadedPipeline, CtxError> {
+        Self::load_counted(def, opts, Some(counter))
+    }
+
+    fn load_counted(
+        def: PipelineDef,
+        opts: LoadOptions,
+        counter: Option<TokenCounter>,
+    ) -> Result<LoadedPipeline, CtxError> {
         let mut issues = structural_issues(&def);
         let provided = provided_prompts(&def, &opts, &mut issues)?;
         let (model, allow_auto_clamp) = match &def.model {
@@ -62,6 +83,7 @@ impl LoadedPipeline {
             prompts: &provided,
             check_tokens: true,
             require_prompts: true,
+            counter: counter.as_ref(),
         };
         let resolved = resolve(&def, input, &mut issues);
         let source = format!("pipeline `{}`", def.name);
@@ -107,7 +129,7 @@ impl LoadedPipeline {
         let mut prompts: BTreeMap<String, String> =
             def.prompts.iter().filter_map(|p| Some((p.key.clone(), p.text.clone()?))).collect();
         prompts.extend(provided);
-        let counter = resolved.model.counter();
+        let counter = counter.unwrap_or_else(|| resolved.model.counter());
         Ok(LoadedPipeline {
             def,
             prompts,
@@ -124,6 +146,22 @@ impl LoadedPipeline {
     /// The definition as loaded (prompts provided at load time are not written into it).
     pub fn definition(&self) -> &PipelineDef {
         &self.def
+    }
+
+    /// Checks that this pipeline runs exactly the steps of `def` (ids, kinds, fields and
+    /// transitions), as a typed `pipeline!` wrapper needs when it takes a pipeline loaded
+    /// elsewhere (its step enum indexes them); the model block may differ.
+    pub fn check_steps_match(&self, def: &PipelineDef) -> Result<(), CtxError> {
+        if self.def.steps == def.steps {
+            return Ok(());
+        }
+        let issue = ConfigIssue::new(
+            "PIPELINE_STEPS_DIFFER",
+            FieldPath::root().key("steps"),
+            format!("the loaded pipeline `{}` does not run the steps of `{}`", self.def.name, def.name),
+        )
+        .with_help(format!("load `{}`'s own definition (`{}::definition()`)", def.name, def.name));
+        Err(ConfigIssues { source_name: format!("pipeline `{}`", def.name), issues: vec![issue] }.into())
     }
 
     /// The pipeline's name.

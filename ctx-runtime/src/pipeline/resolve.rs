@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{ContractReport, call_model_checks, check_contract, pipeline_uses_history};
+use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
 use super::definition::{PipelineDef, StepKind};
@@ -41,6 +42,8 @@ pub(crate) struct ResolveInput<'a> {
     /// Load time: every used prompt must have a text. At compile time a prompt without text is
     /// provided later, and the contract waits for it.
     pub require_prompts: bool,
+    /// Counts with this counter instead of the one of the model's encoding.
+    pub counter: Option<&'a TokenCounter>,
 }
 
 /// What the checks resolved; complete only when every check passed.
@@ -96,7 +99,12 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     {
         match call_model_checks(def, input.prompts) {
             Err(e) => found.extend(e),
-            Ok(checks) => match check_contract(model, settings, &checks, &model.counter()) {
+            Ok(checks) => match check_contract(
+                model,
+                settings,
+                &checks,
+                &input.counter.cloned().unwrap_or_else(|| model.counter()),
+            ) {
                 Ok(r) => report = Some(r),
                 Err(e) => found.extend(e),
             },

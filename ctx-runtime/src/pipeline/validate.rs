@@ -68,6 +68,7 @@ pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<Con
         prompts: &BTreeMap::new(),
         check_tokens: opts.check_tokens,
         require_prompts: false,
+        counter: None,
     };
     resolve(def, input, &mut issues);
     issues

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::TokenCounter;
+use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, Role, ToolSchema};
 use crate::error::TokenError;
 
@@ -69,6 +70,9 @@ pub struct OpenAiOverhead {
 pub enum ChatFormat {
     /// OpenAI chat completions (and servers that mimic its format).
     OpenAi(OpenAiOverhead),
+    /// A server that renders the model's chat template into one prompt string (llama.cpp and
+    /// the like): the count is the count of the rendered prompt.
+    Template(ChatTemplate),
 }
 
 impl ChatFormat {
@@ -92,8 +96,10 @@ impl ChatFormat {
     /// gpt-3.5-turbo / gpt-4 (the cookbook's 129-token and 105-token examples); only the tool
     /// block's per-function constant differs.
     pub fn openai_gpt4() -> Self {
-        let ChatFormat::OpenAi(o) = Self::openai();
-        ChatFormat::OpenAi(OpenAiOverhead { func_init: 10, ..o })
+        match Self::openai() {
+            ChatFormat::OpenAi(o) => ChatFormat::OpenAi(OpenAiOverhead { func_init: 10, ..o }),
+            other => other,
+        }
     }
 
     /// The format for a model name: gpt-3.5 / gpt-4 (not 4o / 4.1) use [`Self::openai_gpt4`],
@@ -111,7 +117,10 @@ impl ChatFormat {
 
     /// Tokens of `messages` including their framing and the reply priming.
     pub fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
-        let ChatFormat::OpenAi(o) = self;
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.count_messages(counter, messages),
+        };
         Ok(o.reply_priming + self.message_costs(counter, messages)?.iter().sum::<usize>())
     }
 
@@ -120,6 +129,9 @@ impl ChatFormat {
     /// The costs plus the reply priming are exactly [`Self::count_messages`], which lets history
     /// trimming drop messages from the front with a running total instead of recounting.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
+        if let ChatFormat::Template(t) = self {
+            return t.message_costs(counter, messages);
+        }
         let mut costs = Vec::with_capacity(messages.len());
         // Call id -> function name, so a result is framed with the name of the call it answers;
         // a later call reusing an id takes it over.
@@ -147,7 +159,10 @@ impl ChatFormat {
         m: &ChatMessage,
         answered_function: Option<&str>,
     ) -> Result<usize, TokenError> {
-        let ChatFormat::OpenAi(o) = self;
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.message_cost(counter, m),
+        };
         let mut total = 0usize;
         match m.role {
             Role::Tool => {
@@ -185,7 +200,10 @@ impl ChatFormat {
     /// `num_tokens_for_tools`: a property without a `type` or `description` counts as if it were
     /// the empty string (the cookbook's code requires both).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
-        let ChatFormat::OpenAi(o) = self;
+        let o = match self {
+            ChatFormat::OpenAi(o) => o,
+            ChatFormat::Template(t) => return t.count_tools(tools),
+        };
         if tools.is_empty() {
             return Ok(0);
         }

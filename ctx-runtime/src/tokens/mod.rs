@@ -22,6 +22,9 @@ mod backend;
 mod cache;
 mod chat;
 mod encoding;
+#[cfg(feature = "client")]
+mod remote;
+mod template;
 
 use std::sync::{Arc, OnceLock};
 
@@ -29,6 +32,9 @@ pub use backend::{BpeBackend, TiktokenBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, ModelInfo};
+#[cfg(feature = "client")]
+pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
+pub use template::ChatTemplate;
 
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::error::TokenError;

@@ -262,6 +262,15 @@ impl CompactionLoop {
             )?,
         })
     }
+    /// Wraps a pipeline loaded from [`Self::definition`] another way, for example for a
+    /// locally served model (`LocalModel::load` puts in the server's window and
+    /// tokenizer). Its steps must be this pipeline's: the step enum indexes them.
+    pub fn from_loaded(
+        __pipeline: ::ctx_runtime::__private::pipeline::LoadedPipeline,
+    ) -> ::core::result::Result<Self, ::ctx_runtime::__private::CtxError> {
+        __pipeline.check_steps_match(&Self::definition())?;
+        ::core::result::Result::Ok(Self { __pipeline })
+    }
     /// [`Self::load`] with default options.
     pub fn new() -> ::core::result::Result<Self, ::ctx_runtime::__private::CtxError> {
         Self::load(::core::default::Default::default())
