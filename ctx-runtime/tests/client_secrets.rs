@@ -5,29 +5,11 @@
 
 mod client_support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
-use client_support::{MockServer, Reply, fast_retries};
+use client_support::{Captured, KEY, MockServer, Reply, fast_retries};
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig};
 use ctx_runtime::llm::{ChatModel, ChatRequest};
 use ctx_runtime::{ChatMessage, CtxError};
 use serde_json::json;
-
-const KEY: &str = "sk-test-SECRET-0123456789";
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn debug_of_config_and_client_redacts_the_key() {
@@ -75,7 +57,7 @@ async fn errors_and_traces_never_carry_the_key() {
     }
     assert!(err.to_string().contains("Incorrect API key provided: [REDACTED]"), "{err}");
 
-    let log = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf-8");
+    let log = captured.text();
     assert!(log.contains("model_call"), "the call is traced: {log}");
     assert!(log.contains("retrying"), "the retry is traced: {log}");
     assert!(log.contains("step=\"answer\""), "the step is named: {log}");

@@ -10,37 +10,11 @@
 
 mod client_support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
-use client_support::{MockServer, Reply, fast_retries};
+use client_support::{Captured, KEY, MockServer, Reply, fast_retries};
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ModelError};
 use ctx_runtime::{ChatMessage, CtxError, ErrorCode};
 use serde_json::json;
-
-/// The key `client_support` configures.
-const KEY: &str = "sk-test-SECRET-0123456789";
-
-/// Everything written by the tracing subscriber.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
-    }
-}
 
 /// A request/response echo as a debugging endpoint would send it.
 fn echo_of_the_request() -> serde_json::Value {

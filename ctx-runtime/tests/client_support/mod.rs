@@ -18,6 +18,30 @@ use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig, RetryPolicy};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+/// The API key every test client is configured with; secrets tests search output for it.
+pub const KEY: &str = "sk-test-SECRET-0123456789";
+
+/// Everything a tracing subscriber writes, kept for inspection.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// What was written so far, lossily decoded.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
+    }
+}
+
 /// One scripted answer.
 #[derive(Debug, Clone)]
 pub enum Reply {
@@ -122,7 +146,7 @@ impl MockServer {
 
     /// The configuration [`Self::client`] uses.
     pub fn config(&self, retry: RetryPolicy) -> OpenAiConfig {
-        let mut config = OpenAiConfig::new(&self.base_url, "test-model").with_api_key("sk-test-SECRET-0123456789");
+        let mut config = OpenAiConfig::new(&self.base_url, "test-model").with_api_key(KEY);
         // Generous: a passing test never waits for them; the timeout tests set their own.
         config.request_timeout = Duration::from_secs(20);
         config.stream_idle_timeout = Duration::from_secs(20);
