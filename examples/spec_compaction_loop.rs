@@ -9,7 +9,6 @@
 mod support;
 
 use ctx::PipelineState;
-use ctx::pipeline::StepEnv;
 
 ctx::pipeline! {
     /// Answers follow-up questions, compacting the accumulated context when it is full.
@@ -57,7 +56,7 @@ ctx::pipeline! {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
-    let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
+    let env = CompactionLoopEnv { search: &corpus, store: &corpus, model: &model };
     let pipeline = CompactionLoop::new()?;
 
     // A follow-up turn: the context still holds what earlier turns gathered, filled to within 100

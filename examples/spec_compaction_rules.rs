@@ -8,7 +8,6 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use ctx::pipeline::StepEnv;
 use ctx::{InboxMessage, PipelineState};
 
 ctx::pipeline! {
@@ -55,7 +54,7 @@ ctx::pipeline! {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
-    let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
+    let env = CompactionRulesEnv { search: &corpus, store: &corpus, model: &model };
     let pipeline = CompactionRules::new()?;
 
     let mut question = PipelineState::new("Which service recomputes the invoice total, and how is it rounded?");

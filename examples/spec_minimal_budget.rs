@@ -8,7 +8,6 @@
 mod support;
 
 use ctx::PipelineState;
-use ctx::pipeline::StepEnv;
 
 ctx::pipeline! {
     /// Answers a question about the code base from retrieved files.
@@ -46,7 +45,7 @@ ctx::pipeline! {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = support::Corpus::new();
     let model = support::OfflineModel::default();
-    let env = StepEnv::builder().search(&corpus).store(&corpus).model(&model).build();
+    let env = MinimalBudgetEnv { search: &corpus, store: &corpus, model: &model };
     let pipeline = MinimalBudget::new()?;
 
     let question = PipelineState::new("How does usp_ComputeInvoiceTotal round the invoice total?");

@@ -1,8 +1,9 @@
 //! Cross-crate properties of a pipeline declared with `pipeline!` (the spec's code-QA pipeline:
 //! compaction rules, the `on_over` loop with its guard, history), over random inputs and models:
 //!
-//! 1. the transitions the macro resolved at compile time (`CodeQaStep`, `step`) agree with the
-//!    runtime driver at every step: same next step, same state, same error;
+//! 1. the transition table the macro compiled into `CodeQaStep` (the typed `step`) agrees with
+//!    the run-time resolution of the loaded definition (`advance`) at every step: same next
+//!    step, same state, same error;
 //! 2. no request reaches the model whose exact prompt (recounted with tiktoken-rs, no cache)
 //!    plus `max_tokens` exceeds the window, whatever the retrieved texts, the context already
 //!    gathered, the history or the question hold;
@@ -243,7 +244,7 @@ async fn check(i: Inputs) -> Result<(), TestCaseError> {
         violations: Mutex::new(Vec::new()),
     };
     let (typed_model, driver_model) = (model(()), model(()));
-    let typed_env = StepEnv::builder().search(&docs).store(&docs).model(&typed_model).build();
+    let typed_env = CodeQaEnv { search: &docs, store: &docs, model: &typed_model };
     let driver_env = StepEnv::builder().search(&docs).store(&docs).model(&driver_model).build();
 
     // The same run twice, in lockstep: through the macro's typed steps, and through the driver.

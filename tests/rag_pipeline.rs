@@ -21,7 +21,7 @@ use ctx::state::SearchHit;
 use ctx::{PipelineState, Role};
 use serde_json::{Value, json};
 
-use rag::pipeline::{CodebaseQa, DONE, MORE, NextBatch, node_ids};
+use rag::pipeline::{CodebaseQa, CodebaseQaCustom, NextBatch, NextBatchOutcome, node_ids};
 use rag::trace::BudgetTrace;
 use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
 
@@ -181,20 +181,18 @@ async fn next_batch_drops_the_hits_read_and_stops_when_nothing_was_added() {
     let blocks = vec![format!("{}\n\n{}", node("a.sql"), node("b.sql")), "<<<New content".into(), node("c.sql")];
     assert_eq!(node_ids(&blocks), ["a.sql", "b.sql", "c.sql"]);
 
-    let custom: &dyn ctx::pipeline::CustomSteps = &NextBatch;
     let mut state = PipelineState::new("q");
     state.context_blocks = blocks;
     state.search_results = vec![hit("c.sql"), hit("d.sql"), hit("a.sql")];
-    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), MORE);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::More);
     assert_eq!(state.search_results, vec![hit("d.sql")]);
     // Nothing new in the context (d.sql did not fit the evidence budget): stop.
-    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), DONE);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::Done);
     // Everything read: stop.
     state.context_blocks.push(node("d.sql"));
-    assert_eq!(custom.run("next_batch", &mut state).await.expect("runs"), DONE);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::Done);
     assert!(state.search_results.is_empty());
-    let err = custom.run("other_step", &mut state).await.expect_err("only next_batch");
-    assert!(err.to_string().contains("`other_step`") && err.to_string().contains("next_batch"), "{err}");
+    assert_eq!(NextBatchOutcome::More.name(), "more");
 }
 
 #[test]
@@ -312,6 +310,7 @@ fn the_readme_tour_is_this_example() {
     };
     // The pipeline and the run are copied from the example's sources, the diagram from the macro.
     assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 0)), "README pipeline differs");
-    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust", 1)), "README run differs");
+    assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 1)), "README custom step differs");
+    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust", 2)), "README run differs");
     assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
 }

@@ -9,11 +9,6 @@ use quote::quote;
 
 use crate::lower::PromptCode;
 
-/// `::ctx_runtime::__private::pipeline`, where the definition types live.
-fn p() -> TokenStream {
-    quote!(::ctx_runtime::__private::pipeline)
-}
-
 fn string(s: &str) -> TokenStream {
     quote!(::std::string::String::from(#s))
 }
@@ -37,11 +32,12 @@ fn opt_i64(value: &Option<i64>) -> TokenStream {
 }
 
 /// The expression building `def`; prompts come from `prompts` so `include_str!` stays one.
-pub fn definition(def: &PipelineDef, prompts: &[PromptCode]) -> TokenStream {
-    let p = p();
+/// `rt` is the path of the hidden module the generated code names (`::ctx::__private`).
+pub fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenStream) -> TokenStream {
+    let p = &quote!(#rt::pipeline);
     let name = &def.name;
-    let model = model(&def.model);
-    let settings = settings(&def.settings);
+    let model = model(p, &def.model);
+    let settings = settings(p, &def.settings);
     let prompts = def.prompts.iter().zip(prompts).map(|(spec, code)| {
         let key = &spec.key;
         let text = match code {
@@ -56,7 +52,7 @@ pub fn definition(def: &PipelineDef, prompts: &[PromptCode]) -> TokenStream {
         };
         quote!(#p::PromptSpec { key: ::std::string::String::from(#key), text: #text })
     });
-    let steps = def.steps.iter().map(step);
+    let steps = def.steps.iter().map(|s| step(rt, s));
     quote! {
         #p::PipelineDef {
             name: ::std::string::String::from(#name),
@@ -68,8 +64,7 @@ pub fn definition(def: &PipelineDef, prompts: &[PromptCode]) -> TokenStream {
     }
 }
 
-fn model(model: &ModelSource) -> TokenStream {
-    let p = p();
+fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
     match model {
         ModelSource::Inline(spec) => {
             let model = opt_string(&spec.model);
@@ -89,8 +84,7 @@ fn model(model: &ModelSource) -> TokenStream {
     }
 }
 
-fn settings(s: &SettingsSpec) -> TokenStream {
-    let p = p();
+fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
     let max_context = opt_i64(&s.max_context_tokens);
     let max_history = opt_i64(&s.max_history_tokens);
     let margin = opt_i64(&s.budget_safety_margin_tokens);
@@ -107,8 +101,8 @@ fn settings(s: &SettingsSpec) -> TokenStream {
     }
 }
 
-fn step(step: &StepDef) -> TokenStream {
-    let p = p();
+fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
+    let p = &quote!(#rt::pipeline);
     let id = &step.id;
     let kind = match &step.kind {
         StepKind::SearchNodes(s) => {
@@ -124,7 +118,7 @@ fn step(step: &StepDef) -> TokenStream {
             quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { max_tokens: #max_tokens, next: #next }))
         }
         StepKind::ManageContextBudget(s) => {
-            let rules = s.compact_code.iter().map(compact_rule);
+            let rules = s.compact_code.iter().map(|r| compact_rule(p, r));
             let divider = opt_string(&s.divide_new_content);
             let (on_ok, on_over) = (string(&s.on_ok), string(&s.on_over));
             quote! {
@@ -140,7 +134,7 @@ fn step(step: &StepDef) -> TokenStream {
             let prompt_key = string(&s.prompt_key);
             let max_output = opt_i64(&s.max_output_tokens);
             let max_tokens = opt_i64(&s.max_tokens);
-            let parts = s.user_parts.iter().map(user_part);
+            let parts = s.user_parts.iter().map(|u| user_part(p, u));
             let use_history = s.use_history;
             let next = string(&s.next);
             quote! {
@@ -173,7 +167,7 @@ fn step(step: &StepDef) -> TokenStream {
                         quote!(#p::SetValueSpec::From { from: #from, transform: #transform })
                     }
                     SetValueSpec::Value(json) => {
-                        let json = json_value(json);
+                        let json = json_value(rt, json);
                         quote!(#p::SetValueSpec::Value(#json))
                     }
                 };
@@ -198,8 +192,8 @@ fn step(step: &StepDef) -> TokenStream {
 
 /// A literal of a `target = value` rule (null, string, number or boolean: what the lowering
 /// accepts).
-fn json_value(json: &serde_json::Value) -> TokenStream {
-    let v = quote!(::ctx_runtime::__private::serde_json::Value);
+fn json_value(rt: &TokenStream, json: &serde_json::Value) -> TokenStream {
+    let v = quote!(#rt::serde_json::Value);
     match json {
         serde_json::Value::Null => quote!(#v::Null),
         serde_json::Value::Bool(b) => quote!(#v::Bool(#b)),
@@ -214,8 +208,7 @@ fn json_value(json: &serde_json::Value) -> TokenStream {
     }
 }
 
-fn compact_rule(rule: &CompactRuleSpec) -> TokenStream {
-    let p = p();
+fn compact_rule(p: &TokenStream, rule: &CompactRuleSpec) -> TokenStream {
     let language = string(&rule.language);
     let policy = string(&rule.policy);
     let threshold = opt(&rule.threshold, |t| quote!(#t));
@@ -223,8 +216,7 @@ fn compact_rule(rule: &CompactRuleSpec) -> TokenStream {
     quote!(#p::CompactRuleSpec { language: #language, policy: #policy, threshold: #threshold, inbox_key: #inbox_key })
 }
 
-fn user_part(part: &UserPartSpec) -> TokenStream {
-    let p = p();
+fn user_part(p: &TokenStream, part: &UserPartSpec) -> TokenStream {
     let source = string(&part.source);
     let template = string(&part.template);
     quote!(#p::UserPartSpec { source: #source, template: #template })

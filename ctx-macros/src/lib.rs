@@ -6,11 +6,13 @@
 //! shows the DSL.
 
 mod ast;
+mod backends;
 mod companion;
 mod ctxt;
 mod defcode;
 mod expand;
 mod fields;
+mod krate;
 mod lower;
 mod lower_steps;
 mod spans;
@@ -38,7 +40,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 /// expands into a function returning the `ctx_runtime::engine::EngineSpec` they make.
 ///
 /// ```
-/// ctx_macros::context_engine! {
+/// ctx::context_engine! {
 ///     /// The help centre's contexts.
 ///     pub fn help_centre {
 ///         compactors: [summarize],
@@ -73,7 +75,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 ///
 /// let spec = help_centre();
 /// assert_eq!(spec.contexts[0].name, "support");
-/// assert!(ctx_runtime::engine::validate_spec(&spec).is_empty());
+/// assert!(ctx::engine::validate_spec(&spec).is_empty());
 /// ```
 ///
 /// | key | form |
@@ -98,7 +100,7 @@ pub fn context_engine(input: TokenStream) -> TokenStream {
 /// function returning the `ctx_runtime::turn::TurnBudgetConfig`.
 ///
 /// ```
-/// ctx_macros::turn_budget! {
+/// ctx::turn_budget! {
 ///     /// Retrieval tool calls of one agent turn.
 ///     pub fn agent_turn {
 ///         budget_tokens: 100_000,

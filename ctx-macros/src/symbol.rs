@@ -43,6 +43,10 @@ pub fn one_of(words: &[Symbol]) -> String {
 
 // The header.
 pub const PIPELINE: Symbol = Symbol("pipeline");
+/// The attribute holding the macro's own options: `#[ctx(crate = path)]`.
+pub const CTX_ATTR: Symbol = Symbol("ctx");
+/// `crate = path` in `#[ctx(…)]`: where the generated code finds ctx.
+pub const CRATE: Symbol = Symbol("crate");
 
 // Sections of a pipeline.
 pub const MODEL: Symbol = Symbol("model");

@@ -31,9 +31,13 @@ pub use state::{InboxMessage, NodeText, PipelineState};
 pub use tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
 pub use validation::{ConfigIssue, ConfigIssues, FieldPath};
 
-/// Items the `pipeline!` expansion refers to by absolute path. Not a public API.
+/// The `async_trait` attribute the backend traits ([`pipeline::NodeSearch`],
+/// [`pipeline::NodeStore`], [`llm::ChatModel`]) are declared with; implement them with
+/// `#[ctx::async_trait]` and no dependency of your own.
+pub use async_trait::async_trait;
+
+/// What the `ctx` facade's hidden module re-exports for generated code. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::*;
     pub use serde_json;
 }

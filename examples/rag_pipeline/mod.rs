@@ -17,12 +17,12 @@ use ctx::llm::ChatModel;
 use ctx::llm::llama_cpp::LocalModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::openai::{ENV_BASE_URL, OpenAiClient, OpenAiConfig};
-use ctx::pipeline::{LoadOptions, PipelineError, StepEnv};
+use ctx::pipeline::{LoadOptions, PipelineError};
 use ctx::retrieve::{Bm25Index, IndexOptions};
 use ctx::state::render_context_blocks;
 use ctx::{CtxError, PipelineState, TokenCounter};
 
-use pipeline::{CodebaseQa, CodebaseQaStep, NextBatch};
+use pipeline::{CodebaseQa, CodebaseQaEnv, CodebaseQaStep, NextBatch};
 use trace::{BudgetTrace, StepTrace, TurnTrace};
 
 /// The code base shipped with the repository.
@@ -137,7 +137,7 @@ pub async fn answer_once(question: &str) -> Result<String, CtxError> {
     let qa = CodebaseQa::new()?;
     let index = Bm25Index::from_dir(CODEBASE_DIR, &IndexOptions::default())?;
     let model = OfflineModel::default();
-    let env = StepEnv::builder().search(&index).store(&index).model(&model).custom(&NextBatch).build();
+    let env = CodebaseQaEnv { search: &index, store: &index, model: &model, custom: &NextBatch };
     let (state, _reports) = qa.run(PipelineState::new(question), &env).await?;
     Ok(state.last_model_response.unwrap_or_default())
 }
@@ -208,7 +208,7 @@ impl Demo {
     /// Runs the question in `state` from the first step to `End`, one typed step at a time.
     /// Loop counts start at zero; history and context carry over from earlier questions.
     pub async fn ask(&self, state: &mut PipelineState, model: &dyn ChatModel) -> Result<TurnTrace, CtxError> {
-        let env = StepEnv::builder().search(&self.index).store(&self.index).model(model).custom(&self.next_batch);
+        let env = CodebaseQaEnv { search: &self.index, store: &self.index, model, custom: &self.next_batch };
         let loaded = self.qa.pipeline();
         let counter = loaded.counter();
         state.loop_counts.clear();

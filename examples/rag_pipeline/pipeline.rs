@@ -8,9 +8,7 @@
 //! how many batches a question reads. Both loops pass a `loop_guard`, which is what lets
 //! `pipeline!` prove, when it compiles this file, that every run ends.
 
-use async_trait::async_trait;
 use ctx::budget::NODE_HEADER;
-use ctx::pipeline::{CustomSteps, PipelineError};
 use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
@@ -75,35 +73,26 @@ ctx::pipeline! {
     }
 }
 
-/// The outcome of `next_batch` while hits remain to be read.
-pub const MORE: &str = "more";
-/// The outcome of `next_batch` once every hit was read (or the last batch added nothing).
-pub const DONE: &str = "done";
-
 /// `next_batch`: runs right after a batch joined the context, so every node of that batch is in
 /// `context_blocks` under its `--- NODE ---` header. It removes those nodes from
-/// `search_results`, so that `fetch` reads the next ones, and answers [`MORE`] while hits remain
-/// and the batch added something ([`DONE`] otherwise, so that a hit too large for the evidence
-/// budget cannot keep the loop going).
+/// `search_results`, so that `fetch` reads the next ones, and answers `More` while hits remain
+/// and the batch added something (`Done` otherwise, so that a hit too large for the evidence
+/// budget cannot keep the loop going). The pipeline's custom steps are the methods of the
+/// generated `CodebaseQaCustom` trait, and each returns its own generated outcome enum.
 #[derive(Debug, Default)]
 pub struct NextBatch;
 
-#[async_trait]
-impl CustomSteps for NextBatch {
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
-        if step_id != CodebaseQaStep::NextBatch.id() {
-            return Err(PipelineError::Backend {
-                step: step_id.to_owned(),
-                backend: "CustomSteps::run",
-                source: format!("NextBatch implements only `{}`", CodebaseQaStep::NextBatch.id()).into(),
-            }
-            .into());
-        }
+impl CodebaseQaCustom for NextBatch {
+    async fn next_batch(&self, state: &mut PipelineState) -> Result<NextBatchOutcome, CtxError> {
         let read = node_ids(&state.context_blocks);
         let before = state.search_results.len();
         state.search_results.retain(|hit| !read.iter().any(|id| *id == hit.id));
         let removed = before - state.search_results.len();
-        Ok(if removed > 0 && !state.search_results.is_empty() { MORE } else { DONE }.to_owned())
+        Ok(if removed > 0 && !state.search_results.is_empty() {
+            NextBatchOutcome::More
+        } else {
+            NextBatchOutcome::Done
+        })
     }
 }
 

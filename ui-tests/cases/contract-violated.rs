@@ -1,5 +1,5 @@
 // prompt + history + context + output + margin must fit in the model window, counted with the real tokenizer.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // Two steps share an id.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,6 +1,6 @@
 // `ping` and `pong` only lead to each other (the guard's on_deny goes back into the loop), so a
 // run that enters them never reaches `end`.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

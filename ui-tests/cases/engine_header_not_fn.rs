@@ -1,5 +1,5 @@
 // The declaration is a function header: `fn name { … }` expands to `fn name() -> EngineSpec`.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     pub engine help_centre {
         contexts { support { messages: [user: "Hi"] } }
     }

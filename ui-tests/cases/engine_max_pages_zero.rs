@@ -1,5 +1,5 @@
 // Expansion pages a retriever at least once.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: 2 } }
         contexts {

@@ -1,5 +1,5 @@
 // Paging stops once a pack holds `min_fill_ratio` of its allocation: a share in (0, 1].
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: 2 } }
         contexts {

@@ -1,5 +1,5 @@
 // Required keys: a context's `messages`, both settings of `expansion`, a retriever's `limit`.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}" } }
         contexts {

@@ -1,5 +1,5 @@
 // A pack's ratio is a share of the pack room: it must be in (0, 1].
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: 3 } }
         contexts {

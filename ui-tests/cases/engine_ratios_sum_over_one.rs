@@ -1,5 +1,5 @@
 // Explicit pack ratios may not promise more than the whole pack room.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers {
             kb_search { query: "{input.question}", limit: 3 },

@@ -1,6 +1,6 @@
 // Every problem at once, each under its own token; the function is still emitted, so the call in
 // `main` type-checks and adds no error of its own.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.topic}", limit: 0 } }
         contexts {
@@ -27,6 +27,6 @@ ctx_macros::context_engine! {
 }
 
 fn main() {
-    let spec: ctx_runtime::engine::EngineSpec = help_centre();
+    let spec: ctx::engine::EngineSpec = help_centre();
     let _ = spec.contexts.len();
 }

@@ -1,5 +1,5 @@
 // A policy's compactor is built in (truncate, sql, dotnet, code) or declared in `compactors`.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         compactors: [summarize],
         contexts {

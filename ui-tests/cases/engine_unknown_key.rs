@@ -1,5 +1,5 @@
 // Keys are the spec's: a misspelt one is named, with the closest known key.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         contexts {
             support {

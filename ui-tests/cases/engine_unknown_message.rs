@@ -1,6 +1,6 @@
 // Messages are `system`, `user`, `assistant`, `context` and `history`; placements `message` and
 // `variable`.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: 3 } }
         contexts {

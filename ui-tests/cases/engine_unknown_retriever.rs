@@ -1,5 +1,5 @@
 // A `context` directive names a declared retriever or context; a typo gets a suggestion.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: 3 } }
         contexts {

@@ -1,5 +1,5 @@
 // Templates may only use the context's declared inputs and its own packs.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         contexts {
             support {

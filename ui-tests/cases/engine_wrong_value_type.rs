@@ -1,5 +1,5 @@
 // A value of the wrong type is reported once, under the value, with the form to write.
-ctx_macros::context_engine! {
+ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}", limit: "3" } }
         contexts {

@@ -1,5 +1,5 @@
 // The evidence budget of fetch_node_texts cannot fit in settings.max_context_tokens.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // policy: demand needs the inbox topic that requests compaction.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

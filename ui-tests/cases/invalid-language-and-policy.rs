@@ -1,5 +1,5 @@
 // compact_code rules name a language and a policy that do not exist.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

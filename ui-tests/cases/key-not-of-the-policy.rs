@@ -1,5 +1,5 @@
 // `threshold` means nothing to policy: always.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // loop_guard reads its limit from a setting that is not declared.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A zero global context budget.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

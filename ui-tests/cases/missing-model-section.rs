@@ -1,5 +1,5 @@
 // A pipeline without its model block.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A step without its `next` transition.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

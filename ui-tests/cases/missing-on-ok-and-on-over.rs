@@ -1,5 +1,5 @@
 // manage_context_budget needs both `on_ok` and `on_over`.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // call_model names a prompt that is not declared.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

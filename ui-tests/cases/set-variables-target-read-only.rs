@@ -1,5 +1,5 @@
 // set_variables cannot write a read-only field.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // An unknown transform.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // Syntax and pipeline errors of one invocation are reported together, each under its token.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A user part's template must hold exactly one `{}`.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A user part's template must hold one `{}` for the source's text.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

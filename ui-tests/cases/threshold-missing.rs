@@ -1,5 +1,5 @@
 // policy: threshold needs a threshold.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A threshold is a fraction of max_context_tokens in (0, 1].
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

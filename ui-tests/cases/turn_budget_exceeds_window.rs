@@ -1,5 +1,5 @@
 // A turn cannot hold more than the model's window.
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         budget_tokens: 300_000,
         context_window: 128_000,

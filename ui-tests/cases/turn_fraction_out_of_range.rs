@@ -1,5 +1,5 @@
 // The fallback check compares the final request with a fraction of the window: in (0, 1].
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         budget_tokens: 100_000,
         context_window: 128_000,

@@ -1,6 +1,6 @@
 // `budget_tokens` and `context_window` are required; the finding is the runtime's, placed on the
 // function's name.
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         on_partial: truncate,
     }

@@ -1,5 +1,5 @@
 // A document's block must hold its text, exactly once.
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         budget_tokens: 100_000,
         context_window: 128_000,

@@ -1,5 +1,5 @@
 // `model("…")` reads the window from the model table when compiling; an unknown model is an error.
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         budget_tokens: 100_000,
         context_window: model("claude-3-opus"),

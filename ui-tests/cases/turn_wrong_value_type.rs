@@ -1,6 +1,6 @@
 // Values of the wrong type are reported once, under the value; values of the right type are still
 // judged by the runtime's rules.
-ctx_macros::turn_budget! {
+ctx::turn_budget! {
     fn agent_turn {
         budget_tokens: "100k",
         context_window: 128_000,

@@ -1,5 +1,5 @@
 // A retry loop without a loop_guard: nothing bounds how often it runs.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A misspelt key inside a step.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A misspelt step kind.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // A transition names a step that does not exist; the error suggests the closest id.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

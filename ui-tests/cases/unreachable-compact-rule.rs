@@ -1,5 +1,5 @@
 // The first matching rule wins, so a second `always` rule for sql can never apply.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // No transition leads to `orphan`.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // use_history needs settings.max_history_tokens to budget the history.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

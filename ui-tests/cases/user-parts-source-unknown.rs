@@ -1,5 +1,5 @@
 // A user part reads a field that neither the state nor any set_variables has.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,5 +1,5 @@
 // Values of the wrong type: a quoted number, a number for a name, a string for a boolean.
-use ctx_macros::pipeline;
+use ctx::pipeline;
 
 pipeline! {
     pub pipeline Qa {

@@ -1,4 +1,5 @@
-//! Compile-fail cases of `pipeline!`: one per misconfiguration, each `.stderr` reviewed.
+//! Compile-fail cases of `pipeline!`: one per misconfiguration, each `.stderr` reviewed; and
+//! passing crates (`pass/`) that use ctx as a user's crate does, with `ctx` as their one dependency.
 //!
 //! rustc's own wording changes between releases, so the expected output is pinned to one
 //! toolchain (the workspace's `rust-version`); on others the test is skipped rather than made
@@ -10,4 +11,6 @@
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("cases/*.rs");
+    // Crates whose one dependency is `ctx`, built and run as a user's would be.
+    t.pass("pass/*.rs");
 }

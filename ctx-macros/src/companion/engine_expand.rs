@@ -34,7 +34,7 @@ pub fn function(header: &FnHeader, spec: Option<&EngineSpec>) -> TokenStream {
         #docs
         #allow
         #[must_use]
-        #vis fn #name() -> ::ctx_runtime::__private::engine::EngineSpec {
+        #vis fn #name() -> ::ctx::__private::engine::EngineSpec {
             #body
         }
     }
@@ -94,7 +94,7 @@ fn spec_tokens(spec: &EngineSpec) -> TokenStream {
     let retrievers = spec.retrievers.iter().map(retriever);
     let compactors = spec.compactors.iter().map(|c| string(c));
     quote! {
-        use ::ctx_runtime::__private::engine as #e;
+        use ::ctx::__private::engine as #e;
         #e::EngineSpec {
             contexts: ::std::vec![#(#contexts),*],
             retrievers: ::std::vec![#(#retrievers),*],

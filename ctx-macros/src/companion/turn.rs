@@ -128,7 +128,7 @@ fn context_window(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Val
 
 /// The function; without `config` (the declaration has errors) its body is a stub.
 fn function(header: &FnHeader, config: Option<&TurnBudgetConfig>) -> TokenStream {
-    let t = quote!(::ctx_runtime::__private::turn);
+    let t = quote!(::ctx::__private::turn);
     let allow = allow();
     let vis = &header.vis;
     let name = &header.name;
@@ -171,7 +171,7 @@ fn config_tokens(config: &TurnBudgetConfig) -> TokenStream {
     let format = &config.format;
     let (template, separator, marker) = (&format.template, &format.separator, &format.truncation_marker);
     quote! {
-        use ::ctx_runtime::__private::turn as #t;
+        use ::ctx::__private::turn as #t;
         #t::TurnBudgetConfig {
             budget_tokens: #budget_tokens,
             context_window: #context_window,

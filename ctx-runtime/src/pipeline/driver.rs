@@ -19,6 +19,7 @@ use super::error::{BoxError, PipelineError};
 use super::graph::Target;
 use super::loaded::LoadedPipeline;
 use super::steps;
+use super::transition::Transition;
 
 /// Finds nodes for a query (`search_nodes`).
 #[async_trait]
@@ -139,8 +140,8 @@ impl std::fmt::Debug for StepEnv<'_> {
 /// What one step did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepOutcome {
-    /// The transition taken: an index into `def.steps[index].kind.transitions()`.
-    pub transition: usize,
+    /// The transition taken.
+    pub transition: Transition,
     /// What happened, for traces and tests.
     pub report: StepReport,
 }

@@ -23,7 +23,7 @@ async fn run_step_consumes_the_inbox_and_reports_the_transition() {
     state.enqueue(InboxMessage::new("start", "hello"));
     state.enqueue(InboxMessage::new("g", "later"));
     let out = run_step(&p, 0, &mut state, &StepEnv::builder()).await.unwrap();
-    assert_eq!(out.transition, 0);
+    assert_eq!(out.transition, Transition::Next);
     assert_eq!(out.report.step_id, "start");
     assert_eq!(out.report.kind, "set_variables");
     assert_eq!(out.report.transition_key, "next");

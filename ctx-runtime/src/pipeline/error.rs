@@ -141,6 +141,14 @@ pub enum PipelineError {
         /// The step id.
         step: String,
     },
+    /// A typed pipeline's environment was asked to run a step that is not one of its custom
+    /// steps (a hand-written [`Backends`](super::Backends) implementation, or a step enum that
+    /// does not match the loaded pipeline).
+    #[error("step `{step}` is not a custom step of this pipeline's environment")]
+    NotCustom {
+        /// The step id.
+        step: String,
+    },
     /// A run took more steps than the termination bound proven at load time: the state's loop
     /// counts were changed from outside the pipeline during the run.
     #[error(
@@ -172,6 +180,7 @@ impl ErrorCode for PipelineError {
             PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
             PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
             PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",
+            PipelineError::NotCustom { .. } => "PIPELINE_NOT_CUSTOM",
         }
     }
 }

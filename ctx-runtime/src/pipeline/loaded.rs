@@ -17,6 +17,7 @@ use super::graph::{StepGraph, Target};
 use super::load::{LoadOptions, PromptSource};
 use super::resolve::{ModelInput, ResolveInput, resolve};
 use super::suggest::help_for_unknown;
+use super::transition::Transition;
 use super::validate::structural_issues;
 
 /// A pipeline ready to run.
@@ -179,9 +180,10 @@ impl LoadedPipeline {
         self.def.steps.first().map_or(END, |s| s.id.as_str())
     }
 
-    /// The key and target of transition `transition` of step `index`.
-    pub fn transition(&self, index: usize, transition: usize) -> Option<(&str, Target)> {
-        self.transitions.get(index)?.get(transition).map(|(k, t)| (k.as_str(), *t))
+    /// The key and target of transition `transition` of step `index` (`None` when the step
+    /// has no such transition).
+    pub fn transition(&self, index: usize, transition: Transition) -> Option<(&str, Target)> {
+        self.transitions.get(index)?.get(transition.position()).map(|(k, t)| (k.as_str(), *t))
     }
 
     /// The id a target names (`end` for [`Target::End`]).

@@ -2,6 +2,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::error::ErrorCode;
+use crate::pipeline::Transition;
 use crate::pipeline::testing::{self, codes, compaction_loop};
 
 /// A fresh directory under the system temp dir, removed when dropped.
@@ -39,8 +40,8 @@ fn loads_the_spec_loop_with_its_limits_and_bound() {
     assert_eq!(p.setting("max_turn_loops"), Some(3));
     assert_eq!(p.output_tokens("summarize"), Some(1_024));
     assert_eq!(p.output_tokens("search"), None);
-    assert_eq!(p.transition(2, 1), Some(("on_over", Target::Step(3))));
-    assert_eq!(p.transition(6, 0), Some(("next", Target::End)));
+    assert_eq!(p.transition(2, Transition::OnOver), Some(("on_over", Target::Step(3))));
+    assert_eq!(p.transition(6, Transition::Next), Some(("next", Target::End)));
     assert_eq!(p.prompt("summarizer"), Some("Summarise the context."));
     // (3 allowed loops + 1) × 5 steps on the longest path without on_allow.
     assert_eq!(p.step_bound(), 20);

@@ -5,6 +5,8 @@
 //!   the field path of the offending value; the `pipeline!` macro calls it at compile time.
 //! * [`LoadedPipeline`] — a validated pipeline with its limits resolved; [`run_step`] performs
 //!   one step, [`LoadedPipeline::resume`] runs a [`Snapshot`] to the end.
+//! * [`Pipeline`] — the typed driver of a `pipeline!` pipeline: its step enum implements
+//!   [`StepMachine`] and its environment struct [`Backends`].
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
 pub mod definition;
@@ -13,11 +15,13 @@ mod error;
 mod graph;
 mod load;
 mod loaded;
+mod machine;
 mod mermaid;
 mod resolve;
 mod run;
 mod steps;
 mod suggest;
+mod transition;
 mod validate;
 mod values;
 
@@ -30,7 +34,9 @@ pub use error::{BoxError, PipelineError};
 pub use graph::{Target, variant_name};
 pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
+pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
 pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
+pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

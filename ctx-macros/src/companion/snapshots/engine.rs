@@ -3,8 +3,8 @@
 /// The context engine's declarations (checked when compiled by `context_engine!`): contexts `support`; retrievers `kb_search`.
 #[allow(dead_code, unused_qualifications, clippy::all, clippy::pedantic, missing_docs)]
 #[must_use]
-pub fn help_centre() -> ::ctx_runtime::__private::engine::EngineSpec {
-    use ::ctx_runtime::__private::engine as __engine;
+pub fn help_centre() -> ::ctx::__private::engine::EngineSpec {
+    use ::ctx::__private::engine as __engine;
     __engine::EngineSpec {
         contexts: ::std::vec![
             __engine::ContextDeclaration { name : ::std::string::String::from("support"),

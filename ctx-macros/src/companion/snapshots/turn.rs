@@ -3,8 +3,8 @@
 /// The turn budget checked when compiled by `turn_budget!`: 262000 tokens for the conversation and this turn's tool calls and results, in a window of 272000.
 #[allow(dead_code, unused_qualifications, clippy::all, clippy::pedantic, missing_docs)]
 #[must_use]
-pub(crate) fn agent_turn() -> ::ctx_runtime::__private::turn::TurnBudgetConfig {
-    use ::ctx_runtime::__private::turn as __turn;
+pub(crate) fn agent_turn() -> ::ctx::__private::turn::TurnBudgetConfig {
+    use ::ctx::__private::turn as __turn;
     __turn::TurnBudgetConfig {
         budget_tokens: 262000usize,
         context_window: 272000usize,

@@ -6,7 +6,7 @@ use crate::error::CtxError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail};
+use super::{Done, StepDetail, Transition};
 
 pub(crate) fn manage_context_budget(
     p: &LoadedPipeline,
@@ -17,8 +17,8 @@ pub(crate) fn manage_context_budget(
     let cfg = p.budget_config(index, step)?;
     let report = budget::manage_context_budget(step, cfg, p.max_context_tokens(), state, p.counter())?;
     let transition = match report.decision {
-        BudgetDecision::Ok => 0,
-        BudgetDecision::Over => 1,
+        BudgetDecision::Ok => Transition::OnOk,
+        BudgetDecision::Over => Transition::OnOver,
     };
     Ok((transition, StepDetail::ManageContextBudget(report)))
 }

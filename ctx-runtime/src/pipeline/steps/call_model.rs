@@ -43,7 +43,7 @@ use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, need};
+use super::{Done, StepDetail, Transition, need};
 
 /// The least output a `call_model` step negotiates down to (never more than the step asks for).
 pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
@@ -170,7 +170,7 @@ pub(crate) async fn call_model(
         state.history_dialog = dialog;
     }
     state.last_model_response = Some(response.content);
-    Ok((0, StepDetail::CallModel(report)))
+    Ok((Transition::Next, StepDetail::CallModel(report)))
 }
 
 /// The model's name for negotiation's records and errors; only a label, since the window is
@@ -210,7 +210,7 @@ mod tests {
         let mut state = PipelineState::new("What does {} mean in `format!`?");
         state.context_blocks = vec!["fn f() { println!(\"{}\", x) }".into(), "second".into()];
         let (t, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
-        assert_eq!(t, 0);
+        assert_eq!(t, Transition::Next);
         let sent = model.requests();
         assert_eq!(sent.len(), 1);
         let request = &sent[0];

@@ -8,7 +8,7 @@ use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, need};
+use super::{Done, StepDetail, Transition, need};
 
 /// `on_allow` (transition 0) while `state.loop_counts[step] < limit`, counting the loop;
 /// `on_deny` (transition 1) once the limit is reached. The limit is the setting named by
@@ -29,7 +29,8 @@ pub(crate) fn loop_guard(
         state.loop_counts.insert(step.to_owned(), count);
     }
     tracing::debug!(count, limit, allowed, "loop_guard");
-    Ok((usize::from(!allowed), StepDetail::LoopGuard { count, limit, allowed }))
+    let transition = if allowed { Transition::OnAllow } else { Transition::OnDeny };
+    Ok((transition, StepDetail::LoopGuard { count, limit, allowed }))
 }
 
 /// Runs the caller's handler on a copy of the state; keeps the copy only when the returned
@@ -43,7 +44,7 @@ pub(crate) async fn custom(
     let handler = need(env.custom_backend(), step, "custom", "CustomSteps", "custom")?;
     let mut scratch = state.clone();
     let outcome = handler.run(step, &mut scratch).await?;
-    let Some(transition) = spec.outcomes.iter().position(|(name, _)| *name == outcome) else {
+    let Some(position) = spec.outcomes.iter().position(|(name, _)| *name == outcome) else {
         let declared = spec.outcomes.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         return Err(PipelineError::UnknownOutcome { step: step.to_owned(), outcome, declared }.into());
     };
@@ -51,7 +52,7 @@ pub(crate) async fn custom(
         return Err(PipelineError::LoopCountsChanged { step: step.to_owned() }.into());
     }
     *state = scratch;
-    Ok((transition, StepDetail::Custom { outcome }))
+    Ok((Transition::Outcome(position), StepDetail::Custom { outcome }))
 }
 
 #[cfg(test)]
@@ -76,12 +77,13 @@ mod tests {
             taken.push(loop_guard(&p, "g", &spec, &mut state).unwrap().0);
         }
         // max_turn_loops = 3.
-        assert_eq!(taken, [0, 0, 0, 1, 1]);
+        use Transition::{OnAllow, OnDeny};
+        assert_eq!(taken, [OnAllow, OnAllow, OnAllow, OnDeny, OnDeny]);
         assert_eq!(state.loop_counts.get("g"), Some(&3));
         let (_, detail) = loop_guard(&p, "g", &spec, &mut state).unwrap();
         assert_eq!(detail, StepDetail::LoopGuard { count: 3, limit: 3, allowed: false });
         // Another guard counts on its own.
-        assert_eq!(loop_guard(&p, "h", &spec, &mut state).unwrap().0, 0);
+        assert_eq!(loop_guard(&p, "h", &spec, &mut state).unwrap().0, Transition::OnAllow);
     }
 
     struct Handler(&'static str, bool);
@@ -106,7 +108,7 @@ mod tests {
         let h = Handler("complex", false);
         let mut state = PipelineState::new("q");
         let (t, detail) = custom("route", &routes(), &mut state, &StepEnv::builder().custom(&h)).await.unwrap();
-        assert_eq!(t, 1);
+        assert_eq!(t, Transition::Outcome(1));
         assert_eq!(detail, StepDetail::Custom { outcome: "complex".into() });
         assert_eq!(state.variables.get("ran"), Some(&serde_json::Value::from("route")));
     }

@@ -27,7 +27,7 @@ use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::{NodeText, PipelineState};
 
-use super::{Done, StepDetail, need};
+use super::{Done, StepDetail, Transition, need};
 
 /// Why a hit's text was not fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -128,7 +128,7 @@ pub(crate) async fn fetch_node_texts(
         "fetch_node_texts"
     );
     state.node_texts = kept;
-    Ok((0, StepDetail::FetchNodeTexts(report)))
+    Ok((Transition::Next, StepDetail::FetchNodeTexts(report)))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::error::CtxError;
 
 use super::error::PipelineError;
+use super::transition::Transition;
 
 pub use call_model::{CallReport, OUTPUT_FLOOR_TOKENS};
 pub use fetch::{FetchReport, SkipReason, SkippedNode};
@@ -63,8 +64,8 @@ pub enum StepDetail {
     },
 }
 
-/// The transition index and the detail of a step that succeeded.
-pub(crate) type Done = (usize, StepDetail);
+/// The transition and the detail of a step that succeeded.
+pub(crate) type Done = (Transition, StepDetail);
 
 /// The backend, or the error naming the step and the builder method to call.
 pub(crate) fn need<'a, T: ?Sized>(

@@ -8,7 +8,7 @@ use crate::pipeline::driver::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::state::{PipelineState, SearchHit};
 
-use super::{Done, StepDetail, need};
+use super::{Done, StepDetail, Transition, need};
 
 /// Asks the search backend for `top_k` hits for the user's question (`user_question_en`, or
 /// `user_question` when the translation is empty) and replaces `search_results` with them, best
@@ -34,7 +34,7 @@ pub(crate) async fn search_nodes(
     tracing::debug!(hits = kept.len(), top_k, "search_nodes");
     let detail = StepDetail::SearchNodes { query: query.clone(), hits: kept.len() };
     state.search_results = kept;
-    Ok((0, detail))
+    Ok((Transition::Next, detail))
 }
 
 /// Adds the dependencies of the hits, breadth first, level by level up to `max_depth` levels:
@@ -75,7 +75,7 @@ pub(crate) async fn expand(
         frontier = next;
     }
     tracing::debug!(added = added.len(), depth, "expand_dependency_tree");
-    Ok((0, StepDetail::ExpandDependencyTree { added }))
+    Ok((Transition::Next, StepDetail::ExpandDependencyTree { added }))
 }
 
 #[cfg(test)]
@@ -94,7 +94,7 @@ mod tests {
         let mut state = PipelineState::new("Wie wird die Summe berechnet?");
         state.user_question_en = "How is the total computed?".into();
         let (t, detail) = search_nodes("s", &spec(3), &mut state, &env).await.unwrap();
-        assert_eq!(t, 0);
+        assert_eq!(t, Transition::Next);
         let ids: Vec<_> = state.search_results.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c"]);
         assert_eq!(detail, StepDetail::SearchNodes { query: "How is the total computed?".into(), hits: 3 });

@@ -8,7 +8,7 @@ use crate::pipeline::error::PipelineError;
 use crate::pipeline::values::{self, Transform, Val};
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail};
+use super::{Done, StepDetail, Transition};
 
 pub(crate) fn set_variables(step: &str, spec: &SetVariablesSpec, state: &mut PipelineState) -> Result<Done, CtxError> {
     let mut set = Vec::with_capacity(spec.rules.len());
@@ -38,7 +38,7 @@ pub(crate) fn set_variables(step: &str, spec: &SetVariablesSpec, state: &mut Pip
         set.push(rule.set.clone());
     }
     tracing::debug!(?set, "set_variables");
-    Ok((0, StepDetail::SetVariables { set }))
+    Ok((Transition::Next, StepDetail::SetVariables { set }))
 }
 
 #[cfg(test)]
@@ -63,7 +63,7 @@ mod tests {
             literal("last_model_response", json!(null)),
         ]);
         let (t, detail) = set_variables("set_ctx", &rules, &mut state).unwrap();
-        assert_eq!(t, 0);
+        assert_eq!(t, Transition::Next);
         assert_eq!(state.context_blocks, vec!["Summary: totals come from vw_InvoiceTotals.".to_owned()]);
         assert_eq!(state.last_model_response, None);
         assert_eq!(

@@ -1,0 +1,225 @@
+//! The typed state machine, written once: `pipeline!` emits a step enum implementing
+//! [`StepMachine`] (its ids, its transition table, its definition) and an environment struct
+//! implementing [`Backends`]; [`Pipeline`] holds `run`, `resume`, `step` and snapshots for every
+//! such pipeline. The generated code has no loop of its own.
+//!
+//! A run goes through the same [`LoadedPipeline`] driver as a pipeline loaded at run time, so the
+//! two paths cannot disagree; what the typed path adds is what the compiler can check: the
+//! environment holds exactly the backends the pipeline's steps need, and each custom step is a
+//! method returning its own outcome enum.
+
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use async_trait::async_trait;
+
+use crate::error::CtxError;
+use crate::state::PipelineState;
+
+use super::definition::PipelineDef;
+use super::driver::{CustomSteps, StepEnv, StepReport, run_step};
+use super::error::PipelineError;
+use super::load::LoadOptions;
+use super::loaded::LoadedPipeline;
+use super::run::Snapshot;
+use super::transition::Transition;
+
+/// A future a custom step returns through [`Backends::run_custom`].
+pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, CtxError>> + Send + 'a>>;
+
+/// The step enum of a `pipeline!` pipeline: one variant per step, plus an end state.
+///
+/// Generated code implements it; the associated items are the pipeline's facts, fixed when it
+/// was compiled.
+pub trait StepMachine: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
+    /// The pipeline's name.
+    const NAME: &'static str;
+    /// The step graph as a Mermaid flowchart.
+    const MERMAID: &'static str;
+    /// Where a run starts: the first declared step.
+    const FIRST: Self;
+    /// The end state.
+    const END: Self;
+    /// Every state, in declaration order, the end state last.
+    const ALL: &'static [Self];
+
+    /// The pipeline as written, as plain values.
+    fn definition() -> PipelineDef;
+
+    /// The step id as written (`"end"` for the end state).
+    fn id(self) -> &'static str;
+
+    /// The step's index in the definition's `steps`; `None` for the end state.
+    fn index(self) -> Option<usize>;
+
+    /// Where `transition` of this step leads: the transition table, resolved when compiled.
+    /// `None` when the step has no such transition (or for the end state).
+    fn next(self, transition: Transition) -> Option<Self>;
+
+    /// The state for a step id (or `"end"`).
+    fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.id() == id)
+    }
+
+    /// The state before step `index` of the definition's `steps`.
+    fn from_index(index: usize) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.index() == Some(index))
+    }
+}
+
+/// What a run of a typed pipeline plugs in. `pipeline!` implements it for the pipeline's
+/// environment struct (`CodeQaEnv`), whose fields are exactly the backends its steps need, so a
+/// backend cannot be forgotten.
+pub trait Backends<S: StepMachine>: Sync {
+    /// The search, store and model backends, as the run-time driver takes them.
+    fn step_env(&self) -> StepEnv<'_>;
+
+    /// Runs the custom step `step` and returns the name of the outcome it chose. Only called
+    /// for custom steps; the generated implementation calls the method of the pipeline's custom
+    /// trait named after the step.
+    fn run_custom<'a>(&'a self, step: S, state: &'a mut PipelineState) -> StepFuture<'a, &'static str> {
+        let _ = state;
+        Box::pin(async move { Err(PipelineError::NotCustom { step: step.id().to_owned() }.into()) })
+    }
+}
+
+/// A pipeline declared with `pipeline!`, loaded and ready to run. The macro names it:
+/// `pub type CodeQa = Pipeline<CodeQaStep>;`.
+pub struct Pipeline<S> {
+    loaded: LoadedPipeline,
+    states: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Pipeline<S> {
+    fn clone(&self) -> Self {
+        Pipeline { loaded: self.loaded.clone(), states: PhantomData }
+    }
+}
+
+impl<S: StepMachine> fmt::Debug for Pipeline<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pipeline").field("name", &S::NAME).field("loaded", &self.loaded).finish()
+    }
+}
+
+impl<S: StepMachine> Pipeline<S> {
+    /// The pipeline's name.
+    pub const NAME: &'static str = S::NAME;
+    /// The step graph as a Mermaid flowchart, computed when the pipeline was compiled.
+    pub const MERMAID: &'static str = S::MERMAID;
+
+    /// The pipeline as written, as plain values (validated when it was compiled).
+    pub fn definition() -> PipelineDef {
+        S::definition()
+    }
+
+    /// Loads the pipeline: resolves a `config(…)` model, fills `at_load` prompts, and re-runs
+    /// the validation with what only load time knows.
+    pub fn load(options: LoadOptions) -> Result<Self, CtxError> {
+        Ok(Pipeline { loaded: LoadedPipeline::load(S::definition(), options)?, states: PhantomData })
+    }
+
+    /// [`Self::load`] with default options.
+    pub fn new() -> Result<Self, CtxError> {
+        Self::load(LoadOptions::default())
+    }
+
+    /// Wraps a pipeline loaded from [`Self::definition`] another way, for example for a locally
+    /// served model (`LocalModel::load` puts in the server's window and tokenizer). Its steps
+    /// must be this pipeline's.
+    pub fn from_loaded(loaded: LoadedPipeline) -> Result<Self, CtxError> {
+        loaded.check_steps_match(&S::definition())?;
+        Ok(Pipeline { loaded, states: PhantomData })
+    }
+
+    /// The loaded pipeline (definition, model limits, contract report).
+    pub fn pipeline(&self) -> &LoadedPipeline {
+        &self.loaded
+    }
+
+    /// Performs the step `at` and returns where the run goes next. A failed step leaves
+    /// `state` unchanged.
+    pub async fn step(&self, at: S, state: &mut PipelineState, backends: &impl Backends<S>) -> Result<S, CtxError> {
+        Ok(self.step_with_report(at, state, backends).await?.0)
+    }
+
+    /// [`Self::step`], with the step's report (`None` at the end state).
+    pub async fn step_with_report(
+        &self,
+        at: S,
+        state: &mut PipelineState,
+        backends: &impl Backends<S>,
+    ) -> Result<(S, Option<StepReport>), CtxError> {
+        let Some(index) = at.index() else {
+            return Ok((S::END, None));
+        };
+        let dispatch = Dispatch { backends, states: PhantomData };
+        let env = backends.step_env().custom(&dispatch);
+        let mut work = state.clone();
+        let outcome = run_step(&self.loaded, index, &mut work, &env).await?;
+        // The table compiled into the step enum; the run-time resolution reached the same
+        // target from the same definition (`from_loaded` checks the steps match).
+        let next = at.next(outcome.transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {
+            pipeline: S::NAME.to_owned(),
+            index,
+            steps: self.loaded.definition().steps.len(),
+        })?;
+        *state = work;
+        Ok((next, Some(outcome.report)))
+    }
+
+    /// Runs a new question from the first step to the end (loop counts start at zero, the
+    /// history and variables carry over) and returns the final state with every step's report.
+    pub async fn run(
+        &self,
+        state: PipelineState,
+        backends: &impl Backends<S>,
+    ) -> Result<(PipelineState, Vec<StepReport>), CtxError> {
+        let mut snapshot = Snapshot::start(&self.loaded, state);
+        let reports = self.resume(&mut snapshot, backends).await?;
+        Ok((snapshot.state, reports))
+    }
+
+    /// Runs a saved snapshot to the end, moving it along after each step. On error it stays at
+    /// the failed step with the state that step found, so the run can be retried. A run takes at
+    /// most the proven `step_bound` steps.
+    pub async fn resume(
+        &self,
+        snapshot: &mut Snapshot,
+        backends: &impl Backends<S>,
+    ) -> Result<Vec<StepReport>, CtxError> {
+        Self::position(snapshot)?;
+        let dispatch = Dispatch { backends, states: PhantomData };
+        let env = backends.step_env().custom(&dispatch);
+        self.loaded.resume(snapshot, &env).await
+    }
+
+    /// A snapshot of a run about to perform `at` on `state`.
+    pub fn snapshot(at: S, state: &PipelineState) -> Snapshot {
+        Snapshot { next_step: at.id().to_owned(), state: state.clone() }
+    }
+
+    /// The state a snapshot is at.
+    pub fn position(snapshot: &Snapshot) -> Result<S, CtxError> {
+        S::from_id(&snapshot.next_step).ok_or_else(|| {
+            PipelineError::UnknownSnapshotStep { pipeline: S::NAME.to_owned(), step: snapshot.next_step.clone() }.into()
+        })
+    }
+}
+
+/// Routes the run-time driver's `custom` steps to the typed backends.
+struct Dispatch<'b, S, B: ?Sized> {
+    backends: &'b B,
+    states: PhantomData<fn() -> S>,
+}
+
+#[async_trait]
+impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B> {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
+        let step = S::from_id(step_id).ok_or_else(|| PipelineError::NotCustom { step: step_id.to_owned() })?;
+        Ok(self.backends.run_custom(step, state).await?.to_owned())
+    }
+}
