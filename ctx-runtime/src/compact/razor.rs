@@ -51,6 +51,42 @@ struct Reading {
     at: usize,
 }
 
+/// Razor directives that open a line, lower-cased.
+const DIRECTIVES: &[&str] = &[
+    "@model ",
+    "@using ",
+    "@inject ",
+    "@page",
+    "@{",
+    "@foreach",
+    "@if ",
+    "@if(",
+    "@section ",
+    "@inherits ",
+    "@addtaghelper ",
+    "@removetaghelper ",
+    "@code",
+    "@layout ",
+    "@implements ",
+    "@namespace ",
+    "@typeparam ",
+    "@rendermode ",
+    "@attribute [",
+    "@await render",
+    "<pagetitle>",
+];
+
+/// Razor expressions over a view's own objects (case matters: they are C# members).
+const EXPRESSIONS: &[&str] = &["@Html.", "@RenderBody()", "@RenderSection", "@ViewData[", "@ViewBag.", "@Model.", "@Url."];
+
+/// Whether `line` is Razor beyond doubt: a Razor directive opens it, or it holds an expression
+/// over the view's own objects. The one test the classifier and the compactor share, so a
+/// file classified as Razor from its content is compacted as Razor.
+pub(crate) fn is_razor_line(line: &str) -> bool {
+    let lower = line.trim_start().to_ascii_lowercase();
+    DIRECTIVES.iter().any(|d| lower.starts_with(d)) || EXPRESSIONS.iter().any(|e| line.contains(e))
+}
+
 /// The text without its Razor comments (see the module documentation).
 pub fn strip(src: &str) -> Cow<'_, str> {
     if !src.contains("@*") {
