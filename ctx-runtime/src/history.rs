@@ -218,7 +218,12 @@ pub(crate) fn trim_after_system(
 }
 
 /// [`history_tokens`] of `history[..head]` followed by `history[first_kept..]`.
-fn kept_exact(history: &[ChatMessage], head: usize, first_kept: usize, counter: &TokenCounter) -> Result<usize, TokenError> {
+fn kept_exact(
+    history: &[ChatMessage],
+    head: usize,
+    first_kept: usize,
+    counter: &TokenCounter,
+) -> Result<usize, TokenError> {
     let tail = history.get(first_kept..).unwrap_or(&[]);
     if head == 0 {
         return history_tokens(counter, tail);

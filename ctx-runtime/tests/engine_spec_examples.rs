@@ -305,7 +305,10 @@ fn the_builtin_sql_compactor_strips_then_truncates() {
 /// every token the system message leaves (issue 14, item 12).
 #[test]
 fn the_ten_token_compaction_example_fills_its_budget() {
-    let policy = ContextPolicySpec { compactor: Some(CompactorSpec { name: "truncate".into() }), ..budget_policy(10, "compact") };
+    let policy = ContextPolicySpec {
+        compactor: Some(CompactorSpec { name: "truncate".into() }),
+        ..budget_policy(10, "compact")
+    };
     let spec = EngineSpec {
         contexts: vec![support(Some(policy), vec![pack("policies")])],
         retrievers: vec![RetrieverDecl { name: "policies".into(), query: "{input.question}".into(), limit: 1 }],
@@ -324,7 +327,10 @@ fn the_ten_token_compaction_example_fills_its_budget() {
 /// Without a user message, an assembly whose text allows it fills its budget to the token.
 #[test]
 fn an_assembly_without_a_user_message_fills_its_budget_exactly() {
-    let policy = ContextPolicySpec { compactor: Some(CompactorSpec { name: "truncate".into() }), ..budget_policy(60, "compact") };
+    let policy = ContextPolicySpec {
+        compactor: Some(CompactorSpec { name: "truncate".into() }),
+        ..budget_policy(60, "compact")
+    };
     let spec = EngineSpec {
         contexts: vec![support(Some(policy), vec![system("Answer from the policy."), pack("policies")])],
         retrievers: vec![RetrieverDecl { name: "policies".into(), query: "{input.question}".into(), limit: 1 }],

@@ -49,7 +49,8 @@ fn a_known_hard_score_round_trips() {
 #[test]
 fn non_finite_scores_round_trip() {
     for score in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let state = PipelineState { search_results: vec![SearchHit { id: "n".into(), score }], ..PipelineState::default() };
+        let state =
+            PipelineState { search_results: vec![SearchHit { id: "n".into(), score }], ..PipelineState::default() };
         let snapshot = Snapshot { next_step: "answer".into(), state };
         let back: Snapshot = serde_json::from_str(&serde_json::to_string(&snapshot).unwrap()).unwrap();
         assert_eq!(back.state.search_results[0].score.to_bits(), score.to_bits());

@@ -330,11 +330,7 @@ fn sql_vote(line: &str, l: &str) -> Option<(Family, bool)> {
 
 fn dotnet_vote(line: &str, l: &str) -> Option<(Family, bool)> {
     let dn = |strong| Some((Family::Dotnet, strong));
-    if starts(l, "#region")
-        || starts(l, "#endregion")
-        || starts(l, "#nullable")
-        || l.starts_with("#pragma warning")
-    {
+    if starts(l, "#region") || starts(l, "#endregion") || starts(l, "#nullable") || l.starts_with("#pragma warning") {
         return dn(true);
     }
     let using = starts(l, "using") || l.starts_with("global using ");

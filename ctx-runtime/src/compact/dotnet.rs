@@ -104,7 +104,10 @@ mod tests {
         assert_eq!(DotnetSyntax::detect(layout, None), DotnetSyntax::Razor);
         let component = "<h3>Counter</h3>\n<p>@count</p>\n@code {\n    int count;\n}";
         assert_eq!(DotnetSyntax::detect(component, None), DotnetSyntax::Razor);
-        assert_eq!(DotnetSyntax::detect("@addTagHelper *, Microsoft.AspNetCore.Mvc.TagHelpers", None), DotnetSyntax::Razor);
+        assert_eq!(
+            DotnetSyntax::detect("@addTagHelper *, Microsoft.AspNetCore.Mvc.TagHelpers", None),
+            DotnetSyntax::Razor
+        );
     }
 
     #[test]

@@ -77,7 +77,8 @@ const DIRECTIVES: &[&str] = &[
 ];
 
 /// Razor expressions over a view's own objects (case matters: they are C# members).
-const EXPRESSIONS: &[&str] = &["@Html.", "@RenderBody()", "@RenderSection", "@ViewData[", "@ViewBag.", "@Model.", "@Url."];
+const EXPRESSIONS: &[&str] =
+    &["@Html.", "@RenderBody()", "@RenderSection", "@ViewData[", "@ViewBag.", "@Model.", "@Url."];
 
 /// Whether `line` is Razor beyond doubt: a Razor directive opens it, or it holds an expression
 /// over the view's own objects. The one test the classifier and the compactor share, so a
@@ -145,7 +146,8 @@ fn comments(src: &str, keep_lines: bool) -> Vec<(usize, usize)> {
         i += 1;
     }
     // The text's end is a line's end too.
-    let one_line = |r: &Reading| matches!(r.state, State::Str { kind: Kind::Regular, .. } | State::Str { nested: true, .. });
+    let one_line =
+        |r: &Reading| matches!(r.state, State::Str { kind: Kind::Regular, .. } | State::Str { nested: true, .. });
     if readings.iter().any(one_line) && unsure_lines.last() != Some(&line) {
         unsure_lines.push(line);
     }

@@ -87,7 +87,11 @@ pub(super) fn render_parts(
             }
             Directive::History => {
                 history_placed = true;
-                parts.extend(history.iter().map(|m| Part { message: m.clone(), origin: Origin::History, fills: false }));
+                parts.extend(history.iter().map(|m| Part {
+                    message: m.clone(),
+                    origin: Origin::History,
+                    fills: false,
+                }));
             }
         }
     }
@@ -220,7 +224,13 @@ pub(super) fn layout_top(parts: Vec<Part>, user_fallback: &str, empty: Empty) ->
         }
     }
     let keep = empty == Empty::Keep;
-    TopLayout { system_prompt, history, user_message, keep_system: keep && lead > 0, keep_user: keep && user_at.is_some() }
+    TopLayout {
+        system_prompt,
+        history,
+        user_message,
+        keep_system: keep && lead > 0,
+        keep_user: keep && user_at.is_some(),
+    }
 }
 
 /// A nested context's text: its parts' contents joined by a blank line.
