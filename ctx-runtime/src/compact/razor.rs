@@ -114,6 +114,7 @@ pub fn strip(src: &str) -> Cow<'_, str> {
 fn comments(src: &str, keep_lines: bool) -> Vec<(usize, usize)> {
     let b = src.as_bytes();
     let mut readings = vec![Reading { state: State::Code, at: 0 }];
+    let mut next: Vec<Reading> = Vec::new();
     // Comments every reading agreed on: (opener, end of `*@`, opener's line).
     let mut agreed: Vec<(usize, usize, usize)> = Vec::new();
     // Lines where some reading reached the line's end inside a one-line string: a quote on it was
@@ -128,7 +129,7 @@ fn comments(src: &str, keep_lines: bool) -> Vec<(usize, usize)> {
                 agreed.push((i, end, line));
             }
         }
-        let mut next = Vec::with_capacity(readings.len() + 1);
+        next.clear();
         for r in &readings {
             if r.at > i {
                 push(&mut next, *r);
@@ -139,7 +140,7 @@ fn comments(src: &str, keep_lines: bool) -> Vec<(usize, usize)> {
                 unsure_lines.push(line);
             }
         }
-        readings = next;
+        std::mem::swap(&mut readings, &mut next);
         if b[i] == b'\n' {
             line += 1;
         }
