@@ -97,6 +97,9 @@ pub enum CtxError {
     /// Budgeting the tool calls of an agent turn failed.
     #[error(transparent)]
     Turn(#[from] crate::turn::TurnError),
+    /// History trimming failed (a leading system message over the history budget).
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
     /// Output negotiation found no room for the request.
     #[error(transparent)]
     Negotiation(#[from] crate::negotiate::NegotiationError),
@@ -124,6 +127,7 @@ impl ErrorCode for CtxError {
             CtxError::ModelConfig(e) => e.code(),
             CtxError::Contract(e) => e.code(),
             CtxError::Turn(e) => e.code(),
+            CtxError::History(e) => e.code(),
             CtxError::Negotiation(e) => e.code(),
             CtxError::Model(e) => e.code(),
             #[cfg(feature = "retrieve")]

@@ -6,6 +6,11 @@
 //! of any history (it is paid once per request, with or without history), so an empty history
 //! costs 0.
 //!
+//! A leading system message is never trimmed (as LangChain's `trim_messages(include_system=True)`):
+//! it is the instructions the rest of the conversation depends on, so it is always kept and its
+//! cost counted in the budget. When it alone does not fit, trimming fails with
+//! [`HistoryError::SystemOverBudget`] rather than dropping it silently.
+//!
 //! An assistant message that calls tools and the tool results answering it leave together: a
 //! trim never keeps a tool result whose call was removed, and the kept part never starts with a
 //! tool result.
@@ -19,25 +24,60 @@
 use std::collections::HashMap;
 
 use crate::chat::{ChatMessage, Role};
-use crate::error::TokenError;
+use crate::error::{ErrorCode, TokenError};
 use crate::tokens::TokenCounter;
+
+/// Errors of [`trim_history`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// The tokenizer failed.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The history's leading system message, which trimming always keeps, does not fit the
+    /// budget by itself.
+    #[error(
+        "the history's leading system message costs {system_tokens} tokens, more than the history budget of \
+         {max_tokens}; it is never trimmed: shorten it or raise the budget"
+    )]
+    SystemOverBudget {
+        /// What the system message costs ([`message_tokens`]).
+        system_tokens: usize,
+        /// The budget it was trimmed to.
+        max_tokens: usize,
+    },
+}
+
+impl ErrorCode for HistoryError {
+    fn code(&self) -> &'static str {
+        match self {
+            HistoryError::Token(e) => e.code(),
+            HistoryError::SystemOverBudget { .. } => "HISTORY_SYSTEM_OVER_BUDGET",
+        }
+    }
+}
 
 /// The outcome of [`trim_history`]: which messages stay and what they cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HistoryTrim {
-    /// Index in the input of the first kept message; `history.len()` when nothing is kept. The kept
-    /// messages are `history[first_kept..]`.
+    /// Whether `history[0]` is a system message, which is always kept.
+    pub system_kept: bool,
+    /// Index in the input of the first kept message after the kept system message, if any;
+    /// `history.len()` when nothing else is kept. The kept messages are the system message, then
+    /// `history[first_kept..]`.
     pub first_kept: usize,
-    /// How many messages were removed from the front (equal to `first_kept`).
+    /// How many messages were removed (those between the system message, if any, and
+    /// `first_kept`).
     pub removed: usize,
-    /// Exact tokens the kept messages add to a request ([`history_tokens`] of the kept slice).
+    /// Exact tokens the kept messages add to a request ([`history_tokens`] of them).
     pub kept_tokens: usize,
 }
 
 impl HistoryTrim {
-    /// The kept part of `history` (the slice this trim was computed on).
-    pub fn kept<'a>(&self, history: &'a [ChatMessage]) -> &'a [ChatMessage] {
-        history.get(self.first_kept..).unwrap_or(&[])
+    /// The messages that stay, in order (of the `history` this trim was computed on).
+    pub fn kept(&self, history: &[ChatMessage]) -> Vec<ChatMessage> {
+        let head = history.get(..usize::from(self.system_kept)).unwrap_or(&[]);
+        head.iter().chain(history.get(self.first_kept..).unwrap_or(&[])).cloned().collect()
     }
 }
 
@@ -90,9 +130,15 @@ fn allowed_cuts(history: &[ChatMessage]) -> Vec<bool> {
 /// Finds the smallest number of oldest messages to drop so that the rest of `history` costs at
 /// most `max_tokens` ([`history_tokens`]), never separating a tool call from its results.
 ///
-/// When even the newest message (with the results of its call, if any) does not fit, the whole
-/// history is dropped (`first_kept == history.len()`, `kept_tokens == 0`). Errors only when the
-/// tokenizer fails.
+/// A leading system message is always kept, and its cost counts against `max_tokens`: the
+/// messages dropped are the oldest after it. When even the newest message (with the results of
+/// its call, if any) does not fit, everything else is dropped (`first_kept == history.len()`;
+/// `kept_tokens` is the system message's cost, or 0 without one).
+///
+/// # Errors
+///
+/// [`HistoryError::SystemOverBudget`] when the leading system message alone costs more than
+/// `max_tokens` (it is never dropped silently); [`HistoryError::Token`] when the tokenizer fails.
 ///
 /// ```
 /// use ctx_runtime::history::trim_history;
@@ -107,19 +153,43 @@ fn allowed_cuts(history: &[ChatMessage]) -> Vec<bool> {
 /// let trim = trim_history(&history, 10, &counter)?;
 /// assert_eq!(trim.kept(&history), &history[2..]);
 /// assert!(trim.kept_tokens <= 10);
-/// # Ok::<(), ctx_runtime::TokenError>(())
+///
+/// // A leading system message stays, whatever the budget it leaves to the rest.
+/// let mut with_system = vec![ChatMessage::system("Answer in French.")];
+/// with_system.extend(history.iter().cloned());
+/// let trim = trim_history(&with_system, 20, &counter)?;
+/// assert_eq!(trim.kept(&with_system), [with_system[0].clone(), with_system[3].clone()]);
+/// # Ok::<(), ctx_runtime::history::HistoryError>(())
 /// ```
 pub fn trim_history(
     history: &[ChatMessage],
     max_tokens: usize,
     counter: &TokenCounter,
+) -> Result<HistoryTrim, HistoryError> {
+    let head = usize::from(history.first().is_some_and(|m| m.role == Role::System));
+    let system_tokens = history_tokens(counter, history.get(..head).unwrap_or(&[]))?;
+    if system_tokens > max_tokens {
+        return Err(HistoryError::SystemOverBudget { system_tokens, max_tokens });
+    }
+    Ok(trim_after_system(history, max_tokens, counter)?)
+}
+
+/// [`trim_history`] for callers that check the whole request themselves: when the leading system
+/// message alone is over `max_tokens`, everything else is dropped and the system message kept,
+/// so the caller sees the real size and reports its own error.
+pub(crate) fn trim_after_system(
+    history: &[ChatMessage],
+    max_tokens: usize,
+    counter: &TokenCounter,
 ) -> Result<HistoryTrim, TokenError> {
+    let head = usize::from(history.first().is_some_and(|m| m.role == Role::System));
+    let system_tokens = history_tokens(counter, history.get(..head).unwrap_or(&[]))?;
     // Costs in context: a tool result's framing names the call it answers, and a front cut never
     // separates the two, so every kept message keeps the cost it has here.
     let costs = counter.message_costs(history)?;
     let cuts = allowed_cuts(history);
     let mut total: usize = costs.iter().sum();
-    let mut first_kept = 0usize;
+    let mut first_kept = head;
     // Whether the running total must be confirmed before the current cut is accepted.
     let mut confirmed = false;
     loop {
@@ -139,23 +209,39 @@ pub fn trim_history(
         }
         // The running total is a sum of per-message counts; accept the cut only on the exact
         // count of the kept slice as it will be sent.
-        let exact = history_tokens(counter, history.get(first_kept..).unwrap_or(&[]))?;
+        let exact = kept_exact(history, head, first_kept, counter)?;
         total = exact;
         confirmed = true;
     }
-    let kept_tokens = if first_kept >= history.len() { 0 } else { total };
-    Ok(HistoryTrim { first_kept, removed: first_kept, kept_tokens })
+    let kept_tokens = if first_kept >= history.len() { system_tokens } else { total };
+    Ok(HistoryTrim { system_kept: head == 1, first_kept, removed: first_kept - head, kept_tokens })
 }
 
-/// [`trim_history`] applied to `history`: the dropped messages are removed from the vector. On an
-/// error the vector is left unchanged.
+/// [`history_tokens`] of `history[..head]` followed by `history[first_kept..]`.
+fn kept_exact(
+    history: &[ChatMessage],
+    head: usize,
+    first_kept: usize,
+    counter: &TokenCounter,
+) -> Result<usize, TokenError> {
+    let tail = history.get(first_kept..).unwrap_or(&[]);
+    if head == 0 {
+        return history_tokens(counter, tail);
+    }
+    let kept: Vec<ChatMessage> = history.get(..head).unwrap_or(&[]).iter().chain(tail).cloned().collect();
+    history_tokens(counter, &kept)
+}
+
+/// [`trim_history`] applied to `history`: the dropped messages are removed from the vector (a
+/// leading system message stays). On an error the vector is left unchanged.
 pub fn trim_history_in_place(
     history: &mut Vec<ChatMessage>,
     max_tokens: usize,
     counter: &TokenCounter,
-) -> Result<HistoryTrim, TokenError> {
+) -> Result<HistoryTrim, HistoryError> {
     let trim = trim_history(history, max_tokens, counter)?;
-    history.drain(..trim.first_kept.min(history.len()));
+    let head = usize::from(trim.system_kept);
+    history.drain(head.min(history.len())..trim.first_kept.min(history.len()));
     Ok(trim)
 }
 
@@ -194,6 +280,55 @@ mod tests {
             ChatMessage::assistant("answer"),
         ];
         assert_eq!(allowed_cuts(&h), vec![true, true, false, false, true, true]);
+    }
+
+    #[test]
+    fn a_leading_system_message_is_kept_and_counted_at_every_budget() {
+        let c = counter();
+        let h = vec![
+            ChatMessage::system("You are terse."),
+            ChatMessage::user("first question"),
+            ChatMessage::assistant("first answer"),
+            ChatMessage::user("second question"),
+        ];
+        let system = message_tokens(&c, &h[0]).unwrap();
+        let all = history_tokens(&c, &h).unwrap();
+        for max in system..all {
+            let trim = trim_history(&h, max, &c).unwrap();
+            let kept = trim.kept(&h);
+            assert!(trim.system_kept && kept[0] == h[0], "budget {max}: {kept:?}");
+            assert_eq!(trim.kept_tokens, history_tokens(&c, &kept).unwrap());
+            assert!(trim.kept_tokens <= max);
+            assert_eq!(trim.removed + kept.len(), h.len());
+        }
+        // Room for the system message and the last one only.
+        let last = history_tokens(&c, &[h[0].clone(), h[3].clone()]).unwrap();
+        let trim = trim_history(&h, last, &c).unwrap();
+        assert_eq!((trim.first_kept, trim.removed, trim.kept_tokens), (3, 2, last));
+        let trim = trim_history(&h, system, &c).unwrap();
+        assert_eq!((trim.first_kept, trim.removed, trim.kept_tokens), (4, 3, system));
+        let mut v = h.clone();
+        trim_history_in_place(&mut v, last, &c).unwrap();
+        assert_eq!(v, [h[0].clone(), h[3].clone()]);
+    }
+
+    #[test]
+    fn a_system_message_over_the_budget_is_an_error_not_a_silent_drop() {
+        let c = counter();
+        let h = vec![ChatMessage::system("You are terse."), ChatMessage::user("q")];
+        let system = message_tokens(&c, &h[0]).unwrap();
+        let err = trim_history(&h, system - 1, &c).unwrap_err();
+        assert_eq!(err, HistoryError::SystemOverBudget { system_tokens: system, max_tokens: system - 1 });
+        assert_eq!(err.code(), "HISTORY_SYSTEM_OVER_BUDGET");
+        let mut v = h.clone();
+        assert!(trim_history_in_place(&mut v, 0, &c).is_err());
+        assert_eq!(v, h, "unchanged on error");
+        // For callers that check the whole request: the system message alone is kept.
+        let trim = trim_after_system(&h, 0, &c).unwrap();
+        assert_eq!(trim.kept(&h), [h[0].clone()]);
+        // A system message later in the history is an ordinary message.
+        let later = vec![ChatMessage::user("q"), ChatMessage::system("note")];
+        assert_eq!(trim_history(&later, 0, &c).unwrap().first_kept, 2);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::error::{ErrorCode, TokenError};
-use crate::history::{HistoryTrim, trim_history};
+use crate::history::{HistoryTrim, trim_after_system};
 use crate::llm::ChatRequest;
 use crate::tokens::{ModelInfo, TokenCounter};
 use crate::validation::{ConfigIssue, FieldPath};
@@ -252,8 +252,10 @@ pub fn negotiate_max_output(req: &NegotiationRequest, counter: &TokenCounter) ->
         }
         let mut history_budget = window - needed;
         loop {
-            let trim: HistoryTrim = trim_history(&req.history, history_budget, counter)?;
-            messages = assemble(trim.kept(&req.history));
+            // A leading system message in the history is never trimmed: when it alone is over
+            // the budget, the count below reports the request as it is.
+            let trim: HistoryTrim = trim_after_system(&req.history, history_budget, counter)?;
+            messages = assemble(&trim.kept(&req.history));
             input = counter.count_request(&messages, &req.tools)?;
             dropped = trim.removed;
             let total = input.saturating_add(margin).saturating_add(floor);

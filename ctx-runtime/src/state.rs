@@ -77,8 +77,44 @@ impl InboxMessage {
 pub struct SearchHit {
     /// The node id.
     pub id: String,
-    /// The retriever's score (higher is better).
+    /// The retriever's score (higher is better). JSON has no NaN or infinity, so those are
+    /// written as the strings `"NaN"`, `"inf"` and `"-inf"`: a snapshot holding one still loads.
+    #[serde(with = "score_serde")]
     pub score: f64,
+}
+
+/// Serde for a score that round-trips every `f64` bit for bit (finite values as JSON numbers,
+/// with serde_json's `float_roundtrip`; the rest as strings).
+mod score_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Error> {
+        match *score {
+            x if x.is_finite() => s.serialize_f64(x),
+            x if x.is_nan() => s.serialize_str("NaN"),
+            x if x > 0.0 => s.serialize_str("inf"),
+            _ => s.serialize_str("-inf"),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Number(x) => Ok(x),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                other => Err(serde::de::Error::custom(format!("`{other}` is not a score"))),
+            },
+        }
+    }
 }
 
 /// The kind of value a state field holds; the `pipeline!` macro checks `user_parts` sources and

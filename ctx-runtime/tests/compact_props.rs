@@ -262,3 +262,43 @@ proptest! {
         prop_assert_eq!(again.text, c.text);
     }
 }
+
+/// A C# literal that may hold a Razor comment opener or a whole Razor comment.
+fn razor_literal() -> impl Strategy<Value = String> {
+    let with_comment = || hostile(&["'", "\"\"", "\\", "@*", "*@", "@* c *@", "\n@* c *@\n"]);
+    prop_oneof![
+        csharp_literal(),
+        with_comment().prop_map(|c| format!("@\"{c}\"")),
+        with_comment().prop_map(|c| format!("$@\"{{x}}{}\"", c.replace(['{', '}'], ""))),
+        with_comment().prop_map(|c| format!("\"\"\"\n{}\n\"\"\"", scrub(c, &["\"\"\""]))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Razor comments go, but never out of a C# string: every code block with a literal comes
+    /// out byte for byte (issue 14, item 6).
+    #[test]
+    fn razor_strip_never_changes_a_csharp_literal(
+        pieces in prop::collection::vec(prop_oneof![
+            2 => razor_literal().prop_map(|l| (format!("@{{ var s = {l}; }}\n"), true)),
+            1 => prop::sample::select(vec![
+                "<p class=\"a\">Hi</p>\n", "<a title=\"x @* y\">z</a>\n", "<p>It's 5\" tall</p>\n", "@* note *@\n",
+                "<p>@Model.Name</p> @* inline *@\n", "// see http://x\n",
+            ]).prop_map(|m| (m.to_owned(), false)),
+        ], 0..8),
+    ) {
+        let text: String = pieces.iter().map(|(p, _)| p.as_str()).collect();
+        let out = dotnet::strip(&text, dotnet::DotnetSyntax::Razor).into_owned();
+        let mut from = 0;
+        for (piece, literal) in &pieces {
+            if *literal {
+                let Some(at) = out[from..].find(piece.as_str()) else {
+                    return Err(TestCaseError::fail(format!("{piece:?} changed: {text:?} -> {out:?}")));
+                };
+                from += at + piece.len();
+            }
+        }
+    }
+}

@@ -299,3 +299,46 @@ fn the_builtin_sql_compactor_strips_then_truncates() {
     assert!(out.report.packs[0].compacted);
     assert!(out.report.total_tokens <= 60);
 }
+
+/// The spec's compaction policy as written (a 10-token input budget, `compact`, `truncate`), on a
+/// context that is just the pack: no user message is sent, so none is counted, and the pack gets
+/// every token the system message leaves (issue 14, item 12).
+#[test]
+fn the_ten_token_compaction_example_fills_its_budget() {
+    let policy = ContextPolicySpec {
+        compactor: Some(CompactorSpec { name: "truncate".into() }),
+        ..budget_policy(10, "compact")
+    };
+    let spec = EngineSpec {
+        contexts: vec![support(Some(policy), vec![pack("policies")])],
+        retrievers: vec![RetrieverDecl { name: "policies".into(), query: "{input.question}".into(), limit: 1 }],
+        compactors: vec![],
+    };
+    let out = compact(spec, POLICY_DOC).unwrap();
+    assert_eq!(out.messages().len(), 1, "{out:?}");
+    assert!(out.user_message.is_empty());
+    let pack = &out.report.packs[0];
+    assert_eq!(pack.tokens, 3, "{pack:?}");
+    assert!(POLICY_DOC.starts_with(&out.system_prompt) && !out.system_prompt.is_empty());
+    assert_eq!(out.report.total_tokens, counter().count_messages(&out.messages()).unwrap());
+    assert_eq!(out.report.total_tokens, 10);
+}
+
+/// Without a user message, an assembly whose text allows it fills its budget to the token.
+#[test]
+fn an_assembly_without_a_user_message_fills_its_budget_exactly() {
+    let policy = ContextPolicySpec {
+        compactor: Some(CompactorSpec { name: "truncate".into() }),
+        ..budget_policy(60, "compact")
+    };
+    let spec = EngineSpec {
+        contexts: vec![support(Some(policy), vec![system("Answer from the policy."), pack("policies")])],
+        retrievers: vec![RetrieverDecl { name: "policies".into(), query: "{input.question}".into(), limit: 1 }],
+        compactors: vec![],
+    };
+    let out = compact(spec, POLICY_DOC).unwrap();
+    assert!(out.user_message.is_empty());
+    assert_eq!(out.messages().len(), 1);
+    assert_eq!(out.report.total_tokens, counter().count_messages(&out.messages()).unwrap());
+    assert_eq!(out.report.total_tokens, 60);
+}

@@ -8,7 +8,7 @@ use history_corpus::{naive_trim, no_orphans};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ctx_runtime::history::{history_tokens, message_tokens, trim_history, trim_history_in_place};
+use ctx_runtime::history::{HistoryError, history_tokens, message_tokens, trim_history, trim_history_in_place};
 use ctx_runtime::tokens::BpeBackend;
 use ctx_runtime::{ChatFormat, ChatMessage, Encoding, Role, TokenCounter, ToolCall};
 use proptest::prelude::*;
@@ -42,7 +42,7 @@ fn a_tool_call_and_its_results_leave_together() {
     assert_eq!(trim.first_kept, 4, "the results left with their call");
     assert_eq!(trim.removed, 4);
     assert_eq!(trim.kept_tokens, history_tokens(&c, &h[4..]).unwrap());
-    assert!(no_orphans(trim.kept(&h)));
+    assert!(no_orphans(&trim.kept(&h)));
     // With room for the call too, all three stay.
     let trim = trim_history(&h, history_tokens(&c, &h[1..]).unwrap(), &c).unwrap();
     assert_eq!(trim.first_kept, 1);
@@ -118,9 +118,9 @@ fn trims_a_217k_token_conversation_counting_each_text_once() {
         let trim = trim_history(&history, max, &fresh).unwrap();
         let kept = trim.kept(&history);
         assert!(trim.removed > 0);
-        assert_eq!(trim.kept_tokens, history_tokens(&shared, kept).unwrap());
+        assert_eq!(trim.kept_tokens, history_tokens(&shared, &kept).unwrap());
         assert!(trim.kept_tokens <= max);
-        assert!(no_orphans(kept));
+        assert!(no_orphans(&kept));
         // Minimal removal: the closest earlier cut without orphans does not fit.
         let previous = (0..trim.first_kept).rev().find(|&p| no_orphans(&history[p..])).unwrap();
         assert!(history_tokens(&shared, &history[previous..]).unwrap() > max);
@@ -178,8 +178,52 @@ proptest! {
         let max = slack.min(total + 5);
         let trim = trim_history(&h, max, &c).unwrap();
         prop_assert_eq!(trim.first_kept, naive_trim(&h, max, &c));
-        prop_assert_eq!(trim.kept_tokens, history_tokens(&c, trim.kept(&h)).unwrap());
+        prop_assert_eq!(trim.kept_tokens, history_tokens(&c, &trim.kept(&h)).unwrap());
         prop_assert!(trim.kept_tokens <= max);
-        prop_assert!(no_orphans(trim.kept(&h)));
+        prop_assert!(no_orphans(&trim.kept(&h)));
     }
+
+    /// With a leading system message: it is always kept and counted, the rest is trimmed as the
+    /// naive trim of what follows it would, under the budget the system message leaves; when it
+    /// alone is over the budget, the trim is an error.
+    #[test]
+    fn a_leading_system_message_is_kept_and_the_rest_trimmed_naively(
+        system in "[a-zA-Z ,.]{0,40}",
+        groups in prop::collection::vec(group(), 0..10),
+        slack in 0usize..400,
+    ) {
+        let c = counter();
+        let mut h = vec![ChatMessage::system(system)];
+        h.extend(build(&groups));
+        let total = history_tokens(&c, &h).unwrap();
+        let max = slack.min(total + 5);
+        let system_tokens = message_tokens(&c, &h[0]).unwrap();
+        match trim_history(&h, max, &c) {
+            Err(HistoryError::SystemOverBudget { system_tokens: s, max_tokens }) => {
+                prop_assert_eq!((s, max_tokens), (system_tokens, max));
+                prop_assert!(system_tokens > max);
+            }
+            Err(other) => prop_assert!(false, "{other}"),
+            Ok(trim) => {
+                prop_assert!(system_tokens <= max);
+                let kept = trim.kept(&h);
+                prop_assert_eq!(&kept[0], &h[0]);
+                prop_assert_eq!(trim.first_kept, naive_with_system(&h, max, &c));
+                prop_assert_eq!(trim.kept_tokens, history_tokens(&c, &kept).unwrap());
+                prop_assert!(trim.kept_tokens <= max);
+                prop_assert!(no_orphans(&kept[1..]));
+                prop_assert_eq!(trim.removed + kept.len(), h.len());
+            }
+        }
+    }
+}
+
+/// The naive trim of `history[1..]` with `history[0]` (a system message) always in front.
+fn naive_with_system(history: &[ChatMessage], max: usize, counter: &TokenCounter) -> usize {
+    (1..history.len())
+        .find(|&first| {
+            let kept: Vec<ChatMessage> = history[..1].iter().chain(&history[first..]).cloned().collect();
+            no_orphans(&history[first..]) && history_tokens(counter, &kept).unwrap() <= max
+        })
+        .unwrap_or(history.len())
 }

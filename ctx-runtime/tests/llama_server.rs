@@ -256,7 +256,7 @@ fn message_costs_add_up_and_history_trims_by_the_exact_count() {
     let kept = trim.kept(&history);
     assert!(!kept.is_empty() && kept.len() < history.len());
     assert!(trim.kept_tokens <= budget);
-    assert_eq!(trim.kept_tokens, ctx_runtime::history::history_tokens(&l.counter, kept).unwrap());
+    assert_eq!(trim.kept_tokens, ctx_runtime::history::history_tokens(&l.counter, &kept).unwrap());
     // One more message would not have fitted.
     let one_more = &history[trim.first_kept - 1..];
     assert!(ctx_runtime::history::history_tokens(&l.counter, one_more).unwrap() > budget);

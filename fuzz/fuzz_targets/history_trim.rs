@@ -45,7 +45,7 @@ fuzz_target!(|input: (u16, Vec<Msg>)| {
     let kept = trim.kept(&history);
     assert_eq!(trim.first_kept, trim.removed);
     assert_eq!(kept.len() + trim.removed, history.len());
-    assert_eq!(trim.kept_tokens, history_tokens(&counter, kept).unwrap(), "kept_tokens is not exact");
+    assert_eq!(trim.kept_tokens, history_tokens(&counter, &kept).unwrap(), "kept_tokens is not exact");
     assert!(trim.kept_tokens <= max, "kept {} > {max}", trim.kept_tokens);
     // No kept tool result whose call was dropped, and no allowed cut keeping more fits.
     for cut in 0..=trim.first_kept {

@@ -60,9 +60,20 @@ pub fn looks_like_sql_statement(text: &str) -> bool {
             .iter()
             .any(|m| lower.contains(m));
     let second = words.get(1).copied().unwrap_or("");
+    // A query parameter (`@id`, `@@ROWCOUNT`): what an English sentence never has after a verb.
+    let param = |w: &str| {
+        let name = w.trim_start_matches('@').trim_end_matches([',', ';', ')']);
+        w.starts_with('@') && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    // `select 1`, `select 1 as x`, `select 1, 2`: a bare value list.
+    let number = second.trim_end_matches(',').parse::<f64>().is_ok()
+        && (words.len() == 2 || second.ends_with(',') || words.get(2) == Some(&"as"));
     match *first {
-        "select" => has_word("from") && sqlish || (shouted && words.len() > 1),
-        "insert" => (second == "into" || shouted) && (has_word("values") || has_word("select") || lower.contains('(')),
+        "select" => has_word("from") && sqlish || (shouted && words.len() > 1) || param(second) || number,
+        "insert" => {
+            (second == "into" || shouted || words.iter().any(|w| w.split(['(', ',']).any(param)))
+                && (has_word("values") || has_word("select") || lower.contains('('))
+        }
         "update" => has_word("set") && sqlish,
         "delete" => (second == "from" || has_word("where")) && sqlish,
         "merge" => has_word("using") && sqlish,

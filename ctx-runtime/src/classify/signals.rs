@@ -7,7 +7,7 @@
 //! literals blanked out, so SQL inside a Dapper query votes for nothing; SQL is judged on the raw
 //! text.
 
-use crate::compact::csharp;
+use crate::compact::{csharp, razor};
 
 /// What the content looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,8 +171,21 @@ fn vote(line: &str) -> Option<(Family, bool)> {
     if l.starts_with("--") {
         return Some((Family::Sql, false));
     }
+    // `///` is C#'s doc comment, but also TypeScript's directive and the doc comment of
+    // Visual Studio's JavaScript IntelliSense files: a hint, never proof.
+    if l.starts_with("/// <reference") || l.starts_with("///<reference") {
+        return Some((Family::Other, true));
+    }
     if l.starts_with("///") {
-        return Some((Family::Dotnet, true));
+        return Some((Family::Dotnet, false));
+    }
+    // A `//` comment is prose in any C-like language: it says nothing about which one.
+    if l.starts_with("//") {
+        return None;
+    }
+    // Before C#'s `var x = …;`: `var f = function (a) {` is JavaScript.
+    if l.contains("function (") || l.contains("function(") {
+        return Some((Family::Other, true));
     }
     // Before the keyword checks: "Select the invoices from last month." is a sentence.
     if let Some(v) = prose_vote(line, l) {
@@ -317,21 +330,18 @@ fn sql_vote(line: &str, l: &str) -> Option<(Family, bool)> {
 
 fn dotnet_vote(line: &str, l: &str) -> Option<(Family, bool)> {
     let dn = |strong| Some((Family::Dotnet, strong));
-    if l.starts_with("///")
-        || starts(l, "#region")
-        || starts(l, "#endregion")
-        || starts(l, "#nullable")
-        || l.starts_with("#pragma warning")
-    {
+    if starts(l, "#region") || starts(l, "#endregion") || starts(l, "#nullable") || l.starts_with("#pragma warning") {
         return dn(true);
     }
-    if (starts(l, "using") && line.ends_with(';') && !l.contains('(') && !l.contains(" = new"))
-        || starts(l, "namespace")
-    {
+    let using = starts(l, "using") || l.starts_with("global using ");
+    if (using && line.ends_with(';') && !l.contains('(') && !l.contains(" = new")) || starts(l, "namespace") {
         return dn(true);
     }
-    let razor = ["@model ", "@using ", "@inject ", "@page", "@{", "@foreach", "@if (", "@section ", "@inherits ", "@*"];
-    if razor.iter().any(|r| l.starts_with(r)) || line.contains("@Html.") || line.contains("asp-") {
+    // Assembly attributes: the whole of an `AssemblyInfo.cs`.
+    if l.starts_with("[assembly:") || l.starts_with("[module:") {
+        return dn(true);
+    }
+    if razor::is_razor_line(line) || l.starts_with("@*") || line.contains("asp-") {
         return dn(true);
     }
     let msbuild =
@@ -390,6 +400,14 @@ fn dotnet_vote(line: &str, l: &str) -> Option<(Family, bool)> {
         ".Include(",
         "Console.WriteLine(",
         "string.IsNullOrEmpty(",
+        // ASP.NET Core's hosting, the whole of a top-level-statement `Program.cs`.
+        "WebApplication.Create",
+        "Host.CreateDefaultBuilder(",
+        "Host.CreateApplicationBuilder(",
+        ".Services.Add",
+        "app.Use",
+        "app.Map",
+        "app.Run(",
     ];
     if apis.iter().any(|a| line.contains(a)) {
         return dn(true);

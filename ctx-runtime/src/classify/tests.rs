@@ -164,3 +164,159 @@ fn paths_overrule_content() {
     // An unknown extension falls back to the content.
     assert_eq!(classify(STORED_PROCEDURE, Some("db/GetOrders.prc")), Language::Sql);
 }
+
+// Issue 14, item 9: real .NET files that carry little C# syntax, and a JavaScript file that
+// borrows C#'s `///` comments.
+
+const DAPPER_TESTS: &str = r#"
+[Fact]
+public void TestSelectParam()
+{
+    var id = connection.QuerySingle<int>("select @id", new { id = 42 });
+    Assert.Equal(42, id);
+}
+
+[Fact]
+public void TestUpdate()
+{
+    connection.Execute("update t set x=@x", new { x = 1 });
+    connection.Execute("insert t(x) values(@x)", new { x = 2 });
+}
+"#;
+
+const GLOBAL_USINGS: &str =
+    "global using System;\nglobal using System.Collections.Generic;\nglobal using System.Linq;\nglobal using Xunit;\n";
+
+const ASSEMBLY_INFO: &str = r#"using System.Reflection;
+using System.Runtime.InteropServices;
+
+// General Information about an assembly is controlled through the following
+// set of attributes. Change these attribute values to modify the information
+// associated with an assembly.
+[assembly: AssemblyTitle("Shop.Web")]
+[assembly: AssemblyDescription("")]
+[assembly: AssemblyCompany("Contoso")]
+[assembly: AssemblyProduct("Shop.Web")]
+
+// Setting ComVisible to false makes the types in this assembly not visible
+// to COM components.  If you need to access a type in this assembly from
+// COM, set the ComVisible attribute to true on that type.
+[assembly: ComVisible(false)]
+[assembly: Guid("2c1b1d5e-7b1e-4c1a-9d7e-0a4b5c6d7e8f")]
+[assembly: AssemblyVersion("1.0.0.0")]
+"#;
+
+const VIEW_IMPORTS: &str =
+    "@using Shop.Web\n@using Shop.Web.Models\n@addTagHelper *, Microsoft.AspNetCore.Mvc.TagHelpers\n";
+
+const LAYOUT: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+    <meta charset="utf-8" />
+    <title>@ViewData["Title"] - Shop</title>
+    <link rel="stylesheet" href="~/css/site.css" asp-append-version="true" />
+</head>
+<body>
+    <div class="container">
+        <main role="main" class="pb-3">
+            @RenderBody()
+        </main>
+    </div>
+    @await RenderSectionAsync("Scripts", required: false)
+</body>
+</html>
+"#;
+
+const BLAZOR_PAGE: &str = r#"@page "/"
+
+<PageTitle>Index</PageTitle>
+
+<h1>Hello, world!</h1>
+
+Welcome to your new app, which is the start of something that will grow.
+
+<SurveyPrompt Title="How is Blazor working for you?" />
+"#;
+
+const TOP_LEVEL_PROGRAM: &str = r#"var builder = WebApplication.CreateBuilder(args);
+
+// Add services to the container.
+builder.Services.AddControllersWithViews();
+
+var app = builder.Build();
+
+// Configure the HTTP request pipeline.
+if (!app.Environment.IsDevelopment())
+{
+    app.UseExceptionHandler("/Home/Error");
+    // The default HSTS value is 30 days. You may want to change this for production scenarios.
+    app.UseHsts();
+}
+
+app.UseHttpsRedirection();
+app.UseStaticFiles();
+app.UseRouting();
+app.MapControllerRoute(
+    name: "default",
+    pattern: "{controller=Home}/{action=Index}/{id?}");
+
+app.Run();
+"#;
+
+const JQUERY_INTELLISENSE: &str = r#"/// <reference path="jquery-1.4.1.js" />
+/*!
+ * Documentation for jQuery, for Visual Studio IntelliSense.
+ */
+(function (window, undefined) {
+    var jQuery = function (selector, context) {
+        /// <summary>
+        ///     1: $(expression, context) - This function accepts a string containing a CSS selector.
+        ///     2: $(html) - Create DOM elements on-the-fly from the provided String of raw HTML.
+        /// </summary>
+        /// <param name="selector" type="String">A string containing a selector expression</param>
+        /// <param name="context" type="jQuery">A DOM Element, Document, or jQuery to use as context</param>
+        /// <returns type="jQuery" />
+        return new jQuery.fn.init(selector, context);
+    };
+    jQuery.fn.add = function (selector, context) {
+        /// <summary>
+        ///     Add elements to the set of matched elements.
+        /// </summary>
+        /// <param name="selector" type="String">A string containing a selector expression.</param>
+        /// <returns type="jQuery" />
+        return this.pushStack(jQuery.unique(jQuery.merge(this.get(), selector)));
+    };
+    window.jQuery = window.$ = jQuery;
+})(window);
+"#;
+
+#[test]
+fn lower_case_sql_without_from_is_embedded_sql() {
+    assert_eq!(content(DAPPER_TESTS), Language::DotnetWithSql);
+    assert_eq!(classify(DAPPER_TESTS, Some("Tests/ParamTests.cs")), Language::DotnetWithSql);
+    for sql in ["select @id", "update t set x=@x", "insert t(x) values(@x)", "select @a as a, @b as b", "select 1"] {
+        assert!(looks_like_sql_statement(sql), "{sql}");
+    }
+    for text in ["Select 2 items to compare.", "select an @mention", "Update t set"] {
+        assert!(!looks_like_sql_statement(text), "{text}");
+    }
+}
+
+#[test]
+fn dotnet_files_with_little_csharp_syntax_are_dotnet() {
+    for (name, text) in [
+        ("GlobalUsings.cs", GLOBAL_USINGS),
+        ("AssemblyInfo.cs", ASSEMBLY_INFO),
+        ("_ViewImports.cshtml", VIEW_IMPORTS),
+        ("_Layout.cshtml", LAYOUT),
+        ("Index.razor", BLAZOR_PAGE),
+        ("Program.cs", TOP_LEVEL_PROGRAM),
+    ] {
+        assert_eq!(content(text), Language::Dotnet, "{name}");
+    }
+}
+
+#[test]
+fn javascript_with_triple_slash_comments_is_not_dotnet() {
+    assert_eq!(content(JQUERY_INTELLISENSE), Language::Unknown);
+}

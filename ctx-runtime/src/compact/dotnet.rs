@@ -37,13 +37,7 @@ impl DotnetSyntax {
             Some("vb" | "fs" | "fsx" | "fsi" | "sln" | "slnx") => return DotnetSyntax::Other,
             _ => {}
         }
-        let razor_line = |line: &str| {
-            let line = line.trim_start();
-            ["@model ", "@page", "@using ", "@inject ", "@inherits ", "@{", "@foreach", "@if ", "@section "]
-                .iter()
-                .any(|d| line.starts_with(d))
-        };
-        if text.lines().any(razor_line) || text.contains("@Html.") {
+        if text.lines().any(razor::is_razor_line) {
             DotnetSyntax::Razor
         } else if text.trim_start().starts_with('<') {
             // C# never starts with `<`; markup must not meet the C# lexer (`http://` is no comment).
@@ -104,6 +98,16 @@ mod tests {
         assert_eq!(DotnetSyntax::detect("@model X\n<div></div>", None), DotnetSyntax::Razor);
         assert_eq!(DotnetSyntax::detect("public class A {}", None), DotnetSyntax::CSharp);
         assert_eq!(DotnetSyntax::detect("<!-- c -->\n<Project>", None), DotnetSyntax::Xml);
+        // Markup-first Razor, which the classifier calls .NET from the same lines: never the
+        // XML or C# rules (`<!-- -->` reaches the browser; `http://` is no comment).
+        let layout = "<!DOCTYPE html>\n<!-- shown -->\n<body>\n    @RenderBody()\n</body>";
+        assert_eq!(DotnetSyntax::detect(layout, None), DotnetSyntax::Razor);
+        let component = "<h3>Counter</h3>\n<p>@count</p>\n@code {\n    int count;\n}";
+        assert_eq!(DotnetSyntax::detect(component, None), DotnetSyntax::Razor);
+        assert_eq!(
+            DotnetSyntax::detect("@addTagHelper *, Microsoft.AspNetCore.Mvc.TagHelpers", None),
+            DotnetSyntax::Razor
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod sql;
 
 pub(crate) mod csharp;
 mod msbuild;
-mod razor;
+pub(crate) mod razor;
 
 use std::borrow::Cow;
 

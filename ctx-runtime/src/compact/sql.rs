@@ -13,9 +13,12 @@
 //!   (so `GO` and `sqlcmd` commands stay on their own lines), indentation, trailing blanks and
 //!   blank lines go.
 //!
-//! When the text uses syntax whose meaning differs between dialects in a way that changes where
-//! a literal ends — a backslash before a quote (MySQL escapes it, T-SQL does not) or Oracle's
-//! `q'[…]'` quoting — the text is returned unchanged: we never guess.
+//! A backslash is an ordinary character in a T-SQL literal (`'C:\Backup\'`, `'\'`), so it never
+//! stops compaction by itself. When the text uses syntax whose meaning differs between dialects
+//! in a way that changes where a literal ends, the text is returned unchanged: we never guess.
+//! That is Oracle's `q'[…]'` quoting, and a backslash-quote that reads as MySQL's escaped quote:
+//! `'it\'s'` (the quote glued to a letter, digit or `_`) or `'\''` (the quote doubled), where the
+//! T-SQL reading would be unusual (`'it\'` glued to an identifier) or the two readings differ.
 
 use std::borrow::Cow;
 
@@ -165,14 +168,16 @@ fn block_comment_end(b: &[u8], i: usize) -> Option<usize> {
 
 /// End (exclusive) of a literal opened by `open` at `i`, closed by `close`, where a doubled
 /// `close` is an escaped one. `Some(None)` when unterminated. `None` when a backslash precedes a
-/// quote inside (`check_backslash`): MySQL reads that as an escape, T-SQL does not, and the two
-/// readings end the literal in different places.
+/// quote inside (`check_backslash`) in a way MySQL reads as an escape and T-SQL would not write
+/// (see the module documentation): the two readings end the literal in different places.
 fn quoted_end(b: &[u8], i: usize, open: u8, close: u8, check_backslash: bool) -> Option<Option<usize>> {
     debug_assert_eq!(b[i], open);
     let mut j = i + 1;
     while j < b.len() {
         if b[j] == close {
-            if check_backslash && b[j - 1] == b'\\' {
+            let after = b.get(j + 1).copied();
+            let mysql_escape = after.is_some_and(|a| a == close || a.is_ascii_alphanumeric() || a == b'_');
+            if check_backslash && b[j - 1] == b'\\' && mysql_escape {
                 return None;
             }
             if b.get(j + 1) == Some(&close) {
@@ -253,9 +258,23 @@ mod tests {
     }
 
     #[test]
+    fn a_backslash_in_a_tsql_literal_is_an_ordinary_character() {
+        // As in SQL Server maintenance scripts: directories end in a backslash.
+        let input = "-- Backup directory\nSET @Directory = N'C:\\Backup\\'   -- default\n    IF RIGHT(@Directory, 1) = '\\' SET @Directory = LEFT(@Directory, LEN(@Directory) - 1)\n\n/* per instance */\nSET @Path = @Directory + '\\' + REPLACE(@@SERVERNAME, '\\', '$') + '\\'\nGO\n";
+        assert_eq!(
+            s(input),
+            "SET @Directory = N'C:\\Backup\\'\nIF RIGHT(@Directory, 1) = '\\' SET @Directory = LEFT(@Directory, LEN(@Directory) - 1)\nSET @Path = @Directory + '\\' + REPLACE(@@SERVERNAME, '\\', '$') + '\\'\nGO"
+        );
+        // The same in double-quoted identifiers.
+        assert_eq!(s("SELECT 1 AS \"a\\\"   -- c"), "SELECT 1 AS \"a\\\"");
+    }
+
+    #[test]
     fn dialect_ambiguity_leaves_the_text_alone() {
         let mysql = "SELECT 'it\\'s' -- c\n FROM t";
         assert!(matches!(strip(mysql), Cow::Borrowed(_)));
+        let doubled = "SELECT '\\'' -- c\n, 'x'";
+        assert!(matches!(strip(doubled), Cow::Borrowed(_)));
         let oracle = "SELECT q'[it's -- x]' FROM dual -- c";
         assert!(matches!(strip(oracle), Cow::Borrowed(_)));
         // An identifier ending in q is not Oracle quoting.

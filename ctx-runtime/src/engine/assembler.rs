@@ -88,24 +88,26 @@ impl ContextAssembly {
     /// The messages to send: the system prompt (when not empty), the history, the user message
     /// (when not empty). `report.total_tokens` is the exact count of exactly these.
     pub fn messages(&self) -> Vec<ChatMessage> {
-        assembled_messages(&self.system_prompt, &self.history, &self.user_message, false)
+        assembled_messages(&self.system_prompt, &self.history, &self.user_message, false, false)
     }
 }
 
-/// The one rendering of the three parts into messages. `keep_empty` keeps an empty system
-/// prompt and user message, to measure their overhead before packs are filled.
+/// The one rendering of the three parts into messages. An empty system prompt or user message is
+/// left out unless `keep_system` / `keep_user` say a pack will fill it (to measure its overhead
+/// before packs are filled).
 pub(super) fn assembled_messages(
     system: &str,
     history: &[ChatMessage],
     user: &str,
-    keep_empty: bool,
+    keep_system: bool,
+    keep_user: bool,
 ) -> Vec<ChatMessage> {
     let mut messages = Vec::with_capacity(history.len() + 2);
-    if keep_empty || !system.is_empty() {
+    if keep_system || !system.is_empty() {
         messages.push(ChatMessage::system(system));
     }
     messages.extend(history.iter().cloned());
-    if keep_empty || !user.is_empty() {
+    if keep_user || !user.is_empty() {
         messages.push(ChatMessage::user(user));
     }
     messages

@@ -34,6 +34,9 @@ enum Origin {
 pub(super) struct Part {
     message: ChatMessage,
     origin: Origin,
+    /// Whether the part can hold pack text: a pack's own message, or a text whose template
+    /// names a pack. Only these are kept empty under [`Empty::Keep`].
+    fills: bool,
 }
 
 /// How a rendering treats empty parts.
@@ -41,8 +44,9 @@ pub(super) struct Part {
 pub(super) enum Empty {
     /// Drop them: the real rendering.
     Drop,
-    /// Keep them with their separators and message overhead: measures the structure that
-    /// packs will be inserted into.
+    /// Keep the ones that packs will fill, with their separators and message overhead:
+    /// measures the structure that packs will be inserted into. An empty part no pack can fill
+    /// is never sent, so it is dropped here too.
     Keep,
 }
 
@@ -58,7 +62,7 @@ pub(super) fn render_parts(
 ) -> Result<Vec<Part>, EngineError> {
     let mut parts = Vec::with_capacity(ctx.directives.len() + history.len() + 1);
     if top && !frame.base_system.is_empty() {
-        parts.push(Part { message: ChatMessage::system(frame.base_system), origin: Origin::Fixed });
+        parts.push(Part { message: ChatMessage::system(frame.base_system), origin: Origin::Fixed, fills: false });
     }
     let mut history_placed = false;
     for directive in &ctx.directives {
@@ -66,29 +70,38 @@ pub(super) fn render_parts(
             Directive::Text { role, template, label } => {
                 let content = render_template(template, ctx, context_label, label, frame, texts)?;
                 let origin = if *role == Role::User { Origin::User } else { Origin::Fixed };
-                parts.push(Part { message: ChatMessage { role: *role, ..ChatMessage::user(content) }, origin });
+                // Rendered with every pack non-empty: does the text depend on a pack?
+                let fills = empty == Empty::Keep
+                    && content.is_empty()
+                    && !render_template(template, ctx, context_label, label, frame, &vec!["x"; ctx.packs.len()])?
+                        .is_empty();
+                let message = ChatMessage { role: *role, ..ChatMessage::user(content) };
+                parts.push(Part { message, origin, fills });
             }
             Directive::Pack { pack } => {
                 let def = ctx.packs.get(*pack);
                 if def.is_some_and(|d| d.placement == PackPlacement::Message) {
                     let text = texts.get(*pack).copied().unwrap_or("");
-                    parts.push(Part { message: ChatMessage::system(text), origin: Origin::Pack });
+                    parts.push(Part { message: ChatMessage::system(text), origin: Origin::Pack, fills: true });
                 }
             }
             Directive::History => {
                 history_placed = true;
-                parts.extend(history.iter().map(|m| Part { message: m.clone(), origin: Origin::History }));
+                parts.extend(history.iter().map(|m| Part {
+                    message: m.clone(),
+                    origin: Origin::History,
+                    fills: false,
+                }));
             }
         }
     }
-    if empty == Empty::Drop {
-        parts.retain(|p| p.origin == Origin::History || !p.message.content.is_empty());
-    }
+    let keep = empty == Empty::Keep;
+    parts.retain(|p| p.origin == Origin::History || !p.message.content.is_empty() || (keep && p.fills));
     if !history_placed && !history.is_empty() {
         // Without a `history` directive the history follows the system prompt.
         let at = parts.iter().position(|p| p.message.role != Role::System).unwrap_or(parts.len());
         let tail = parts.split_off(at);
-        parts.extend(history.iter().map(|m| Part { message: m.clone(), origin: Origin::History }));
+        parts.extend(history.iter().map(|m| Part { message: m.clone(), origin: Origin::History, fills: false }));
         parts.extend(tail);
     }
     Ok(parts)
@@ -178,13 +191,17 @@ pub(super) struct TopLayout {
     pub system_prompt: String,
     pub history: Vec<ChatMessage>,
     pub user_message: String,
-    keep_empty: bool,
+    /// Under [`Empty::Keep`]: whether an empty system prompt or user message has a part that a
+    /// pack will fill, so that it will be sent. A message with no part at all is never sent and
+    /// never counted (a context without a `user` message sends none).
+    keep_system: bool,
+    keep_user: bool,
 }
 
 impl TopLayout {
     /// The exact messages this layout sends.
     pub fn messages(&self) -> Vec<ChatMessage> {
-        assembled_messages(&self.system_prompt, &self.history, &self.user_message, self.keep_empty)
+        assembled_messages(&self.system_prompt, &self.history, &self.user_message, self.keep_system, self.keep_user)
     }
 }
 
@@ -206,7 +223,14 @@ pub(super) fn layout_top(parts: Vec<Part>, user_fallback: &str, empty: Empty) ->
             history.push(part.message);
         }
     }
-    TopLayout { system_prompt, history, user_message, keep_empty: empty == Empty::Keep }
+    let keep = empty == Empty::Keep;
+    TopLayout {
+        system_prompt,
+        history,
+        user_message,
+        keep_system: keep && lead > 0,
+        keep_user: keep && user_at.is_some(),
+    }
 }
 
 /// A nested context's text: its parts' contents joined by a blank line.

@@ -226,8 +226,9 @@ impl<'a> Run<'a> {
                         history_messages: history.as_deref().map_or(0, Vec::len),
                     });
                 }
-                if let Some(h) = history.as_deref_mut().filter(|h| !h.is_empty()) {
-                    trim_history(self.counter(), h, tokens - budget)?;
+                if let Some(h) = history.as_deref_mut().filter(|h| !h.is_empty())
+                    && trim_history(self.counter(), h, tokens - budget)?
+                {
                     continue;
                 }
                 level.shrink_rounds += 1;
@@ -496,13 +497,16 @@ fn greedy(
 }
 
 /// Drops the oldest messages that free at least `excess` tokens (at least one message), keeping a
-/// tool call with its results: the history module's trim, to what the history holds less
-/// `excess`. History messages are whole messages of the request, so what they free is exactly
-/// what the request loses; the caller re-counts the whole all the same.
-fn trim_history(counter: &TokenCounter, history: &mut Vec<ChatMessage>, excess: usize) -> Result<(), TokenError> {
+/// tool call with its results and a leading system message: the history module's trim, to what
+/// the history holds less `excess`. History messages are whole messages of the request, so what
+/// they free is exactly what the request loses; the caller re-counts the whole all the same.
+/// False when nothing could be dropped (only the system message is left).
+fn trim_history(counter: &TokenCounter, history: &mut Vec<ChatMessage>, excess: usize) -> Result<bool, TokenError> {
     let held = crate::history::history_tokens(counter, history)?;
-    crate::history::trim_history_in_place(history, held.saturating_sub(excess.max(1)), counter)?;
-    Ok(())
+    let trim = crate::history::trim_after_system(history, held.saturating_sub(excess.max(1)), counter)?;
+    let head = usize::from(trim.system_kept);
+    history.drain(head.min(history.len())..trim.first_kept.min(history.len()));
+    Ok(trim.removed > 0)
 }
 
 #[cfg(test)]
@@ -524,6 +528,19 @@ mod tests {
         assert_eq!(history.len(), 3, "one message frees at least one token");
         trim_history(&counter, &mut history, 1).unwrap();
         assert_eq!(history, vec![ChatMessage::assistant("answer")], "the orphaned tool result goes with its call");
+    }
+
+    #[test]
+    fn trim_history_keeps_a_leading_system_message_and_says_when_it_is_all_that_is_left() {
+        let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+        let system = ChatMessage::system("Be brief.");
+        let mut history = vec![system.clone(), ChatMessage::user("q"), ChatMessage::assistant("a")];
+        assert!(trim_history(&counter, &mut history, 1).unwrap());
+        assert_eq!(history, vec![system.clone(), ChatMessage::assistant("a")]);
+        assert!(trim_history(&counter, &mut history, 1_000).unwrap());
+        assert_eq!(history, vec![system.clone()]);
+        assert!(!trim_history(&counter, &mut history, 1).unwrap(), "nothing left to drop: the caller shrinks packs");
+        assert_eq!(history, vec![system]);
     }
 
     #[test]

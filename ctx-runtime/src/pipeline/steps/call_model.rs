@@ -103,7 +103,7 @@ pub(crate) async fn call_model(
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
         let trim = history::trim_history(&state.history_dialog, budget, counter)?;
-        (trim.kept(&state.history_dialog).to_vec(), trim.removed)
+        (trim.kept(&state.history_dialog), trim.removed)
     } else {
         (Vec::new(), 0)
     };
