@@ -83,6 +83,17 @@ pub fn call_model_checks<'a>(
     def: &'a PipelineDef,
     prompts: &'a BTreeMap<String, String>,
 ) -> Result<Vec<CallModelCheck<'a>>, Vec<ConfigIssue>> {
+    let (checks, issues) = call_model_checks_split(def, prompts);
+    if issues.is_empty() { Ok(checks) } else { Err(issues) }
+}
+
+/// [`call_model_checks`], both halves: the checks of the steps whose prompt has text, and the
+/// issues of those whose prompt has none. At compile time the contract of the first is checked
+/// while the others wait for their text (or for their prompt key to be fixed).
+pub fn call_model_checks_split<'a>(
+    def: &'a PipelineDef,
+    prompts: &'a BTreeMap<String, String>,
+) -> (Vec<CallModelCheck<'a>>, Vec<ConfigIssue>) {
     let mut checks = Vec::new();
     let mut issues = Vec::new();
     for step in &def.steps {
@@ -102,7 +113,7 @@ pub fn call_model_checks<'a>(
             ),
         }
     }
-    if issues.is_empty() { Ok(checks) } else { Err(issues) }
+    (checks, issues)
 }
 
 #[cfg(test)]

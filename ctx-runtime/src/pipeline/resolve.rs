@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
 use crate::config::{ModelConfig, Settings};
-use crate::contract::{ContractReport, call_model_checks, check_contract, pipeline_uses_history};
+use crate::contract::{ContractReport, call_model_checks_split, check_contract, pipeline_uses_history};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
@@ -95,19 +95,23 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     let mut report = None;
     if input.check_tokens
         && let (Some(model), Some(settings)) = (&model, &settings)
-        && (input.require_prompts || every_used_prompt_has_text(def, input.prompts))
     {
-        match call_model_checks(def, input.prompts) {
-            Err(e) => found.extend(e),
-            Ok(checks) => match check_contract(
-                model,
-                settings,
-                &checks,
-                &input.counter.cloned().unwrap_or_else(|| model.counter()),
-            ) {
-                Ok(r) => report = Some(r),
+        // Every step whose prompt has text gets its contract checked, whatever else is wrong;
+        // a step whose prompt has none is an issue once the prompts are required (at load), and
+        // waits for its text before then.
+        let (checks, missing) = call_model_checks_split(def, input.prompts);
+        let complete = missing.is_empty();
+        if input.require_prompts {
+            found.extend(missing);
+        }
+        if complete || !input.require_prompts {
+            let counter = input.counter.cloned().unwrap_or_else(|| model.counter());
+            match check_contract(model, settings, &checks, &counter) {
+                // A report that leaves steps out is no report of the pipeline.
+                Ok(r) if complete => report = Some(r),
+                Ok(_) => {}
                 Err(e) => found.extend(e),
-            },
+            }
         }
     }
 
@@ -137,16 +141,6 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
         }
         _ => None,
     }
-}
-
-fn every_used_prompt_has_text(def: &PipelineDef, provided: &BTreeMap<String, String>) -> bool {
-    def.steps.iter().all(|s| match &s.kind {
-        StepKind::CallModel(c) => {
-            provided.contains_key(&c.prompt_key)
-                || def.prompts.iter().any(|p| p.key == c.prompt_key && p.text.is_some())
-        }
-        _ => true,
-    })
 }
 
 fn first_indices(def: &PipelineDef) -> HashMap<&str, usize> {

@@ -337,3 +337,24 @@ fn prompts_provided_later_wait_for_the_contract_but_nothing_else() {
         vec![("MISSING_MAX_HISTORY_TOKENS", "settings.max_history_tokens".into())]
     );
 }
+
+#[test]
+fn the_contract_of_valid_steps_is_checked_while_other_steps_have_errors() {
+    // Step 6 (`answer`) names an unknown prompt and step 1 an unknown target; step 4
+    // (`summarize`) is fine, and its contract still fails in a 10_000-token window: all three
+    // are reported at once, not the contract only after the rest is fixed.
+    let mut d = compaction_loop();
+    if let ModelSource::Inline(m) = &mut d.model {
+        m.context_window = Some(10_000);
+    }
+    call_model_mut(&mut d, 6).prompt_key = "answr".into();
+    if let StepKind::FetchNodeTexts(f) = &mut d.steps[1].kind {
+        f.next = "manage_budgt".into();
+    }
+    let c = codes(&validate_definition(&d, &ValidateOptions::default()));
+    assert!(c.contains(&("UNKNOWN_STEP_TARGET", "steps[1].next".into())), "{c:?}");
+    assert!(c.iter().any(|(code, p)| *code == "UNKNOWN_PROMPT" && p == "steps[6].prompt_key"), "{c:?}");
+    assert!(c.iter().any(|(code, p)| *code == "BUDGET_CONTRACT_VIOLATED" && p.starts_with("steps[4]")), "{c:?}");
+    // The step whose prompt is unknown has no contract finding of its own.
+    assert!(!c.iter().any(|(code, p)| *code == "BUDGET_CONTRACT_VIOLATED" && p.starts_with("steps[6]")), "{c:?}");
+}
