@@ -46,9 +46,15 @@ impl Ctxt {
         self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
     }
 
-    /// Takes every recorded error, combined into one `syn::Error` in the order recorded.
+    /// Takes every recorded error, combined into one `syn::Error` in source order (the phases
+    /// find problems in their own order; a reader expects them top to bottom). Errors at the
+    /// same place keep the order they were recorded in.
     pub fn check(self) -> Result<(), syn::Error> {
-        let errors = self.errors.borrow_mut().take().unwrap_or_default();
+        let mut errors = self.errors.borrow_mut().take().unwrap_or_default();
+        errors.sort_by_key(|e| {
+            let start = e.span().start();
+            (start.line, start.column)
+        });
         let mut iter = errors.into_iter();
         match iter.next() {
             None => Ok(()),
@@ -84,6 +90,19 @@ mod tests {
         let err = cx.check().unwrap_err();
         let messages: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(messages, ["first", "second"]);
+    }
+
+    #[test]
+    fn errors_come_out_in_source_order() {
+        let tokens: proc_macro2::TokenStream = "first\nsecond third".parse().unwrap();
+        let spans: Vec<Span> = tokens.into_iter().map(|t| t.span()).collect();
+        let cx = Ctxt::new();
+        cx.error_at(spans[2], "third");
+        cx.error_at(spans[0], "first");
+        cx.error_at(spans[1], "second");
+        let err = cx.check().unwrap_err();
+        let messages: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(messages, ["first", "second", "third"]);
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Fields<'a> {
     used: Vec<bool>,
     /// Required keys not written, with an example of each, reported by [`Fields::finish`].
     missing: Vec<(Symbol, String)>,
+    /// Keys written in a malformed entry (`max_tokens = 2_000`): already reported, so never
+    /// also "missing".
+    malformed: Vec<&'a Ident>,
     /// The block's field path; a key's path is `path.key`.
     pub path: FieldPath,
 }
@@ -47,6 +50,7 @@ impl<'a> Fields<'a> {
             cx.syn_error(error.clone());
         }
         let mut entries: Vec<(&'a Ident, &'a Value)> = Vec::new();
+        let mut malformed = Vec::new();
         for item in &items.items {
             match item {
                 Item::Entry { key, value, .. } => {
@@ -62,17 +66,26 @@ impl<'a> Fields<'a> {
                         entries.push((key, value));
                     }
                 }
-                other => cx.error_range(
-                    other.range(),
-                    with_help(
-                        format!("expected `key: value` in {owner}"),
-                        "write entries as `key: value`, separated by commas",
-                    ),
-                ),
+                other => {
+                    let key = match other {
+                        Item::Assign { target: key, .. }
+                        | Item::Copy { target: key, .. }
+                        | Item::Arrow { from: key, .. } => {
+                            malformed.push(key);
+                            Some(key)
+                        }
+                        _ => None,
+                    };
+                    let help = match (other, key) {
+                        (Item::Assign { .. }, Some(key)) => format!("write `{key}: …` with a colon, not `=`"),
+                        _ => "write entries as `key: value`, separated by commas".to_owned(),
+                    };
+                    cx.error_range(other.range(), with_help(format!("expected `key: value` in {owner}"), help));
+                }
             }
         }
         let used = vec![false; entries.len()];
-        Fields { owner, owner_span, entries, used, missing: Vec::new(), path }
+        Fields { owner, owner_span, entries, used, missing: Vec::new(), malformed, path }
     }
 
     /// Takes `key`'s entry, if written.
@@ -86,7 +99,7 @@ impl<'a> Fields<'a> {
     /// [`Fields::finish`], unless a misspelt key explains it.
     pub fn require(&mut self, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
         let found = self.take(key);
-        if found.is_none() {
+        if found.is_none() && !self.malformed.iter().any(|k| **k == key) {
             self.missing.push((key, example.to_owned()));
         }
         found

@@ -156,7 +156,8 @@ fn threshold_policy(threshold: Option<f64>, at: &FieldPath, issues: &mut Vec<Con
         "a threshold is a fraction of settings.max_context_tokens in (0, 1]: 0.4 compacts once the context would \
          exceed 40% of the budget",
     );
-    if t > 1.0 && t <= 100.0 {
+    // Only a whole number reads as a percentage (`40` for 40%); `1.0001` is a slip, not 0.010001.
+    if t.fract() == 0.0 && (2.0..=100.0).contains(&t) {
         help.push_str(&format!(" (did you mean {}?)", t / 100.0));
     }
     issues.push(
@@ -377,6 +378,18 @@ mod tests {
         assert!(all[1].message.contains("`threshold: 40`"), "{}", all[1]);
         assert!(all[1].help.as_deref().unwrap().contains("did you mean 0.4?"), "{}", all[1]);
         assert!(all[2].help.as_deref().unwrap().contains("did you mean `always`?"), "{}", all[2]);
+    }
+
+    #[test]
+    fn only_a_whole_number_is_read_as_a_percentage() {
+        for (value, hint) in [(1.0001, None), (1.5, None), (2.0, Some("0.02")), (40.0, Some("0.4")), (250.0, None)] {
+            let s = spec(vec![rule("sql", "threshold", Some(value), None)]);
+            let help = validate_manage_budget(&s, &at()).unwrap_err()[0].help.clone().unwrap_or_default();
+            match hint {
+                Some(h) => assert!(help.contains(&format!("did you mean {h}?")), "{value}: {help}"),
+                None => assert!(!help.contains("did you mean"), "{value}: {help}"),
+            }
+        }
     }
 
     #[test]

@@ -269,6 +269,36 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
     }
     let over = total - window;
     let id = t.check.step_id;
+    // An output limit that alone fills the window is that value's mistake: say so under it,
+    // rather than as an overflow of the whole step.
+    let output_key = match t.output.source {
+        OutputSource::StepMaxOutputTokens => Some("max_output_tokens"),
+        OutputSource::StepMaxTokens => Some("max_tokens"),
+        OutputSource::ModelMaxTokens => None,
+    };
+    if let Some(key) = output_key
+        && t.output.tokens as u128 >= window
+    {
+        let room = window.saturating_sub(total - t.output.tokens as u128);
+        return Some(
+            ConfigIssue::new(
+                "OUTPUT_EXCEEDS_WINDOW",
+                t.check.at.key(key),
+                format!(
+                    "`{key}` of call_model step `{id}` is {}, at least the model's whole context window ({window})",
+                    t.output.tokens
+                ),
+            )
+            .with_help(format!(
+                "the window leaves {room} for the output after fixed prompt {}, history {}, max_context_tokens {ctx} \
+                 and budget_safety_margin_tokens {}; lower `{key}` to at most {room}{}",
+                t.fixed,
+                t.history,
+                settings.safety_margin_tokens,
+                if room == 0 { " after making room for it" } else { "" },
+            )),
+        );
+    }
     let mut fixes = Vec::new();
     if (ctx as u128) > over {
         fixes.push(format!("lower `settings.max_context_tokens` from {ctx} to {}", ctx as u128 - over));

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
 use crate::config::{ModelConfig, Settings};
-use crate::contract::{ContractReport, call_model_checks_split, check_contract, pipeline_uses_history};
+use crate::contract::{ContractReport, call_model_checks_split, check_contract};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
@@ -84,7 +84,9 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     };
     let settings = Settings::from_spec_with(
         &def.settings,
-        pipeline_uses_history(def),
+        // A step with `use_history` but no history budget is reported under that step (by the
+        // structural rules), not here under the settings.
+        false,
         &root.key("settings"),
         input.allow_auto_clamp,
         input.env_policy,

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use crate::config::positive as positive_tokens;
+use crate::config::{missing_history_budget, positive as positive_tokens};
 use crate::contract::invalid_output_limit;
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -193,6 +193,22 @@ fn step_issues(
                         .with_help(format!("set `{name}` to how many retries to allow, e.g. `{name}: 3`")),
                     );
                 }
+                Some(&0) if checked_settings.insert(name.into()) => {
+                    issues.push(
+                        ConfigIssue::new(
+                            "LOOP_LIMIT_ZERO",
+                            FieldPath::root().key("settings").key(name),
+                            format!(
+                                "setting `{name}` is 0, so loop_guard `{id}` can never allow a loop: its `on_allow` \
+                                 branch (`{}`) never runs",
+                                s.on_allow
+                            ),
+                        )
+                        .with_help(format!(
+                            "set `{name}` to how many loops to allow, e.g. `{name}: 2`, or route past the guard"
+                        )),
+                    );
+                }
                 Some(_) => {}
             }
         }
@@ -283,6 +299,25 @@ fn call_model_issues(
             )
             .with_help(help_for_unknown(&s.prompt_key, "prompt", &keys)),
         );
+    }
+    // History needs a history budget; the rule is reported here, under the step's `use_history`,
+    // so that it names the step and shows even when the contract cannot be checked.
+    if s.use_history {
+        match def.settings.max_history_tokens {
+            None => issues.push(missing_history_budget(path.key("use_history"), Some(id))),
+            Some(0) => issues.push(
+                ConfigIssue::new(
+                    "HISTORY_BUDGET_ZERO",
+                    path.key("use_history"),
+                    format!(
+                        "call_model step `{id}` has `use_history: true` but `settings.max_history_tokens` is 0, so no \
+                         history can ever be sent"
+                    ),
+                )
+                .with_help("set `max_history_tokens` to about 10-15% of the window, or remove `use_history`"),
+            ),
+            Some(_) => {}
+        }
     }
     // The contract's rule, applied to both keys (the contract only reads the one that wins).
     for (key, value) in [("max_output_tokens", s.max_output_tokens), ("max_tokens", s.max_tokens)] {

@@ -334,7 +334,7 @@ fn prompts_provided_later_wait_for_the_contract_but_nothing_else() {
     call_model_mut(&mut d, 6).use_history = true;
     assert_eq!(
         codes(&validate_definition(&d, &ValidateOptions::default())),
-        vec![("MISSING_MAX_HISTORY_TOKENS", "settings.max_history_tokens".into())]
+        vec![("MISSING_MAX_HISTORY_TOKENS", "steps[6].use_history".into())]
     );
 }
 
@@ -357,4 +357,38 @@ fn the_contract_of_valid_steps_is_checked_while_other_steps_have_errors() {
     assert!(c.iter().any(|(code, p)| *code == "BUDGET_CONTRACT_VIOLATED" && p.starts_with("steps[4]")), "{c:?}");
     // The step whose prompt is unknown has no contract finding of its own.
     assert!(!c.iter().any(|(code, p)| *code == "BUDGET_CONTRACT_VIOLATED" && p.starts_with("steps[6]")), "{c:?}");
+}
+
+#[test]
+fn a_loop_limit_of_zero_makes_the_guard_dead() {
+    let mut d = compaction_loop();
+    d.settings.extra.insert("max_turn_loops".into(), 0);
+    let issues = check(&d);
+    assert_eq!(codes(&issues), vec![("LOOP_LIMIT_ZERO", "settings.max_turn_loops".into())]);
+    assert!(issues[0].message.contains("`summarize`"), "{}", issues[0].message);
+}
+
+#[test]
+fn history_needs_a_history_budget_above_zero_named_under_the_step() {
+    let mut d = compaction_loop();
+    call_model_mut(&mut d, 6).use_history = true;
+    d.settings.max_history_tokens = Some(0);
+    let issues = check(&d);
+    assert_eq!(codes(&issues), vec![("HISTORY_BUDGET_ZERO", "steps[6].use_history".into())]);
+    assert!(issues[0].message.contains("`answer`"), "{}", issues[0].message);
+    d.settings.max_history_tokens = None;
+    let issues = validate_definition(&d, &ValidateOptions::default());
+    assert_eq!(codes(&issues), vec![("MISSING_MAX_HISTORY_TOKENS", "steps[6].use_history".into())]);
+    assert!(issues[0].message.contains("`answer`"), "{}", issues[0].message);
+}
+
+#[test]
+fn an_output_limit_larger_than_the_window_is_reported_under_that_value() {
+    let mut d = compaction_loop();
+    call_model_mut(&mut d, 4).max_output_tokens = Some(20_000);
+    let issues = validate_definition(&d, &ValidateOptions::default());
+    let c = codes(&issues);
+    assert!(c.contains(&("OUTPUT_EXCEEDS_WINDOW", "steps[4].max_output_tokens".into())), "{c:?}");
+    let issue = issues.iter().find(|i| i.code == "OUTPUT_EXCEEDS_WINDOW").expect("reported");
+    assert!(issue.message.contains("20000") && issue.message.contains("`summarize`"), "{}", issue.message);
 }
