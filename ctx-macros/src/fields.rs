@@ -15,15 +15,9 @@ pub fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) 
     format!("{message}\nhelp: {help}")
 }
 
-/// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::normalized_damerau_levenshtein(word, c), c))
-        .filter(|(score, _)| *score >= 0.6)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+/// The runtime's one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
+/// `config.json` get the same suggestion.
+pub use ctx_runtime::validation::did_you_mean;
 
 /// The entries of one block, consumed key by key.
 pub struct Fields<'a> {

@@ -375,3 +375,23 @@ fn literal_json(value: &Value) -> Option<serde_json::Value> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+    use ctx_runtime::pipeline::schema::STEP_SCHEMAS;
+
+    /// The macro's keyword table is the runtime's schema: same kinds, same keys, same order.
+    #[test]
+    fn the_keyword_table_matches_the_runtime_schema() {
+        let kinds: Vec<&str> = STEP_KINDS.iter().map(|k| k.as_str()).collect();
+        let described: Vec<&str> = STEP_SCHEMAS.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, described);
+        for schema in STEP_SCHEMAS {
+            let kind = STEP_KINDS.iter().copied().find(|k| k.as_str() == schema.kind).expect("listed");
+            let keys: Vec<&str> = keys_of(kind).iter().map(|k| k.as_str()).collect();
+            let expected: Vec<&str> = schema.keys.iter().map(|k| k.name).collect();
+            assert_eq!(keys, expected, "keys of `{}`", schema.kind);
+        }
+    }
+}

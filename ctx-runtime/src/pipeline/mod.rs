@@ -19,6 +19,7 @@ mod machine;
 mod mermaid;
 mod resolve;
 mod run;
+pub mod schema;
 mod steps;
 mod suggest;
 mod transition;
