@@ -1,8 +1,8 @@
 //! The `pipeline!` proc macro of ctx.
 //!
-//! Parse ([`ast`]) → lower to the runtime's `PipelineDef` with a span per value ([`lower`]) →
-//! validate with the runtime's own rules, reported under the user's tokens ([`valid`]) → emit a
-//! typed state machine ([`expand`]). Use it through the `ctx` facade crate, whose documentation
+//! Parse (`ast`) → lower to the runtime's `PipelineDef` with a span per value (`lower`) →
+//! validate with the runtime's own rules, reported under the user's tokens (`valid`) → emit a
+//! typed state machine (`expand`, `backends`). Use it through the `ctx` facade crate, whose documentation
 //! shows the DSL.
 
 mod ast;

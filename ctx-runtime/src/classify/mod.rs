@@ -3,7 +3,7 @@
 //! The one classifier `manage_context_budget` uses to match `compact_code` rules (the spec's
 //! `code_classifier`). A file extension decides when it is conclusive (`.sql`, `.cs`, `.cshtml`,
 //! `.csproj`, … and, just as firmly, `.py`, `.js`, `.md`, … which are never ours); otherwise the
-//! content decides, line by line (see [`signals`]). C# is further checked for string literals
+//! content decides, line by line (see the `signals` module). C# is further checked for string literals
 //! holding SQL statements (Dapper, ADO.NET, `FromSqlRaw`), which makes it
 //! [`Language::DotnetWithSql`].
 

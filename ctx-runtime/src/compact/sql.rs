@@ -9,7 +9,7 @@
 //! - string literals `'…'` with `''` escapes (and their `N'…'`, `X'…'`, `B'…'` forms), PostgreSQL
 //!   `E'…'` strings with backslash escapes and `$tag$ … $tag$` dollar quotes, quoted identifiers
 //!   `"…"`, `[…]` and `` `…` `` are kept verbatim, whitespace and line breaks inside included;
-//! - whitespace between tokens is normalised by [`emit`](super::emit): line breaks are kept
+//! - whitespace between tokens is normalised by the `emit` module: line breaks are kept
 //!   (so `GO` and `sqlcmd` commands stay on their own lines), indentation, trailing blanks and
 //!   blank lines go.
 //!

@@ -46,7 +46,7 @@ impl NodeStore for Bm25Index {
         Ok(ids.iter().filter_map(|id| self.node_text(id).ok()).collect())
     }
 
-    /// The files named by an identifier of `id`'s text (see the [module documentation](self)).
+    /// The files named by an identifier of `id`'s text (see the documentation of `retrieve`'s pipeline adapters).
     async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError> {
         Ok(self.named_dependencies(id))
     }
@@ -55,7 +55,7 @@ impl NodeStore for Bm25Index {
 impl Bm25Index {
     /// The ids of the indexed files whose name (without extension) appears as an identifier in
     /// the text of `id`, in the order of first mention; empty for an unknown id. See the
-    /// [module documentation](self) for the convention.
+    /// documentation of `retrieve`'s pipeline adapters for the convention.
     ///
     /// ```
     /// use ctx_runtime::retrieve::Bm25Index;
