@@ -78,18 +78,24 @@ enum Snapshots {
 struct Known {
     name: &'static str,
     encoding: Encoding,
-    context_window: usize,
+    /// `None` for the embedding models, whose encoding is known but which take no chat prompt.
+    context_window: Option<usize>,
     snapshots: Snapshots,
 }
 
 const fn known(name: &'static str, encoding: Encoding, context_window: usize, snapshots: Snapshots) -> Known {
-    Known { name, encoding, context_window, snapshots }
+    Known { name, encoding, context_window: Some(context_window), snapshots }
+}
+
+/// A model whose encoding is known and whose window is not: it needs an explicit window.
+const fn encoding_only(name: &'static str, encoding: Encoding) -> Known {
+    Known { name, encoding, context_window: None, snapshots: Snapshots::Undated }
 }
 
 use Encoding::{Cl100kBase as CL100K, O200kBase as O200K};
 use Snapshots::{Iso, MonthDay, Undated};
 
-/// OpenAI's chat models: encoding and context window (prompt + completion), as tiktoken-rs
+/// OpenAI's chat (and embedding) models: encoding and context window (prompt + completion), as tiktoken-rs
 /// 0.12.1 reports them for the exact name (checked by a test under the `tiktoken` feature), except
 /// `gpt-4-turbo`, for which tiktoken-rs falls back to `gpt-4`'s 8,192 while its snapshots have
 /// 128,000.
@@ -134,6 +140,9 @@ const TABLE: &[Known] = &[
     known("gpt-5.4-nano", O200K, 400_000, Iso),
     known("gpt-oss-20b", O200K, 131_072, Undated),
     known("gpt-oss-120b", O200K, 131_072, Undated),
+    known("text-embedding-ada-002", CL100K, 8_192, Undated),
+    encoding_only("text-embedding-3-small", CL100K),
+    encoding_only("text-embedding-3-large", CL100K),
 ];
 
 /// Whether `digits` are exactly `N` ASCII digits forming a number in `range`.
@@ -212,7 +221,11 @@ impl ModelInfo {
     /// name when one is close: ctx never guesses a window.
     pub fn lookup(model: &str) -> Result<ModelInfo, TokenError> {
         let known = resolve(model)?;
-        Ok(ModelInfo { model: model.to_owned(), encoding: known.encoding, context_window: known.context_window })
+        // An embedding model's encoding is known, its window is not: it needs an explicit one.
+        let context_window = known
+            .context_window
+            .ok_or_else(|| TokenError::UnknownModel { model: model.to_owned(), suggestion: None })?;
+        Ok(ModelInfo { model: model.to_owned(), encoding: known.encoding, context_window })
     }
 
     /// Looks a model up, but uses `window` when given (for fine-tunes, proxies and local models
@@ -226,12 +239,11 @@ impl ModelInfo {
         }
     }
 
-    /// Every model of the table, under its exact name (dated snapshots are not listed).
+    /// Every model of the table with a window, under its exact name (dated snapshots are not
+    /// listed).
     pub fn known() -> impl Iterator<Item = ModelInfo> {
-        TABLE.iter().map(|k| ModelInfo {
-            model: k.name.to_owned(),
-            encoding: k.encoding,
-            context_window: k.context_window,
+        TABLE.iter().filter_map(|k| {
+            Some(ModelInfo { model: k.name.to_owned(), encoding: k.encoding, context_window: k.context_window? })
         })
     }
 }
@@ -251,6 +263,10 @@ mod tests {
         assert_eq!(ModelInfo::lookup("gpt-3.5-turbo").unwrap().encoding, Encoding::Cl100kBase);
         assert_eq!(ModelInfo::lookup("gpt-4.1-mini").unwrap().context_window, 1_047_576);
         assert!(ModelInfo::known().any(|m| m.model == "gpt-5"));
+        // An embedding model: the encoding is known, the window must be given.
+        assert_eq!(Encoding::for_model("text-embedding-3-small"), Ok(Encoding::Cl100kBase));
+        assert!(ModelInfo::lookup("text-embedding-3-small").is_err());
+        assert!(ModelInfo::known().all(|m| m.model != "text-embedding-3-small"));
     }
 
     #[test]
@@ -353,7 +369,7 @@ mod tests {
             (encoding, tiktoken_rs::model::get_context_size(name))
         };
         for k in TABLE {
-            let ours = (Some(k.encoding), Some(k.context_window));
+            let ours = (Some(k.encoding), k.context_window);
             let mut names = vec![k.name.to_owned()];
             match k.snapshots {
                 Snapshots::Iso => names.push(format!("{}-2025-01-31", k.name)),
@@ -361,7 +377,8 @@ mod tests {
                 Snapshots::Undated => {}
             }
             for name in names {
-                assert_eq!(ModelInfo::lookup(&name).map(|m| (Some(m.encoding), Some(m.context_window))), Ok(ours));
+                assert_eq!(Encoding::for_model(&name), Ok(k.encoding), "{name}");
+                assert_eq!(ModelInfo::lookup(&name).ok().map(|m| m.context_window), k.context_window, "{name}");
                 if name == "gpt-4-turbo" {
                     // tiktoken-rs's prefix rules give `gpt-4`'s window to the exact name only.
                     assert_eq!(theirs(&name), (Some(Encoding::Cl100kBase), Some(8_192)));

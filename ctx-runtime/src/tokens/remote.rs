@@ -62,8 +62,9 @@ impl fmt::Debug for Endpoint {
 }
 
 /// Runs `work` to completion on a current-thread runtime of its own, on a scoped thread: never
-/// on the caller's thread, which may be a worker of a tokio runtime (blocking there panics, and
-/// on a current-thread runtime it would starve the runtime it blocks).
+/// on the caller's thread, which may be a worker of a tokio runtime, where starting another
+/// runtime panics ("Cannot start a runtime from within a runtime"). The caller waits, as for any
+/// blocking call.
 fn block_on_own_thread<T: Send>(work: impl Future<Output = Result<T, String>> + Send) -> Result<T, String> {
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
