@@ -21,14 +21,17 @@ pub trait ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TokenError {
-    /// The model name is not in the tokenizer crate's model table and no window was given.
+    /// The model name is not in ctx's model table ([`crate::tokens::MODEL_TABLE`]).
     #[error(
-        "unknown model `{model}`: its encoding and context window are not in tiktoken-rs's model table; \
-         give the encoding and `context_window` explicitly"
+        "unknown model `{model}`: its encoding and context window are not in ctx's OpenAI model table{}; \
+         give the encoding and `context_window` explicitly",
+        suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
     )]
     UnknownModel {
         /// The model name as given.
         model: String,
+        /// The closest known name, when one is close.
+        suggestion: Option<String>,
     },
     /// The encoding name is not one ctx can count with.
     #[error("unknown encoding `{name}`: expected one of {expected}")]
@@ -107,7 +110,6 @@ pub enum CtxError {
     #[error(transparent)]
     Model(#[from] crate::llm::ModelError),
     /// The offline retriever failed.
-    #[cfg(feature = "retrieve")]
     #[error(transparent)]
     Retrieve(#[from] crate::retrieve::RetrieveError),
     /// Context assembly failed.
@@ -130,7 +132,6 @@ impl ErrorCode for CtxError {
             CtxError::History(e) => e.code(),
             CtxError::Negotiation(e) => e.code(),
             CtxError::Model(e) => e.code(),
-            #[cfg(feature = "retrieve")]
             CtxError::Retrieve(e) => e.code(),
             CtxError::Engine(e) => e.code(),
             CtxError::Pipeline(e) => e.code(),

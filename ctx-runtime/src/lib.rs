@@ -18,7 +18,6 @@ pub mod history;
 pub mod llm;
 pub mod negotiate;
 pub mod pipeline;
-#[cfg(feature = "retrieve")]
 pub mod retrieve;
 pub mod state;
 pub mod tokens;

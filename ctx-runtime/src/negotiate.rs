@@ -58,7 +58,7 @@ impl Default for NegotiationConfig {
 pub struct NegotiationRequest {
     /// The model name (used for the window when `context_window` is `None`).
     pub model: String,
-    /// The window from the model configuration; `None` looks the model up in tiktoken-rs's table.
+    /// The window from the model configuration; `None` looks the model up in ctx's model table ([`crate::tokens::MODEL_TABLE`]).
     pub context_window: Option<usize>,
     /// The output the caller asked for.
     pub requested_max_tokens: usize,

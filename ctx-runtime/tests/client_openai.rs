@@ -1,7 +1,7 @@
 //! `OpenAiClient` against a scripted server on 127.0.0.1: replies, retries, timeouts and every
 //! kind of failure, non-streaming.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

@@ -1,7 +1,7 @@
 //! `Bm25Index` over a directory made by the test, and the offline model answering from what it
 //! retrieves: the search → fetch → answer path of the demo, without any server.
 
-#![cfg(feature = "retrieve")]
+#![cfg(feature = "bm25")]
 
 use std::fs;
 use std::path::Path;

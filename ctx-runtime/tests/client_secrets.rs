@@ -1,7 +1,7 @@
 //! The API key never leaves the `Authorization` header: not in `Debug`, not in errors (even
 //! when the server echoes it), not in traces.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

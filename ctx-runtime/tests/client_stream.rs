@@ -1,6 +1,6 @@
 //! `OpenAiClient::chat_stream` against a scripted server on 127.0.0.1 sending server-sent events.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

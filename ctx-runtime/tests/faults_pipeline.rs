@@ -7,7 +7,7 @@
 //! after a JSON round trip, as another process would) once the server recovers, must end in the
 //! same state as a run that never failed: nothing lost, nothing applied twice.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

@@ -6,7 +6,7 @@
 //! driven here with a body that contains the key, and every error (`Display`, `Debug`, wrapped in
 //! `CtxError`) and every trace line (TRACE level, HTTP stack included) is searched for it.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

@@ -3,7 +3,7 @@
 //! (never as one control token, which would under-count it and could end a prompt early) and is
 //! sent to the server as that same text.
 
-#![cfg(feature = "client")]
+#![cfg(feature = "openai")]
 
 mod client_support;
 

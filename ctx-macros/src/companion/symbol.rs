@@ -72,5 +72,5 @@ pub const TURN_KEYS: &[Symbol] = &[
     DOCUMENT_TEMPLATE,
     DOCUMENT_SEPARATOR,
 ];
-/// `context_window: model("gpt-4o")`: the window from tiktoken-rs's model table.
+/// `context_window: model("gpt-4o")`: the window from ctx's model table.
 pub const MODEL: Symbol = Symbol("model");

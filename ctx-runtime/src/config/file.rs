@@ -7,7 +7,7 @@
 //! ```
 //!
 //! `model_context_window` is required (the server's real window, which may differ from the
-//! model table's); `encoding` is required unless `model` is in tiktoken-rs's table;
+//! model table's); `encoding` is required unless `model` is in ctx's model table;
 //! `model_max_tokens` is the output limit of steps that set none; `allow_auto_clamp: true` is the
 //! file's explicit opt-in to [`LimitsPolicy::AutoClamp`](super::LimitsPolicy). Any other key is
 //! an error: a misspelt `model_max_token` must not silently leave the output unlimited.

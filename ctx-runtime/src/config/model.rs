@@ -46,7 +46,7 @@ pub(crate) const DSL_KEYS: ModelKeys = ModelKeys {
 impl ModelConfig {
     /// Validates a `model { … }` block found at `at`.
     ///
-    /// A `model` name known to tiktoken-rs's table gives the encoding and window; an explicit
+    /// A `model` name in ctx's model table gives the encoding and window; an explicit
     /// `context_window` or `encoding` overrides the table (fine-tunes, proxies, local servers).
     /// Without a known model both must be given. Every problem is reported, each under the path
     /// of its key.
@@ -191,7 +191,11 @@ pub(crate) fn validate_model(
             };
             match found {
                 Ok(found) => Some(found),
-                Err(_) => {
+                Err(err) => {
+                    let suggestion = match err {
+                        TokenError::UnknownModel { suggestion: Some(s), .. } => format!(" (did you mean `{s}`?)"),
+                        _ => String::new(),
+                    };
                     let mut missing = Vec::new();
                     if need_window {
                         missing.push(format!("`{}`", keys.context_window));
@@ -204,7 +208,7 @@ pub(crate) fn validate_model(
                             "UNKNOWN_MODEL",
                             at.key(keys.model),
                             format!(
-                                "model `{name}` is not in tiktoken-rs's model table, so its {} cannot be looked up",
+                                "model `{name}` is not in ctx's model table{suggestion}, so its {} cannot be looked up",
                                 missing.join(" and ")
                             ),
                         )
@@ -231,7 +235,7 @@ pub(crate) fn validate_model(
                     format!("no `{}` and no `{}` to look it up by", keys.context_window, keys.model),
                 )
                 .with_help(format!(
-                    "set `{}` to the model's window, or `{}` to a model known to tiktoken-rs",
+                    "set `{}` to the model's window, or `{}` to a model in ctx's model table",
                     keys.context_window, keys.model
                 )),
             );
@@ -244,7 +248,7 @@ pub(crate) fn validate_model(
                     format!("no `{}` and no `{}` to look it up by", keys.encoding, keys.model),
                 )
                 .with_help(format!(
-                    "set `{}` to {}, or `{}` to a model known to tiktoken-rs",
+                    "set `{}` to {}, or `{}` to a model in ctx's model table",
                     keys.encoding,
                     Encoding::ALL.map(|e| e.name()).join(" or "),
                     keys.model

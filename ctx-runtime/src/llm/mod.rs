@@ -3,10 +3,11 @@
 //! The trait is object-safe (`dyn ChatModel`) so a pipeline run can hold any model behind one
 //! reference; implementations live in submodules:
 //!
-//! - [`openai::OpenAiClient`] (feature `client`): any OpenAI-compatible chat-completions server
+//! - `openai::OpenAiClient` (feature `openai`): any OpenAI-compatible chat-completions server
 //!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
-//! - [`offline::OfflineModel`] (feature `retrieve`): a deterministic, extractive stand-in that
-//!   quotes its context; for demos and tests without a server.
+//! - `llama_cpp::LocalModel` (feature `llama`): a llama-cpp-python server on this machine.
+//! - [`offline::OfflineModel`]: a deterministic, extractive stand-in that quotes its context; for
+//!   demos and tests without a server.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -14,15 +15,16 @@ use serde::{Deserialize, Serialize};
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 
 mod error;
-#[cfg(feature = "client")]
+#[cfg(feature = "llama")]
 pub mod llama_cpp;
-#[cfg(feature = "retrieve")]
 pub mod offline;
-#[cfg(feature = "client")]
+#[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
 pub mod secret;
 
 pub use error::ModelError;
+#[cfg(feature = "openai")]
 pub use secret::ApiKey;
 
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus

@@ -39,7 +39,7 @@ pub enum ModelSource {
 /// `model { … }` as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
-    /// A model name known to tiktoken-rs's tables (gives encoding and window).
+    /// A model name known to ctx's model table (gives encoding and window).
     pub model: Option<String>,
     /// `context_window` (`model_context_window` in `config.json`).
     pub context_window: Option<i64>,

@@ -52,7 +52,7 @@ impl LoadedPipeline {
 
     /// [`Self::load`] for a model that is not counted with an OpenAI encoding: every count (the
     /// contract at load time, then every step) uses `counter` — for a locally served model, the
-    /// one [`LlamaCppServer::default_counter`](crate::tokens::LlamaCppServer::default_counter)
+    /// one `LlamaCppServer::default_counter`
     /// builds from the server's own tokenizer and chat template. The model's `encoding` is then
     /// not used for counting.
     pub fn load_with_counter(

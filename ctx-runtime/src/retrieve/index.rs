@@ -311,7 +311,7 @@ mod tests {
         fn shareable<T: Send + Sync + 'static>() {}
         shareable::<Bm25Index>();
         shareable::<crate::llm::offline::OfflineModel>();
-        #[cfg(feature = "client")]
+        #[cfg(feature = "openai")]
         shareable::<crate::llm::openai::OpenAiClient>();
     }
 

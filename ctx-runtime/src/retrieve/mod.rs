@@ -1,18 +1,24 @@
-//! Offline lexical retrieval over a directory of source files (feature `retrieve`).
+//! Offline lexical retrieval over a directory of source files.
 //!
-//! [`Bm25Index`] backs a pipeline's `search_nodes` (rank files for the question) and
+//! [`split_identifier`] is always available; `Bm25Index` and `CodeTokenizer` need the `bm25`
+//! feature. `Bm25Index` backs a pipeline's `search_nodes` (rank files for the question) and
 //! `fetch_node_texts` (load a node's text by id) without any service: node ids are paths relative
-//! to the indexed directory, scores are BM25 over [`CodeTokenizer`] tokens (identifiers split at
+//! to the indexed directory, scores are BM25 over `CodeTokenizer` tokens (identifiers split at
 //! `snake_case` and `CamelCase` boundaries, English words stemmed). The index implements the
 //! pipeline's `NodeSearch` and `NodeStore`, so `StepEnv::builder().search(&index).store(&index)`
 //! runs a pipeline over a directory.
 
+#[cfg(feature = "bm25")]
 mod index;
+#[cfg(feature = "bm25")]
 mod pipeline;
 mod tokenize;
 
+#[cfg(feature = "bm25")]
 pub use index::{Bm25Index, IndexOptions, SkippedFile};
-pub use tokenize::{CodeTokenizer, split_identifier};
+#[cfg(feature = "bm25")]
+pub use tokenize::CodeTokenizer;
+pub use tokenize::split_identifier;
 
 use crate::error::ErrorCode;
 
@@ -28,7 +34,7 @@ pub enum RetrieveError {
         /// The operating system's message.
         message: String,
     },
-    /// The root given to [`Bm25Index::from_dir`] is not a directory.
+    /// The root given to `Bm25Index::from_dir` is not a directory.
     #[error("`{path}` is not a directory")]
     NotADirectory {
         /// The path.
@@ -45,6 +51,7 @@ pub enum RetrieveError {
 }
 
 impl RetrieveError {
+    #[cfg(feature = "bm25")]
     fn io(path: &std::path::Path, err: &std::io::Error) -> Self {
         RetrieveError::Io { path: path.display().to_string(), message: err.to_string() }
     }

@@ -7,6 +7,7 @@
 //! form without separators (`computeordertotal`), so that an exact identifier in the query ranks
 //! the file that defines it above files that merely use the same words.
 
+#[cfg(feature = "bm25")]
 use bm25::{DefaultTokenizer, Language, Tokenizer};
 
 /// Splits one identifier into its words: at `_` and other non-alphanumeric characters, at a
@@ -38,12 +39,14 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
     parts
 }
 
-/// The tokenizer of [`super::Bm25Index`] and of the offline model's line ranking.
+/// The tokenizer of [`super::Bm25Index`] (feature `bm25`).
+#[cfg(feature = "bm25")]
 #[derive(Debug)]
 pub struct CodeTokenizer {
     words: DefaultTokenizer,
 }
 
+#[cfg(feature = "bm25")]
 impl Default for CodeTokenizer {
     fn default() -> Self {
         CodeTokenizer {
@@ -57,6 +60,7 @@ impl Default for CodeTokenizer {
     }
 }
 
+#[cfg(feature = "bm25")]
 impl CodeTokenizer {
     /// A tokenizer for English prose and code.
     pub fn new() -> Self {
@@ -84,6 +88,7 @@ impl CodeTokenizer {
     }
 }
 
+#[cfg(feature = "bm25")]
 impl Tokenizer for CodeTokenizer {
     fn tokenize(&self, input_text: &str) -> Vec<String> {
         CodeTokenizer::tokenize(self, input_text)
@@ -107,6 +112,7 @@ mod tests {
         assert!(split_identifier("___").is_empty());
     }
 
+    #[cfg(feature = "bm25")]
     #[test]
     fn snake_and_camel_case_meet_in_the_same_tokens() {
         let t = CodeTokenizer::new();

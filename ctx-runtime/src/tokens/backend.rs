@@ -4,8 +4,8 @@
 //! tiktoken-rs (the differential test in `tests/tokens_differential.rs` checks this on a corpus and
 //! on generated strings), it is linear on every input and it never panicked in our tests, where
 //! tiktoken-rs 0.12 overflows its regex's backtracking stack on a ~1 MB whitespace run and turns
-//! superlinear on long runs without spaces. [`TiktokenBackend`] is kept for the differential test
-//! and the benchmarks, behind the same trait.
+//! superlinear on long runs without spaces. `TiktokenBackend` (feature `tiktoken`) is kept for the
+//! differential test and the benchmarks, behind the same trait.
 //!
 //! Both backends turn a panic inside the tokenizer crate into [`TokenError::Backend`], so no input
 //! can unwind through ctx.
@@ -180,10 +180,11 @@ impl TokenizerBackend for BpeBackend {
     }
 }
 
-/// tiktoken-rs (`encode_ordinary`), for differential tests and benchmarks.
+/// tiktoken-rs (`encode_ordinary`), for differential tests and benchmarks (feature `tiktoken`).
 ///
 /// tiktoken-rs panics on pathological input (a whitespace run of about 1 MB exhausts its
 /// regex's backtracking stack); this backend reports that as [`TokenError::Backend`].
+#[cfg(feature = "tiktoken")]
 #[derive(Clone, Copy)]
 pub struct TiktokenBackend {
     encoding: Encoding,
@@ -191,6 +192,7 @@ pub struct TiktokenBackend {
     id: &'static str,
 }
 
+#[cfg(feature = "tiktoken")]
 impl TiktokenBackend {
     /// The backend for `encoding`.
     pub fn new(encoding: Encoding) -> Self {
@@ -211,12 +213,14 @@ impl TiktokenBackend {
     }
 }
 
+#[cfg(feature = "tiktoken")]
 impl fmt::Debug for TiktokenBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TiktokenBackend").field("encoding", &self.encoding).finish()
     }
 }
 
+#[cfg(feature = "tiktoken")]
 impl TokenizerBackend for TiktokenBackend {
     fn id(&self) -> &str {
         self.id
@@ -270,7 +274,11 @@ mod tests {
     #[test]
     fn both_backends_decode_what_they_encode() {
         for e in Encoding::ALL {
-            for backend in [&BpeBackend::new(e) as &dyn TokenizerBackend, &TiktokenBackend::new(e)] {
+            #[cfg_attr(not(feature = "tiktoken"), allow(unused_mut))]
+            let mut backends: Vec<Box<dyn TokenizerBackend>> = vec![Box::new(BpeBackend::new(e))];
+            #[cfg(feature = "tiktoken")]
+            backends.push(Box::new(TiktokenBackend::new(e)));
+            for backend in &backends {
                 let text = "naïve café — 東京 🦀 <|endoftext|>";
                 assert_eq!(backend.decode(&backend.encode(text).unwrap()).unwrap(), text);
                 assert!(matches!(

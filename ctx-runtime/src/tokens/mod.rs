@@ -22,17 +22,19 @@ mod backend;
 mod cache;
 mod chat;
 mod encoding;
-#[cfg(feature = "client")]
+#[cfg(feature = "llama")]
 mod remote;
 mod template;
 
 use std::sync::{Arc, OnceLock};
 
-pub use backend::{BpeBackend, TiktokenBackend, TokenizerBackend};
+#[cfg(feature = "tiktoken")]
+pub use backend::TiktokenBackend;
+pub use backend::{BpeBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
-pub use encoding::{Encoding, ModelInfo};
-#[cfg(feature = "client")]
+pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
+#[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;
 
@@ -78,7 +80,7 @@ impl TokenCounter {
         .clone()
     }
 
-    /// The process-wide counter for a model in tiktoken-rs's table, with the chat format of the
+    /// The process-wide counter for a model in [`MODEL_TABLE`], with the chat format of the
     /// model's family ([`ChatFormat::for_model`]); it shares the encoding's cache.
     pub fn for_model(model: &str) -> Result<Self, TokenError> {
         Ok(Self::for_encoding(Encoding::for_model(model)?).with_format(ChatFormat::for_model(model)))

@@ -13,9 +13,11 @@
 //! `usage.prompt_tokens` even for such content.
 //!
 //! **Blocking.** [`TokenizerBackend`] is synchronous, so each uncached count is one blocking HTTP
-//! call (ureq, which needs no async runtime and is safe to call from inside one). From async code
-//! it blocks the calling worker for the round trip — about a millisecond on a loopback server;
-//! wrap bulk counting of large texts in `tokio::task::spawn_blocking`.
+//! call. It is made with ctx's one HTTP client (reqwest) on a scoped thread of its own, driven by
+//! a small current-thread runtime there, so it is safe to call from anywhere, including a worker
+//! of a tokio runtime (multi-thread or current-thread), where blocking on a runtime would panic.
+//! From async code it blocks the calling worker for the round trip — about a millisecond on a
+//! loopback server; wrap bulk counting of large texts in `tokio::task::spawn_blocking`.
 //!
 //! [`LlamaCppServer`] is the handle that checks a server serves the model, asks it for its
 //! context window, and builds the counter.
@@ -36,7 +38,7 @@ use crate::error::TokenError;
 pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Largest body read from the server (the token ids of a very large text).
-const MAX_BODY_BYTES: u64 = 256 * 1024 * 1024;
+const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
 /// The HTTP side shared by the tokenizer and the server handle.
 #[derive(Clone)]
@@ -44,7 +46,8 @@ struct Endpoint {
     root: String,
     model: String,
     api_key: Option<String>,
-    agent: ureq::Agent,
+    /// The client, or why it could not be built (only a TLS backend that cannot start fails).
+    http: Result<reqwest::Client, String>,
     id: String,
 }
 
@@ -58,26 +61,49 @@ impl fmt::Debug for Endpoint {
     }
 }
 
+/// Runs `work` to completion on a current-thread runtime of its own, on a scoped thread: never
+/// on the caller's thread, which may be a worker of a tokio runtime, where starting another
+/// runtime panics ("Cannot start a runtime from within a runtime"). The caller waits, as for any
+/// blocking call.
+fn block_on_own_thread<T: Send>(work: impl Future<Output = Result<T, String>> + Send) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+            runtime.block_on(work)
+        });
+        worker.join().unwrap_or_else(|_| Err("the HTTP thread panicked".to_owned()))
+    })
+}
+
+/// The error and its causes, `: `-joined (reqwest's own message alone says little).
+fn error_chain(err: &reqwest::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 impl Endpoint {
     fn new(base_url: &str, model: &str, timeout: Duration) -> Self {
         // The OpenAI routes live under `/v1`, the tokenize routes at the root: accept either.
         let trimmed = base_url.trim_end_matches('/');
         let root = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_owned();
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            // uvicorn closes idle keep-alive connections after 5 s; never reuse one that old.
-            .max_idle_age(Duration::from_secs(2))
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            // Each call runs on a runtime of its own, which a pooled connection would outlive.
+            .pool_max_idle_per_host(0)
             // A loopback server must not be reached through a proxy from the environment.
-            .proxy(None)
-            .build();
-        Endpoint {
-            id: format!("llama-cpp-python/{model}@{root}"),
-            root,
-            model: model.to_owned(),
-            api_key: None,
-            agent: ureq::Agent::new_with_config(config),
-        }
+            .no_proxy()
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)));
+        Endpoint { id: format!("llama-cpp-python/{model}@{root}"), root, model: model.to_owned(), api_key: None, http }
     }
 
     fn fail(&self, reason: impl Into<String>) -> TokenError {
@@ -87,47 +113,48 @@ impl Endpoint {
     /// Sends `body` to `path` and returns the status and the parsed JSON answer.
     fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), TokenError> {
         let url = format!("{}{}", self.root, path);
-        let mut retried = false;
-        let mut response = loop {
-            match self.send(&url, body) {
-                Ok(response) => break response,
-                // Every call here is idempotent (tokenize, detokenize, the model list, a probe
-                // the server refuses), and a connection the server closed while it sat idle in
-                // the pool fails before the server sees the request: one more try.
-                Err(e) if !retried && !matches!(e, ureq::Error::Timeout(_)) => retried = true,
-                Err(e) => return Err(self.fail(format!("{method} {url}: {e}"))),
-            }
-        };
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_string()
-            .map_err(|e| self.fail(format!("{method} {url}: reading the answer: {e}")))?;
+        let (status, text) =
+            block_on_own_thread(self.exchange(&url, body)).map_err(|e| self.fail(format!("{method} {url}: {e}")))?;
         let value = serde_json::from_str(&text)
             .map_err(|e| self.fail(format!("{method} {url}: HTTP {status}, not JSON ({e}): {}", excerpt(&text))))?;
         Ok((status, value))
     }
 
-    fn send(&self, url: &str, body: Option<&Value>) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        let auth = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
-        match body {
-            Some(body) => {
-                let mut req = self.agent.post(url).content_type("application/json");
-                if let Some(auth) = &auth {
-                    req = req.header("authorization", auth);
+    /// One request (retried once if it could not be sent) and its whole answer as text.
+    async fn exchange(&self, url: &str, body: Option<&Value>) -> Result<(u16, String), String> {
+        let http = self.http.as_ref().map_err(Clone::clone)?;
+        let mut retried = false;
+        let mut response = loop {
+            let mut request = match body {
+                Some(body) => {
+                    http.post(url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body.to_string())
                 }
-                req.send(body.to_string())
+                None => http.get(url),
+            };
+            if let Some(key) = &self.api_key {
+                request = request.bearer_auth(key);
             }
-            None => {
-                let mut req = self.agent.get(url);
-                if let Some(auth) = &auth {
-                    req = req.header("authorization", auth);
-                }
-                req.call()
+            match request.send().await {
+                Ok(response) => break response,
+                // Every call here is idempotent (tokenize, detokenize, the model list, a probe
+                // the server refuses), and a connection the server closed while it sat idle
+                // fails before the server sees the request: one more try.
+                Err(e) if !retried && !e.is_timeout() => retried = true,
+                Err(e) => return Err(error_chain(&e)),
             }
+        };
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        while let Some(chunk) =
+            response.chunk().await.map_err(|e| format!("reading the answer: {}", error_chain(&e)))?
+        {
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(format!("reading the answer: larger than {MAX_BODY_BYTES} bytes"));
+            }
+            bytes.extend_from_slice(&chunk);
         }
+        let text = String::from_utf8(bytes).map_err(|e| format!("reading the answer: not UTF-8 ({e})"))?;
+        Ok((status, text))
     }
 
     /// A successful JSON answer of `path`, or an error naming the status and the server's words.
@@ -353,6 +380,76 @@ mod tests {
         assert!(matches!(err, TokenError::Backend { .. }));
         assert!(err.to_string().contains("127.0.0.1:9"), "{err}");
         assert!(LlamaCppServer::connect("http://127.0.0.1:9", "m").is_err());
+    }
+
+    /// A one-connection-at-a-time HTTP server on a plain thread (no runtime) that answers every
+    /// request with `{"count": 7}` and records what it was sent.
+    fn count_server() -> (String, std::sync::mpsc::Receiver<String>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let (sent, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut head = String::new();
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let _ = sent.send(format!("{head}\r\n{}", String::from_utf8_lossy(&body)));
+                let answer = r#"{"count": 7}"#;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        (url, received)
+    }
+
+    #[test]
+    fn counts_from_a_plain_thread_with_the_key_and_the_model() {
+        let (url, received) = count_server();
+        let t = RemoteTokenizer::llama_cpp_with_timeout(&url, "m", Duration::from_secs(10)).with_api_key("sk-1");
+        assert_eq!(t.count("hello").expect("count"), 7);
+        let request = received.recv().expect("a request");
+        assert!(request.starts_with("POST /extras/tokenize/count HTTP/1.1"), "{request}");
+        assert!(request.to_ascii_lowercase().contains("authorization: bearer sk-1"), "{request}");
+        assert!(request.ends_with(r#"{"input":"hello","model":"m"}"#), "{request}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn counts_from_inside_a_multi_thread_runtime() {
+        let (url, _received) = count_server();
+        let t = RemoteTokenizer::llama_cpp_with_timeout(&url, "m", Duration::from_secs(10));
+        assert_eq!(t.count("hello").expect("count"), 7);
+        assert_eq!(t.count("hello again").expect("count"), 7);
+        drop(t); // dropping the client on a runtime thread is fine too
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn counts_from_inside_a_current_thread_runtime() {
+        let (url, _received) = count_server();
+        let counter = TokenCounter::with_backend(
+            Arc::new(RemoteTokenizer::llama_cpp_with_timeout(&url, "m", Duration::from_secs(10))),
+            ChatFormat::openai_gpt4(),
+            16,
+        );
+        assert_eq!(counter.count("hello").expect("count"), 7);
+        tokio::task::yield_now().await;
+        assert_eq!(counter.count("hello").expect("cached"), 7);
     }
 
     #[test]

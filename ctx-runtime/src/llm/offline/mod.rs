@@ -2,8 +2,9 @@
 //! that must run without a server.
 //!
 //! It generates nothing. It reads the question and the context of the request (see the
-//! conventions below), scores every context line by BM25 term overlap with the question
-//! ([`crate::retrieve::CodeTokenizer`] tokens), and returns lines of the context:
+//! conventions below), scores every context line by BM25 term overlap with the question (over
+//! code-aware terms: identifiers split, English inflections folded), and returns lines of the
+//! context:
 //!
 //! - **summarise**: the highest-scoring lines, within `max_tokens`, in their original order and
 //!   still inside their `--- NODE ---` blocks (with `id:` and `path:`), so that a later answer can
@@ -33,6 +34,7 @@
 
 mod context;
 mod select;
+mod terms;
 
 use async_trait::async_trait;
 
@@ -42,7 +44,6 @@ use select::{fit, ranked_positive, score_lines};
 use crate::chat::Role;
 use crate::error::TokenError;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
-use crate::retrieve::CodeTokenizer;
 use crate::state::CONTEXT_BLOCK_SEPARATOR;
 use crate::tokens::{Encoding, TokenCounter};
 
@@ -88,7 +89,6 @@ pub enum OfflineTask {
 pub struct OfflineModel {
     counter: TokenCounter,
     task: OfflineTask,
-    tokenizer: CodeTokenizer,
 }
 
 impl Default for OfflineModel {
@@ -102,7 +102,7 @@ impl OfflineModel {
     /// A model that counts with `counter` (use the counter of the pipeline's model, so that its
     /// `max_tokens` means the same thing).
     pub fn new(counter: TokenCounter) -> Self {
-        OfflineModel { counter, task: OfflineTask::Auto, tokenizer: CodeTokenizer::new() }
+        OfflineModel { counter, task: OfflineTask::Auto }
     }
 
     /// This model with a fixed task.
@@ -135,7 +135,7 @@ impl OfflineModel {
         let prompt_tokens = self.counter.count_request(&request.messages, &request.tools)?;
         let parsed = ParsedRequest::parse(&request.messages);
         let lines: Vec<&str> = parsed.lines.iter().map(|l| l.text.as_str()).collect();
-        let scores = score_lines(&self.tokenizer, &lines, &parsed.question);
+        let scores = score_lines(&lines, &parsed.question);
         let fitted = match self.task_for(request) {
             OfflineTask::Summarize => self.summarize(&parsed, &scores, request.max_tokens)?,
             _ => self.answer(&parsed, &scores, request.max_tokens)?,

@@ -1,36 +1,52 @@
 //! Choosing lines: BM25 relevance of each context line to the question, and the greedy choice
 //! of the best lines whose rendering fits an exact token limit.
 
-use bm25::{EmbedderBuilder, Scorer, Tokenizer};
+use std::collections::HashMap;
 
+use super::terms::terms;
 use crate::error::TokenError;
-use crate::retrieve::CodeTokenizer;
 use crate::tokens::TokenCounter;
 
-/// Lends a shared tokenizer to `bm25`, which wants to own one.
-struct Lent<'a>(&'a CodeTokenizer);
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+/// BM25's length normalisation.
+const B: f32 = 0.75;
 
-impl Tokenizer for Lent<'_> {
-    fn tokenize(&self, input_text: &str) -> Vec<String> {
-        self.0.tokenize(input_text)
-    }
-}
-
-/// The BM25 score of each line (as a document among the lines) for `question`; 0 for a line
-/// sharing no token with it.
-pub(crate) fn score_lines(tokenizer: &CodeTokenizer, lines: &[&str], question: &str) -> Vec<f32> {
+/// The BM25 score of each line (as a document among the lines, k1 = 1.2, b = 0.75, the average
+/// length fitted to the lines) for `question`; 0 for a line sharing no term with it.
+pub(crate) fn score_lines(lines: &[&str], question: &str) -> Vec<f32> {
+    let docs: Vec<Vec<String>> = lines.iter().map(|line| terms(line)).collect();
     let mut scores = vec![0.0; lines.len()];
-    if lines.is_empty() {
+    let total: usize = docs.iter().map(Vec::len).sum();
+    if total == 0 {
         return scores;
     }
-    let embedder = EmbedderBuilder::<u32, Lent<'_>>::with_tokenizer_and_fit_to_corpus(Lent(tokenizer), lines).build();
-    let mut scorer = Scorer::<usize, u32>::new();
-    for (i, line) in lines.iter().enumerate() {
-        scorer.upsert(&i, embedder.embed(line));
-    }
-    for hit in scorer.matches(&embedder.embed(question)) {
-        if let Some(slot) = scores.get_mut(hit.id) {
-            *slot = hit.score;
+    let n = docs.len() as f32;
+    let average = total as f32 / n;
+    let mut query = terms(question);
+    query.sort_unstable();
+    query.dedup();
+    let frequencies: Vec<HashMap<&str, usize>> = docs
+        .iter()
+        .map(|doc| {
+            let mut tf = HashMap::new();
+            for term in doc {
+                *tf.entry(term.as_str()).or_insert(0) += 1;
+            }
+            tf
+        })
+        .collect();
+    for term in &query {
+        let df = frequencies.iter().filter(|tf| tf.contains_key(term.as_str())).count();
+        if df == 0 {
+            continue;
+        }
+        let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+        for ((score, tf), doc) in scores.iter_mut().zip(&frequencies).zip(&docs) {
+            if let Some(&f) = tf.get(term.as_str()) {
+                let f = f as f32;
+                *score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * doc.len() as f32 / average));
+            }
         }
     }
     scores
@@ -98,12 +114,22 @@ mod tests {
 
     #[test]
     fn lines_sharing_terms_with_the_question_score_and_rank() {
-        let t = CodeTokenizer::new();
         let lines = ["SELECT SUM(total) FROM Orders", "public class Customer", "-- order totals per day"];
-        let scores = score_lines(&t, &lines, "how are order totals computed");
+        let scores = score_lines(&lines, "how are order totals computed");
         assert!(scores[0] > 0.0 && scores[2] > 0.0 && scores[1] == 0.0, "{scores:?}");
         assert_eq!(ranked_positive(&scores), [0, 2], "{scores:?}");
         assert_eq!(ranked_positive(&[1.0, 2.0, 1.0, 0.0]), [1, 0, 2]);
+        assert!(score_lines(&[], "order").is_empty());
+        assert_eq!(score_lines(&["", "the"], "order"), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn rarer_terms_weigh_more_and_an_exact_identifier_ranks_first() {
+        let lines = ["order total", "order", "order", "total"];
+        let scores = score_lines(&lines, "order total");
+        assert!(scores[0] > scores[3] && scores[3] > scores[1], "{scores:?}");
+        let lines = ["compute the order total", "fn ComputeOrderTotal() {}"];
+        assert_eq!(ranked_positive(&score_lines(&lines, "where is ComputeOrderTotal?")), [1, 0]);
     }
 
     fn lines_render(lines: &[String]) -> impl Fn(&[usize]) -> String + '_ {
