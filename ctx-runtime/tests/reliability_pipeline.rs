@@ -29,6 +29,9 @@ const LOAD_ISSUES: &[&str] = &[
     "BUDGET_CONTRACT_UNSATISFIABLE",
     "PIPELINE_BUDGET_MISCONFIG",
     "COMPACT_RULE_UNREACHABLE",
+    // A loop limit of 0 makes the summarise branch dead; an output limit alone over the window.
+    "LOOP_LIMIT_ZERO",
+    "OUTPUT_EXCEEDS_WINDOW",
 ];
 
 const SUMMARIZER: &str = "Summarise the context; keep identifiers and SQL verbatim.";
