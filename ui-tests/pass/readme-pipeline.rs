@@ -1,76 +1,23 @@
-// A crate whose one dependency is `ctx` declares the README's pipeline, implements its custom
-// step through the generated trait, plugs in its backends through the generated environment,
-// and runs it to the end (trybuild builds and runs this file as such a crate).
+// A crate whose one dependency is `ctx` declares the README's pipeline and implements its custom
+// step through the generated trait (both in examples/rag_pipeline/pipeline.rs), plugs in its
+// backends through the generated environment, and runs it to the end (trybuild builds and runs
+// this file as such a crate).
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use ctx::budget::NODE_HEADER;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::{BoxError, NodeSearch, NodeStore, StepDetail};
 use ctx::state::SearchHit;
-use ctx::{CtxError, NodeText, PipelineState};
+use ctx::{NodeText, PipelineState};
 
-ctx::pipeline! {
-    /// Answers questions about a small invoicing code base.
-    pub pipeline CodebaseQa {
-        model { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base }
-        settings {
-            max_context_tokens: 4_000,
-            max_history_tokens: 1_000,
-            budget_safety_margin_tokens: 128,
-            max_turn_loops: 2,
-            max_evidence_batches: 2,
-        }
-        prompts {
-            answer: "Answer from the context only; quote identifiers verbatim.",
-            summarizer: "Summarise the context; keep identifiers and SQL verbatim.",
-        }
-        steps {
-            search: search_nodes { top_k: 8, next: expand },
-            expand: expand_dependency_tree { max_depth: 1, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 1_800, next: manage_budget },
-            manage_budget: manage_context_budget {
-                compact_code: [
-                    { language: sql, policy: threshold, threshold: 0.5 },
-                    { language: dotnet, policy: always },
-                ],
-                divide_new_content: "<<<New content",
-                on_ok: next_batch,
-                on_over: budget_loop_guard,
-            },
-            next_batch: custom { outcomes { more => evidence_guard, done => answer } },
-            evidence_guard: loop_guard {
-                max_turn_loops_from_settings: max_evidence_batches,
-                on_allow: fetch,
-                on_deny: answer,
-            },
-            budget_loop_guard: loop_guard {
-                max_turn_loops_from_settings: max_turn_loops,
-                on_allow: summarize,
-                on_deny: answer,
-            },
-            summarize: call_model {
-                prompt_key: summarizer,
-                max_output_tokens: 1_200,
-                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
-                next: set_context_from_summary,
-            },
-            set_context_from_summary: set_variables {
-                rules: [ context_blocks <- last_model_response | to_context_blocks, last_model_response = null ],
-                next: manage_budget,
-            },
-            answer: call_model {
-                prompt_key: answer,
-                use_history: true,
-                max_output_tokens: 700,
-                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
-                next: end,
-            },
-        }
-    }
-}
+// The README's pipeline, from the example's own file: `ctx::pipeline!` with its prompts, and
+// `NextBatch`, which implements the generated `CodebaseQaCustom`.
+#[path = "../../examples/rag_pipeline/pipeline.rs"]
+mod pipeline;
+
+use pipeline::{CodebaseQa, CodebaseQaEnv, CodebaseQaStep, NextBatch};
 
 /// Three files, one hit a batch: `next_batch` moves on until every hit was read.
 struct Code(BTreeMap<&'static str, (&'static str, &'static str)>);
@@ -108,21 +55,6 @@ impl NodeStore for Code {
     }
 }
 
-/// The custom step: drop the hits already in the context, go on while some are left.
-struct Steps;
-
-impl CodebaseQaCustom for Steps {
-    async fn next_batch(&self, state: &mut PipelineState) -> Result<NextBatchOutcome, CtxError> {
-        let context = state.context_blocks.join("\n");
-        let read: Vec<String> = context
-            .split(NODE_HEADER)
-            .filter_map(|node| node.lines().find_map(|l| l.strip_prefix("id: ")).map(str::to_owned))
-            .collect();
-        state.search_results.retain(|hit| !read.contains(&hit.id));
-        Ok(if state.search_results.is_empty() { NextBatchOutcome::Done } else { NextBatchOutcome::More })
-    }
-}
-
 /// Every backend here answers at once, so polling once with a no-op waker finishes each future.
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -138,7 +70,7 @@ fn main() {
     let qa = CodebaseQa::new().expect("checked when compiled, so it loads");
     let code = Code::new();
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv { search: &code, store: &code, model: &model, custom: &Steps };
+    let env = CodebaseQaEnv { search: &code, store: &code, model: &model, custom: &NextBatch };
     let (state, reports) = block_on(qa.run(PipelineState::new("How is the invoice total computed?"), &env))
         .expect("the pipeline runs to the end");
     let outcomes: Vec<&str> = reports
