@@ -2,16 +2,13 @@
 //! definition, and each `ConfigIssue` becomes a compile error under the token its path names.
 //! No pipeline rule is written here.
 
-use ctx_runtime::pipeline::PipelineDef;
+use ctx_runtime::pipeline::{GRAPH_WIDE_CODES, PipelineDef};
 use ctx_runtime::validation::ConfigIssue;
 
 use crate::ctxt::Ctxt;
 use crate::fields::with_help;
 use crate::lower::Lowered;
 use crate::spans::SpanMap;
-
-/// Graph-wide findings that a transition lost to a syntax error would make up.
-const GRAPH_CODES: &[&str] = &["UNREACHABLE_STEP", "END_UNREACHABLE", "UNGUARDED_CYCLE", "CUSTOM_WITHOUT_OUTCOMES"];
 
 /// Runs the runtime's validation (with the compile-time token check when the window and the
 /// prompts are literals) and reports each issue under its token.
@@ -38,7 +35,7 @@ fn report(cx: &Ctxt, spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIs
         if spans.is_poisoned(&issue.path) {
             continue;
         }
-        if !graph_complete && GRAPH_CODES.contains(&issue.code) {
+        if !graph_complete && GRAPH_WIDE_CODES.contains(&issue.code) {
             continue;
         }
         let message = match &issue.help {

@@ -24,8 +24,9 @@
 use std::collections::HashMap;
 
 use crate::chat::{ChatMessage, Role};
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// Errors of [`trim_history`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

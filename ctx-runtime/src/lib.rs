@@ -9,6 +9,7 @@
 pub mod budget;
 pub mod chat;
 pub mod classify;
+pub mod codes;
 pub mod compact;
 pub mod config;
 pub mod contract;

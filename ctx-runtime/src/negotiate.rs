@@ -9,9 +9,10 @@
 //! that overflows the window.
 
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
 use crate::history::{HistoryTrim, trim_after_system};
 use crate::llm::ChatRequest;
+use crate::tokens::TokenError;
 use crate::tokens::{ModelInfo, TokenCounter};
 use crate::validation::{ConfigIssue, FieldPath};
 

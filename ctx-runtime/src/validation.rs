@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 
 /// The candidate closest to `unknown` when it is close enough to be a likely typo, for "did you
 /// mean …?" help lines: the one rule every validation uses. Names are compared case-insensitively

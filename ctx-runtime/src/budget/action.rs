@@ -2,9 +2,9 @@
 
 use crate::classify::{Language, classify};
 use crate::compact;
-use crate::error::TokenError;
 use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 use super::config::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 use super::error::BudgetError;

@@ -1,6 +1,7 @@
 //! Errors of the `manage_context_budget` action.
 
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
+use crate::tokens::TokenError;
 
 /// Why `manage_context_budget` failed. The state is unchanged whenever one is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

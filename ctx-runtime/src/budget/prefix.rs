@@ -31,9 +31,9 @@
 //! debug builds and by the `block_boundaries_split_pieces` property test (`tests/manage_budget_props.rs`)
 //! on hostile inputs, for both encodings and both backends.
 
-use crate::error::TokenError;
 use crate::state::CONTEXT_BLOCK_SEPARATOR;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// Backends that pre-tokenize with the cl100k_base / o200k_base patterns.
 const SPLITTING_BACKENDS: [&str; 4] =

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use super::emit::emit;
 use super::{Compacted, csharp, guard_tokens, msbuild, razor};
 use crate::classify::extension;
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// Which .NET syntax a text is written in; it decides what compaction may touch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

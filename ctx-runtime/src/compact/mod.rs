@@ -20,8 +20,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::Language;
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// The result of compacting one text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

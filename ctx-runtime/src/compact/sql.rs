@@ -24,8 +24,8 @@ use std::borrow::Cow;
 
 use super::emit::{Pieces, emit};
 use super::{Compacted, guard_tokens};
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// The text with comments and insignificant whitespace removed, or the text itself (borrowed)
 /// when nothing changes or when it cannot be compacted safely (see the module documentation).

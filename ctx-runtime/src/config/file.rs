@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::model::{ModelConfig, ModelKeys, validate_model};
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 use crate::pipeline::definition::ModelSpec;
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::positive;
-use crate::error::TokenError;
 use crate::pipeline::definition::ModelSpec;
+use crate::tokens::TokenError;
 use crate::tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 

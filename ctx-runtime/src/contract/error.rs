@@ -4,7 +4,8 @@
 //! [`ConfigIssue`](crate::validation::ConfigIssue)s (a loader wraps them in
 //! [`ConfigIssues`](crate::validation::ConfigIssues)); this type is for a single request.
 
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
+use crate::tokens::TokenError;
 
 /// A request refused by the contract, or a contract computation that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

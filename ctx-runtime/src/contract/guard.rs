@@ -55,7 +55,7 @@ pub fn guard_request(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
     use crate::tokens::Encoding;
 
     #[test]

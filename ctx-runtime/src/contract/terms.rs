@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::chat::ChatMessage;
 use crate::config::ModelConfig;
 use crate::config::positive;
-use crate::error::TokenError;
 use crate::pipeline::definition::CallModelSpec;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 use crate::validation::{ConfigIssue, FieldPath};
 
 /// Where a step's output limit came from.

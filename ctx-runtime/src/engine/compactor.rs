@@ -15,9 +15,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::classify::{Language, classify};
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
 use crate::llm::ModelError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// The name of the built-in token-exact truncating compactor.
 pub const TRUNCATE: &str = "truncate";

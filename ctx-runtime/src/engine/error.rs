@@ -1,6 +1,7 @@
 //! The errors of context assembly.
 
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
+use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
 use super::compactor::CompactError;

@@ -25,8 +25,8 @@ use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_
 use super::report::{AssemblyReport, pack_reports};
 use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
 use crate::chat::ChatMessage;
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 type Fut<'s, T> = Pin<Box<dyn Future<Output = T> + Send + 's>>;
 

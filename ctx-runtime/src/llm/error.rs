@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
+use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
 /// Why a model call failed.

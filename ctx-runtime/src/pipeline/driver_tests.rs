@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 use crate::pipeline::Snapshot;
 use crate::pipeline::testing::{self, *};
 use crate::state::InboxMessage;

@@ -1,6 +1,6 @@
 //! Errors of running a pipeline: a step that cannot do its work names itself and what it needed.
 
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 use crate::llm::ModelError;
 use crate::negotiate::NegotiationError;
 

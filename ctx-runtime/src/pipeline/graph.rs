@@ -63,6 +63,12 @@ pub(crate) struct StepGraph<'a> {
     edges: Vec<Vec<Edge<'a>>>,
 }
 
+/// The codes of findings about the graph as a whole (what is reachable, what cycles). They follow
+/// from any transition that could not be read: a front end that lost one to a syntax error (the
+/// `pipeline!` macro, a YAML loader) drops them rather than report artefacts of that error.
+pub const GRAPH_WIDE_CODES: &[&str] =
+    &["UNREACHABLE_STEP", "END_UNREACHABLE", "UNGUARDED_CYCLE", "CUSTOM_WITHOUT_OUTCOMES"];
+
 /// `steps[i]`.
 pub(crate) fn step_path(i: usize) -> FieldPath {
     FieldPath::root().key("steps").index(i)

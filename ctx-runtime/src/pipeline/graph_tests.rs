@@ -267,3 +267,22 @@ mod termination {
         }
     }
 }
+
+#[test]
+fn graph_wide_codes_are_the_codes_the_graph_rules_emit_about_the_whole_graph() {
+    // An unreachable step, an `end` nothing reaches, an unguarded cycle, a custom step without
+    // outcomes: each code the list names is one these rules really emit.
+    let mut seen = std::collections::BTreeSet::new();
+    for d in [
+        def(vec![search("a", "end"), search("b", "end")]),
+        def(vec![search("a", "b"), search("b", "a")]),
+        def(vec![search("a", "c"), custom("c", &[])]),
+    ] {
+        for issue in StepGraph::new(&d).issues() {
+            if GRAPH_WIDE_CODES.contains(&issue.code) {
+                seen.insert(issue.code);
+            }
+        }
+    }
+    assert_eq!(seen.len(), GRAPH_WIDE_CODES.len(), "{seen:?}");
+}

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 use crate::pipeline::Transition;
 use crate::pipeline::testing::{self, codes, compaction_loop};
 

@@ -32,7 +32,7 @@ pub(crate) mod testing;
 pub use definition::*;
 pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
 pub use error::{BoxError, PipelineError};
-pub use graph::{Target, variant_name};
+pub use graph::{GRAPH_WIDE_CODES, Target, variant_name};
 pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};

@@ -292,7 +292,7 @@ fn relative_id(root: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
 
     fn corpus() -> Bm25Index {
         Bm25Index::from_documents([

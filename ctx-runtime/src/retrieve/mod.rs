@@ -20,7 +20,7 @@ pub use index::{Bm25Index, IndexOptions, SkippedFile};
 pub use tokenize::CodeTokenizer;
 pub use tokenize::split_identifier;
 
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 
 /// Why retrieval failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

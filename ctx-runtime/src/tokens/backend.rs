@@ -15,7 +15,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use super::encoding::Encoding;
-use crate::error::TokenError;
+use crate::tokens::TokenError;
 
 /// A tokenizer: counts, encodes and decodes ordinary text (special-token text such as
 /// `<|endoftext|>` is always ordinary text).

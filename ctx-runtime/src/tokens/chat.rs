@@ -32,7 +32,7 @@ use serde_json::Value;
 use super::TokenCounter;
 use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, Role, ToolSchema};
-use crate::error::TokenError;
+use crate::tokens::TokenError;
 
 /// Token constants of the OpenAI chat format for one model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

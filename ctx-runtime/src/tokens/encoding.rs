@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::TokenError;
+use crate::tokens::TokenError;
 use crate::validation::did_you_mean;
 
 /// What the model table is called in messages.
@@ -251,7 +251,7 @@ impl ModelInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
 
     #[test]
     fn models_resolve_from_the_table() {

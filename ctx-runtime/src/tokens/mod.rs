@@ -22,6 +22,7 @@ mod backend;
 mod cache;
 mod chat;
 mod encoding;
+mod error;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;
@@ -34,12 +35,12 @@ pub use backend::{BpeBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
+pub use error::TokenError;
 #[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;
 
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::error::TokenError;
 
 /// Counts tokens exactly, with a shared count cache. Cheap to clone (an `Arc`).
 #[derive(Clone, Debug)]

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use super::cache::CountCache;
 use super::template::ChatTemplate;
 use super::{ChatFormat, TokenCounter, TokenizerBackend};
-use crate::error::TokenError;
+use crate::tokens::TokenError;
 
 /// The limit of one call. llama-cpp-python serves one request at a time, tokenize calls
 /// included, so a count waits for the generation in progress to finish.

@@ -14,7 +14,7 @@
 
 use super::TokenCounter;
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::error::TokenError;
+use crate::tokens::TokenError;
 
 /// A chat template of the ChatML family: every message is `open + role + after_role + content +
 /// close`, the reply is primed with `generation_prompt`, and a default system message is inserted

@@ -13,9 +13,9 @@ use super::TurnLedger;
 use super::ledger::SeenDocument;
 use super::pack::{PackedDocument, RankedDocument};
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::error::TokenError;
 use crate::state::NodeText;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// Something with a document id.
 pub trait DocumentId {

@@ -37,7 +37,8 @@ pub use final_view::{DocumentId, FallbackVerdict, dedup_by_id, fallback_check};
 pub use ledger::{CallBudget, LedgerBreakdown, SeenDocument, TurnLedger};
 pub use pack::{Compactor, Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};
 
-use crate::error::{ErrorCode, TokenError};
+use crate::codes::ErrorCode;
+use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
 /// Errors of turn budgeting.

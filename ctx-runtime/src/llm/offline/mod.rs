@@ -42,9 +42,9 @@ use context::{NODE_MARKER, ParsedRequest};
 use select::{fit, ranked_positive, score_lines};
 
 use crate::chat::Role;
-use crate::error::TokenError;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use crate::state::CONTEXT_BLOCK_SEPARATOR;
+use crate::tokens::TokenError;
 use crate::tokens::{Encoding, TokenCounter};
 
 /// The offline model's name.

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use super::terms::terms;
-use crate::error::TokenError;
 use crate::tokens::TokenCounter;
+use crate::tokens::TokenError;
 
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;

@@ -259,7 +259,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();

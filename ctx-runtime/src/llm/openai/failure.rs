@@ -215,7 +215,7 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
 
     fn classify(status: u16, body: &str) -> ModelError {
         let status = StatusCode::from_u16(status).expect("valid status");

@@ -10,7 +10,7 @@ use std::time::Duration;
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 
 use super::config::RetryPolicy;
-use crate::error::ErrorCode;
+use crate::codes::ErrorCode;
 use crate::llm::ModelError;
 
 /// Retry bookkeeping for one logical request.

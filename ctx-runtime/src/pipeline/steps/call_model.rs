@@ -183,7 +183,7 @@ fn model_name(p: &LoadedPipeline) -> String {
 mod tests {
     use super::*;
     use crate::chat::Role;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
     use crate::pipeline::definition::{StepKind, UserPartSpec};
     use crate::pipeline::steps::test_backends::Model;
     use crate::pipeline::testing;

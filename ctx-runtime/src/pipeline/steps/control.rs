@@ -60,7 +60,7 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
     use crate::pipeline::testing;
 
     #[test]

@@ -46,7 +46,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::codes::ErrorCode;
     use crate::pipeline::testing::{from, literal};
 
     fn spec(rules: Vec<crate::pipeline::definition::SetRuleSpec>) -> SetVariablesSpec {

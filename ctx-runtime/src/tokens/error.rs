@@ -1,0 +1,65 @@
+//! Errors of token counting and model/encoding resolution. They live with the tokenizer, not in
+//! `error`, because everything counts tokens: `error` wraps this type, it does not define it.
+
+use crate::codes::ErrorCode;
+
+/// Errors of token counting and model/encoding resolution.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The model name is not in ctx's model table ([`crate::tokens::MODEL_TABLE`]).
+    #[error(
+        "unknown model `{model}`: its encoding and context window are not in ctx's OpenAI model table{}; \
+         give the encoding and `context_window` explicitly",
+        suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
+    )]
+    UnknownModel {
+        /// The model name as given.
+        model: String,
+        /// The closest known name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// The encoding name is not one ctx can count with.
+    #[error("unknown encoding `{name}`: expected one of {expected}")]
+    UnknownEncoding {
+        /// The encoding name as given.
+        name: String,
+        /// The accepted names, comma-separated.
+        expected: &'static str,
+    },
+    /// A tokenizer backend failed (for example a remote tokenize endpoint).
+    #[error("tokenizer backend `{backend}` failed: {reason}")]
+    Backend {
+        /// The backend's id.
+        backend: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A chat template cannot render part of a request (tool schemas, tool calls, names), so the
+    /// server would drop it without the model ever seeing it.
+    #[error("chat template `{template}` cannot render {what}; the server would drop it silently")]
+    TemplateUnsupported {
+        /// The template's name.
+        template: String,
+        /// What it cannot render, and where.
+        what: String,
+    },
+    /// Token ids that do not decode to UTF-8 text.
+    #[error("token ids do not decode to valid UTF-8 under `{encoding}`")]
+    Decode {
+        /// The encoding used.
+        encoding: String,
+    },
+}
+
+impl ErrorCode for TokenError {
+    fn code(&self) -> &'static str {
+        match self {
+            TokenError::UnknownModel { .. } => "UNKNOWN_MODEL",
+            TokenError::UnknownEncoding { .. } => "UNKNOWN_ENCODING",
+            TokenError::Backend { .. } => "TOKENIZER_BACKEND",
+            TokenError::Decode { .. } => "TOKEN_DECODE",
+            TokenError::TemplateUnsupported { .. } => "CHAT_TEMPLATE_UNSUPPORTED",
+        }
+    }
+}
