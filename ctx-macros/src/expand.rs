@@ -143,7 +143,6 @@ fn step_enum(input: &PipelineInput, variants: &Variants, rt: &TokenStream) -> To
     let enum_doc = format!("Where a run of [`{name}`] is: before one of its steps, or at the end.");
     let variant_docs = variants.steps.iter().map(|(_, id, _)| format!("Before step `{id}`."));
     let vs: Vec<&Ident> = variants.steps.iter().map(|(_, _, v)| v).collect();
-    let first = vs.first().map_or_else(|| quote!(Self::#end), |v| quote!(Self::#v));
     quote! {
         #[doc = #enum_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
@@ -155,10 +154,10 @@ fn step_enum(input: &PipelineInput, variants: &Variants, rt: &TokenStream) -> To
 
         impl #enum_name {
             /// Where a run starts: the first declared step.
-            pub const FIRST: Self = #first;
+            pub const FIRST: Self = #machine::FIRST;
 
             /// Every state, in declaration order, `End` last.
-            pub const ALL: &'static [Self] = &[#(Self::#vs,)* Self::#end];
+            pub const ALL: &'static [Self] = #machine::ALL;
 
             /// The step id as written in the pipeline (`"end"` for [`Self::End`]).
             pub fn id(self) -> &'static str {

@@ -23,14 +23,9 @@ pub enum MinimalStep {
 }
 impl MinimalStep {
     /// Where a run starts: the first declared step.
-    pub const FIRST: Self = Self::Search;
+    pub const FIRST: Self = <Self as ::ctx::__private::pipeline::StepMachine>::FIRST;
     /// Every state, in declaration order, `End` last.
-    pub const ALL: &'static [Self] = &[
-        Self::Search,
-        Self::Fetch,
-        Self::Answer,
-        Self::End,
-    ];
+    pub const ALL: &'static [Self] = <Self as ::ctx::__private::pipeline::StepMachine>::ALL;
     /// The step id as written in the pipeline (`"end"` for [`Self::End`]).
     pub fn id(self) -> &'static str {
         <Self as ::ctx::__private::pipeline::StepMachine>::id(self)
