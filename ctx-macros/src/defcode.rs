@@ -1,6 +1,7 @@
 //! The constructor code of a `PipelineDef`: the generated `definition()` rebuilds, at run time,
 //! exactly the values the macro validated at compile time.
 
+use ctx_runtime::llm::{ModelParams, ResponseFormat};
 use ctx_runtime::pipeline::{
     CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind, UserPartSpec,
 };
@@ -136,6 +137,7 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             let max_tokens = opt_i64(&s.max_tokens);
             let parts = s.user_parts.iter().map(|u| user_part(p, u));
             let use_history = s.use_history;
+            let params = params(p, &s.params);
             let next = string(&s.next);
             quote! {
                 #p::StepKind::CallModel(#p::CallModelSpec {
@@ -144,6 +146,7 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
                     max_tokens: #max_tokens,
                     user_parts: ::std::vec![#(#parts),*],
                     use_history: #use_history,
+                    params: #params,
                     next: #next,
                 })
             }
@@ -214,6 +217,33 @@ fn compact_rule(p: &TokenStream, rule: &CompactRuleSpec) -> TokenStream {
     let threshold = opt(&rule.threshold, |t| quote!(#t));
     let inbox_key = opt_string(&rule.inbox_key);
     quote!(#p::CompactRuleSpec { language: #language, policy: #policy, threshold: #threshold, inbox_key: #inbox_key })
+}
+
+/// The sampling parameters; the common case, none, stays one short expression.
+fn params(p: &TokenStream, params: &ModelParams) -> TokenStream {
+    if params.is_empty() {
+        return quote!(::core::default::Default::default());
+    }
+    let temperature = opt(&params.temperature, |t| quote!(#t));
+    let top_p = opt(&params.top_p, |t| quote!(#t));
+    let stop = params.stop.iter().map(|s| string(s));
+    let seed = opt_i64(&params.seed);
+    let format = opt(&params.response_format, |f| match f {
+        ResponseFormat::JsonObject => quote!(#p::ResponseFormat::JsonObject),
+        ResponseFormat::JsonSchema { name, schema, strict } => {
+            let (name, schema) = (string(name), string(schema));
+            quote!(#p::ResponseFormat::JsonSchema { name: #name, schema: #schema, strict: #strict })
+        }
+    });
+    quote! {
+        #p::ModelParams {
+            temperature: #temperature,
+            top_p: #top_p,
+            stop: ::std::vec![#(#stop),*],
+            seed: #seed,
+            response_format: #format,
+        }
+    }
 }
 
 fn user_part(p: &TokenStream, part: &UserPartSpec) -> TokenStream {

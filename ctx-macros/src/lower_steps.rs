@@ -22,7 +22,19 @@ pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
         EXPAND_DEPENDENCY_TREE => &[MAX_DEPTH, NEXT],
         FETCH_NODE_TEXTS => &[MAX_TOKENS, NEXT],
         MANAGE_CONTEXT_BUDGET => &[COMPACT_CODE, DIVIDE_NEW_CONTENT, ON_OK, ON_OVER],
-        CALL_MODEL => &[PROMPT_KEY, MAX_OUTPUT_TOKENS, MAX_TOKENS, USER_PARTS, USE_HISTORY, NEXT],
+        CALL_MODEL => &[
+            PROMPT_KEY,
+            MAX_OUTPUT_TOKENS,
+            MAX_TOKENS,
+            USER_PARTS,
+            USE_HISTORY,
+            TEMPERATURE,
+            TOP_P,
+            STOP,
+            SEED,
+            RESPONSE_FORMAT,
+            NEXT,
+        ],
         LOOP_GUARD => &[MAX_TURN_LOOPS_FROM_SETTINGS, ON_ALLOW, ON_DENY],
         SET_VARIABLES => &[RULES, NEXT],
         CUSTOM => &[OUTCOMES],
@@ -73,6 +85,7 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
             max_tokens: s.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
             user_parts: s.user_parts(),
             use_history: s.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false),
+            params: s.model_params(),
             next: s.target(NEXT),
         }),
         LOOP_GUARD => StepKind::LoopGuard(LoopGuardSpec {
@@ -96,17 +109,17 @@ fn unreachable_kind(symbol: Symbol) -> StepKind {
 }
 
 /// Reads the keys of one step.
-struct StepReader<'s, 'c, 'a> {
-    r: &'s mut Reader<'c>,
-    f: &'s mut Fields<'a>,
+pub(crate) struct StepReader<'s, 'c, 'a> {
+    pub(crate) r: &'s mut Reader<'c>,
+    pub(crate) f: &'s mut Fields<'a>,
 }
 
 impl StepReader<'_, '_, '_> {
-    fn path(&self, key: Symbol) -> FieldPath {
+    pub(crate) fn path(&self, key: Symbol) -> FieldPath {
         self.f.path.key(key.as_str())
     }
 
-    fn optional<T>(
+    pub(crate) fn optional<T>(
         &mut self,
         key: Symbol,
         read: impl FnOnce(&mut Reader<'_>, &FieldPath, &Ident, &Value) -> Option<T>,
@@ -216,6 +229,17 @@ impl StepReader<'_, '_, '_> {
         let Some(items) = self.r.list(&path, k, v, "[ context_blocks => \"### Context:\\n{}\\n\\n\" ]") else {
             return Vec::new();
         };
+        if items.items.is_empty() && items.errors.is_empty() {
+            self.r.spans.poison(&path);
+            self.r.cx.error_range(
+                v.range(),
+                with_help(
+                    "`user_parts` is empty: the step would send an empty user message",
+                    "remove `user_parts` to send the default (the context under `### Context:`, then the question \
+                     under `### User:`), or list the parts, e.g. `[ user_question => \"{}\" ]`",
+                ),
+            );
+        }
         let mut parts = Vec::new();
         for (j, item) in items.items.iter().enumerate() {
             let part = path.index(j);

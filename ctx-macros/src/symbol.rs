@@ -110,6 +110,19 @@ pub const USE_HISTORY: Symbol = Symbol("use_history");
 pub const MAX_TURN_LOOPS_FROM_SETTINGS: Symbol = Symbol("max_turn_loops_from_settings");
 pub const RULES: Symbol = Symbol("rules");
 pub const OUTCOMES: Symbol = Symbol("outcomes");
+pub const TEMPERATURE: Symbol = Symbol("temperature");
+pub const TOP_P: Symbol = Symbol("top_p");
+pub const STOP: Symbol = Symbol("stop");
+pub const SEED: Symbol = Symbol("seed");
+pub const RESPONSE_FORMAT: Symbol = Symbol("response_format");
+
+// `response_format` values.
+pub const JSON: Symbol = Symbol("json");
+pub const JSON_SCHEMA: Symbol = Symbol("json_schema");
+pub const NAME: Symbol = Symbol("name");
+pub const SCHEMA: Symbol = Symbol("schema");
+pub const STRICT: Symbol = Symbol("strict");
+pub const RESPONSE_FORMAT_KEYS: &[Symbol] = &[NAME, SCHEMA, STRICT];
 
 // `compact_code` rule keys.
 pub const LANGUAGE: Symbol = Symbol("language");

@@ -34,6 +34,7 @@ fn definition() -> (PipelineDef, BTreeMap<String, String>) {
                 UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
             ],
             use_history: history,
+            params: Default::default(),
             next: END.into(),
         })
     };

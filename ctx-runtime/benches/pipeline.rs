@@ -110,6 +110,7 @@ fn compaction_loop() -> PipelineDef {
                 UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
             ],
             use_history: history,
+            params: Default::default(),
             next: next.into(),
         })
     };

@@ -137,7 +137,7 @@ impl Negotiated {
             messages: self.messages,
             tools: self.tools,
             max_tokens: self.max_output_tokens,
-            temperature: None,
+            params: crate::llm::ModelParams::default(),
             predicted_prompt_tokens: Some(self.meta.input_tokens),
             step_id: None,
         }

@@ -22,7 +22,7 @@ async fn a_normal_reply_and_the_request_that_produced_it() {
     let server = MockServer::start(vec![Reply::ok(completion("Hi!", 21, 2))]).await;
     let client = server.client(RetryPolicy::none());
     let mut req = request();
-    req.temperature = Some(0.2);
+    req.params.temperature = Some(0.2);
     req.tools.push(ToolSchema {
         name: "search_code".into(),
         description: "Searches the code base.".into(),

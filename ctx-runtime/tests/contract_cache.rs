@@ -24,6 +24,7 @@ fn definition() -> PipelineDef {
                 UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
             ],
             use_history: history,
+            params: Default::default(),
             next: END.into(),
         })
     };

@@ -49,6 +49,7 @@ fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallMod
             .map(|(t, s)| UserPartSpec { source: s.into(), template: (*t).into() })
             .collect(),
         use_history,
+        params: Default::default(),
         next: "end".into(),
     }
 }

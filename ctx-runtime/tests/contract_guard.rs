@@ -33,6 +33,7 @@ fn answer_step(max_output: i64) -> CallModelSpec {
             .map(|(t, s)| UserPartSpec { source: s.into(), template: (*t).into() })
             .collect(),
         use_history: true,
+        params: Default::default(),
         next: "end".into(),
     }
 }
@@ -87,7 +88,7 @@ async fn send(
         messages,
         tools,
         max_tokens,
-        temperature: None,
+        params: Default::default(),
         predicted_prompt_tokens: Some(prompt),
         step_id: Some(step.into()),
     };

@@ -35,6 +35,7 @@ fn definition() -> PipelineDef {
             max_tokens: None,
             user_parts: parts,
             use_history,
+            params: Default::default(),
             next: next.into(),
         })
     };

@@ -62,6 +62,7 @@ fn call(prompt_key: &str, max_output_tokens: i64, use_history: bool, next: &str)
             UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
         ],
         use_history,
+        params: Default::default(),
         next: next.into(),
     })
 }

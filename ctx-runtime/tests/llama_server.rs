@@ -6,7 +6,7 @@
 mod llama_support;
 
 use ctx_runtime::contract::{ContractError, guard_request};
-use ctx_runtime::llm::{ChatModel, ChatRequest, ModelError};
+use ctx_runtime::llm::{ChatModel, ChatRequest, ModelError, ModelParams};
 use ctx_runtime::tokens::TokenizerBackend;
 use ctx_runtime::{ChatMessage, ErrorCode};
 use llama_support::{Exchange, Llama, Recorder, llama, publish, table};
@@ -135,7 +135,7 @@ async fn streaming_delivers_the_reply_in_pieces() {
     let messages = vec![ChatMessage::system("You are concise."), ChatMessage::user("List three colours.")];
     let predicted = guard_request("stream", &messages, &[], 24, l.window, &l.counter).unwrap();
     let request = ChatRequest {
-        temperature: Some(0.0),
+        params: ModelParams { temperature: Some(0.0), ..ModelParams::default() },
         predicted_prompt_tokens: Some(predicted),
         ..ChatRequest::new(messages, 24)
     };

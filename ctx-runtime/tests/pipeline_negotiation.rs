@@ -45,6 +45,7 @@ fn pipeline(max_output_tokens: usize) -> LoadedPipeline {
                     UserPartSpec { source: "user_question".into(), template: "### User:\n{}\n\n".into() },
                 ],
                 use_history: true,
+                params: Default::default(),
                 next: END.into(),
             }),
         }],

@@ -188,6 +188,7 @@ fn call(prompt_key: &str, out: i64, use_history: bool, parts: &[(&str, &str)], n
         max_tokens: None,
         user_parts: parts.iter().map(|(s, t)| UserPartSpec { source: (*s).into(), template: (*t).into() }).collect(),
         use_history,
+        params: Default::default(),
         next: next.into(),
     })
 }

@@ -217,6 +217,7 @@ async fn a_traced_pipeline_run_never_writes_the_key() {
                 max_tokens: None,
                 user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],
                 use_history: false,
+                params: Default::default(),
                 next: END.into(),
             }),
         }],

@@ -204,6 +204,7 @@ mod through_a_pipeline {
                             part("user_question_en", "### User:\n{}\n\n"),
                         ],
                         use_history: false,
+                        params: Default::default(),
                         next: END.into(),
                     }),
                 ),

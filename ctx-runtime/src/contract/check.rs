@@ -180,7 +180,7 @@ pub fn check_contract(
             }
         };
         let output = output_limit(check.spec, model, check.step_id, &check.at).map_err(|i| issues.push(i)).ok();
-        let templates: Vec<&str> = check.spec.user_parts.iter().map(|p| p.template.as_str()).collect();
+        let templates: Vec<&str> = check.spec.parts().iter().map(|p| p.template.as_str()).collect();
         let fixed = fixed_prompt_tokens(check.system_prompt, &templates, counter)
             .map_err(|e| {
                 issues.push(ConfigIssue::new(

@@ -35,7 +35,7 @@
 //!         kind: StepKind::CallModel(CallModelSpec {
 //!             prompt_key: "answer".into(), max_output_tokens: None, max_tokens: None,
 //!             user_parts: vec![UserPartSpec { source: "context_blocks".into(), template: "{}".into() }],
-//!             use_history: true, next: END.into(),
+//!             use_history: true, params: Default::default(), next: END.into(),
 //!         }),
 //!     }],
 //! };
@@ -130,6 +130,7 @@ mod tests {
                 max_tokens: None,
                 user_parts: vec![],
                 use_history,
+                params: Default::default(),
                 next: "end".into(),
             }),
         };

@@ -57,7 +57,7 @@ pub struct OutputLimit {
 /// let model = ModelConfig { max_tokens: Some(1024), ..ModelConfig::from_model_table("gpt-4o").unwrap() };
 /// let mut step = CallModelSpec {
 ///     prompt_key: "answer".into(), max_output_tokens: None, max_tokens: Some(300),
-///     user_parts: vec![], use_history: false, next: "end".into(),
+///     user_parts: vec![], use_history: false, params: Default::default(), next: "end".into(),
 /// };
 /// assert_eq!(max_output_tokens(&step, &model), Some(300));
 /// step.max_output_tokens = Some(200);
@@ -186,6 +186,7 @@ mod tests {
             max_tokens,
             user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],
             use_history: false,
+            params: Default::default(),
             next: "end".into(),
         }
     }

@@ -98,7 +98,7 @@ impl SummarizingCompactor {
             messages,
             tools: Vec::new(),
             max_tokens,
-            temperature: Some(0.0),
+            params: crate::llm::ModelParams { temperature: Some(0.0), ..Default::default() },
             predicted_prompt_tokens: Some(prompt_tokens),
             step_id: Some(format!("context_engine.compact.{label}")),
         };

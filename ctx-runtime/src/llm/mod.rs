@@ -20,10 +20,12 @@ pub mod llama_cpp;
 pub mod offline;
 #[cfg(feature = "openai")]
 pub mod openai;
+mod params;
 #[cfg(feature = "openai")]
 pub mod secret;
 
 pub use error::ModelError;
+pub use params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 #[cfg(feature = "openai")]
 pub use secret::ApiKey;
 
@@ -38,9 +40,10 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSchema>,
     /// The output limit sent to the server.
     pub max_tokens: usize,
-    /// Sampling temperature, when set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f32>,
+    /// Sampling parameters (temperature, top_p, stop, seed, response format); unset ones are left
+    /// to the server.
+    #[serde(flatten)]
+    pub params: ModelParams,
     /// ctx's exact count of the prompt (messages, tools and chat overhead), for comparison with
     /// the server's `usage.prompt_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,13 +54,13 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
-    /// A request with these messages and output limit, no tools, default temperature.
+    /// A request with these messages and output limit, no tools, the server's default sampling.
     pub fn new(messages: Vec<ChatMessage>, max_tokens: usize) -> Self {
         ChatRequest {
             messages,
             tools: Vec::new(),
             max_tokens,
-            temperature: None,
+            params: ModelParams::default(),
             predicted_prompt_tokens: None,
             step_id: None,
         }

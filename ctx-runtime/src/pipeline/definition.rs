@@ -6,8 +6,11 @@
 //! [`FieldPath`](crate::validation::FieldPath) to the token it came from.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
+
+use crate::llm::ModelParams;
 
 /// The reserved target that ends a run.
 pub const END: &str = "end";
@@ -167,12 +170,38 @@ pub struct CallModelSpec {
     pub max_output_tokens: Option<i64>,
     /// `max_tokens`.
     pub max_tokens: Option<i64>,
-    /// The user message, assembled from state fields through templates.
+    /// The user message, assembled from state fields through templates. Empty means the
+    /// default, [`DEFAULT_USER_PARTS`]: the context, then the question (see
+    /// [`CallModelSpec::parts`]).
     pub user_parts: Vec<UserPartSpec>,
     /// Whether `history_dialog` is sent (trimmed to `max_history_tokens`).
     pub use_history: bool,
+    /// Sampling parameters sent with the request (`temperature`, `top_p`, `stop`, `seed`,
+    /// `response_format`).
+    #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
+    pub params: ModelParams,
     /// The next step.
     pub next: String,
+}
+
+/// The user message of a `call_model` step that declares no `user_parts`: the specification's
+/// layout, `### Context:` with the context blocks, then `### User:` with the question.
+pub const DEFAULT_USER_PARTS: [(&str, &str); 2] =
+    [("context_blocks", "### Context:\n{}\n\n"), ("user_question_en", "### User:\n{}\n\n")];
+
+static DEFAULT_PARTS: LazyLock<Vec<UserPartSpec>> = LazyLock::new(|| {
+    DEFAULT_USER_PARTS
+        .iter()
+        .map(|(source, template)| UserPartSpec { source: (*source).to_owned(), template: (*template).to_owned() })
+        .collect()
+});
+
+impl CallModelSpec {
+    /// The user parts the step renders: those written, or [`DEFAULT_USER_PARTS`] when none are,
+    /// so a step never sends an empty user message. The contract measures the same parts.
+    pub fn parts(&self) -> &[UserPartSpec] {
+        if self.user_parts.is_empty() { &DEFAULT_PARTS } else { &self.user_parts }
+    }
 }
 
 /// One user part: a state field rendered through a template with one `{}`.

@@ -19,6 +19,7 @@ use super::error::{BoxError, PipelineError};
 use super::graph::Target;
 use super::loaded::LoadedPipeline;
 use super::steps;
+use super::stream::TokenSink;
 use super::transition::Transition;
 
 /// Finds nodes for a query (`search_nodes`).
@@ -63,6 +64,7 @@ pub struct StepEnv<'a> {
     store: Option<&'a dyn NodeStore>,
     model: Option<&'a dyn ChatModel>,
     custom: Option<&'a dyn CustomSteps>,
+    tokens: Option<&'a dyn TokenSink>,
 }
 
 impl<'a> StepEnv<'a> {
@@ -99,6 +101,13 @@ impl<'a> StepEnv<'a> {
         self
     }
 
+    /// Streams every model reply of the run to `sink` as it is generated (see [`TokenSink`]).
+    #[must_use]
+    pub fn tokens(mut self, sink: &'a dyn TokenSink) -> Self {
+        self.tokens = Some(sink);
+        self
+    }
+
     /// The finished environment (the builder is the environment; this reads well at call sites).
     #[must_use]
     pub fn build(self) -> Self {
@@ -124,6 +133,11 @@ impl<'a> StepEnv<'a> {
     pub fn custom_backend(&self) -> Option<&'a dyn CustomSteps> {
         self.custom
     }
+
+    /// Where model replies stream to, if anywhere.
+    pub fn token_sink(&self) -> Option<&'a dyn TokenSink> {
+        self.tokens
+    }
 }
 
 impl std::fmt::Debug for StepEnv<'_> {
@@ -133,6 +147,7 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("store", &self.store.is_some())
             .field("model", &self.model.is_some())
             .field("custom", &self.custom.is_some())
+            .field("tokens", &self.tokens.is_some())
             .finish()
     }
 }

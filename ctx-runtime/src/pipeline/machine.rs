@@ -25,6 +25,7 @@ use super::error::PipelineError;
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
+use super::stream::TokenSink;
 use super::transition::Transition;
 
 /// A future a custom step returns through [`Backends::run_custom`].
@@ -191,9 +192,67 @@ impl<S: StepMachine> Pipeline<S> {
         snapshot: &mut Snapshot,
         backends: &impl Backends<S>,
     ) -> Result<Vec<StepReport>, CtxError> {
+        self.resume_with(snapshot, backends, None).await
+    }
+
+    /// [`Self::run`], streaming every model reply to `sink` as it is generated. The requests,
+    /// the reports and the final state are those of [`Self::run`]; the sink is dropped when the
+    /// run ends, so a channel sender moved into it closes its channel.
+    ///
+    /// ```no_run
+    /// # async fn demo<S: ctx_runtime::pipeline::StepMachine>(
+    /// #     pipeline: &ctx_runtime::pipeline::Pipeline<S>,
+    /// #     env: &impl ctx_runtime::pipeline::Backends<S>,
+    /// # ) -> Result<(), ctx_runtime::CtxError> {
+    /// use ctx_runtime::pipeline::Token;
+    /// use ctx_runtime::PipelineState;
+    ///
+    /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    /// let printer = tokio::spawn(async move {
+    ///     while let Some(piece) = rx.recv().await {
+    ///         print!("{piece}");
+    ///     }
+    /// });
+    /// let sink = move |t: Token<'_>| {
+    ///     let _ = tx.send(t.text.to_owned());
+    /// };
+    /// let (state, reports) = pipeline.run_streaming(PipelineState::new("Why?"), env, sink).await?;
+    /// printer.await.ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_streaming(
+        &self,
+        state: PipelineState,
+        backends: &impl Backends<S>,
+        sink: impl TokenSink,
+    ) -> Result<(PipelineState, Vec<StepReport>), CtxError> {
+        let mut snapshot = Snapshot::start(&self.loaded, state);
+        let reports = self.resume_with(&mut snapshot, backends, Some(&sink)).await?;
+        Ok((snapshot.state, reports))
+    }
+
+    /// [`Self::resume`], streaming every model reply to `sink`.
+    pub async fn resume_streaming(
+        &self,
+        snapshot: &mut Snapshot,
+        backends: &impl Backends<S>,
+        sink: impl TokenSink,
+    ) -> Result<Vec<StepReport>, CtxError> {
+        self.resume_with(snapshot, backends, Some(&sink)).await
+    }
+
+    async fn resume_with(
+        &self,
+        snapshot: &mut Snapshot,
+        backends: &impl Backends<S>,
+        sink: Option<&dyn TokenSink>,
+    ) -> Result<Vec<StepReport>, CtxError> {
         Self::position(snapshot)?;
         let dispatch = Dispatch { backends, states: PhantomData };
-        let env = backends.step_env().custom(&dispatch);
+        let mut env = backends.step_env().custom(&dispatch);
+        if let Some(sink) = sink {
+            env = env.tokens(sink);
+        }
         self.loaded.resume(snapshot, &env).await
     }
 

@@ -21,14 +21,18 @@ mod resolve;
 mod run;
 pub mod schema;
 mod steps;
+mod stream;
 mod suggest;
 mod transition;
 mod validate;
+mod validate_params;
 mod values;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
+/// The sampling parameters a model step declares (defined with the model clients).
+pub use crate::llm::{ModelParams, ResponseFormat};
 pub use definition::*;
 pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
 pub use error::{BoxError, PipelineError};
@@ -39,5 +43,6 @@ pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
 pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
+pub use stream::{Token, TokenSink};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -30,6 +30,12 @@ pub enum ValueType {
     SetRules,
     /// `{ outcome => step, … }`: the transitions of a custom step.
     Outcomes,
+    /// A number, whole or not (`temperature: 0.2`).
+    Number,
+    /// `[ "text", … ]`.
+    TextList,
+    /// `json` or `json_schema { name: "…", schema: "…", strict?: bool }`.
+    ResponseFormat,
 }
 
 /// One key of a step kind.
@@ -93,6 +99,11 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
             key("max_tokens", Integer, false),
             key("user_parts", UserParts, false),
             key("use_history", Bool, false),
+            key("temperature", Number, false),
+            key("top_p", Number, false),
+            key("stop", TextList, false),
+            key("seed", Integer, false),
+            key("response_format", ResponseFormat, false),
             key("next", Target, true),
         ],
     },

@@ -70,6 +70,7 @@ pub(crate) fn call(id: &str, prompt: &str, next: &str) -> StepDef {
                 UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
             ],
             use_history: false,
+            params: Default::default(),
             next: next.into(),
         }),
     )

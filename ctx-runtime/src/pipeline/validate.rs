@@ -325,6 +325,7 @@ fn call_model_issues(
             issues.push(invalid_output_limit(id, path, key, v));
         }
     }
+    super::validate_params::params_issues(path, id, &s.params, issues);
     for (j, part) in s.user_parts.iter().enumerate() {
         let part_path = path.key("user_parts").index(j);
         if let Some(issue) = source_issue(part_path.key("source"), id, &part.source, variables) {

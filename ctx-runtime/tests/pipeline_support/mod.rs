@@ -220,6 +220,7 @@ pub mod defs {
                 UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
             ],
             use_history,
+            params: Default::default(),
             next: next.into(),
         })
     }

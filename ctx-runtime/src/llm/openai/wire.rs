@@ -21,7 +21,15 @@ pub(crate) struct WireRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f32>,
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,7 +102,11 @@ impl<'a> WireRequest<'a> {
             tools: request.tools.iter().map(WireTool::from_schema).collect(),
             max_tokens,
             max_completion_tokens,
-            temperature: request.temperature,
+            temperature: request.params.temperature,
+            top_p: request.params.top_p,
+            stop: &request.params.stop,
+            seed: request.params.seed,
+            response_format: request.params.response_format.as_ref().map(|f| f.to_wire()),
             stream,
             stream_options: (stream && include_usage).then_some(StreamOptions { include_usage: true }),
         }
@@ -264,7 +276,13 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {}}),
             }],
             max_tokens: 64,
-            temperature: Some(0.0),
+            params: crate::llm::ModelParams {
+                temperature: Some(0.0),
+                top_p: Some(0.9),
+                stop: vec!["###".into()],
+                seed: Some(7),
+                response_format: Some(crate::llm::ResponseFormat::JsonObject),
+            },
             predicted_prompt_tokens: Some(10),
             step_id: Some("answer".into()),
         };
@@ -288,6 +306,10 @@ mod tests {
                 "max_tokens": 64,
                 "max_completion_tokens": 64,
                 "temperature": 0.0,
+                "top_p": 0.9,
+                "stop": ["###"],
+                "seed": 7,
+                "response_format": {"type": "json_object"},
                 "stream": true,
                 "stream_options": {"include_usage": true}
             })

@@ -8,8 +8,11 @@
 //! * System prompt: the text of `prompt_key`.
 //! * User message: each `user_parts` entry's template with its `{}` replaced once, verbatim, by
 //!   the source's text (`PipelineState::render_source`); the value is never expanded again, so a
-//!   `{}` inside a retrieved text stays as it is. Parts are concatenated in order; no parts is an
-//!   empty user message, as the contract measures it.
+//!   `{}` inside a retrieved text stays as it is. Parts are concatenated in order; a step that
+//!   declares none renders the default parts (`DEFAULT_USER_PARTS`: the context, then the
+//!   question), as the contract measures them.
+//! * Sampling parameters (`temperature`, `top_p`, `stop`, `seed`, `response_format`) are sent
+//!   as declared; they do not change the prompt's count.
 //! * History (`use_history`): `history_dialog` trimmed oldest-first to `max_history_tokens`
 //!   (`history::trim_history`), placed between the system prompt and the user message.
 //! * Output limit: negotiated (`negotiate::negotiate_max_output`, flexbox_negotiation.md) from
@@ -22,6 +25,8 @@
 //!   template's seams, or a context set by a custom step); when even the floor would not fit,
 //!   more of the oldest history is dropped (a tool call with its results), and when none is left
 //!   to drop the step fails with the negotiation's error.
+//! * With a token sink in the run's environment the reply is streamed to it as it is generated
+//!   (`ChatModel::chat_stream`); the request, the report and the state are the same.
 //! * The last guard (`contract::guard_request`) counts the exact messages that were negotiated
 //!   before anything leaves: a request that would overflow is never sent.
 //!
@@ -35,12 +40,13 @@ use crate::chat::ChatMessage;
 use crate::contract;
 use crate::error::CtxError;
 use crate::history;
-use crate::llm::{ChatRequest, Usage};
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use crate::negotiate::{NegotiationConfig, NegotiationMeta, NegotiationRequest, negotiate_max_output};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::driver::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
+use crate::pipeline::stream::Token;
 use crate::state::PipelineState;
 
 use super::{Done, StepDetail, Transition, need};
@@ -86,8 +92,8 @@ pub(crate) async fn call_model(
     let requested = p
         .output_tokens(step)
         .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
-    let values = spec
-        .user_parts
+    let parts = spec.parts();
+    let values = parts
         .iter()
         .map(|part| {
             state
@@ -96,7 +102,7 @@ pub(crate) async fn call_model(
         })
         .collect::<Result<Vec<String>, _>>()?;
     let user = contract::render_user_message(
-        spec.user_parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
+        parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
     );
     let counter = p.counter();
     let (history, over_budget) = if spec.use_history {
@@ -142,12 +148,11 @@ pub(crate) async fn call_model(
         messages: negotiated.messages,
         tools: negotiated.tools,
         max_tokens,
-        temperature: None,
+        params: spec.params.clone(),
         predicted_prompt_tokens: Some(prompt_tokens),
         step_id: Some(step.to_owned()),
     };
-    let response = model
-        .chat(&request)
+    let response = send(model, &request, step, env)
         .await
         .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
@@ -171,6 +176,23 @@ pub(crate) async fn call_model(
     }
     state.last_model_response = Some(response.content);
     Ok((Transition::Next, StepDetail::CallModel(report)))
+}
+
+/// Sends `request`: streamed to the run's token sink when it has one, else in one piece. Either
+/// way the model is asked once and the whole reply comes back.
+pub(crate) async fn send(
+    model: &dyn ChatModel,
+    request: &ChatRequest,
+    step: &str,
+    env: &StepEnv<'_>,
+) -> Result<ChatResponse, ModelError> {
+    match env.token_sink() {
+        Some(sink) => {
+            let mut forward = |text: &str| sink.token(Token { step_id: step, text });
+            model.chat_stream(request, &mut forward).await
+        }
+        None => model.chat(request).await,
+    }
 }
 
 /// The model's name for negotiation's records and errors; only a label, since the window is
@@ -258,6 +280,36 @@ mod tests {
         assert_eq!(&state.history_dialog[..n - 2], sent_history);
         assert_eq!(state.history_dialog[n - 2], ChatMessage::user("Why is it higher?"));
         assert_eq!(state.history_dialog[n - 1], ChatMessage::assistant("Because of tax."));
+    }
+
+    #[tokio::test]
+    async fn a_step_without_user_parts_sends_the_context_and_the_question_with_its_parameters() {
+        let (p, mut spec) = pipeline(false, Vec::new());
+        spec.params = crate::llm::ModelParams {
+            temperature: Some(0.2),
+            stop: vec!["###".into()],
+            seed: Some(7),
+            response_format: Some(crate::llm::ResponseFormat::JsonObject),
+            ..Default::default()
+        };
+        let p = {
+            let mut def = p.definition().clone();
+            def.steps[0].kind = StepKind::CallModel(spec.clone());
+            testing::loaded(def)
+        };
+        let model = Model::replying("{}");
+        let mut state = PipelineState::new("How are totals rounded?");
+        state.context_blocks = vec!["fn round() {}".into()];
+        call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        let request = &model.requests()[0];
+        assert_eq!(
+            request.messages[1].content,
+            "### Context:\nfn round() {}\n\n### User:\nHow are totals rounded?\n\n"
+        );
+        assert_eq!(request.params, spec.params);
+        // The contract measured the same default parts.
+        let exact = p.counter().count_messages(&request.messages).unwrap();
+        assert_eq!(request.predicted_prompt_tokens, Some(exact));
     }
 
     /// A context of about `tokens` tokens (exact count returned): more than `max_context_tokens`
