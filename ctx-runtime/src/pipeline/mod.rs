@@ -7,8 +7,11 @@
 //!   one step, [`LoadedPipeline::resume`] runs a [`Snapshot`] to the end.
 //! * [`Pipeline`] — the typed driver of a `pipeline!` pipeline: its step enum implements
 //!   [`StepMachine`] and its environment struct [`Backends`].
+//! * [`Conversation`] — a typed pipeline asked question after question, history and variables
+//!   carried over; [`TokenSink`] streams the model replies of a run.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
+mod conversation;
 pub mod definition;
 mod driver;
 mod error;
@@ -33,6 +36,7 @@ pub(crate) mod testing;
 
 /// The sampling parameters a model step declares (defined with the model clients).
 pub use crate::llm::{ModelParams, ResponseFormat};
+pub use conversation::{Answer, Conversation};
 pub use definition::*;
 pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
 pub use error::{BoxError, PipelineError};

@@ -1,0 +1,132 @@
+//! A chat service in three lines: `Conversation` carries the history and the variables from
+//! question to question, starts each question from a fresh state, keeps the history within its
+//! budget however long the conversation, streams when asked, and is unchanged by a failed
+//! question.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx::pipeline::Token;
+use ctx::{ChatMessage, Role};
+
+ctx::pipeline! {
+    /// A support bot: no retrieval, the question and the history.
+    pub pipeline Support {
+        model { context_window: 4_096, max_tokens: 512, encoding: cl100k_base }
+        settings { max_context_tokens: 1_000, max_history_tokens: 300 }
+        prompts { answer: "You are a helpful support agent. Answer briefly." }
+        steps {
+            answer: call_model {
+                prompt_key: answer,
+                max_output_tokens: 200,
+                temperature: 0.3,
+                user_parts: [ user_question => "{}" ],
+                use_history: true,
+                next: end,
+            },
+        }
+    }
+}
+
+/// Replies with a long, numbered answer, and fails when told to.
+#[derive(Default)]
+struct Agent {
+    requests: Mutex<Vec<ChatRequest>>,
+    fail: AtomicBool,
+}
+
+#[async_trait]
+impl ChatModel for Agent {
+    fn model_name(&self) -> &str {
+        "agent"
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(ModelError::Http {
+                model: "agent".into(),
+                status: 503,
+                message: "busy".into(),
+                error_type: None,
+                error_code: None,
+            });
+        }
+        let mut requests = self.requests.lock().unwrap();
+        requests.push(request.clone());
+        let n = requests.len();
+        Ok(ChatResponse {
+            content: format!("Answer {n}: {}", "the settings page lists every key and its scope. ".repeat(3)),
+            ..ChatResponse::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn history_and_variables_carry_over_and_the_history_stays_in_budget() {
+    let model = Agent::default();
+    let env = SupportEnv { model: &model };
+    let mut chat = Support::new().unwrap().conversation();
+    chat.set_variable("customer", "ACME");
+
+    let first = chat.ask("How do I rotate the API keys?", &env).await.unwrap();
+    assert!(first.text.starts_with("Answer 1:"), "{}", first.text);
+    assert_eq!(first.reports.len(), 1);
+    assert_eq!(chat.history().len(), 2);
+    assert_eq!(chat.history()[0], ChatMessage::user("How do I rotate the API keys?"));
+
+    let second = chat.ask("And the old ones?", &env).await.unwrap();
+    assert!(second.text.starts_with("Answer 2:"));
+    // The second request carried the first exchange between the system prompt and the question.
+    let requests = model.requests.lock().unwrap().clone();
+    let sent = &requests[1].messages;
+    assert_eq!(sent[1], ChatMessage::user("How do I rotate the API keys?"));
+    assert_eq!(sent[2].role, Role::Assistant);
+    assert_eq!(sent.last().unwrap(), &ChatMessage::user("And the old ones?"));
+    assert_eq!(requests[1].params.temperature, Some(0.3));
+    assert_eq!(chat.variables()["customer"], "ACME");
+    assert_eq!(chat.turns(), 2);
+    // A question starts fresh: nothing of the last run's per-question fields is left but the reply.
+    assert_eq!(chat.state().user_question, "And the old ones?");
+
+    // However long the conversation, what is sent stays within max_history_tokens.
+    let counter = Support::new().unwrap().pipeline().counter().clone();
+    for i in 0..25 {
+        chat.ask(format!("Follow-up question number {i}?"), &env).await.unwrap();
+    }
+    for request in model.requests.lock().unwrap().iter() {
+        let history = &request.messages[1..request.messages.len() - 1];
+        assert!(ctx::history::history_tokens(&counter, history).unwrap() <= 300);
+    }
+    assert!(chat.history().len() < 2 * 27, "the history was trimmed: {}", chat.history().len());
+}
+
+#[tokio::test]
+async fn a_failed_question_changes_nothing_and_streaming_gives_the_same_answer() {
+    let model = Agent::default();
+    let env = SupportEnv { model: &model };
+    let mut chat = Support::new().unwrap().conversation();
+    chat.ask("First?", &env).await.unwrap();
+    let before = chat.state().clone();
+
+    model.fail.store(true, Ordering::SeqCst);
+    let err = chat.ask("Second?", &env).await.unwrap_err();
+    assert!(err.to_string().contains("answer"), "{err}");
+    assert_eq!(chat.state(), &before);
+    assert_eq!(chat.turns(), 1);
+
+    model.fail.store(false, Ordering::SeqCst);
+    let pieces = Mutex::new(String::new());
+    let answer =
+        chat.ask_streaming("Second?", &env, |t: Token<'_>| pieces.lock().unwrap().push_str(t.text)).await.unwrap();
+    assert_eq!(*pieces.lock().unwrap(), answer.text);
+    assert_eq!(chat.history().len(), 4);
+
+    // Saved and resumed, the conversation goes on where it was.
+    let saved = serde_json::to_string(chat.state()).unwrap();
+    let mut resumed =
+        ctx::pipeline::Conversation::resume(Support::new().unwrap(), serde_json::from_str(&saved).unwrap());
+    resumed.ask("Third?", &env).await.unwrap();
+    assert_eq!(resumed.history().len(), 6);
+}
