@@ -139,7 +139,8 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 ::ctx::__private::pipeline::UserPartSpec { source :
                 ::std::string::String::from("user_question_en"), template :
                 ::std::string::String::from("### User:\n{}\n\n") }], use_history : false,
-                next : ::std::string::String::from("set_context_from_summary"), }) },
+                params : ::core::default::Default::default(), next :
+                ::std::string::String::from("set_context_from_summary"), }) },
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("set_context_from_summary"), kind :
                 ::ctx::__private::pipeline::StepKind::SetVariables(::ctx::__private::pipeline::SetVariablesSpec
@@ -157,7 +158,8 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
                 { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
                 ::core::option::Option::None, max_tokens : ::core::option::Option::None,
-                user_parts : ::std::vec![], use_history : true, next :
+                user_parts : ::std::vec![], use_history : true, params :
+                ::core::default::Default::default(), next :
                 ::std::string::String::from("end"), }) }
             ],
         }

@@ -84,7 +84,8 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
                 ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
                 { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
                 ::core::option::Option::None, max_tokens : ::core::option::Option::None,
-                user_parts : ::std::vec![], use_history : false, next :
+                user_parts : ::std::vec![], use_history : false, params :
+                ::core::default::Default::default(), next :
                 ::std::string::String::from("end"), }) }
             ],
         }

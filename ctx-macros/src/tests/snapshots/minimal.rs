@@ -87,8 +87,9 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
                 ::core::option::Option::None, user_parts :
                 ::std::vec![::ctx::__private::pipeline::UserPartSpec { source :
                 ::std::string::String::from("context_blocks"), template :
-                ::std::string::String::from("Context:\n{}") }], use_history : false, next
-                : ::std::string::String::from("end"), }) }
+                ::std::string::String::from("Context:\n{}") }], use_history : false,
+                params : ::core::default::Default::default(), next :
+                ::std::string::String::from("end"), }) }
             ],
         }
     }
