@@ -19,6 +19,7 @@ use super::error::{BoxError, PipelineError};
 use super::graph::Target;
 use super::loaded::LoadedPipeline;
 use super::steps;
+use super::tools::ToolHandlers;
 use super::transition::Transition;
 
 /// Finds nodes for a query (`search_nodes`).
@@ -63,6 +64,7 @@ pub struct StepEnv<'a> {
     store: Option<&'a dyn NodeStore>,
     model: Option<&'a dyn ChatModel>,
     custom: Option<&'a dyn CustomSteps>,
+    tools: Option<&'a dyn ToolHandlers>,
 }
 
 impl<'a> StepEnv<'a> {
@@ -99,6 +101,13 @@ impl<'a> StepEnv<'a> {
         self
     }
 
+    /// Uses `tools` for the tool calls of `agent` steps.
+    #[must_use]
+    pub fn tools(mut self, tools: &'a dyn ToolHandlers) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
     /// The finished environment (the builder is the environment; this reads well at call sites).
     #[must_use]
     pub fn build(self) -> Self {
@@ -124,6 +133,11 @@ impl<'a> StepEnv<'a> {
     pub fn custom_backend(&self) -> Option<&'a dyn CustomSteps> {
         self.custom
     }
+
+    /// The tool handlers, if any.
+    pub fn tools_backend(&self) -> Option<&'a dyn ToolHandlers> {
+        self.tools
+    }
 }
 
 impl std::fmt::Debug for StepEnv<'_> {
@@ -133,6 +147,7 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("store", &self.store.is_some())
             .field("model", &self.model.is_some())
             .field("custom", &self.custom.is_some())
+            .field("tools", &self.tools.is_some())
             .finish()
     }
 }
@@ -187,6 +202,7 @@ pub async fn run_step(
             StepKind::SetVariables(spec) => steps::set_variables::set_variables(&step.id, spec, &mut work)?,
             StepKind::Custom(spec) => steps::control::custom(&step.id, spec, &mut work, env).await?,
             StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await?,
+            StepKind::Agent(spec) => steps::agent::agent(p, &step.id, spec, &mut work, env).await?,
             StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work)?,
         };
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {

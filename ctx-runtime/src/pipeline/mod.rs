@@ -22,8 +22,11 @@ mod run;
 pub mod schema;
 mod steps;
 mod suggest;
+mod tools;
 mod transition;
 mod validate;
+mod validate_agent;
+pub use validate_agent::{MAX_TOOL_NAME_LEN, is_tool_name};
 mod values;
 
 #[cfg(test)]
@@ -38,6 +41,10 @@ pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
-pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
+pub use steps::{
+    AgentEnd, AgentReport, CallReport, FetchReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
+    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,
+};
+pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};
