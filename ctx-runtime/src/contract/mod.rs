@@ -70,13 +70,17 @@ pub use terms::{
 use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::validation::{ConfigIssue, FieldPath};
 
-/// Whether any `call_model` step of `def` has `use_history: true` (then `max_history_tokens` is
+/// Whether any `call_model` or `agent` step of `def` has `use_history: true` (then `max_history_tokens` is
 /// required).
 pub fn pipeline_uses_history(def: &PipelineDef) -> bool {
-    def.steps.iter().any(|s| matches!(&s.kind, StepKind::CallModel(c) if c.use_history))
+    def.steps.iter().any(|s| match &s.kind {
+        StepKind::CallModel(c) => c.use_history,
+        StepKind::Agent(a) => a.call.use_history,
+        _ => false,
+    })
 }
 
-/// The `call_model` steps of `def`, each with its system prompt's text: the definition's inline
+/// The `call_model` and `agent` steps of `def`, each with its system prompt's text: the definition's inline
 /// text, else the one in `prompts` (texts provided at load time). A step whose prompt has no
 /// text anywhere is a `MISSING_PROMPT_TEXT` issue under its `prompt_key`.
 pub fn call_model_checks<'a>(
@@ -97,12 +101,16 @@ pub fn call_model_checks_split<'a>(
     let mut checks = Vec::new();
     let mut issues = Vec::new();
     for step in &def.steps {
-        let StepKind::CallModel(spec) = &step.kind else { continue };
+        let (spec, agent) = match &step.kind {
+            StepKind::CallModel(spec) => (spec, None),
+            StepKind::Agent(agent) => (&agent.call, Some(agent)),
+            _ => continue,
+        };
         let at = FieldPath::root().key("steps").key(step.id.as_str());
         let key = spec.prompt_key.as_str();
         let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
         match inline.or_else(|| prompts.get(key).map(String::as_str)) {
-            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt }),
+            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt, agent }),
             None => issues.push(
                 ConfigIssue::new(
                     "MISSING_PROMPT_TEXT",

@@ -36,7 +36,6 @@ use crate::pipeline::driver::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
-use crate::tokens::TokenCounter;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
 
 use super::request::{self, Guarded};
@@ -199,10 +198,15 @@ pub(crate) async fn agent(
         schemas: spec.schemas(),
         transcript: Vec::new(),
     };
-    let tool_schema_tokens = tool_schema_tokens(counter, &turn.schemas)?;
+    // The contract counted the tool schemas and set the turn's budget when the pipeline loaded.
+    let (tool_schema_tokens, budget) = p
+        .contract_report()
+        .step(step)
+        .and_then(|b| Some((b.tool_schema_tokens, b.turn_budget_tokens?)))
+        .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
     let mut guarded = turn.next_request(true)?;
-    let budget = turn_budget(p, spec, turn.requested, tool_schema_tokens, counter)?;
-    let config = TurnBudgetConfig::new(budget, p.context_window()).with_partial(PartialPolicy::Truncate);
+    let config =
+        TurnBudgetConfig::new(budget.min(p.context_window()), p.context_window()).with_partial(PartialPolicy::Truncate);
     let turn_error = |source: TurnError| PipelineError::Turn { step: step.to_owned(), source };
     // The conversation the turn starts from: exactly the messages of the first request.
     let mut ledger =
@@ -288,32 +292,6 @@ pub(crate) async fn agent(
     }
     state.last_model_response = Some(answer.content);
     Ok((Transition::Next, StepDetail::Agent(report)))
-}
-
-/// The exact cost of the tool block: what `schemas` add to a request.
-pub(crate) fn tool_schema_tokens(counter: &TokenCounter, schemas: &[ToolSchema]) -> Result<usize, CtxError> {
-    Ok(counter.format().count_tools(counter, schemas)?)
-}
-
-/// The turn's budget: `turn_budget_tokens`, else what the window leaves the transcript after the
-/// output limit, the safety margin, the tool schemas and the reply priming (at least 1, so a
-/// window too small for the rest still yields a ledger, which then has nothing left).
-fn turn_budget(
-    p: &LoadedPipeline,
-    spec: &AgentSpec,
-    output: usize,
-    tool_schema_tokens: usize,
-    counter: &TokenCounter,
-) -> Result<usize, CtxError> {
-    let window = p.context_window();
-    let declared = spec.turn_budget_tokens.and_then(|t| usize::try_from(t).ok());
-    let priming = counter.count_messages(&[])?;
-    let room = window
-        .saturating_sub(output)
-        .saturating_sub(p.settings().safety_margin_tokens)
-        .saturating_sub(tool_schema_tokens)
-        .saturating_sub(priming);
-    Ok(declared.unwrap_or(room).clamp(1, window.max(1)))
 }
 
 #[cfg(test)]
