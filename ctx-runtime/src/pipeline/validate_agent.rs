@@ -129,3 +129,125 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
         Ok(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::definition::{PipelineDef, StepKind, ToolSpec};
+    use crate::pipeline::testing::{self, codes};
+    use crate::pipeline::{ValidateOptions, validate_definition};
+
+    fn agent_def(edit: impl FnOnce(&mut AgentSpec)) -> PipelineDef {
+        let mut def = testing::def(vec![testing::agent("answer", "end")]);
+        let StepKind::Agent(spec) = &mut def.steps[0].kind else { unreachable!() };
+        edit(spec);
+        def
+    }
+
+    fn tool(name: &str, description: &str, parameters: &str) -> ToolSpec {
+        ToolSpec { name: name.into(), description: description.into(), parameters: parameters.into() }
+    }
+
+    /// Every issue with the contract checked (the default at compile time for literal pipelines).
+    fn check(def: &PipelineDef) -> Vec<(&'static str, String)> {
+        codes(&validate_definition(def, &ValidateOptions::default()))
+    }
+
+    #[test]
+    fn the_fixture_is_valid_and_loads() {
+        assert_eq!(check(&agent_def(|_| {})), vec![]);
+        testing::loaded(agent_def(|_| {}));
+    }
+
+    #[test]
+    fn tool_names_must_be_callable_and_unique() {
+        let def = agent_def(|s| {
+            s.tools.push(tool("search docs", "d", testing::SEARCH_PARAMETERS));
+            s.tools.push(tool("search_docs", "d", testing::SEARCH_PARAMETERS));
+            s.tools.push(tool(&"x".repeat(65), "d", testing::SEARCH_PARAMETERS));
+            s.tools.push(tool("", "d", testing::SEARCH_PARAMETERS));
+        });
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(
+            codes(&issues),
+            vec![
+                ("INVALID_TOOL_NAME", "steps[0].tools[1].name".into()),
+                ("DUPLICATE_TOOL_NAME", "steps[0].tools[2].name".into()),
+                ("INVALID_TOOL_NAME", "steps[0].tools[3].name".into()),
+                ("INVALID_TOOL_NAME", "steps[0].tools[4].name".into()),
+            ]
+        );
+        assert!(issues[0].message.contains("`search docs`"), "{}", issues[0].message);
+        assert!(issues[0].help.as_deref().unwrap().contains("search_docs"));
+        assert!(is_tool_name("a-b_9") && is_tool_name(&"x".repeat(64)) && !is_tool_name("é"));
+    }
+
+    #[test]
+    fn descriptions_and_parameters() {
+        let def = agent_def(|s| {
+            s.tools[0].description = "  ".into();
+            s.tools.push(tool("broken", "d", "{not json"));
+            s.tools.push(tool("array", "d", r#"{"type":"array"}"#));
+            s.tools.push(tool("untyped", "d", r#"{"properties":{}}"#));
+        });
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(
+            codes(&issues),
+            vec![
+                ("EMPTY_TOOL_DESCRIPTION", "steps[0].tools[0].description".into()),
+                ("INVALID_TOOL_PARAMETERS", "steps[0].tools[1].parameters".into()),
+                ("TOOL_PARAMETERS_NOT_OBJECT", "steps[0].tools[2].parameters".into()),
+                ("TOOL_PARAMETERS_NOT_OBJECT", "steps[0].tools[3].parameters".into()),
+            ]
+        );
+        assert!(issues[1].message.contains("not JSON"), "{}", issues[1].message);
+        assert!(issues[2].help.as_deref().unwrap().contains(r#""type":"object""#));
+    }
+
+    #[test]
+    fn limits_and_the_tool_list() {
+        for (calls, ok) in [(0, false), (-1, false), (1, true), (64, true), (65, false)] {
+            let def = agent_def(|s| s.max_tool_calls = calls);
+            let got = check(&def);
+            assert_eq!(got.is_empty(), ok, "max_tool_calls {calls}: {got:?}");
+            if !ok {
+                assert_eq!(got, vec![("INVALID_MAX_TOOL_CALLS", "steps[0].max_tool_calls".into())]);
+            }
+        }
+        let def = agent_def(|s| {
+            s.tools.clear();
+            s.turn_budget_tokens = Some(0);
+        });
+        assert_eq!(
+            check(&def),
+            vec![
+                ("AGENT_WITHOUT_TOOLS", "steps[0].tools".into()),
+                ("INVALID_TURN_BUDGET", "steps[0].turn_budget_tokens".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_turn_budget_must_leave_the_output_its_room() {
+        // 16,384 − 600 output − 128 margin − tools − priming is the most the turn may hold.
+        let def = agent_def(|s| s.turn_budget_tokens = Some(16_000));
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(codes(&issues), vec![("TURN_BUDGET_EXCEEDS_ROOM", "steps[0].turn_budget_tokens".into())]);
+        let help = issues[0].help.as_deref().unwrap();
+        let room: usize = help.split("at most ").nth(1).and_then(|r| r.split(',').next()).unwrap().parse().unwrap();
+        assert!(room < 16_384 - 600 - 128, "{help}");
+        assert_eq!(check(&agent_def(|s| s.turn_budget_tokens = Some(room as i64))), vec![]);
+        assert_eq!(check(&agent_def(|s| s.turn_budget_tokens = Some(room as i64 + 1))).len(), 1);
+    }
+
+    #[test]
+    fn the_call_model_rules_apply_to_the_agent() {
+        let def = agent_def(|s| {
+            s.call.prompt_key = "nope".into();
+            s.call.max_output_tokens = Some(0);
+        });
+        let got = check(&def);
+        assert!(got.contains(&("UNKNOWN_PROMPT", "steps[0].prompt_key".into())), "{got:?}");
+        assert!(got.iter().any(|(_, path)| path == "steps[0].max_output_tokens"), "{got:?}");
+    }
+}
