@@ -81,15 +81,11 @@ fn article(id: &str, lines: usize) -> RankedDocument {
 #[async_trait]
 impl ToolHandlers for Articles {
     async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
-        #[derive(serde::Deserialize)]
-        struct Args {
-            query: String,
-        }
-        let args: Args = request.args()?;
+        let args: Value = request.args()?;
         let b = &request.budget.breakdown;
         println!(
             "  {step_id}: search_docs({:?}): reserved {} (conversation {}, tools {}, unique articles {}), result may use {}",
-            args.query,
+            args["query"].as_str().unwrap_or_default(),
             b.reserved,
             b.conversation,
             b.accumulated_tools,
