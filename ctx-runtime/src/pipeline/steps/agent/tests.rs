@@ -228,3 +228,14 @@ fn the_contract_reports_the_tool_schemas_the_turn_budget_and_the_request_bound()
     let priming = p.counter().count_messages(&[]).unwrap();
     assert_eq!(budget.turn_budget_tokens, Some(16_384 - 600 - 128 - tools - priming));
 }
+
+#[test]
+fn the_run_bound_on_model_requests_and_the_graph_label() {
+    let (p, _) = pipeline(3, None);
+    // One step, visited once, making at most four requests.
+    assert_eq!((p.step_bound(), p.model_request_bound()), (1, 4));
+    let mermaid = crate::pipeline::to_mermaid(p.definition());
+    assert!(mermaid.contains("answer<br/><i>agent, at most 3 tool calls</i>"), "{mermaid}");
+    let calls_only = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
+    assert_eq!(calls_only.model_request_bound(), 1);
+}
