@@ -1,7 +1,7 @@
-//! The contract inequality, checked for every `call_model` step:
+//! The contract inequality, checked for every `call_model` and `agent` step:
 //!
 //! ```text
-//! fixed_prompt_tokens(step) + max_history_tokens (if use_history) + max_context_tokens
+//! fixed_prompt_tokens(step) + tool_schema_tokens (agent) + max_history_tokens (if use_history) + max_context_tokens
 //!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
 //! ```
 //!

@@ -16,6 +16,13 @@
 //! - [`Fingerprint`] / [`ContractCache`]: recompute only when an input changes.
 //! - [`guard_request`]: the last check of the exact request before it is sent.
 //!
+//! An `agent` step is checked as a `call_model` step whose requests also carry its tool schemas,
+//! counted exactly with the chat format's tool rule ([`StepBudget::tool_schema_tokens`]); its
+//! report also gives the turn budget in effect and the most requests one visit makes
+//! ([`StepBudget::turn_budget_tokens`], [`StepBudget::max_model_requests`]), and a declared
+//! `turn_budget_tokens` must leave the output, the margin, the tools and the reply priming their
+//! room (`TURN_BUDGET_EXCEEDS_ROOM`).
+//!
 //! Everything here is a plain function over plain values, free of I/O and async, so the
 //! `pipeline!` macro runs the same check at compile time when the window and prompts are literals.
 //!

@@ -1,5 +1,5 @@
 //! The driver: what a caller plugs in ([`NodeSearch`], [`NodeStore`], [`CustomSteps`], a
-//! [`ChatModel`]), and [`run_step`], which performs one step on a [`PipelineState`] and says which
+//! [`ChatModel`], the [`ToolHandlers`] of `agent` steps), and [`run_step`], which performs one step on a [`PipelineState`] and says which
 //! transition it took.
 //!
 //! A step works on a copy of the state and the copy replaces the state only when the step

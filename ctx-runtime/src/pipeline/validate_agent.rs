@@ -241,6 +241,16 @@ mod tests {
     }
 
     #[test]
+    fn the_tool_schemas_are_a_term_of_the_contract() {
+        // 9,000 context + 2,000 history + 600 output + 128 margin fit the 16,384 window; a tool
+        // description of about 5,000 tokens does not.
+        let def = agent_def(|s| s.tools[0].description = "Search the docs. ".repeat(1_250));
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(codes(&issues), vec![("BUDGET_CONTRACT_VIOLATED", "steps[0]".into())]);
+        assert!(issues[0].message.contains(" + tool schemas "), "{}", issues[0].message);
+    }
+
+    #[test]
     fn the_call_model_rules_apply_to_the_agent() {
         let def = agent_def(|s| {
             s.call.prompt_key = "nope".into();
