@@ -65,7 +65,8 @@ pub struct ToolRequest<'a> {
 
 impl ToolRequest<'_> {
     /// The arguments parsed as `T`; an error names the step, the tool, the call and what in the
-    /// arguments did not fit `T`.
+    /// arguments did not fit `T`. Returned from [`ToolHandlers::call`], it does not fail the
+    /// step: the call is answered with the reason, so the model can call again within its limit.
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, CtxError> {
         serde_json::from_str(self.arguments).map_err(|e| {
             PipelineError::ToolArguments {

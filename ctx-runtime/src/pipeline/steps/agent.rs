@@ -89,6 +89,10 @@ pub enum ToolCallKind {
     Handled,
     /// The model named a tool the step does not declare; the result says so (it counts as a call).
     UnknownTool,
+    /// The handler found the arguments did not fit the tool's type
+    /// ([`ToolRequest::args`](crate::pipeline::ToolRequest::args)); the result says why, so the
+    /// model may call again (it counts as a call).
+    InvalidArguments,
     /// Beyond `max_tool_calls`: answered with [`TOOL_LIMIT_MESSAGE`], nothing ran.
     OverLimit,
 }

@@ -126,12 +126,25 @@ impl Batch<'_> {
                     state: self.state,
                     step_id: self.step,
                 };
-                self.handlers.call(self.step, request).await.map_err(|source| PipelineError::Tool {
-                    step: self.step.to_owned(),
-                    tool: call.name.clone(),
-                    call_id: call.id.clone(),
-                    source: Box::new(source),
-                })?
+                match self.handlers.call(self.step, request).await {
+                    Ok(output) => output,
+                    // Arguments the model got wrong are the model's to fix: it is told, and may
+                    // call again within the limit; any other failure fails the step.
+                    Err(CtxError::Pipeline(PipelineError::ToolArguments { reason, .. })) => {
+                        report.kind = ToolCallKind::InvalidArguments;
+                        tracing::warn!(step = self.step, tool = %call.name, call_id = %call.id, %reason, "invalid tool arguments");
+                        ToolOutput::Text(format!("invalid arguments for `{}`: {reason}", call.name))
+                    }
+                    Err(source) => {
+                        return Err(PipelineError::Tool {
+                            step: self.step.to_owned(),
+                            tool: call.name.clone(),
+                            call_id: call.id.clone(),
+                            source: Box::new(source),
+                        }
+                        .into());
+                    }
+                }
             }
             _ => ToolOutput::Text(unknown_tool_text(self.spec, &call.name)),
         };

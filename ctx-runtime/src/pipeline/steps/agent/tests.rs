@@ -163,6 +163,41 @@ async fn an_unknown_tool_is_answered_and_counts_as_a_call() {
     assert_eq!(report.end, AgentEnd::ToolLimitReached);
 }
 
+/// Handlers that parse their arguments as `{"query": String}`.
+struct Typed;
+
+#[async_trait::async_trait]
+impl crate::pipeline::ToolHandlers for Typed {
+    async fn call(&self, _step: &str, request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+        #[derive(serde::Deserialize)]
+        struct Args {
+            #[allow(dead_code)]
+            query: String,
+        }
+        let _: Args = request.args()?;
+        Ok(ToolOutput::Text("found".into()))
+    }
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_are_reported_to_the_model_not_fatal() {
+    let (p, spec) = pipeline(2, None);
+    let mut bad = calls(&[("c1", "search_docs")]);
+    bad.tool_calls[0].arguments = r#"{"q": 1}"#.into();
+    let model = Scripted::new(vec![bad, calls(&[("c2", "search_docs")])], "ok");
+    let mut state = PipelineState::new("q");
+    let env = StepEnv::builder().model(&model).tools(&Typed);
+    let (_, detail) = agent(&p, "answer", &spec, &mut state, &env).await.unwrap();
+    let StepDetail::Agent(report) = detail else { panic!("{detail:?}") };
+    let kinds: Vec<ToolCallKind> = report.tool_calls.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [ToolCallKind::InvalidArguments, ToolCallKind::Handled]);
+    let sent = model.requests();
+    let first = tool_messages(&sent[1])[0].content.clone();
+    assert!(first.starts_with("invalid arguments for `search_docs`: missing field `query`"), "{first}");
+    assert_eq!(tool_messages(&sent[2])[1].content, "found");
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+}
+
 #[tokio::test]
 async fn history_keeps_the_question_and_the_answer_not_the_tool_turns() {
     let (p, spec) = pipeline(2, None);
