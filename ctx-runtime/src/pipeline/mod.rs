@@ -8,6 +8,22 @@
 //! * [`Pipeline`] — the typed driver of a `pipeline!` pipeline: its step enum implements
 //!   [`StepMachine`] and its environment struct [`Backends`].
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
+//! * [`ToolHandlers`] — what runs the tool calls of an `agent` step ([`AgentSpec`]): the model is
+//!   offered the declared tools, each call is budgeted by the turn ledger and answered through a
+//!   handler, at most `max_tool_calls` of them, every request guarded against the window:
+//!
+//! ```text
+//! answer: agent {
+//!     prompt_key: answer,
+//!     tools: [ search_docs { description: "Search the docs",
+//!                            parameters: r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"# } ],
+//!     max_tool_calls: 4,
+//!     max_output_tokens: 600,
+//!     user_parts: [ user_question => "{}" ],
+//!     use_history: true,
+//!     next: end,
+//! }
+//! ```
 
 pub mod definition;
 mod driver;
