@@ -1,7 +1,7 @@
-//! The contract inequality, checked for every `call_model` step:
+//! The contract inequality, checked for every `call_model` and `agent` step:
 //!
 //! ```text
-//! fixed_prompt_tokens(step) + max_history_tokens (if use_history) + max_context_tokens
+//! fixed_prompt_tokens(step) + tool_schema_tokens (agent) + max_history_tokens (if use_history) + max_context_tokens
 //!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
 //! ```
 //!
@@ -24,7 +24,7 @@ use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit}
 use crate::config::{
     LimitsPolicy, ModelConfig, Settings, invalid_context_window, invalid_max_context_tokens, missing_history_budget,
 };
-use crate::pipeline::definition::CallModelSpec;
+use crate::pipeline::definition::{AgentSpec, CallModelSpec};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -39,6 +39,9 @@ pub struct CallModelCheck<'a> {
     pub spec: &'a CallModelSpec,
     /// The text of the step's `prompt_key`.
     pub system_prompt: &'a str,
+    /// For an `agent` step, the whole step: its tool schemas are part of every request that
+    /// offers them, and its turn budget must leave the output its room.
+    pub agent: Option<&'a AgentSpec>,
 }
 
 /// One step's terms of the inequality, with the limits in effect (after any clamp).
@@ -64,12 +67,21 @@ pub struct StepBudget {
     pub safety_margin_tokens: usize,
     /// The model's window.
     pub context_window: usize,
+    /// The exact cost of an agent step's tool schemas (the chat format's tool rule); 0 for
+    /// `call_model`.
+    pub tool_schema_tokens: usize,
+    /// The most model requests one visit of the step makes: 1, or `max_tool_calls + 1`.
+    pub max_model_requests: usize,
+    /// An agent step's turn budget in effect: `turn_budget_tokens`, else what the window leaves
+    /// after the output, the margin, the tool schemas and the reply priming.
+    pub turn_budget_tokens: Option<usize>,
 }
 
 impl StepBudget {
     /// The left side of the inequality (at most [`Self::context_window`] in a report).
     pub fn total_tokens(&self) -> usize {
         self.fixed_prompt_tokens
+            .saturating_add(self.tool_schema_tokens)
             .saturating_add(self.history_tokens)
             .saturating_add(self.context_tokens)
             .saturating_add(self.output_tokens)
@@ -137,6 +149,10 @@ impl ContractReport {
 struct Terms<'c, 'a> {
     check: &'c CallModelCheck<'a>,
     fixed: usize,
+    /// The tool schemas' exact cost (agent steps).
+    tools: usize,
+    /// What an empty request costs (the reply priming), for the default turn budget.
+    priming: usize,
     history: usize,
     output: OutputLimit,
 }
@@ -144,7 +160,7 @@ struct Terms<'c, 'a> {
 impl Terms<'_, '_> {
     /// Everything but the context budget, in `u128` so no configuration can overflow it.
     fn rest(&self, margin: usize) -> u128 {
-        self.fixed as u128 + self.history as u128 + self.output.tokens as u128 + margin as u128
+        self.fixed as u128 + self.tools as u128 + self.history as u128 + self.output.tokens as u128 + margin as u128
     }
 }
 
@@ -190,8 +206,10 @@ pub fn check_contract(
                 ));
             })
             .ok();
-        if let (Some(history), Some(output), Some(fixed)) = (history, output, fixed) {
-            terms.push(Terms { check, fixed, history, output });
+        let tools = agent_tool_tokens(check, counter).map_err(|i| issues.push(i)).ok();
+        let priming = counter.count_messages(&[]).unwrap_or(0);
+        if let (Some(history), Some(output), Some(fixed), Some(tools)) = (history, output, fixed, tools) {
+            terms.push(Terms { check, fixed, tools, priming, history, output });
         }
     }
     let unusable = model.context_window == 0 || settings.max_context_tokens == 0;
@@ -200,6 +218,7 @@ pub fn check_contract(
         LimitsPolicy::FailFast => {
             if !unusable {
                 issues.extend(terms.iter().filter_map(|t| violation(t, model, settings)));
+                issues.extend(terms.iter().filter_map(|t| turn_budget_issue(t, model, settings, None)));
             }
             if !issues.is_empty() {
                 return Err(issues);
@@ -226,13 +245,20 @@ fn budget(
     context: usize,
     output: Option<usize>,
 ) -> StepBudget {
+    let output_tokens = output.unwrap_or(t.output.tokens);
     StepBudget {
         step_id: t.check.step_id.to_owned(),
         at: t.check.at.clone(),
         fixed_prompt_tokens: t.fixed,
+        tool_schema_tokens: t.tools,
+        max_model_requests: t
+            .check
+            .agent
+            .map_or(1, |a| usize::try_from(a.max_tool_calls).unwrap_or(0).saturating_add(1)),
+        turn_budget_tokens: t.check.agent.map(|a| turn_budget(t, a, model, settings, output_tokens)),
         history_tokens: t.history,
         context_tokens: context,
-        output_tokens: output.unwrap_or(t.output.tokens),
+        output_tokens,
         requested_output_tokens: t.output.tokens,
         output_source: t.output.source,
         safety_margin_tokens: settings.safety_margin_tokens,
@@ -248,8 +274,9 @@ fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
         "history 0 (no use_history)".to_owned()
     };
     let total = t.rest(settings.safety_margin_tokens) + context as u128;
+    let tools = if t.tools > 0 { format!("tool schemas {} + ", t.tools) } else { String::new() };
     format!(
-        "fixed prompt {} (system prompt `{}`, user_parts templates, chat overhead) + {history} + max_context_tokens \
+        "fixed prompt {} (system prompt `{}`, user_parts templates, chat overhead) + {tools}{history} + max_context_tokens \
          {context} + max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {total}",
         t.fixed,
         t.check.spec.prompt_key,
@@ -417,6 +444,9 @@ fn auto_clamp(
             outputs.push(None);
         }
     }
+    for (t, out) in terms.iter().zip(&outputs) {
+        issues.extend(turn_budget_issue(t, model, settings, *out));
+    }
     if !issues.is_empty() {
         return Err(issues);
     }
@@ -444,5 +474,60 @@ fn auto_clamp(
         max_context_tokens: context,
         steps,
         clamps,
+    })
+}
+
+/// The exact cost of an agent step's tool schemas (0 for `call_model`). Schemas whose parameters
+/// do not parse are left out: the step's own rules report them.
+fn agent_tool_tokens(check: &CallModelCheck<'_>, counter: &TokenCounter) -> Result<usize, ConfigIssue> {
+    let Some(agent) = check.agent else { return Ok(0) };
+    counter.format().count_tools(counter, &agent.schemas()).map_err(|e| {
+        ConfigIssue::new(
+            "TOOL_COUNT_FAILED",
+            check.at.key("tools"),
+            format!("cannot count the tool schemas of agent step `{}`: {e}", check.step_id),
+        )
+        .with_help("use a chat format that renders tool schemas (the OpenAI format), or remove the tools")
+    })
+}
+
+/// The most the transcript of an agent turn may hold with `output` as the output limit: the
+/// window less the output, the margin, the tool schemas and the reply priming.
+fn turn_room(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings, output: usize) -> usize {
+    model
+        .context_window
+        .saturating_sub(output)
+        .saturating_sub(settings.safety_margin_tokens)
+        .saturating_sub(t.tools)
+        .saturating_sub(t.priming)
+}
+
+/// The turn budget in effect: the declared one, else [`turn_room`] (at least 1).
+fn turn_budget(t: &Terms<'_, '_>, agent: &AgentSpec, model: &ModelConfig, settings: &Settings, output: usize) -> usize {
+    let declared = agent.turn_budget_tokens.and_then(|v| usize::try_from(v).ok());
+    declared.unwrap_or_else(|| turn_room(t, model, settings, output)).max(1)
+}
+
+/// The issue of an agent step whose declared turn budget leaves the output less than its limit.
+fn turn_budget_issue(
+    t: &Terms<'_, '_>,
+    model: &ModelConfig,
+    settings: &Settings,
+    output: Option<usize>,
+) -> Option<ConfigIssue> {
+    let declared = t.check.agent?.turn_budget_tokens.and_then(|v| usize::try_from(v).ok())?;
+    let output = output.unwrap_or(t.output.tokens);
+    let room = turn_room(t, model, settings, output);
+    (declared > room).then(|| {
+        ConfigIssue::new(
+            "TURN_BUDGET_EXCEEDS_ROOM",
+            t.check.at.key("turn_budget_tokens"),
+            format!(
+                "`turn_budget_tokens` of agent step `{}` is {declared}, but the {}-token window leaves the turn {room} \
+                 after max_output_tokens {output}, budget_safety_margin_tokens {}, tool schemas {} and reply priming {}",
+                t.check.step_id, model.context_window, settings.safety_margin_tokens, t.tools, t.priming
+            ),
+        )
+        .with_help(format!("lower `turn_budget_tokens` to at most {room}, or remove it to use exactly that"))
     })
 }

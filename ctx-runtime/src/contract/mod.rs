@@ -16,6 +16,13 @@
 //! - [`Fingerprint`] / [`ContractCache`]: recompute only when an input changes.
 //! - [`guard_request`]: the last check of the exact request before it is sent.
 //!
+//! An `agent` step is checked as a `call_model` step whose requests also carry its tool schemas,
+//! counted exactly with the chat format's tool rule ([`StepBudget::tool_schema_tokens`]); its
+//! report also gives the turn budget in effect and the most requests one visit makes
+//! ([`StepBudget::turn_budget_tokens`], [`StepBudget::max_model_requests`]), and a declared
+//! `turn_budget_tokens` must leave the output, the margin, the tools and the reply priming their
+//! room (`TURN_BUDGET_EXCEEDS_ROOM`).
+//!
 //! Everything here is a plain function over plain values, free of I/O and async, so the
 //! `pipeline!` macro runs the same check at compile time when the window and prompts are literals.
 //!
@@ -70,13 +77,17 @@ pub use terms::{
 use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::validation::{ConfigIssue, FieldPath};
 
-/// Whether any `call_model` step of `def` has `use_history: true` (then `max_history_tokens` is
+/// Whether any `call_model` or `agent` step of `def` has `use_history: true` (then `max_history_tokens` is
 /// required).
 pub fn pipeline_uses_history(def: &PipelineDef) -> bool {
-    def.steps.iter().any(|s| matches!(&s.kind, StepKind::CallModel(c) if c.use_history))
+    def.steps.iter().any(|s| match &s.kind {
+        StepKind::CallModel(c) => c.use_history,
+        StepKind::Agent(a) => a.call.use_history,
+        _ => false,
+    })
 }
 
-/// The `call_model` steps of `def`, each with its system prompt's text: the definition's inline
+/// The `call_model` and `agent` steps of `def`, each with its system prompt's text: the definition's inline
 /// text, else the one in `prompts` (texts provided at load time). A step whose prompt has no
 /// text anywhere is a `MISSING_PROMPT_TEXT` issue under its `prompt_key`.
 pub fn call_model_checks<'a>(
@@ -97,12 +108,16 @@ pub fn call_model_checks_split<'a>(
     let mut checks = Vec::new();
     let mut issues = Vec::new();
     for step in &def.steps {
-        let StepKind::CallModel(spec) = &step.kind else { continue };
+        let (spec, agent) = match &step.kind {
+            StepKind::CallModel(spec) => (spec, None),
+            StepKind::Agent(agent) => (&agent.call, Some(agent)),
+            _ => continue,
+        };
         let at = FieldPath::root().key("steps").key(step.id.as_str());
         let key = spec.prompt_key.as_str();
         let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
         match inline.or_else(|| prompts.get(key).map(String::as_str)) {
-            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt }),
+            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt, agent }),
             None => issues.push(
                 ConfigIssue::new(
                     "MISSING_PROMPT_TEXT",

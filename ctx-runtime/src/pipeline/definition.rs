@@ -100,6 +100,8 @@ pub enum StepKind {
     ManageContextBudget(ManageBudgetSpec),
     /// `call_model { … }`.
     CallModel(CallModelSpec),
+    /// `agent { … }`: `call_model` with tools, looping over the model's tool calls.
+    Agent(AgentSpec),
     /// `loop_guard { … }`.
     LoopGuard(LoopGuardSpec),
     /// `set_variables { rules, next }`.
@@ -204,6 +206,53 @@ impl CallModelSpec {
     }
 }
 
+/// `agent`: a `call_model` step that offers tools to the model and runs the calls it requests
+/// through the caller's [`ToolHandlers`](super::ToolHandlers), at most `max_tool_calls` of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    /// Everything a `call_model` step has; `next` is the agent's only transition.
+    pub call: CallModelSpec,
+    /// The tools the model may call, in declaration order.
+    pub tools: Vec<ToolSpec>,
+    /// The most tool calls one run of the step executes (at least 1); the step makes at most
+    /// `max_tool_calls + 1` model requests.
+    pub max_tool_calls: i64,
+    /// The turn's budget for the whole transcript (conversation, tool calls and results); by
+    /// default the window less the output limit, the tool schemas, the chat format's reply
+    /// priming and the safety margin.
+    pub turn_budget_tokens: Option<i64>,
+}
+
+/// One tool of an `agent` step, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The function name the model calls (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON schema of the arguments, as written (an `object` schema).
+    pub parameters: String,
+}
+
+impl ToolSpec {
+    /// The schema sent to the model, or the JSON error of `parameters` (validation reports it
+    /// as `INVALID_TOOL_PARAMETERS` before any run).
+    pub fn schema(&self) -> Result<crate::chat::ToolSchema, serde_json::Error> {
+        Ok(crate::chat::ToolSchema {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: serde_json::from_str(&self.parameters)?,
+        })
+    }
+}
+
+impl AgentSpec {
+    /// The schemas of every tool whose parameters parse, in declaration order.
+    pub fn schemas(&self) -> Vec<crate::chat::ToolSchema> {
+        self.tools.iter().filter_map(|t| t.schema().ok()).collect()
+    }
+}
+
 /// One user part: a state field rendered through a template with one `{}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserPartSpec {
@@ -272,6 +321,7 @@ impl StepKind {
             StepKind::FetchNodeTexts(_) => "fetch_node_texts",
             StepKind::ManageContextBudget(_) => "manage_context_budget",
             StepKind::CallModel(_) => "call_model",
+            StepKind::Agent(_) => "agent",
             StepKind::LoopGuard(_) => "loop_guard",
             StepKind::SetVariables(_) => "set_variables",
             StepKind::Custom(_) => "custom",
@@ -286,6 +336,7 @@ impl StepKind {
             StepKind::FetchNodeTexts(s) => vec![("next", &s.next)],
             StepKind::ManageContextBudget(s) => vec![("on_ok", &s.on_ok), ("on_over", &s.on_over)],
             StepKind::CallModel(s) => vec![("next", &s.next)],
+            StepKind::Agent(s) => vec![("next", &s.call.next)],
             StepKind::LoopGuard(s) => vec![("on_allow", &s.on_allow), ("on_deny", &s.on_deny)],
             StepKind::SetVariables(s) => vec![("next", &s.next)],
             StepKind::Custom(s) => s.outcomes.iter().map(|(o, t)| (o.as_str(), t.as_str())).collect(),

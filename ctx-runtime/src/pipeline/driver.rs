@@ -1,5 +1,5 @@
 //! The driver: what a caller plugs in ([`NodeSearch`], [`NodeStore`], [`CustomSteps`], a
-//! [`ChatModel`]), and [`run_step`], which performs one step on a [`PipelineState`] and says which
+//! [`ChatModel`], the [`ToolHandlers`] of `agent` steps), and [`run_step`], which performs one step on a [`PipelineState`] and says which
 //! transition it took.
 //!
 //! A step works on a copy of the state and the copy replaces the state only when the step
@@ -20,6 +20,7 @@ use super::graph::Target;
 use super::loaded::LoadedPipeline;
 use super::steps;
 use super::stream::TokenSink;
+use super::tools::ToolHandlers;
 use super::transition::Transition;
 
 /// Finds nodes for a query (`search_nodes`).
@@ -65,6 +66,7 @@ pub struct StepEnv<'a> {
     model: Option<&'a dyn ChatModel>,
     custom: Option<&'a dyn CustomSteps>,
     tokens: Option<&'a dyn TokenSink>,
+    tools: Option<&'a dyn ToolHandlers>,
 }
 
 impl<'a> StepEnv<'a> {
@@ -108,6 +110,13 @@ impl<'a> StepEnv<'a> {
         self
     }
 
+    /// Uses `tools` for the tool calls of `agent` steps.
+    #[must_use]
+    pub fn tools(mut self, tools: &'a dyn ToolHandlers) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
     /// The finished environment (the builder is the environment; this reads well at call sites).
     #[must_use]
     pub fn build(self) -> Self {
@@ -138,6 +147,11 @@ impl<'a> StepEnv<'a> {
     pub fn token_sink(&self) -> Option<&'a dyn TokenSink> {
         self.tokens
     }
+
+    /// The tool handlers, if any.
+    pub fn tools_backend(&self) -> Option<&'a dyn ToolHandlers> {
+        self.tools
+    }
 }
 
 impl std::fmt::Debug for StepEnv<'_> {
@@ -148,6 +162,7 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("model", &self.model.is_some())
             .field("custom", &self.custom.is_some())
             .field("tokens", &self.tokens.is_some())
+            .field("tools", &self.tools.is_some())
             .finish()
     }
 }
@@ -202,6 +217,7 @@ pub async fn run_step(
             StepKind::SetVariables(spec) => steps::set_variables::set_variables(&step.id, spec, &mut work)?,
             StepKind::Custom(spec) => steps::control::custom(&step.id, spec, &mut work, env).await?,
             StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await?,
+            StepKind::Agent(spec) => steps::agent::agent(p, &step.id, spec, &mut work, env).await?,
             StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work)?,
         };
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {

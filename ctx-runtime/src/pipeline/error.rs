@@ -94,6 +94,53 @@ pub enum PipelineError {
         /// Why it failed, naming the value's type.
         reason: String,
     },
+    /// A tool call's arguments do not parse as the handler's type.
+    #[error("step `{step}`: the arguments of call `{call_id}` to tool `{tool}` do not fit the tool's type: {reason}")]
+    ToolArguments {
+        /// The agent step's id.
+        step: String,
+        /// The tool.
+        tool: String,
+        /// The call.
+        call_id: String,
+        /// What did not fit.
+        reason: String,
+    },
+    /// A tool handler failed; the step changed nothing.
+    #[error("step `{step}`: tool `{tool}` failed on call `{call_id}`: {source}")]
+    Tool {
+        /// The agent step's id.
+        step: String,
+        /// The tool.
+        tool: String,
+        /// The call.
+        call_id: String,
+        /// The handler's error (boxed: the error family holds this one).
+        #[source]
+        source: Box<crate::error::CtxError>,
+    },
+    /// The model answered a request that offered no tools with tool calls, so the step has no
+    /// answer to keep.
+    #[error(
+        "step `{step}`: the model requested {calls} tool call(s) after the limit of {max_tool_calls} was reached and          no tools were offered; it gave no answer"
+    )]
+    ToolCallsAfterLimit {
+        /// The agent step's id.
+        step: String,
+        /// How many calls it requested.
+        calls: usize,
+        /// The step's `max_tool_calls`.
+        max_tool_calls: u32,
+    },
+    /// Budgeting a tool call of an agent step failed.
+    #[error("step `{step}`: {source}")]
+    Turn {
+        /// The agent step's id.
+        step: String,
+        /// What the turn ledger found.
+        #[source]
+        source: crate::turn::TurnError,
+    },
     /// A `call_model` step's prompt has no text (it was to be provided at load time).
     #[error("step `{step}` uses prompt `{key}`, which has no text; provide it with LoadOptions::prompt(\"{key}\", …)")]
     PromptWithoutText {
@@ -149,6 +196,15 @@ pub enum PipelineError {
         /// The step id.
         step: String,
     },
+    /// A typed pipeline's environment was asked to run a tool for a step that is not one of its
+    /// agent steps, or a tool it does not declare.
+    #[error("step `{step}` has no tool `{tool}` in this pipeline's environment")]
+    NotTool {
+        /// The step id.
+        step: String,
+        /// The tool asked for.
+        tool: String,
+    },
     /// A run took more steps than the termination bound proven at load time: the state's loop
     /// counts were changed from outside the pipeline during the run.
     #[error(
@@ -181,6 +237,11 @@ impl ErrorCode for PipelineError {
             PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
             PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",
             PipelineError::NotCustom { .. } => "PIPELINE_NOT_CUSTOM",
+            PipelineError::ToolArguments { .. } => "AGENT_TOOL_ARGUMENTS",
+            PipelineError::Tool { .. } => "AGENT_TOOL_FAILED",
+            PipelineError::ToolCallsAfterLimit { .. } => "AGENT_TOOL_CALLS_AFTER_LIMIT",
+            PipelineError::Turn { source, .. } => source.code(),
+            PipelineError::NotTool { .. } => "PIPELINE_NOT_TOOL",
         }
     }
 }

@@ -209,7 +209,7 @@ impl LoadedPipeline {
         &self.settings
     }
 
-    /// The budget contract's report: every `call_model` step's terms, and every clamp.
+    /// The budget contract's report: every `call_model` and `agent` step's terms, and every clamp.
     pub fn contract_report(&self) -> &ContractReport {
         &self.report
     }
@@ -255,6 +255,15 @@ impl LoadedPipeline {
     /// `(Σ loop limits + 1) × (steps on the longest path without a loop_guard's on_allow)`.
     pub fn step_bound(&self) -> u64 {
         self.step_bound
+    }
+
+    /// The most model requests a run can make: [`Self::step_bound`] visits, each making at most
+    /// the most requests one visit of a model step makes (1 for `call_model`, `max_tool_calls + 1`
+    /// for `agent`; see [`StepBudget::max_model_requests`](crate::contract::StepBudget)). 0 when
+    /// no step calls the model.
+    pub fn model_request_bound(&self) -> u64 {
+        let per_visit = self.report.steps.iter().map(|s| s.max_model_requests).max().unwrap_or(0);
+        self.step_bound.saturating_mul(u64::try_from(per_visit).unwrap_or(u64::MAX))
     }
 }
 

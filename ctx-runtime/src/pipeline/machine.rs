@@ -26,6 +26,7 @@ use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
 use super::stream::TokenSink;
+use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
 use super::transition::Transition;
 
 /// A future a custom step returns through [`Backends::run_custom`].
@@ -85,6 +86,25 @@ pub trait Backends<S: StepMachine>: Sync {
         let _ = state;
         Box::pin(async move { Err(PipelineError::NotCustom { step: step.id().to_owned() }.into()) })
     }
+
+    /// Runs one tool call of the agent step `step`. Only called for agent steps whose
+    /// environment has no [`ToolHandlers`] of its own in [`Self::step_env`]; the generated
+    /// implementation calls the method of the pipeline's tools trait named after the tool.
+    fn run_tool<'a>(&'a self, step: S, request: ToolRequest<'a>) -> StepFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            Err(PipelineError::NotTool { step: step.id().to_owned(), tool: request.name.to_owned() }.into())
+        })
+    }
+}
+
+/// The environment of a typed run: the backends' own, with custom steps (and tools, unless the
+/// backends give their own handlers) routed to the typed methods.
+fn typed_env<'a, S: StepMachine, B: Backends<S> + ?Sized>(
+    backends: &'a B,
+    dispatch: &'a Dispatch<'a, S, B>,
+) -> StepEnv<'a> {
+    let env = backends.step_env().custom(dispatch);
+    if env.tools_backend().is_some() { env } else { env.tools(dispatch) }
 }
 
 /// A pipeline declared with `pipeline!`, loaded and ready to run. The macro names it:
@@ -158,7 +178,7 @@ impl<S: StepMachine> Pipeline<S> {
             return Ok((S::END, None));
         };
         let dispatch = Dispatch { backends, states: PhantomData };
-        let env = backends.step_env().custom(&dispatch);
+        let env = typed_env(backends, &dispatch);
         let mut work = state.clone();
         let outcome = run_step(&self.loaded, index, &mut work, &env).await?;
         // The table compiled into the step enum; the run-time resolution reached the same
@@ -249,7 +269,7 @@ impl<S: StepMachine> Pipeline<S> {
     ) -> Result<Vec<StepReport>, CtxError> {
         Self::position(snapshot)?;
         let dispatch = Dispatch { backends, states: PhantomData };
-        let mut env = backends.step_env().custom(&dispatch);
+        let mut env = typed_env(backends, &dispatch);
         if let Some(sink) = sink {
             env = env.tokens(sink);
         }
@@ -280,5 +300,14 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B>
     async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
         let step = S::from_id(step_id).ok_or_else(|| PipelineError::NotCustom { step: step_id.to_owned() })?;
         Ok(self.backends.run_custom(step, state).await?.to_owned())
+    }
+}
+
+#[async_trait]
+impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B> {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+        let step = S::from_id(step_id)
+            .ok_or_else(|| PipelineError::NotTool { step: step_id.to_owned(), tool: request.name.to_owned() })?;
+        self.backends.run_tool(step, request).await
     }
 }

@@ -46,7 +46,7 @@ fn mermaid_text(text: &str) -> String {
 pub fn to_mermaid(def: &PipelineDef) -> String {
     let mut out = String::from("flowchart TD\n");
     for (i, step) in def.steps.iter().enumerate() {
-        let label = format!("{}<br/><i>{}</i>", mermaid_text(&step.id), step.kind.keyword());
+        let label = format!("{}<br/><i>{}</i>", mermaid_text(&step.id), kind_label(&step.kind));
         let shape = match step.kind {
             StepKind::LoopGuard(_) => format!("{{{{\"{label}\"}}}}"),
             StepKind::ManageContextBudget(_) | StepKind::Custom(_) => format!("{{\"{label}\"}}"),
@@ -71,6 +71,14 @@ pub fn to_mermaid(def: &PipelineDef) -> String {
     out
 }
 
+/// The kind under a step's id; an agent's shows its bound on tool calls.
+fn kind_label(kind: &StepKind) -> String {
+    match kind {
+        StepKind::Agent(a) => format!("agent, at most {} tool calls", a.max_tool_calls),
+        other => other.keyword().to_owned(),
+    }
+}
+
 fn dot_text(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
@@ -89,7 +97,7 @@ pub fn to_dot(def: &PipelineDef) -> String {
             "    {} [label=\"{}\\n{}\", shape={shape}];",
             node(i),
             dot_text(&step.id),
-            step.kind.keyword()
+            kind_label(&step.kind)
         );
     }
     let _ = writeln!(out, "    stop [label=\"end\", shape=doublecircle];");

@@ -10,6 +10,22 @@
 //! * [`Conversation`] — a typed pipeline asked question after question, history and variables
 //!   carried over; [`TokenSink`] streams the model replies of a run.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
+//! * [`ToolHandlers`] — what runs the tool calls of an `agent` step ([`AgentSpec`]): the model is
+//!   offered the declared tools, each call is budgeted by the turn ledger and answered through a
+//!   handler, at most `max_tool_calls` of them, every request guarded against the window:
+//!
+//! ```text
+//! answer: agent {
+//!     prompt_key: answer,
+//!     tools: [ search_docs { description: "Search the docs",
+//!                            parameters: r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"# } ],
+//!     max_tool_calls: 4,
+//!     max_output_tokens: 600,
+//!     user_parts: [ user_question => "{}" ],
+//!     use_history: true,
+//!     next: end,
+//! }
+//! ```
 
 mod conversation;
 pub mod definition;
@@ -26,9 +42,12 @@ pub mod schema;
 mod steps;
 mod stream;
 mod suggest;
+mod tools;
 mod transition;
 mod validate;
+mod validate_agent;
 mod validate_params;
+pub use validate_agent::{MAX_TOOL_NAME_LEN, is_tool_name};
 mod values;
 
 #[cfg(test)]
@@ -46,7 +65,11 @@ pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
-pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
+pub use steps::{
+    AgentEnd, AgentReport, CallReport, FetchReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
+    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,
+};
 pub use stream::{Token, TokenSink};
+pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -36,6 +36,8 @@ pub enum ValueType {
     TextList,
     /// `json` or `json_schema { name: "…", schema: "…", strict?: bool }`.
     ResponseFormat,
+    /// `[ name { description: "…", parameters: r#"{…json schema…}"# }, … ]`: an agent's tools.
+    Tools,
 }
 
 /// One key of a step kind.
@@ -108,6 +110,20 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
         ],
     },
     StepSchema {
+        kind: "agent",
+        keys: &[
+            key("prompt_key", PromptKey, true),
+            key("tools", Tools, false),
+            key("max_tool_calls", Integer, true),
+            key("turn_budget_tokens", Integer, false),
+            key("max_output_tokens", Integer, false),
+            key("max_tokens", Integer, false),
+            key("user_parts", UserParts, false),
+            key("use_history", Bool, false),
+            key("next", Target, true),
+        ],
+    },
+    StepSchema {
         kind: "loop_guard",
         keys: &[
             key("max_turn_loops_from_settings", SettingName, true),
@@ -137,6 +153,7 @@ mod tests {
         let mut steps = testing::compaction_loop().steps;
         steps.push(testing::expand("x", "end"));
         steps.push(testing::custom("c", &[("done", "end")]));
+        steps.push(testing::agent("a", "end"));
         let mut seen = std::collections::BTreeSet::new();
         for step in &steps {
             let schema = step.kind.schema();

@@ -111,6 +111,34 @@ pub(crate) fn custom(id: &str, outcomes: &[(&str, &str)]) -> StepDef {
     )
 }
 
+/// The parameters of the `search_docs` tool of [`agent`].
+pub(crate) const SEARCH_PARAMETERS: &str = r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for"}},"required":["query"]}"#;
+
+/// An agent step with one `search_docs` tool, two tool calls, history and a 600-token output.
+pub(crate) fn agent(id: &str, next: &str) -> StepDef {
+    step(
+        id,
+        StepKind::Agent(AgentSpec {
+            call: CallModelSpec {
+                prompt_key: "answer".into(),
+                max_output_tokens: Some(600),
+                max_tokens: None,
+                user_parts: vec![UserPartSpec { source: "user_question".into(), template: "{}".into() }],
+                use_history: true,
+                params: Default::default(),
+                next: next.into(),
+            },
+            tools: vec![ToolSpec {
+                name: "search_docs".into(),
+                description: "Search the docs".into(),
+                parameters: SEARCH_PARAMETERS.into(),
+            }],
+            max_tool_calls: 2,
+            turn_budget_tokens: None,
+        }),
+    )
+}
+
 /// The spec's on_over compaction loop, as the README writes it.
 pub(crate) fn compaction_loop() -> PipelineDef {
     def(vec![

@@ -12,6 +12,7 @@ use super::definition::{CallModelSpec, ModelSource, PipelineDef, SetValueSpec, S
 use super::graph::{StepGraph, step_path};
 use super::resolve::{ModelInput, ResolveInput, resolve};
 use super::suggest::help_for_unknown;
+use super::validate_agent::agent_issues;
 use super::values::{self, TargetKind, Transform, Val};
 
 /// What `validate_definition` checks beyond the definition itself.
@@ -161,6 +162,10 @@ fn step_issues(
             );
         }
         StepKind::CallModel(s) => call_model_issues(def, &path, id, s, variables, issues),
+        StepKind::Agent(s) => {
+            call_model_issues(def, &path, id, &s.call, variables, issues);
+            agent_issues(&path, id, s, issues);
+        }
         StepKind::LoopGuard(s) => {
             let name = s.max_turn_loops_from_settings.as_str();
             match def.settings.extra.get(name) {

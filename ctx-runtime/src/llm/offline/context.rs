@@ -10,7 +10,9 @@
 //!   `compact:`) end at `text:`; the body runs to the next `--- NODE ---` or heading of the
 //!   question (a blank line does not end it: node texts contain blank lines); lines outside
 //!   blocks are context without a node id — except, when the last user message has no question
-//!   heading, its lines outside blocks, which are the question.
+//!   heading, its lines outside blocks, which are the question;
+//! - a `<document id="…">` … `</document>` block of a tool result (the turn ledger's document
+//!   format) is a node block with that id.
 //!
 //! System and assistant messages are not context: instructions and earlier answers are not
 //! evidence to quote.
@@ -87,6 +89,17 @@ impl ParsedRequest {
             let mut in_header = false;
             for (i, line) in lines.iter().enumerate() {
                 if question.is_some_and(|(start, end)| i >= start && i < end) {
+                    current = None;
+                    continue;
+                }
+                // The blocks of a packed tool result (`turn::DocumentFormat`'s default template).
+                if let Some(id) = line.trim().strip_prefix("<document id=\"").and_then(|r| r.strip_suffix("\">")) {
+                    parsed.nodes.push(NodeInfo { id: Some(id.to_owned()), path: None });
+                    current = Some(parsed.nodes.len() - 1);
+                    in_header = false;
+                    continue;
+                }
+                if line.trim() == "</document>" {
                     current = None;
                     continue;
                 }

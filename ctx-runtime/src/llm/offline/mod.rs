@@ -16,7 +16,15 @@
 //! `max_tokens` as counted by its [`TokenCounter`] (the rendered reply is counted, not its
 //! parts), `finish_reason` is `length` when lines were left out for the limit, and usage reports
 //! the exact count of the request (messages with chat overhead, plus tool schemas) and of the
-//! reply. Tools are never called.
+//! reply.
+//!
+//! # Tools
+//!
+//! Offered tools, it behaves as a deterministic agent: while no tool result follows the last
+//! user message, it replies with one call of the first tool, the question as its argument (the
+//! first required string property of the schema); once results are there, or without tools, it
+//! answers from the context as above, tool results included (their `<document id="…">` blocks
+//! are node blocks).
 //!
 //! # Which task
 //!
@@ -35,6 +43,9 @@
 mod context;
 mod select;
 mod terms;
+mod tools;
+
+pub use tools::OFFLINE_CALL_ID_PREFIX;
 
 use async_trait::async_trait;
 
@@ -134,6 +145,15 @@ impl OfflineModel {
     fn reply_inner(&self, request: &ChatRequest) -> Result<ChatResponse, TokenError> {
         let prompt_tokens = self.counter.count_request(&request.messages, &request.tools)?;
         let parsed = ParsedRequest::parse(&request.messages);
+        if let Some(call) = tools::next_call(request, &parsed.question) {
+            let completion_tokens = self.counter.count(&call.arguments)?;
+            return Ok(ChatResponse {
+                content: String::new(),
+                tool_calls: vec![call],
+                usage: Some(Usage { prompt_tokens, completion_tokens }),
+                finish_reason: Some("tool_calls".into()),
+            });
+        }
         let lines: Vec<&str> = parsed.lines.iter().map(|l| l.text.as_str()).collect();
         let scores = score_lines(&lines, &parsed.question);
         let fitted = match self.task_for(request) {

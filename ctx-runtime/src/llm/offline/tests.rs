@@ -101,9 +101,24 @@ fn usage_is_the_exact_count_of_request_and_reply() {
         description: "Search the code.".into(),
         parameters: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
     });
+    // Offered a tool, it calls it first; the completion is the call's arguments.
     let reply = model.reply(&req).expect("reply");
     let c = counter();
     let usage = reply.usage.expect("usage");
+    assert_eq!(usage.prompt_tokens, c.count_request(&req.messages, &req.tools).expect("count"));
+    let call = reply.tool_calls.first().expect("a tool call").clone();
+    assert_eq!(usage.completion_tokens, c.count(&call.arguments).expect("count"));
+    assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+    // With its result in, it answers from it.
+    req.messages.push(ChatMessage::assistant_tool_calls("", vec![call.clone()]));
+    req.messages.push(ChatMessage::tool_result(
+        call.id,
+        "<document id=\"db/orders.sql\">\nSELECT SUM(total) FROM Orders\n</document>",
+    ));
+    let reply = model.reply(&req).expect("reply");
+    let usage = reply.usage.expect("usage");
+    assert!(reply.tool_calls.is_empty());
+    assert!(reply.content.contains("[db/orders.sql] SELECT SUM(total) FROM Orders"), "{}", reply.content);
     assert_eq!(usage.prompt_tokens, c.count_request(&req.messages, &req.tools).expect("count"));
     assert_eq!(usage.completion_tokens, c.count(&reply.content).expect("count"));
 }

@@ -36,20 +36,15 @@
 
 use serde::Serialize;
 
-use crate::chat::ChatMessage;
-use crate::contract;
 use crate::error::CtxError;
-use crate::history;
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
-use crate::negotiate::{NegotiationConfig, NegotiationMeta, NegotiationRequest, negotiate_max_output};
+use crate::llm::Usage;
+use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::driver::StepEnv;
-use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::pipeline::stream::Token;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, need};
+use super::{Done, StepDetail, Transition, need, request};
 
 /// The least output a `call_model` step negotiates down to (never more than the step asks for).
 pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
@@ -86,52 +81,23 @@ pub(crate) async fn call_model(
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
     let model = need(env.model_backend(), step, "call_model", "ChatModel", "model")?;
-    let system = p
-        .prompt(&spec.prompt_key)
-        .ok_or_else(|| PipelineError::PromptWithoutText { step: step.to_owned(), key: spec.prompt_key.clone() })?;
-    let requested = p
-        .output_tokens(step)
-        .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
-    let parts = spec.parts();
-    let values = parts
-        .iter()
-        .map(|part| {
-            state
-                .render_source(&part.source)
-                .ok_or_else(|| PipelineError::MissingSource { step: step.to_owned(), source_name: part.source.clone() })
-        })
-        .collect::<Result<Vec<String>, _>>()?;
-    let user = contract::render_user_message(
-        parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
-    );
-    let counter = p.counter();
-    let (history, over_budget) = if spec.use_history {
-        // Load-time validation requires max_history_tokens for a step that uses history.
-        let budget = p.max_history_tokens().unwrap_or(0);
-        let trim = history::trim_history(&state.history_dialog, budget, counter)?;
-        (trim.kept(&state.history_dialog), trim.removed)
-    } else {
-        (Vec::new(), 0)
-    };
+    let rendered = request::render(p, step, spec, state)?;
     let context_window = p.context_window();
-    let negotiation = NegotiationRequest {
-        context_window: Some(context_window),
-        // `prompt_messages`' layout: the system prompt, the history, the user message.
-        system_prompt: Some(system.to_owned()),
-        history,
-        pending: vec![ChatMessage::user(user)],
-        config: NegotiationConfig { safety_margin: p.settings().safety_margin_tokens, floor: OUTPUT_FLOOR_TOKENS },
-        ..NegotiationRequest::new(model_name(p), requested)
-    };
-    let negotiated = negotiate_max_output(&negotiation, counter)
-        .map_err(|source| PipelineError::Negotiation { step: step.to_owned(), source })?;
-    let meta = negotiated.meta;
-    let max_tokens = negotiated.max_output_tokens;
-    let prompt_tokens =
-        contract::guard_request(step, &negotiated.messages, &negotiated.tools, max_tokens, context_window, counter)?;
+    let history = rendered.history;
+    let guarded = request::negotiate_and_guard(
+        p,
+        step,
+        (rendered.system, rendered.requested),
+        history.clone(),
+        vec![rendered.user],
+        Vec::new(),
+    )?;
+    let meta = guarded.negotiated.meta.clone();
+    let max_tokens = guarded.negotiated.max_output_tokens;
+    let prompt_tokens = guarded.prompt_tokens;
     // Negotiation drops from the front of the history it was given; what is left was sent.
-    let sent_history = negotiation.history.get(meta.history_messages_dropped..).unwrap_or(&[]);
-    let history_removed = over_budget.saturating_add(meta.history_messages_dropped);
+    let sent_history = history.get(meta.history_messages_dropped..).unwrap_or(&[]);
+    let history_removed = rendered.history_over_budget.saturating_add(meta.history_messages_dropped);
     tracing::info!(
         step,
         prompt_tokens,
@@ -144,20 +110,7 @@ pub(crate) async fn call_model(
         history_dropped_for_output = meta.history_messages_dropped,
         "call_model request negotiated"
     );
-    let request = ChatRequest {
-        messages: negotiated.messages,
-        tools: negotiated.tools,
-        max_tokens,
-        params: spec.params.clone(),
-        predicted_prompt_tokens: Some(prompt_tokens),
-        step_id: Some(step.to_owned()),
-    };
-    let response = send(model, &request, step, env)
-        .await
-        .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
-    if response.finish_reason.as_deref() == Some("length") {
-        tracing::warn!(step, max_tokens, "the reply was cut at the output limit");
-    }
+    let response = request::send(model, step, guarded, &spec.params, env).await?;
     let report = CallReport {
         prompt_tokens,
         max_output_tokens: max_tokens,
@@ -169,42 +122,16 @@ pub(crate) async fn call_model(
         finish_reason: response.finish_reason.clone(),
     };
     if spec.use_history {
-        let mut dialog = sent_history.to_vec();
-        dialog.push(ChatMessage::user(state.user_question.clone()));
-        dialog.push(ChatMessage::assistant(response.content.clone()));
-        state.history_dialog = dialog;
+        state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
     }
     state.last_model_response = Some(response.content);
     Ok((Transition::Next, StepDetail::CallModel(report)))
 }
 
-/// Sends `request`: streamed to the run's token sink when it has one, else in one piece. Either
-/// way the model is asked once and the whole reply comes back.
-pub(crate) async fn send(
-    model: &dyn ChatModel,
-    request: &ChatRequest,
-    step: &str,
-    env: &StepEnv<'_>,
-) -> Result<ChatResponse, ModelError> {
-    match env.token_sink() {
-        Some(sink) => {
-            let mut forward = |text: &str| sink.token(Token { step_id: step, text });
-            model.chat_stream(request, &mut forward).await
-        }
-        None => model.chat(request).await,
-    }
-}
-
-/// The model's name for negotiation's records and errors; only a label, since the window is
-/// always given and the name is never looked up.
-fn model_name(p: &LoadedPipeline) -> String {
-    p.model().model.clone().unwrap_or_else(|| "(unnamed)".to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::Role;
+    use crate::chat::{ChatMessage, Role};
     use crate::codes::ErrorCode;
     use crate::pipeline::definition::{StepKind, UserPartSpec};
     use crate::pipeline::steps::test_backends::Model;

@@ -1,10 +1,12 @@
 //! The step actions. Each takes the step's spec and a working copy of the state, and returns the
 //! index of the transition it takes with a [`StepDetail`] saying what it did.
 
+pub(crate) mod agent;
 pub(crate) mod budget;
 pub(crate) mod call_model;
 pub(crate) mod control;
 pub(crate) mod fetch;
+pub(crate) mod request;
 pub(crate) mod search;
 pub(crate) mod set_variables;
 #[cfg(test)]
@@ -17,6 +19,9 @@ use crate::error::CtxError;
 use super::error::PipelineError;
 use super::transition::Transition;
 
+pub use agent::{
+    AgentEnd, AgentReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,
+};
 pub use call_model::{CallReport, OUTPUT_FLOOR_TOKENS};
 pub use fetch::{FetchReport, SkipReason, SkippedNode};
 
@@ -43,6 +48,8 @@ pub enum StepDetail {
     ManageContextBudget(crate::budget::BudgetReport),
     /// `call_model`: what was sent and received.
     CallModel(CallReport),
+    /// `agent`: every model request and tool call of the turn, and how the loop ended.
+    Agent(AgentReport),
     /// `loop_guard`.
     LoopGuard {
         /// The loops allowed so far, after this step.

@@ -136,3 +136,107 @@ impl crate::llm::ChatModel for Model {
         Ok(crate::llm::ChatResponse { content: self.reply.clone(), ..Default::default() })
     }
 }
+
+/// A chat model that plays a script: each request that offers tools gets the next reply of the
+/// script (the answer once it runs out); a request without tools gets the answer, as a real
+/// model cannot call tools it was not offered. Records every request.
+pub(crate) struct Scripted {
+    script: Mutex<std::collections::VecDeque<crate::llm::ChatResponse>>,
+    answer: String,
+    requests: Mutex<Vec<crate::llm::ChatRequest>>,
+}
+
+impl Scripted {
+    pub(crate) fn new(script: Vec<crate::llm::ChatResponse>, answer: &str) -> Self {
+        Scripted { script: Mutex::new(script.into()), answer: answer.into(), requests: Mutex::new(Vec::new()) }
+    }
+
+    /// A model that asks for one more `search_docs` call (ids `c1`, `c2`, …) every time it may.
+    pub(crate) fn always_calling(n: usize) -> Self {
+        Self::new((1..=n).map(|i| calls(&[(&format!("c{i}"), "search_docs")])).collect(), "done")
+    }
+
+    pub(crate) fn requests(&self) -> Vec<crate::llm::ChatRequest> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+/// A reply requesting the calls `(id, tool)`, each with `{"query":"q <id>"}`.
+pub(crate) fn calls(calls: &[(&str, &str)]) -> crate::llm::ChatResponse {
+    crate::llm::ChatResponse {
+        tool_calls: calls
+            .iter()
+            .map(|(id, name)| crate::chat::ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: format!(r#"{{"query":"q {id}"}}"#),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[async_trait]
+impl crate::llm::ChatModel for Scripted {
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn chat(
+        &self,
+        request: &crate::llm::ChatRequest,
+    ) -> Result<crate::llm::ChatResponse, crate::llm::ModelError> {
+        if let Ok(mut r) = self.requests.lock() {
+            r.push(request.clone());
+        }
+        let next =
+            if request.tools.is_empty() { None } else { self.script.lock().ok().and_then(|mut s| s.pop_front()) };
+        Ok(next.unwrap_or_else(|| crate::llm::ChatResponse { content: self.answer.clone(), ..Default::default() }))
+    }
+}
+
+/// Tool handlers with a fixed output per call id (else `default`), or failing; records each
+/// call as (tool, call id, content budget).
+pub(crate) struct Tools {
+    pub(crate) outputs: BTreeMap<String, crate::pipeline::ToolOutput>,
+    pub(crate) default: crate::pipeline::ToolOutput,
+    pub(crate) fail: Option<String>,
+    pub(crate) seen: Mutex<Vec<(String, String, usize)>>,
+}
+
+impl Tools {
+    pub(crate) fn new(outputs: Vec<(&str, crate::pipeline::ToolOutput)>) -> Self {
+        Tools {
+            outputs: outputs.into_iter().map(|(id, o)| (id.to_owned(), o)).collect(),
+            default: crate::pipeline::ToolOutput::Text("nothing found".into()),
+            fail: None,
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn seen(&self) -> Vec<(String, String, usize)> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl crate::pipeline::ToolHandlers for Tools {
+    async fn call(
+        &self,
+        _step_id: &str,
+        request: crate::pipeline::ToolRequest<'_>,
+    ) -> Result<crate::pipeline::ToolOutput, crate::error::CtxError> {
+        if let Ok(mut s) = self.seen.lock() {
+            s.push((request.name.to_owned(), request.call_id.to_owned(), request.budget.content_tokens));
+        }
+        if let Some(m) = &self.fail {
+            return Err(crate::pipeline::PipelineError::Backend {
+                step: request.step_id.to_owned(),
+                backend: "search index",
+                source: m.clone().into(),
+            }
+            .into());
+        }
+        Ok(self.outputs.get(request.call_id).cloned().unwrap_or_else(|| self.default.clone()))
+    }
+}

@@ -1,0 +1,302 @@
+//! `agent`: a `call_model` step that offers tools and runs the calls the model requests, within
+//! one turn budget and a declared number of calls.
+//!
+//! * The first request is laid out, negotiated and guarded exactly as `call_model`'s (system
+//!   prompt, history trimmed to `max_history_tokens`, the user message from `user_parts`), with
+//!   the tool schemas added.
+//! * A [`TurnLedger`] holds the turn: the messages of that request, then every tool call and
+//!   result, each counted once with its exact chat-format cost and each document once by id. Its
+//!   budget is `turn_budget_tokens`, by default the window less the output limit, the tool
+//!   schemas, the reply priming and the safety margin, so a turn within its budget always leaves
+//!   the requested output room.
+//! * Each tool call gets what the ledger has left, less what the rest of its batch needs for
+//!   its own (empty) results, so every call of a batch can be answered. Documents are packed by
+//!   the ledger (de-duplicated across the turn, whole first, the best one that does not fit cut at
+//!   a token boundary); a text is cut at a token boundary to the room it has, with a warning event.
+//! * When a batch cannot be answered even with empty results, it is left out of the transcript
+//!   and the model is asked to answer without tools ([`AgentEnd::BudgetExhausted`]).
+//! * Calls beyond `max_tool_calls` are answered with [`TOOL_LIMIT_MESSAGE`] so the transcript
+//!   stays valid, and once the limit is reached the next request offers no tools: the step makes
+//!   at most `max_tool_calls + 1` requests.
+//! * Every request is negotiated and guarded before it is sent: none exceeds the window.
+//!
+//! On success `last_model_response` holds the answer; with `use_history`, `history_dialog` keeps
+//! the history that was sent, the question and the answer — not the tool calls and results, so
+//! that the next turn's history stays the size of the conversation. On any error the state is
+//! unchanged.
+
+use serde::Serialize;
+
+use crate::chat::{ChatMessage, ToolCall, ToolSchema};
+use crate::error::CtxError;
+use crate::llm::Usage;
+use crate::negotiate::NegotiationMeta;
+use crate::pipeline::definition::AgentSpec;
+use crate::pipeline::driver::StepEnv;
+use crate::pipeline::error::PipelineError;
+use crate::pipeline::loaded::LoadedPipeline;
+use crate::state::PipelineState;
+use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
+
+use super::request::{self, Guarded};
+use super::{Done, StepDetail, Transition, need};
+
+mod batch;
+
+/// The result sent for a tool call beyond `max_tool_calls`.
+pub const TOOL_LIMIT_MESSAGE: &str = "tool call limit reached; answer with what you have";
+
+/// The most `max_tool_calls` an agent step may declare.
+pub const MAX_TOOL_CALLS_CAP: i64 = 64;
+
+/// How an agent step's loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentEnd {
+    /// The model answered while it could still call tools.
+    Answered,
+    /// `max_tool_calls` calls ran; the model answered a request without tools.
+    ToolLimitReached,
+    /// The turn's budget could not hold the model's last batch of calls; it was left out and the
+    /// model answered a request without tools.
+    BudgetExhausted,
+}
+
+/// One model request of an agent step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelRequestReport {
+    /// The exact prompt tokens (messages, tools and chat overhead), as the guard counted.
+    pub prompt_tokens: usize,
+    /// The output limit sent.
+    pub max_output_tokens: usize,
+    /// Whether the tools were offered.
+    pub tools_offered: bool,
+    /// How many tool calls the reply requested.
+    pub tool_calls_requested: usize,
+    /// How the output limit was negotiated.
+    pub negotiation: NegotiationMeta,
+    /// The server's usage, when reported.
+    pub usage: Option<Usage>,
+    /// Why generation stopped, when reported.
+    pub finish_reason: Option<String>,
+}
+
+/// What became of one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallKind {
+    /// The handler ran.
+    Handled,
+    /// The model named a tool the step does not declare; the result says so (it counts as a call).
+    UnknownTool,
+    /// The handler found the arguments did not fit the tool's type
+    /// ([`ToolRequest::args`](crate::pipeline::ToolRequest::args)); the result says why, so the
+    /// model may call again (it counts as a call).
+    InvalidArguments,
+    /// Beyond `max_tool_calls`: answered with [`TOOL_LIMIT_MESSAGE`], nothing ran.
+    OverLimit,
+}
+
+/// One tool call of an agent step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCallReport {
+    /// The tool.
+    pub name: String,
+    /// The call id.
+    pub call_id: String,
+    /// What became of it.
+    pub kind: ToolCallKind,
+    /// Tokens the turn had left before the call.
+    pub available: usize,
+    /// Tokens the result's content could use (after its frame and the rest of its batch).
+    pub content_budget: usize,
+    /// The exact cost of the result message in the transcript.
+    pub tokens: usize,
+    /// Documents included, in order.
+    pub documents_included: Vec<String>,
+    /// Documents skipped because the turn already held them.
+    pub duplicates_skipped: Vec<String>,
+    /// Documents that did not fit.
+    pub left_out: Vec<String>,
+    /// Whether the result (a text, or a document) was cut at a token boundary.
+    pub truncated: bool,
+}
+
+/// What an agent step sent, ran and received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentReport {
+    /// Every model request, in order (at most `max_tool_calls + 1`).
+    pub requests: Vec<ModelRequestReport>,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallReport>,
+    /// The turn ledger at the end.
+    pub ledger: LedgerBreakdown,
+    /// The turn's budget.
+    pub turn_budget_tokens: usize,
+    /// The exact cost of the tool schemas sent with each request that offers tools.
+    pub tool_schema_tokens: usize,
+    /// The model's window.
+    pub context_window: usize,
+    /// History messages sent.
+    pub history_messages: usize,
+    /// History messages dropped (over `max_history_tokens`, or for the output floor).
+    pub history_removed: usize,
+    /// How the loop ended.
+    pub end: AgentEnd,
+}
+
+/// What the loop carries from one request to the next.
+struct Turn<'a> {
+    p: &'a LoadedPipeline,
+    step: &'a str,
+    system: &'a str,
+    requested: usize,
+    user: ChatMessage,
+    history: Vec<ChatMessage>,
+    schemas: Vec<ToolSchema>,
+    transcript: Vec<ChatMessage>,
+}
+
+impl Turn<'_> {
+    /// The next request: the history, the question and the transcript so far, with the tools
+    /// when `offered`. Drops from the history what negotiation dropped, so `history` is always
+    /// what was last sent.
+    fn next_request(&mut self, offered: bool) -> Result<Guarded, CtxError> {
+        let pending: Vec<ChatMessage> = std::iter::once(self.user.clone()).chain(self.transcript.clone()).collect();
+        let tools = if offered { self.schemas.clone() } else { Vec::new() };
+        let guarded = request::negotiate_and_guard(
+            self.p,
+            self.step,
+            (self.system, self.requested),
+            self.history.clone(),
+            pending,
+            tools,
+        )?;
+        let dropped = guarded.negotiated.meta.history_messages_dropped.min(self.history.len());
+        self.history.drain(..dropped);
+        Ok(guarded)
+    }
+}
+
+pub(crate) async fn agent(
+    p: &LoadedPipeline,
+    step: &str,
+    spec: &AgentSpec,
+    state: &mut PipelineState,
+    env: &StepEnv<'_>,
+) -> Result<Done, CtxError> {
+    let model = need(env.model_backend(), step, "agent", "ChatModel", "model")?;
+    let handlers = need(env.tools_backend(), step, "agent", "ToolHandlers", "tools")?;
+    // Load-time validation keeps max_tool_calls in 1..=MAX_TOOL_CALLS_CAP.
+    let max_calls = usize::try_from(spec.max_tool_calls.clamp(1, MAX_TOOL_CALLS_CAP)).unwrap_or(1);
+    let counter = p.counter();
+    let rendered = request::render(p, step, &spec.call, state)?;
+    let history_len = rendered.history.len();
+    let mut turn = Turn {
+        p,
+        step,
+        system: rendered.system,
+        requested: rendered.requested,
+        user: rendered.user,
+        history: rendered.history,
+        schemas: spec.schemas(),
+        transcript: Vec::new(),
+    };
+    // The contract counted the tool schemas and set the turn's budget when the pipeline loaded.
+    let (tool_schema_tokens, budget) = p
+        .contract_report()
+        .step(step)
+        .and_then(|b| Some((b.tool_schema_tokens, b.turn_budget_tokens?)))
+        .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
+    let mut guarded = turn.next_request(true)?;
+    let config =
+        TurnBudgetConfig::new(budget.min(p.context_window()), p.context_window()).with_partial(PartialPolicy::Truncate);
+    let turn_error = |source: TurnError| PipelineError::Turn { step: step.to_owned(), source };
+    // The conversation the turn starts from: exactly the messages of the first request.
+    let mut ledger =
+        TurnLedger::with_messages(config, counter.clone(), &guarded.negotiated.messages).map_err(turn_error)?;
+
+    let mut requests = Vec::new();
+    let mut tool_calls = Vec::new();
+    let mut executed = 0usize;
+    let mut offered = true;
+    let mut end = AgentEnd::Answered;
+    let answer = loop {
+        let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
+        let negotiation = guarded.negotiated.meta.clone();
+        let response = request::send(model, step, guarded, &spec.call.params, env).await?;
+        requests.push(ModelRequestReport {
+            prompt_tokens,
+            max_output_tokens,
+            tools_offered: offered,
+            tool_calls_requested: response.tool_calls.len(),
+            negotiation,
+            usage: response.usage,
+            finish_reason: response.finish_reason.clone(),
+        });
+        if response.tool_calls.is_empty() {
+            break response;
+        }
+        if !offered {
+            return Err(PipelineError::ToolCallsAfterLimit {
+                step: step.to_owned(),
+                calls: response.tool_calls.len(),
+                max_tool_calls: u32::try_from(max_calls).unwrap_or(u32::MAX),
+            }
+            .into());
+        }
+        let calls: &[ToolCall] = &response.tool_calls;
+        let run = batch::Batch { step, spec, state, handlers, max_calls };
+        match run.answer(&mut ledger, &response.content, calls, &mut executed).await? {
+            Some((messages, reports)) => {
+                turn.transcript.extend(messages);
+                tool_calls.extend(reports);
+            }
+            None => {
+                tracing::warn!(
+                    step,
+                    calls = calls.len(),
+                    available = ledger.available(),
+                    "the turn's budget cannot hold the requested tool calls; asking for an answer without tools"
+                );
+                end = AgentEnd::BudgetExhausted;
+                offered = false;
+            }
+        }
+        if executed >= max_calls && offered {
+            end = AgentEnd::ToolLimitReached;
+            offered = false;
+        }
+        guarded = turn.next_request(offered)?;
+    };
+
+    let history_removed = rendered.history_over_budget.saturating_add(history_len - turn.history.len());
+    let report = AgentReport {
+        requests,
+        tool_calls,
+        ledger: ledger.breakdown(),
+        turn_budget_tokens: budget,
+        tool_schema_tokens,
+        context_window: p.context_window(),
+        history_messages: turn.history.len(),
+        history_removed,
+        end,
+    };
+    tracing::info!(
+        step,
+        requests = report.requests.len(),
+        tool_calls = report.tool_calls.len(),
+        reserved = report.ledger.reserved,
+        unique_documents = report.ledger.unique_documents,
+        end = ?report.end,
+        "agent turn done"
+    );
+    if spec.call.use_history {
+        state.history_dialog = request::extended_history(&turn.history, &state.user_question, &answer.content);
+    }
+    state.last_model_response = Some(answer.content);
+    Ok((Transition::Next, StepDetail::Agent(report)))
+}
+
+#[cfg(test)]
+mod tests;

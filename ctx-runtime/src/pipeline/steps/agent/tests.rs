@@ -1,0 +1,276 @@
+use super::*;
+use crate::chat::Role;
+use crate::codes::ErrorCode;
+use crate::llm::ChatRequest;
+use crate::pipeline::ToolOutput;
+use crate::pipeline::definition::StepKind;
+use crate::pipeline::steps::test_backends::{Scripted, Tools, calls};
+use crate::pipeline::testing;
+use crate::turn::RankedDocument;
+
+/// The fixture's agent step with `max_tool_calls` and `turn_budget_tokens`, loaded.
+fn pipeline(max_tool_calls: i64, turn_budget: Option<i64>) -> (LoadedPipeline, AgentSpec) {
+    let mut def = testing::def(vec![testing::agent("answer", "end")]);
+    let StepKind::Agent(spec) = &mut def.steps[0].kind else { unreachable!() };
+    spec.max_tool_calls = max_tool_calls;
+    spec.turn_budget_tokens = turn_budget;
+    let spec = spec.clone();
+    (testing::loaded(def), spec)
+}
+
+async fn run(
+    p: &LoadedPipeline,
+    spec: &AgentSpec,
+    state: &mut PipelineState,
+    model: &Scripted,
+    tools: &Tools,
+) -> Result<AgentReport, CtxError> {
+    let env = StepEnv::builder().model(model).tools(tools);
+    let (transition, detail) = agent(p, "answer", spec, state, &env).await?;
+    assert_eq!(transition, Transition::Next);
+    let StepDetail::Agent(report) = detail else { panic!("{detail:?}") };
+    Ok(report)
+}
+
+/// Every sent request, counted again from scratch: prompt + max_tokens within the window, and
+/// the prediction sent along is that count.
+fn assert_guarded(p: &LoadedPipeline, requests: &[ChatRequest]) {
+    for (i, r) in requests.iter().enumerate() {
+        let prompt = p.counter().count_request(&r.messages, &r.tools).unwrap();
+        assert_eq!(r.predicted_prompt_tokens, Some(prompt), "request {i}");
+        assert!(prompt + r.max_tokens <= p.context_window(), "request {i}: {prompt} + {}", r.max_tokens);
+    }
+}
+
+fn tool_messages(r: &ChatRequest) -> Vec<&ChatMessage> {
+    r.messages.iter().filter(|m| m.role == Role::Tool).collect()
+}
+
+#[tokio::test]
+async fn the_loop_ends_after_max_tool_calls_and_the_last_request_offers_no_tools() {
+    let (p, spec) = pipeline(2, None);
+    // The model would call a tool forever; the second reply asks for three calls at once.
+    let model = Scripted::new(
+        vec![
+            calls(&[("c1", "search_docs")]),
+            calls(&[("c2", "search_docs"), ("c3", "search_docs"), ("c4", "search_docs")]),
+        ],
+        "the answer",
+    );
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("How do I rotate keys?");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let sent = model.requests();
+    assert_eq!(sent.len(), 3, "max_tool_calls + 1 requests");
+    assert_eq!(report.requests.len(), 3);
+    assert!(!sent[0].tools.is_empty() && !sent[1].tools.is_empty() && sent[2].tools.is_empty());
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+    // Two handler calls; the two over the limit are answered with the limit message.
+    assert_eq!(tools.seen().iter().map(|s| s.1.as_str()).collect::<Vec<_>>(), ["c1", "c2"]);
+    let kinds: Vec<ToolCallKind> = report.tool_calls.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [ToolCallKind::Handled, ToolCallKind::Handled, ToolCallKind::OverLimit, ToolCallKind::OverLimit]);
+    let results = tool_messages(&sent[2]);
+    assert_eq!(results.len(), 4, "every call id is answered");
+    assert_eq!(results[3].content, TOOL_LIMIT_MESSAGE);
+    assert_eq!(results[3].tool_call_id.as_deref(), Some("c4"));
+    assert_guarded(&p, &sent);
+    assert_eq!(state.last_model_response.as_deref(), Some("the answer"));
+}
+
+#[tokio::test]
+async fn every_request_is_guarded_and_the_ledger_is_the_exact_transcript() {
+    let (p, spec) = pipeline(3, None);
+    let model = Scripted::always_calling(3);
+    let docs = |ids: &[&str]| {
+        ToolOutput::Documents(
+            ids.iter().map(|id| RankedDocument::new(*id, format!("Article {id}. ").repeat(200))).collect(),
+        )
+    };
+    let tools = Tools::new(vec![("c1", docs(&["a", "b"])), ("c2", docs(&["a", "c"])), ("c3", docs(&["b", "d"]))]);
+    let mut state = PipelineState::new("What are the features?");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let sent = model.requests();
+    assert_eq!(sent.len(), 4);
+    assert_guarded(&p, &sent);
+    // The ledger holds exactly the messages of the last request (reply priming aside).
+    let last = sent.last().unwrap();
+    let priming = p.counter().count_messages(&[]).unwrap();
+    assert_eq!(report.ledger.reserved + priming, p.counter().count_messages(&last.messages).unwrap());
+    assert!(report.ledger.reserved <= report.turn_budget_tokens);
+    // Each article is sent once: the duplicates are reported and left out.
+    let all: String = tool_messages(last).iter().map(|m| m.content.as_str()).collect();
+    for id in ["a", "b", "c", "d"] {
+        assert_eq!(all.matches(&format!("<document id=\"{id}\">")).count(), 1, "{id}");
+    }
+    assert_eq!(report.tool_calls[1].duplicates_skipped, ["a"]);
+    assert_eq!(report.tool_calls[2].duplicates_skipped, ["b"]);
+    assert_eq!(report.ledger.unique_documents, 4);
+    // Progressive budgeting: each call is offered less than the one before.
+    let budgets: Vec<usize> = tools.seen().iter().map(|s| s.2).collect();
+    assert!(budgets.windows(2).all(|w| w[1] < w[0]), "{budgets:?}");
+}
+
+#[tokio::test]
+async fn an_oversized_text_is_cut_at_a_token_boundary_to_exactly_what_is_left() {
+    let (p, spec) = pipeline(1, Some(300));
+    let model = Scripted::always_calling(1);
+    let long = "The key rotation schedule is described here. ".repeat(400);
+    let tools = Tools::new(vec![("c1", ToolOutput::Text(long.clone()))]);
+    let mut state = PipelineState::new("How are keys rotated?");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let call = &report.tool_calls[0];
+    assert!(call.truncated);
+    // The result takes the whole room: nothing of the turn budget is left, nothing is over.
+    assert_eq!(call.tokens, call.available);
+    assert_eq!(report.ledger.reserved, 300);
+    let sent = model.requests();
+    let result = tool_messages(&sent[1])[0];
+    assert!(long.starts_with(&result.content) && !result.content.is_empty());
+    assert_eq!(p.counter().count(&result.content).unwrap(), call.content_budget);
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+    assert_guarded(&p, &sent);
+}
+
+#[tokio::test]
+async fn a_batch_the_budget_cannot_hold_is_left_out_and_the_model_answers() {
+    // A budget that holds the question and the first call's result but not a second batch.
+    let (p, spec) = pipeline(4, Some(120));
+    let model = Scripted::always_calling(4);
+    let tools = Tools::new(vec![("c1", ToolOutput::Text("word ".repeat(500)))]);
+    let mut state = PipelineState::new("q");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    assert_eq!(report.end, AgentEnd::BudgetExhausted);
+    let sent = model.requests();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[2].tools.is_empty());
+    // The dropped batch (c2) is not in the transcript: every call sent has its result.
+    assert!(sent[2].messages.iter().all(|m| m.tool_calls.iter().all(|c| c.id == "c1")));
+    assert_eq!(tool_messages(&sent[2]).len(), 1);
+    assert_guarded(&p, &sent);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_answered_and_counts_as_a_call() {
+    let (p, spec) = pipeline(1, None);
+    let model = Scripted::new(vec![calls(&[("x1", "delete_everything")])], "ok");
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("q");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    assert!(tools.seen().is_empty());
+    assert_eq!(report.tool_calls[0].kind, ToolCallKind::UnknownTool);
+    let result = tool_messages(&model.requests()[1])[0].content.clone();
+    assert_eq!(result, "unknown tool `delete_everything`; the tools are `search_docs`");
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+}
+
+/// Handlers that parse their arguments as `{"query": String}`.
+struct Typed;
+
+#[async_trait::async_trait]
+impl crate::pipeline::ToolHandlers for Typed {
+    async fn call(&self, _step: &str, request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+        #[derive(serde::Deserialize)]
+        struct Args {
+            #[allow(dead_code)]
+            query: String,
+        }
+        let _: Args = request.args()?;
+        Ok(ToolOutput::Text("found".into()))
+    }
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_are_reported_to_the_model_not_fatal() {
+    let (p, spec) = pipeline(2, None);
+    let mut bad = calls(&[("c1", "search_docs")]);
+    bad.tool_calls[0].arguments = r#"{"q": 1}"#.into();
+    let model = Scripted::new(vec![bad, calls(&[("c2", "search_docs")])], "ok");
+    let mut state = PipelineState::new("q");
+    let env = StepEnv::builder().model(&model).tools(&Typed);
+    let (_, detail) = agent(&p, "answer", &spec, &mut state, &env).await.unwrap();
+    let StepDetail::Agent(report) = detail else { panic!("{detail:?}") };
+    let kinds: Vec<ToolCallKind> = report.tool_calls.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [ToolCallKind::InvalidArguments, ToolCallKind::Handled]);
+    let sent = model.requests();
+    let first = tool_messages(&sent[1])[0].content.clone();
+    assert!(first.starts_with("invalid arguments for `search_docs`: missing field `query`"), "{first}");
+    assert_eq!(tool_messages(&sent[2])[1].content, "found");
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+}
+
+#[tokio::test]
+async fn history_keeps_the_question_and_the_answer_not_the_tool_turns() {
+    let (p, spec) = pipeline(2, None);
+    let model = Scripted::always_calling(1);
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("Why?");
+    state.history_dialog = vec![ChatMessage::user("earlier"), ChatMessage::assistant("reply")];
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    assert_eq!(report.end, AgentEnd::Answered);
+    assert_eq!(report.history_messages, 2);
+    assert_eq!(
+        state.history_dialog,
+        vec![
+            ChatMessage::user("earlier"),
+            ChatMessage::assistant("reply"),
+            ChatMessage::user("Why?"),
+            ChatMessage::assistant("done")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_handler_error_names_step_and_tool_and_changes_nothing() {
+    let (p, spec) = pipeline(2, None);
+    let model = Scripted::always_calling(2);
+    let mut tools = Tools::new(vec![]);
+    tools.fail = Some("index offline".into());
+    let mut state = PipelineState::new("q");
+    state.history_dialog = vec![ChatMessage::user("earlier"), ChatMessage::assistant("reply")];
+    let before = state.clone();
+    let err = run(&p, &spec, &mut state, &model, &tools).await.unwrap_err();
+    assert_eq!(err.code(), "AGENT_TOOL_FAILED");
+    let text = err.to_string();
+    for part in ["step `answer`", "tool `search_docs`", "call `c1`", "index offline"] {
+        assert!(text.contains(part), "{part} missing from {text}");
+    }
+    assert_eq!(state, before);
+}
+
+#[tokio::test]
+async fn missing_backends_are_named() {
+    let (p, spec) = pipeline(2, None);
+    let model = Scripted::always_calling(1);
+    let mut state = PipelineState::new("q");
+    let err = agent(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap_err();
+    assert_eq!(err.code(), "PIPELINE_MISSING_BACKEND");
+    assert!(err.to_string().contains("ToolHandlers") && err.to_string().contains(".tools("), "{err}");
+    let tools = Tools::new(vec![]);
+    let err = agent(&p, "answer", &spec, &mut state, &StepEnv::builder().tools(&tools)).await.unwrap_err();
+    assert_eq!(err.code(), "PIPELINE_MISSING_BACKEND");
+    assert!(model.requests().is_empty());
+}
+
+#[test]
+fn the_contract_reports_the_tool_schemas_the_turn_budget_and_the_request_bound() {
+    let (p, spec) = pipeline(3, None);
+    let budget = p.contract_report().step("answer").unwrap();
+    let schemas = spec.schemas();
+    let tools = p.counter().format().count_tools(p.counter(), &schemas).unwrap();
+    assert!(tools > 0);
+    assert_eq!(budget.tool_schema_tokens, tools);
+    assert_eq!(budget.max_model_requests, 4);
+    let priming = p.counter().count_messages(&[]).unwrap();
+    assert_eq!(budget.turn_budget_tokens, Some(16_384 - 600 - 128 - tools - priming));
+}
+
+#[test]
+fn the_run_bound_on_model_requests_and_the_graph_label() {
+    let (p, _) = pipeline(3, None);
+    // One step, visited once, making at most four requests.
+    assert_eq!((p.step_bound(), p.model_request_bound()), (1, 4));
+    let mermaid = crate::pipeline::to_mermaid(p.definition());
+    assert!(mermaid.contains("answer<br/><i>agent, at most 3 tool calls</i>"), "{mermaid}");
+    let calls_only = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
+    assert_eq!(calls_only.model_request_bound(), 1);
+}

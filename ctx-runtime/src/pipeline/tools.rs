@@ -1,0 +1,132 @@
+//! The tools of `agent` steps: what the caller plugs in to run the calls the model requests.
+//!
+//! The step hands each call to [`ToolHandlers::call`] with the budget the turn ledger gives it
+//! (tokens its result may use, after the conversation and every earlier call and result of the
+//! turn). A handler returns a [`ToolOutput`]: ranked documents, which the ledger packs
+//! (de-duplicated by id across the turn, whole documents first, the one that does not fit cut at
+//! a token boundary), or a text, which is cut at a token boundary to what is left. Either way a
+//! result never takes more than its budget, so a handler that ignores the budget cannot make a
+//! request overflow.
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+
+use crate::error::CtxError;
+use crate::state::PipelineState;
+use crate::turn::{CallBudget, RankedDocument};
+
+use super::error::PipelineError;
+
+/// Runs the tool calls of `agent` steps.
+///
+/// ```
+/// use async_trait::async_trait;
+/// use ctx_runtime::pipeline::{ToolHandlers, ToolOutput, ToolRequest};
+/// use ctx_runtime::turn::RankedDocument;
+/// use ctx_runtime::CtxError;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Search { query: String }
+///
+/// struct Docs;
+///
+/// #[async_trait]
+/// impl ToolHandlers for Docs {
+///     async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+///         let args: Search = request.args()?;
+///         // A real handler asks its retriever for at most `request.budget.content_tokens`.
+///         Ok(ToolOutput::Documents(vec![RankedDocument::new("kb-1", format!("About {}", args.query))]))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait ToolHandlers: Send + Sync {
+    /// Runs tool `request.name` for agent step `step_id`.
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError>;
+}
+
+/// One tool call the model requested, with what its result may use.
+#[derive(Debug, Clone)]
+pub struct ToolRequest<'a> {
+    /// The tool (function) name, one the step declares.
+    pub name: &'a str,
+    /// The call id the result answers.
+    pub call_id: &'a str,
+    /// The arguments, as the exact JSON text the model produced.
+    pub arguments: &'a str,
+    /// From the turn ledger: `content_tokens` is what this call's result may hold (a larger one
+    /// is cut), `breakdown` where the rest of the turn went.
+    pub budget: CallBudget,
+    /// The state as the step found it.
+    pub state: &'a PipelineState,
+    /// The agent step's id.
+    pub step_id: &'a str,
+}
+
+impl ToolRequest<'_> {
+    /// The arguments parsed as `T`; an error names the step, the tool, the call and what in the
+    /// arguments did not fit `T`. Returned from [`ToolHandlers::call`], it does not fail the
+    /// step: the call is answered with the reason, so the model can call again within its limit.
+    pub fn args<T: DeserializeOwned>(&self) -> Result<T, CtxError> {
+        serde_json::from_str(self.arguments).map_err(|e| {
+            PipelineError::ToolArguments {
+                step: self.step_id.to_owned(),
+                tool: self.name.to_owned(),
+                call_id: self.call_id.to_owned(),
+                reason: e.to_string(),
+            }
+            .into()
+        })
+    }
+}
+
+/// What a tool returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutput {
+    /// Retrieved documents, best first: packed by the turn ledger (each id once per turn, whole
+    /// documents first, then the best one that does not fit, cut at a token boundary).
+    Documents(Vec<RankedDocument>),
+    /// A text, cut at a token boundary to what the call may use (with a trace event) when larger.
+    Text(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::ErrorCode;
+    use crate::tokens::{Encoding, TokenCounter};
+    use crate::turn::{TurnBudgetConfig, TurnLedger};
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Search {
+        query: String,
+    }
+
+    fn request<'a>(state: &'a PipelineState, arguments: &'a str) -> ToolRequest<'a> {
+        let ledger =
+            TurnLedger::new(TurnBudgetConfig::new(1_000, 4_000), TokenCounter::for_encoding(Encoding::Cl100kBase))
+                .unwrap();
+        let call = crate::chat::ToolCall { id: "c1".into(), name: "search".into(), arguments: arguments.into() };
+        ToolRequest {
+            name: "search",
+            call_id: "c1",
+            arguments,
+            budget: ledger.call_budget(&call).unwrap(),
+            state,
+            step_id: "answer",
+        }
+    }
+
+    #[test]
+    fn typed_arguments_parse_and_a_mismatch_names_step_tool_and_call() {
+        let state = PipelineState::new("q");
+        let ok: Search = request(&state, r#"{"query":"keys"}"#).args().unwrap();
+        assert_eq!(ok.query, "keys");
+        let err = request(&state, r#"{"q":1}"#).args::<Search>().unwrap_err();
+        assert_eq!(err.code(), "AGENT_TOOL_ARGUMENTS");
+        let text = err.to_string();
+        for part in ["`answer`", "`search`", "`c1`", "missing field `query`"] {
+            assert!(text.contains(part), "{part} missing from {text}");
+        }
+    }
+}
