@@ -29,12 +29,22 @@ pub struct CustomStep {
     outcomes: Vec<(String, Ident, String)>,
 }
 
-/// The backends a pipeline's steps use, and its custom steps.
+/// One tool of the pipeline's `agent` steps: a method of the tools trait.
+pub struct Tool {
+    /// The tool's name, which is also the method's (`search_docs`).
+    method: Ident,
+    /// Its descriptions, one per distinct text, and the steps that offer it.
+    descriptions: Vec<String>,
+    steps: Vec<String>,
+}
+
+/// The backends a pipeline's steps use, its custom steps and its tools.
 pub struct Needs {
     search: bool,
     store: bool,
     model: bool,
     customs: Vec<CustomStep>,
+    tools: Vec<Tool>,
 }
 
 impl Needs {
@@ -82,10 +92,42 @@ impl Needs {
         Needs {
             search: kinds().any(|k| matches!(k, StepKind::SearchNodes(_))),
             store: kinds().any(|k| matches!(k, StepKind::FetchNodeTexts(_) | StepKind::ExpandDependencyTree(_))),
-            model: kinds().any(|k| matches!(k, StepKind::CallModel(_))),
+            model: kinds().any(|k| matches!(k, StepKind::CallModel(_) | StepKind::Agent(_))),
             customs,
+            tools: tools(lowered),
         }
     }
+}
+
+/// The tools of every `agent` step, by name in order of first declaration: a tool several steps
+/// offer is one method. A name that is not a Rust identifier cannot be written in the DSL.
+fn tools(lowered: &Lowered) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = Vec::new();
+    for (index, step) in lowered.def.steps.iter().enumerate() {
+        let StepKind::Agent(spec) = &step.kind else { continue };
+        let span = lowered.step_ids[index].span();
+        for spec_tool in &spec.tools {
+            if syn::parse_str::<Ident>(&spec_tool.name).is_err() {
+                continue;
+            }
+            let i = match tools.iter().position(|t| t.method == spec_tool.name) {
+                Some(i) => i,
+                None => {
+                    let method = Ident::new(&spec_tool.name, span);
+                    tools.push(Tool { method, descriptions: Vec::new(), steps: Vec::new() });
+                    tools.len() - 1
+                }
+            };
+            let tool = &mut tools[i];
+            if !tool.descriptions.contains(&spec_tool.description) {
+                tool.descriptions.push(spec_tool.description.clone());
+            }
+            if !tool.steps.contains(&step.id) {
+                tool.steps.push(step.id.clone());
+            }
+        }
+    }
+    tools
 }
 
 /// The environment struct, its `Backends` implementation, the custom trait and the outcome enums.
@@ -95,7 +137,9 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
     let p = quote!(#rt::pipeline);
     let env_name = format_ident!("{}Env", name);
     let trait_name = format_ident!("{}Custom", name);
+    let tools_trait = format_ident!("{}Tools", name);
     let has_custom = !needs.customs.is_empty();
+    let has_tools = !needs.tools.is_empty();
 
     let mut fields = Vec::new();
     let mut setters = Vec::new();
@@ -115,22 +159,36 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
     }
     if needs.model {
         fields.push(quote! {
-            /// Answers `call_model` steps.
+            /// Answers `call_model` and `agent` steps.
             pub model: &'a dyn #rt::ChatModel,
         });
         setters.push(quote!(.model(self.model)));
     }
+    // Generic parameters, so the user's implementations are called without a `dyn`.
+    let mut generics = Vec::new();
+    let mut generic_args = Vec::new();
     if has_custom {
         let doc = format!("Performs the `custom` steps (see [`{trait_name}`]).");
         fields.push(quote! {
             #[doc = #doc]
             pub custom: &'a C,
         });
+        generics.push(quote!(C: #trait_name));
+        generic_args.push(quote!(C));
     }
-    let (params, impl_params, args) = match (fields.is_empty(), has_custom) {
-        (true, _) => (quote!(), quote!(), quote!()),
-        (false, false) => (quote!(<'a>), quote!(<'a>), quote!(<'a>)),
-        (false, true) => (quote!(<'a, C: #trait_name>), quote!(<'a, C: #trait_name>), quote!(<'a, C>)),
+    if has_tools {
+        let doc = format!("Runs the tool calls of the `agent` steps (see [`{tools_trait}`]).");
+        fields.push(quote! {
+            #[doc = #doc]
+            pub tools: &'a T,
+        });
+        generics.push(quote!(T: #tools_trait));
+        generic_args.push(quote!(T));
+    }
+    let (params, impl_params, args) = if fields.is_empty() {
+        (quote!(), quote!(), quote!())
+    } else {
+        (quote!(<'a #(, #generics)*>), quote!(<'a #(, #generics)*>), quote!(<'a #(, #generic_args)*>))
     };
     let env_doc = format!(
         "What a run of [`{name}`] needs: one field per backend its steps use, so none can be forgotten. \
@@ -163,7 +221,35 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
             }
         }
     });
+    let run_tool = has_tools.then(|| {
+        let arms = needs.tools.iter().map(|t| {
+            let method = &t.method;
+            let name = method.to_string();
+            quote!(#name => #tools_trait::#method(self.tools, request).await,)
+        });
+        quote! {
+            fn run_tool<'s>(
+                &'s self,
+                step: #enum_name,
+                request: #p::ToolRequest<'s>,
+            ) -> #p::StepFuture<'s, #p::ToolOutput> {
+                ::std::boxed::Box::pin(async move {
+                    match request.name {
+                        #(#arms)*
+                        other => ::core::result::Result::Err(
+                            #p::PipelineError::NotTool {
+                                step: ::std::string::String::from(step.id()),
+                                tool: ::std::string::String::from(other),
+                            }
+                            .into(),
+                        ),
+                    }
+                })
+            }
+        }
+    });
     let custom_items = has_custom.then(|| custom_trait(input, needs, &trait_name, rt));
+    let tools_items = has_tools.then(|| tools_trait_items(input, needs, &tools_trait, rt));
     quote! {
         #[doc = #env_doc]
         #vis struct #env_name #params {
@@ -176,9 +262,43 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
             }
 
             #run_custom
+            #run_tool
         }
 
         #custom_items
+        #tools_items
+    }
+}
+
+/// `trait CodeQaTools`: one method per tool of the `agent` steps.
+fn tools_trait_items(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &TokenStream) -> TokenStream {
+    let vis = &input.vis;
+    let name = &input.name;
+    let p = quote!(#rt::pipeline);
+    let trait_doc = format!(
+        "The tools the `agent` steps of [`{name}`] offer the model, one method each. A method gets the \
+         call's arguments (`request.args::<T>()`) and what its result may use (`request.budget`); the \
+         step packs returned documents into the turn's budget and cuts a text that does not fit."
+    );
+    let methods = needs.tools.iter().map(|t| {
+        let method = &t.method;
+        let steps = t.steps.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+        let doc = format!("{} (offered by {steps})", t.descriptions.join(" / "));
+        quote_spanned! {method.span()=>
+            #[doc = #doc]
+            fn #method(
+                &self,
+                request: #p::ToolRequest<'_>,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#p::ToolOutput, #rt::CtxError>,
+            > + ::core::marker::Send;
+        }
+    });
+    quote! {
+        #[doc = #trait_doc]
+        #vis trait #trait_name: ::core::marker::Send + ::core::marker::Sync {
+            #(#methods)*
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 
 use ctx_runtime::llm::{ModelParams, ResponseFormat};
 use ctx_runtime::pipeline::{
-    CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind, UserPartSpec,
+    CallModelSpec, CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind,
+    UserPartSpec,
 };
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -132,22 +133,23 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             }
         }
         StepKind::CallModel(s) => {
-            let prompt_key = string(&s.prompt_key);
-            let max_output = opt_i64(&s.max_output_tokens);
-            let max_tokens = opt_i64(&s.max_tokens);
-            let parts = s.user_parts.iter().map(|u| user_part(p, u));
-            let use_history = s.use_history;
-            let params = params(p, &s.params);
-            let next = string(&s.next);
+            let call = call_model(p, s);
+            quote!(#p::StepKind::CallModel(#call))
+        }
+        StepKind::Agent(s) => {
+            let call = call_model(p, &s.call);
+            let tools = s.tools.iter().map(|t| {
+                let (name, description, parameters) = (string(&t.name), string(&t.description), string(&t.parameters));
+                quote!(#p::ToolSpec { name: #name, description: #description, parameters: #parameters })
+            });
+            let max_tool_calls = s.max_tool_calls;
+            let turn_budget = opt_i64(&s.turn_budget_tokens);
             quote! {
-                #p::StepKind::CallModel(#p::CallModelSpec {
-                    prompt_key: #prompt_key,
-                    max_output_tokens: #max_output,
-                    max_tokens: #max_tokens,
-                    user_parts: ::std::vec![#(#parts),*],
-                    use_history: #use_history,
-                    params: #params,
-                    next: #next,
+                #p::StepKind::Agent(#p::AgentSpec {
+                    call: #call,
+                    tools: ::std::vec![#(#tools),*],
+                    max_tool_calls: #max_tool_calls,
+                    turn_budget_tokens: #turn_budget,
                 })
             }
         }
@@ -217,6 +219,28 @@ fn compact_rule(p: &TokenStream, rule: &CompactRuleSpec) -> TokenStream {
     let threshold = opt(&rule.threshold, |t| quote!(#t));
     let inbox_key = opt_string(&rule.inbox_key);
     quote!(#p::CompactRuleSpec { language: #language, policy: #policy, threshold: #threshold, inbox_key: #inbox_key })
+}
+
+/// A `call_model` step's keys, which an `agent` step shares.
+fn call_model(p: &TokenStream, s: &CallModelSpec) -> TokenStream {
+    let prompt_key = string(&s.prompt_key);
+    let max_output = opt_i64(&s.max_output_tokens);
+    let max_tokens = opt_i64(&s.max_tokens);
+    let parts = s.user_parts.iter().map(|u| user_part(p, u));
+    let use_history = s.use_history;
+    let params = params(p, &s.params);
+    let next = string(&s.next);
+    quote! {
+        #p::CallModelSpec {
+            prompt_key: #prompt_key,
+            max_output_tokens: #max_output,
+            max_tokens: #max_tokens,
+            user_parts: ::std::vec![#(#parts),*],
+            use_history: #use_history,
+            params: #params,
+            next: #next,
+        }
+    }
 }
 
 /// The sampling parameters; the common case, none, stays one short expression.

@@ -14,7 +14,7 @@ mod expand;
 mod fields;
 mod krate;
 mod lower;
-mod lower_params;
+mod lower_model;
 mod lower_steps;
 mod spans;
 mod symbol;

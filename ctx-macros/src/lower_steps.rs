@@ -4,7 +4,7 @@
 //! [`lower_kind`]; the runtime validates its values.
 
 use ctx_runtime::pipeline::{
-    CallModelSpec, CompactRuleSpec, CustomSpec, END, ExpandSpec, FetchSpec, LoopGuardSpec, ManageBudgetSpec,
+    AgentSpec, CallModelSpec, CompactRuleSpec, CustomSpec, END, ExpandSpec, FetchSpec, LoopGuardSpec, ManageBudgetSpec,
     SearchNodesSpec, SetRuleSpec, SetValueSpec, SetVariablesSpec, StepKind, UserPartSpec,
 };
 use ctx_runtime::validation::FieldPath;
@@ -24,6 +24,22 @@ pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
         MANAGE_CONTEXT_BUDGET => &[COMPACT_CODE, DIVIDE_NEW_CONTENT, ON_OK, ON_OVER],
         CALL_MODEL => &[
             PROMPT_KEY,
+            MAX_OUTPUT_TOKENS,
+            MAX_TOKENS,
+            USER_PARTS,
+            USE_HISTORY,
+            TEMPERATURE,
+            TOP_P,
+            STOP,
+            SEED,
+            RESPONSE_FORMAT,
+            NEXT,
+        ],
+        AGENT => &[
+            PROMPT_KEY,
+            TOOLS,
+            MAX_TOOL_CALLS,
+            TURN_BUDGET_TOKENS,
             MAX_OUTPUT_TOKENS,
             MAX_TOKENS,
             USER_PARTS,
@@ -79,15 +95,13 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
             on_ok: s.target(ON_OK),
             on_over: s.target(ON_OVER),
         }),
-        CALL_MODEL => StepKind::CallModel(CallModelSpec {
-            prompt_key: s.required_name(PROMPT_KEY, "prompt_key: answer"),
-            max_output_tokens: s.optional(MAX_OUTPUT_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
-            max_tokens: s.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
-            user_parts: s.user_parts(),
-            use_history: s.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false),
-            params: s.model_params(),
-            next: s.target(NEXT),
-        }),
+        CALL_MODEL => StepKind::CallModel(s.call_model()),
+        AGENT => {
+            let tools = s.tools();
+            let max_tool_calls = s.required_int(MAX_TOOL_CALLS, "max_tool_calls: 4");
+            let turn_budget_tokens = s.optional(TURN_BUDGET_TOKENS, |r, p, k, v| r.int(p, k, v, "6_000"));
+            StepKind::Agent(AgentSpec { call: s.call_model(), tools, max_tool_calls, turn_budget_tokens })
+        }
         LOOP_GUARD => StepKind::LoopGuard(LoopGuardSpec {
             max_turn_loops_from_settings: s
                 .required_name(MAX_TURN_LOOPS_FROM_SETTINGS, "max_turn_loops_from_settings: max_turn_loops"),
@@ -156,6 +170,19 @@ impl StepReader<'_, '_, '_> {
     fn required_name(&mut self, key: Symbol, example: &str) -> String {
         let value_example = example.split(": ").nth(1).unwrap_or("name").to_owned();
         self.required(key, example, String::new(), |r, p, k, v| r.name(p, k, v, &value_example))
+    }
+
+    /// The keys of a model request: those of `call_model`, which `agent` steps share.
+    fn call_model(&mut self) -> CallModelSpec {
+        CallModelSpec {
+            prompt_key: self.required_name(PROMPT_KEY, "prompt_key: answer"),
+            max_output_tokens: self.optional(MAX_OUTPUT_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
+            max_tokens: self.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
+            user_parts: self.user_parts(),
+            use_history: self.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false),
+            params: self.model_params(),
+            next: self.target(NEXT),
+        }
     }
 
     /// A transition: a step id or `end`.

@@ -186,7 +186,7 @@ fn syntax_errors_are_all_reported_with_a_fix() {
         "`context_window` takes an integer, found a string\nhelp: write `context_window: 16_384`",
         "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`\nhelp: did you mean `next`?",
         "unknown step kind `fetch_node_text`; expected one of `search_nodes`, `expand_dependency_tree`, \
-         `fetch_node_texts`, `manage_context_budget`, `call_model`, `loop_guard`, `set_variables`, `custom`\n\
+         `fetch_node_texts`, `manage_context_budget`, `call_model`, `agent`, `loop_guard`, `set_variables`, `custom`\n\
          help: did you mean `fetch_node_texts`?",
         "duplicate key `on_ok` in `manage_context_budget` step `manage`\nhelp: `on_ok` is already set above; remove one of the two",
         "`manage_context_budget` step `manage` is missing `on_over`\nhelp: add `on_over: <step id or end>`",

@@ -82,12 +82,14 @@ pub const CALL_MODEL: Symbol = Symbol("call_model");
 pub const LOOP_GUARD: Symbol = Symbol("loop_guard");
 pub const SET_VARIABLES: Symbol = Symbol("set_variables");
 pub const CUSTOM: Symbol = Symbol("custom");
+pub const AGENT: Symbol = Symbol("agent");
 pub const STEP_KINDS: &[Symbol] = &[
     SEARCH_NODES,
     EXPAND_DEPENDENCY_TREE,
     FETCH_NODE_TEXTS,
     MANAGE_CONTEXT_BUDGET,
     CALL_MODEL,
+    AGENT,
     LOOP_GUARD,
     SET_VARIABLES,
     CUSTOM,
@@ -110,11 +112,19 @@ pub const USE_HISTORY: Symbol = Symbol("use_history");
 pub const MAX_TURN_LOOPS_FROM_SETTINGS: Symbol = Symbol("max_turn_loops_from_settings");
 pub const RULES: Symbol = Symbol("rules");
 pub const OUTCOMES: Symbol = Symbol("outcomes");
+pub const TOOLS: Symbol = Symbol("tools");
+pub const MAX_TOOL_CALLS: Symbol = Symbol("max_tool_calls");
+pub const TURN_BUDGET_TOKENS: Symbol = Symbol("turn_budget_tokens");
 pub const TEMPERATURE: Symbol = Symbol("temperature");
 pub const TOP_P: Symbol = Symbol("top_p");
 pub const STOP: Symbol = Symbol("stop");
 pub const SEED: Symbol = Symbol("seed");
 pub const RESPONSE_FORMAT: Symbol = Symbol("response_format");
+
+// A tool of an `agent` step: `name { description: "…", parameters: r#"{…}"# }`.
+pub const DESCRIPTION: Symbol = Symbol("description");
+pub const PARAMETERS: Symbol = Symbol("parameters");
+pub const TOOL_KEYS: &[Symbol] = &[DESCRIPTION, PARAMETERS];
 
 // `response_format` values.
 pub const JSON: Symbol = Symbol("json");

@@ -231,7 +231,7 @@ pub(crate) struct CompactionLoopEnv<'a> {
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
     /// Holds node texts and dependencies for `fetch_node_texts` and `expand_dependency_tree`.
     pub store: &'a dyn ::ctx::__private::pipeline::NodeStore,
-    /// Answers `call_model` steps.
+    /// Answers `call_model` and `agent` steps.
     pub model: &'a dyn ::ctx::__private::ChatModel,
 }
 impl<'a> ::ctx::__private::pipeline::Backends<CompactionLoopStep>

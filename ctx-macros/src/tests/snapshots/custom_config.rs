@@ -131,7 +131,7 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
 pub struct RoutedEnv<'a, C: RoutedCustom> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
-    /// Answers `call_model` steps.
+    /// Answers `call_model` and `agent` steps.
     pub model: &'a dyn ::ctx::__private::ChatModel,
     ///Performs the `custom` steps (see [`RoutedCustom`]).
     pub custom: &'a C,

@@ -10,6 +10,7 @@
 //! pipeline loaded from a file gets the same messages.
 
 use ctx_runtime::llm::{ModelParams, ResponseFormat};
+use ctx_runtime::pipeline::ToolSpec;
 use proc_macro2::Ident;
 
 use crate::ast::{Item, Value};
@@ -29,6 +30,52 @@ impl StepReader<'_, '_, '_> {
             seed: self.optional(SEED, |r, p, k, v| r.int(p, k, v, "42")),
             response_format: self.response_format(),
         }
+    }
+
+    /// `tools: [ name { description: "…", parameters: r#"{…}"# }, … ]`.
+    pub(crate) fn tools(&mut self) -> Vec<ToolSpec> {
+        let path = self.path(TOOLS);
+        let example = "[ search_docs { description: \"Search the docs\", parameters: r#\"{\"type\":\"object\"}\"# } ]";
+        let Some((k, v)) = self.f.take(TOOLS) else {
+            return Vec::new();
+        };
+        let Some(items) = self.r.list(&path, k, v, example) else {
+            return Vec::new();
+        };
+        let mut tools = Vec::new();
+        for (j, item) in items.items.iter().enumerate() {
+            let at = path.index(j);
+            self.r.spans.record(&at, item.range());
+            let Item::Value(Value::Tagged { tag, brace, body }) = item else {
+                self.r.spans.poison(&at);
+                self.r.cx.error_range(
+                    item.range(),
+                    with_help(
+                        "expected a tool `name { description: \"…\", parameters: r#\"{…}\"# }`",
+                        "the name is the function the model calls; `parameters` is its JSON schema as a raw string",
+                    ),
+                );
+                continue;
+            };
+            self.r.spans.record(&at.key("name"), SpanRange::single(tag.span()));
+            let range = SpanRange { start: brace.span.open(), end: brace.span.close() };
+            let name = unraw(tag);
+            let mut f = Fields::new(self.r.cx, format!("tool `{name}`"), range, body, at.clone());
+            let mut text = |f: &mut Fields<'_>, k: Symbol, example: &str| {
+                let p = at.key(k.as_str());
+                let found = f.require(k, &format!("{k}: {example}"));
+                let value = found.and_then(|(key, v)| self.r.string(&p, key, v, example));
+                if value.is_none() {
+                    self.r.spans.poison(&p);
+                }
+                value.unwrap_or_default()
+            };
+            let description = text(&mut f, DESCRIPTION, "\"What the tool does\"");
+            let parameters = text(&mut f, PARAMETERS, "r#\"{\"type\":\"object\"}\"#");
+            f.finish(self.r.cx, TOOL_KEYS, |_| &[]);
+            tools.push(ToolSpec { name, description, parameters });
+        }
+        tools
     }
 
     /// `stop: [ "text", … ]`.
