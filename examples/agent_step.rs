@@ -1,102 +1,83 @@
 //! An `agent` step running the progressive_budgeting spec's turn: the model calls a retrieval
 //! tool three times ("features" → A B C, "integrations" → A D E, "architecture" → F G), each call
 //! is budgeted with what the conversation and the earlier results left, article A is sent once,
-//! and the turn ends with an answer. The pipeline is built as plain values (what `pipeline!`
-//! builds from its `agent { … }` block) and run twice: with the offline model, which calls the
+//! and the turn ends with an answer. The pipeline is declared with `pipeline!` (its tool becomes a
+//! method of the generated `SupportAgentTools` trait) and run twice: with the offline model, which calls the
 //! tool once and answers extractively, and with a scripted OpenAI-compatible server on
 //! 127.0.0.1 that asks for the spec's three calls and counts every request body it receives.
 //!
 //! Run with `cargo run --example agent_step`; `cargo test` runs it too and checks it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
-use ctx::pipeline::{
-    AgentReport, AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef,
-    PromptSpec, SettingsSpec, StepDef, StepDetail, StepEnv, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec,
-    UserPartSpec,
-};
+use ctx::pipeline::{AgentReport, LoadedPipeline, StepDetail, ToolOutput, ToolRequest};
 use ctx::turn::RankedDocument;
 use ctx::{ChatMessage, CtxError, PipelineState, ToolCall, ToolSchema};
 use serde_json::{Value, json};
 
 const WINDOW: usize = 16_384;
 
-/// The pipeline: one agent step with a `search_docs` tool and up to four calls.
-fn pipeline() -> Result<LoadedPipeline, CtxError> {
-    let parameters = r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#;
-    let def = PipelineDef {
-        name: "SupportAgent".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(WINDOW as i64),
-            max_tokens: Some(1_000),
-            encoding: Some("cl100k_base".into()),
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(1),
-            max_history_tokens: Some(2_000),
-            budget_safety_margin_tokens: Some(128),
-            ..Default::default()
-        },
-        prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer from the search results.".into()) }],
-        steps: vec![StepDef {
-            id: "answer".into(),
-            kind: StepKind::Agent(AgentSpec {
-                call: CallModelSpec {
-                    prompt_key: "answer".into(),
-                    max_output_tokens: Some(1_000),
-                    max_tokens: None,
-                    user_parts: vec![UserPartSpec { source: "user_question".into(), template: "{}".into() }],
-                    use_history: true,
-                    params: Default::default(),
-                    next: "end".into(),
-                },
-                tools: vec![ToolSpec {
-                    name: "search_docs".into(),
-                    description: "Search the product documentation".into(),
-                    parameters: parameters.into(),
-                }],
+ctx::pipeline! {
+    /// One agent step with a `search_docs` tool and up to four calls.
+    pub pipeline SupportAgent {
+        model { context_window: 16_384, max_tokens: 1_000, encoding: cl100k_base }
+        settings { max_context_tokens: 1, max_history_tokens: 2_000, budget_safety_margin_tokens: 128 }
+        prompts { answer: "Answer from the search results." }
+        steps {
+            answer: agent {
+                prompt_key: answer,
+                tools: [
+                    search_docs {
+                        description: "Search the product documentation",
+                        parameters: r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#,
+                    },
+                ],
                 max_tool_calls: 4,
-                turn_budget_tokens: None,
-            }),
-        }],
-    };
-    LoadedPipeline::load(def, LoadOptions::new())
+                max_output_tokens: 1_000,
+                user_parts: [ user_question => "{}" ],
+                use_history: true,
+                next: end,
+            },
+        }
+    }
+}
+
+/// The arguments of `search_docs`, as its schema declares them.
+#[derive(serde::Deserialize)]
+struct Search {
+    query: String,
 }
 
 /// The spec's retriever: results by call, A returned twice; each call prints its budget.
 struct Articles {
-    calls: Mutex<usize>,
+    calls: AtomicUsize,
 }
 
 fn article(id: &str, lines: usize) -> RankedDocument {
     RankedDocument::new(id, format!("Comindware platform features, article {id}: process automation.\n").repeat(lines))
 }
 
-#[async_trait]
-impl ToolHandlers for Articles {
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
-        let args: Value = request.args()?;
+impl SupportAgentTools for Articles {
+    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+        let args: Search = request.args()?;
         let b = &request.budget.breakdown;
         println!(
-            "  {step_id}: search_docs({:?}): reserved {} (conversation {}, tools {}, unique articles {}), result may use {}",
-            args["query"].as_str().unwrap_or_default(),
+            "  search_docs({:?}): reserved {} (conversation {}, tools {}, unique articles {}), result may use {}",
+            args.query,
             b.reserved,
             b.conversation,
             b.accumulated_tools,
             b.unique_documents,
             request.budget.content_tokens
         );
-        let mut calls =
-            self.calls.lock().map_err(|_| std::io::Error::other("poisoned")).unwrap_or_else(|e| panic!("{e}"));
-        *calls += 1;
-        Ok(ToolOutput::Documents(match *calls {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(ToolOutput::Documents(match call {
             1 => vec![article("A", 240), article("B", 130), article("C", 100)],
             2 => vec![article("A", 240), article("D", 160), article("E", 130)],
             _ => vec![article("F", 150), article("G", 120)],
@@ -172,7 +153,8 @@ async fn serve(bodies: Arc<Mutex<Vec<Value>>>) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), CtxError> {
-    let p = pipeline()?;
+    let agent = SupportAgent::new()?;
+    let p = agent.pipeline();
     let budget = p.contract_report().step("answer").cloned().unwrap_or_else(|| panic!("the step is in the contract"));
     println!(
         "contract: tool schemas {} tokens, turn budget {}, at most {} model requests",
@@ -185,8 +167,8 @@ async fn main() -> Result<(), CtxError> {
 
     println!("offline model:");
     let offline = OfflineModel::new(p.counter().clone());
-    let tools = Articles { calls: Mutex::new(0) };
-    let (state, reports) = p.run(question.clone(), &StepEnv::builder().model(&offline).tools(&tools)).await?;
+    let tools = Articles { calls: AtomicUsize::new(0) };
+    let (state, reports) = agent.run(question.clone(), &SupportAgentEnv { model: &offline, tools: &tools }).await?;
     let r = report(&reports);
     println!(
         "  {} requests, ended {:?}; answer:\n{}",
@@ -199,8 +181,8 @@ async fn main() -> Result<(), CtxError> {
     println!("scripted server:");
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let client = OpenAiClient::new(OpenAiConfig::new(serve(Arc::clone(&bodies)).await, "scripted"))?;
-    let tools = Articles { calls: Mutex::new(0) };
-    let (_, reports) = p.run(question, &StepEnv::builder().model(&client).tools(&tools)).await?;
+    let tools = Articles { calls: AtomicUsize::new(0) };
+    let (_, reports) = agent.run(question, &SupportAgentEnv { model: &client, tools: &tools }).await?;
     let r = report(&reports);
     let bodies = bodies.lock().map(|b| b.clone()).unwrap_or_default();
     for (i, body) in bodies.iter().enumerate() {

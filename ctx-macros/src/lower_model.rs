@@ -46,16 +46,21 @@ impl StepReader<'_, '_, '_> {
         for (j, item) in items.items.iter().enumerate() {
             let at = path.index(j);
             self.r.spans.record(&at, item.range());
-            let Item::Value(Value::Tagged { tag, brace, body }) = item else {
-                self.r.spans.poison(&at);
-                self.r.cx.error_range(
-                    item.range(),
-                    with_help(
-                        "expected a tool `name { description: \"…\", parameters: r#\"{…}\"# }`",
-                        "the name is the function the model calls; `parameters` is its JSON schema as a raw string",
-                    ),
-                );
-                continue;
+            // `name { … }` in a list parses as an entry without a colon.
+            let (tag, brace, body) = match item {
+                Item::Entry { key, colon: None, value: Value::Map { brace, body } } => (key, brace, body),
+                Item::Value(Value::Tagged { tag, brace, body }) => (tag, brace, body),
+                _ => {
+                    self.r.spans.poison(&path);
+                    self.r.cx.error_range(
+                        item.range(),
+                        with_help(
+                            "expected a tool `name { description: \"…\", parameters: r#\"{…}\"# }`",
+                            "the name is the function the model calls; `parameters` is its JSON schema as a raw string",
+                        ),
+                    );
+                    continue;
+                }
             };
             self.r.spans.record(&at.key("name"), SpanRange::single(tag.span()));
             let range = SpanRange { start: brace.span.open(), end: brace.span.close() };
