@@ -114,8 +114,8 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec { max_depth: #max_depth, next: #next }))
         }
         StepKind::FetchNodeTexts(s) => {
-            let (max_tokens, next) = (s.max_tokens, string(&s.next));
-            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { max_tokens: #max_tokens, next: #next }))
+            let (evidence_tokens, next) = (s.evidence_tokens, string(&s.next));
+            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { evidence_tokens: #evidence_tokens, next: #next }))
         }
         StepKind::ManageContextBudget(s) => {
             let rules = s.compact_code.iter().map(|r| compact_rule(p, r));

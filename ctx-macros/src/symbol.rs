@@ -101,6 +101,8 @@ pub const ON_ALLOW: Symbol = Symbol("on_allow");
 pub const ON_DENY: Symbol = Symbol("on_deny");
 pub const TOP_K: Symbol = Symbol("top_k");
 pub const MAX_DEPTH: Symbol = Symbol("max_depth");
+/// The evidence budget of `fetch_node_texts` (formerly spelled `max_tokens` there).
+pub const EVIDENCE_TOKENS: Symbol = Symbol("evidence_tokens");
 pub const COMPACT_CODE: Symbol = Symbol("compact_code");
 pub const DIVIDE_NEW_CONTENT: Symbol = Symbol("divide_new_content");
 pub const PROMPT_KEY: Symbol = Symbol("prompt_key");

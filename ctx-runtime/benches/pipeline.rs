@@ -119,7 +119,7 @@ fn compaction_loop() -> PipelineDef {
             step("search".into(), StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() })),
             step(
                 "fetch".into(),
-                StepKind::FetchNodeTexts(FetchSpec { max_tokens: 3_000, next: "manage_budget".into() }),
+                StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 3_000, next: "manage_budget".into() }),
             ),
             step(
                 "manage_budget".into(),

@@ -75,7 +75,7 @@ fn definition() -> PipelineDef {
                 }),
             ),
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 2, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 800, next: "manage".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 800, next: "manage".into() })),
             step(
                 "manage",
                 StepKind::ManageContextBudget(ManageBudgetSpec {

@@ -96,7 +96,7 @@ fn code_qa(window: usize) -> PipelineDef {
         ],
         steps: vec![
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 6, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 600, next: "manage_budget".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
             step(
                 "manage_budget",
                 StepKind::ManageContextBudget(ManageBudgetSpec {

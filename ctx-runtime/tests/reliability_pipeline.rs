@@ -226,7 +226,10 @@ fn definition(c: &Case) -> PipelineDef {
         })
         .collect();
     steps.push(step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: c.top_k, next: "fetch".into() })));
-    steps.push(step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: c.fetch_max, next: "manage".into() })));
+    steps.push(step(
+        "fetch",
+        StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: c.fetch_max, next: "manage".into() }),
+    ));
     steps.push(step(
         "manage",
         StepKind::ManageContextBudget(ManageBudgetSpec {

@@ -183,7 +183,7 @@ mod through_a_pipeline {
             prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
             steps: vec![
                 step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() })),
-                step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 500, next: "manage".into() })),
+                step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 500, next: "manage".into() })),
                 step(
                     "manage",
                     StepKind::ManageContextBudget(ManageBudgetSpec {

@@ -53,7 +53,7 @@ fn kind(s: &Step) -> StepKind {
     match s.kind % 7 {
         0 => StepKind::SearchNodes(SearchNodesSpec { top_k: s.number, next: id(s.a) }),
         1 => StepKind::ExpandDependencyTree(ExpandSpec { max_depth: s.number, next: id(s.a) }),
-        2 => StepKind::FetchNodeTexts(FetchSpec { max_tokens: s.number, next: id(s.a) }),
+        2 => StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: s.number, next: id(s.a) }),
         3 => StepKind::ManageContextBudget(ManageBudgetSpec {
             compact_code: (0..usize::from(s.c % 3))
                 .map(|j| CompactRuleSpec {

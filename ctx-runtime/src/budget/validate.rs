@@ -280,22 +280,22 @@ fn closest(name: &str, candidates: &[&'static str]) -> Option<&'static str> {
 /// so an evidence budget equal to or above `max_context_tokens` makes a full retrieval buffer
 /// unable to fit even into an empty context. Non-positive values are left to the validation of
 /// their own fields.
-pub fn check_evidence_budget(fetch_max_tokens: i64, fetch_at: &FieldPath, max_context_tokens: i64) -> Vec<ConfigIssue> {
-    if fetch_max_tokens <= 0 || max_context_tokens <= 0 || fetch_max_tokens < max_context_tokens {
+pub fn check_evidence_budget(evidence_tokens: i64, fetch_at: &FieldPath, max_context_tokens: i64) -> Vec<ConfigIssue> {
+    if evidence_tokens <= 0 || max_context_tokens <= 0 || evidence_tokens < max_context_tokens {
         return Vec::new();
     }
     vec![
         ConfigIssue::new(
             codes::PIPELINE_BUDGET_MISCONFIG,
-            fetch_at.key("max_tokens"),
+            fetch_at.key("evidence_tokens"),
             format!(
-                "fetch_node_texts `max_tokens: {fetch_max_tokens}` is not below settings.max_context_tokens \
+                "fetch_node_texts `evidence_tokens: {evidence_tokens}` is not below settings.max_context_tokens \
                  ({max_context_tokens}): a full retrieval buffer, once each node gets its `--- NODE ---` header, \
                  cannot fit the global context budget even with no other context"
             ),
         )
         .with_help(format!(
-            "lower `max_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or raise \
+            "lower `evidence_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or raise \
              settings.max_context_tokens",
             max_context_tokens / 2
         )),
@@ -447,8 +447,12 @@ mod tests {
         let over = check_evidence_budget(9_000, &fetch, 9_000);
         assert_eq!(over.len(), 1);
         assert_eq!(over[0].code, "PIPELINE_BUDGET_MISCONFIG");
-        assert_eq!(over[0].path.to_string(), "steps[1].max_tokens");
-        assert!(over[0].message.contains("`max_tokens: 9000`") && over[0].message.contains("(9000)"), "{}", over[0]);
+        assert_eq!(over[0].path.to_string(), "steps[1].evidence_tokens");
+        assert!(
+            over[0].message.contains("`evidence_tokens: 9000`") && over[0].message.contains("(9000)"),
+            "{}",
+            over[0]
+        );
         assert!(check_evidence_budget(12_000, &fetch, 0).is_empty());
         assert!(check_evidence_budget(0, &fetch, 10).is_empty());
     }

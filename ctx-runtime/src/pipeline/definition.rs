@@ -90,7 +90,7 @@ pub enum StepKind {
     SearchNodes(SearchNodesSpec),
     /// `expand_dependency_tree { max_depth, next }`: adds the dependencies of the hits.
     ExpandDependencyTree(ExpandSpec),
-    /// `fetch_node_texts { max_tokens, next }`: loads hit texts into `node_texts` within an
+    /// `fetch_node_texts { evidence_tokens, next }`: loads hit texts into `node_texts` within an
     /// evidence budget.
     FetchNodeTexts(FetchSpec),
     /// `manage_context_budget { … }`.
@@ -126,8 +126,10 @@ pub struct ExpandSpec {
 /// `fetch_node_texts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchSpec {
-    /// The evidence budget: total tokens of the fetched texts.
-    pub max_tokens: i64,
+    /// `evidence_tokens`: the evidence budget, total tokens of the fetched texts. Serialized
+    /// definitions written before the key was renamed spell it `max_tokens`; both are read.
+    #[serde(alias = "max_tokens")]
+    pub evidence_tokens: i64,
     /// The next step.
     pub next: String,
 }

@@ -38,6 +38,9 @@ pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
-pub use steps::{CallReport, FetchReport, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail};
+pub use steps::{
+    CallReport, FetchReport, MIN_TRUNCATED_TOKENS, OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail,
+    TRUNCATED_METADATA_KEY, TruncatedNode,
+};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -125,7 +125,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     if let Some(max_context) = max_context {
         for (i, step) in def.steps.iter().enumerate() {
             if let StepKind::FetchNodeTexts(spec) = &step.kind {
-                found.extend(check_evidence_budget(spec.max_tokens, &step_path(i), max_context));
+                found.extend(check_evidence_budget(spec.evidence_tokens, &step_path(i), max_context));
             }
         }
     }

@@ -43,7 +43,7 @@ pub(crate) fn expand(id: &str, next: &str) -> StepDef {
 }
 
 pub(crate) fn fetch(id: &str, next: &str) -> StepDef {
-    step(id, StepKind::FetchNodeTexts(FetchSpec { max_tokens: 3_000, next: next.into() }))
+    step(id, StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 3_000, next: next.into() }))
 }
 
 pub(crate) fn budget(id: &str, on_ok: &str, on_over: &str) -> StepDef {

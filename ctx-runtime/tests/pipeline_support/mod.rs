@@ -230,7 +230,7 @@ pub mod defs {
     pub fn pipeline(name: &str, compact_code: Vec<CompactRuleSpec>, guarded: bool) -> PipelineDef {
         let mut steps = vec![
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 3, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 600, next: "manage_budget".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
             step(
                 "manage_budget",
                 StepKind::ManageContextBudget(ManageBudgetSpec {

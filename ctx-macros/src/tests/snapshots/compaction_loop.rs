@@ -102,7 +102,7 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("fetch"), kind :
                 ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec
-                { max_tokens : 3000i64, next :
+                { evidence_tokens : 3000i64, next :
                 ::std::string::String::from("manage_budget") }) },
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("manage_budget"), kind :

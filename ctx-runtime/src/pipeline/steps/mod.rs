@@ -18,7 +18,7 @@ use super::error::PipelineError;
 use super::transition::Transition;
 
 pub use call_model::{CallReport, OUTPUT_FLOOR_TOKENS};
-pub use fetch::{FetchReport, SkipReason, SkippedNode};
+pub use fetch::{FetchReport, MIN_TRUNCATED_TOKENS, SkipReason, SkippedNode, TRUNCATED_METADATA_KEY, TruncatedNode};
 
 /// What a step did, by kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
