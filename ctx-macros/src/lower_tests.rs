@@ -248,3 +248,44 @@ fn the_old_evidence_key_still_reads_with_a_deprecation_and_both_are_an_error() {
           help: keep `evidence_tokens` and remove `max_tokens` (its old spelling)"]
     );
 }
+
+/// The `compile_error!` messages of an expansion.
+fn expansion_errors(tokens: TokenStream) -> String {
+    crate::expand::pipeline(tokens, None).to_string()
+}
+
+#[test]
+fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
+    let ok = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 9_000, compactors: [yaml], node_frame: "<doc id=\"{id}\">\n{text}\n</doc>" }
+            steps {
+                m: manage_context_budget {
+                    compact_code: [ { language: markdown, policy: always }, { language: yaml, policy: always } ],
+                    on_ok: end, on_over: end,
+                }
+            }
+        }
+    });
+    assert!(!ok.contains("compile_error"), "{ok}");
+    assert!(ok.contains("compactors : :: std :: vec ! [:: std :: string :: String :: from (\"yaml\")]"), "{ok}");
+    let typo = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 9_000, node_frame: "{id} {txt}" }
+            steps {
+                m: manage_context_budget { compact_code: [ { language: markdwn, policy: always } ], on_ok: end, on_over: end }
+            }
+        }
+    });
+    assert!(
+        typo.contains("unknown compaction language `markdwn`") && typo.contains("did you mean `markdown`?"),
+        "{typo}"
+    );
+    assert!(typo.contains("unknown placeholder `{txt}` in the node frame; did you mean `{text}`?"), "{typo}");
+    let (_, errors) = lower_tokens(quote! {
+        pipeline P { model { model: "gpt-4o" } settings { node_fram: "{text}" } steps { a: custom { outcomes { done => end } } } }
+    });
+    assert_eq!(errors, ["unknown setting `node_fram`\nhelp: did you mean `node_frame`?"]);
+}

@@ -68,6 +68,10 @@ pub const MAX_CONTEXT_TOKENS: Symbol = Symbol("max_context_tokens");
 pub const MAX_HISTORY_TOKENS: Symbol = Symbol("max_history_tokens");
 pub const BUDGET_SAFETY_MARGIN_TOKENS: Symbol = Symbol("budget_safety_margin_tokens");
 pub const LIMITS_POLICY: Symbol = Symbol("limits_policy");
+/// The user compactor languages rules may name: `compactors: [yaml]`.
+pub const COMPACTORS: Symbol = Symbol("compactors");
+/// The node frame template: `node_frame: "<doc id=\"{id}\">\n{text}\n</doc>"`.
+pub const NODE_FRAME: Symbol = Symbol("node_frame");
 
 // `prompts { … }` values.
 pub const INCLUDE_STR: Symbol = Symbol("include_str");

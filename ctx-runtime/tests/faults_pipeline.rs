@@ -54,6 +54,7 @@ fn definition() -> PipelineDef {
             budget_safety_margin_tokens: Some(128),
             limits_policy: None,
             extra: BTreeMap::new(),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "rewrite".into(), text: Some("Rewrite the question in plain English.".into()) },

@@ -89,6 +89,7 @@ fn code_qa(window: usize) -> PipelineDef {
             budget_safety_margin_tokens: Some(64),
             limits_policy: None,
             extra: BTreeMap::from([("max_turn_loops".to_owned(), 2)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },

@@ -286,6 +286,7 @@ fn definition(c: &Case) -> PipelineDef {
             budget_safety_margin_tokens: Some(c.margin),
             limits_policy: Some(if c.auto_clamp { "auto_clamp" } else { "fail_fast" }.into()),
             extra: BTreeMap::from([("max_turn_loops".to_owned(), c.loops)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },

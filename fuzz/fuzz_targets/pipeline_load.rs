@@ -109,6 +109,7 @@ fuzz_target!(|input: Input| {
             budget_safety_margin_tokens: input.margin,
             limits_policy: Some(["fail_fast", "auto_clamp", "yolo"][usize::from(input.policy % 3)].into()),
             extra: input.loops.map(|l| ("max_turn_loops".to_owned(), l)).into_iter().collect::<BTreeMap<_, _>>(),
+            ..SettingsSpec::default()
         },
         prompts: input
             .prompts

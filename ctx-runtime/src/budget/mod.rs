@@ -68,16 +68,18 @@ mod action;
 mod config;
 mod error;
 mod format;
+mod frame;
 mod prefix;
 mod report;
 mod validate;
 
-pub use action::manage_context_budget;
+pub use action::{BudgetOptions, manage_context_budget, manage_context_budget_with};
 pub use config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
 pub use error::BudgetError;
-pub use format::{NODE_HEADER, format_node};
+pub use format::{NODE_HEADER, format_node, format_node_as};
+pub use frame::{FRAME_PLACEHOLDERS, FrameError, NodeFrame};
 pub use report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
-pub use validate::{check_evidence_budget, validate_manage_budget};
+pub use validate::{check_evidence_budget, validate_manage_budget, validate_manage_budget_with};
 
 /// The stable codes of the issues and errors of this step.
 pub mod codes {

@@ -60,6 +60,14 @@ pub struct SettingsSpec {
     pub budget_safety_margin_tokens: Option<i64>,
     /// `limits_policy`: `fail_fast` (default) or `auto_clamp`.
     pub limits_policy: Option<String>,
+    /// `compactors: [yaml, …]`: the user compactor languages `compact_code` rules may name
+    /// besides the built-in ones; each must be registered when the pipeline is loaded.
+    #[serde(default)]
+    pub compactors: Vec<String>,
+    /// `node_frame: "…"`: the template nodes are wrapped in (placeholders `{id}`, `{path}`,
+    /// `{language}`, `{compact}`, `{text}`); `None` keeps the spec's `--- NODE ---` header.
+    #[serde(default)]
+    pub node_frame: Option<String>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
+use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{ContractReport, call_model_checks_split, check_contract};
 use crate::tokens::TokenCounter;
@@ -65,7 +65,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     let mut budgets_ok = true;
     for (i, step) in def.steps.iter().enumerate() {
         if let StepKind::ManageContextBudget(spec) = &step.kind {
-            match validate_manage_budget(spec, &step_path(i)) {
+            match validate_manage_budget_with(spec, &step_path(i), &def.settings.compactors) {
                 Ok(cfg) => {
                     budgets.insert(i, cfg);
                 }
@@ -76,6 +76,8 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
             }
         }
     }
+
+    found.extend(settings_issues(def));
 
     let model = match input.model {
         ModelInput::Spec(spec) => ModelConfig::from_spec(spec, &root.key("model")).map_err(|e| found.extend(e)).ok(),
@@ -180,4 +182,43 @@ mod tests {
         let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
         assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
     }
+}
+
+/// The typed settings this module owns: `compactors` (names, not built in, each once) and
+/// `node_frame` (a valid template).
+fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
+    let at = FieldPath::root().key("settings");
+    let mut found = Vec::new();
+    for (i, name) in def.settings.compactors.iter().enumerate() {
+        let path = at.key("compactors").index(i);
+        if crate::compact::BUILTIN_LANGUAGES.contains(&name.as_str()) {
+            found.push(
+                ConfigIssue::new(
+                    "COMPACTOR_BUILTIN",
+                    path,
+                    format!("`{name}` is a built-in compactor; `compactors` declares user compactors only"),
+                )
+                .with_help(format!("remove `{name}` from `compactors`: rules can name it as it is")),
+            );
+        } else if !crate::compact::is_language_name(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_BAD_NAME", path, format!("compactor language {name:?} is not a name"))
+                    .with_help("use letters, digits and `_`, starting with a letter, e.g. `yaml`"),
+            );
+        } else if def.settings.compactors[..i].contains(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_DUPLICATE", path, format!("compactor language `{name}` is declared twice"))
+                    .with_help("remove one of the two"),
+            );
+        }
+    }
+    if let Some(template) = &def.settings.node_frame
+        && let Err(e) = NodeFrame::parse(template)
+    {
+        found.push(ConfigIssue::new("NODE_FRAME_INVALID", at.key("node_frame"), e.to_string()).with_help(
+            "placeholders are `{id}`, `{path}`, `{language}`, `{compact}` and `{text}` (exactly once); write `{{` \
+                 and `}}` for literal braces, e.g. \"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"",
+        ));
+    }
+    found
 }

@@ -286,6 +286,7 @@ pub mod defs {
                 budget_safety_margin_tokens: Some(128),
                 limits_policy: None,
                 extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+                ..SettingsSpec::default()
             },
             // The spec's own key spelling, `sumarizer`.
             prompts: vec![

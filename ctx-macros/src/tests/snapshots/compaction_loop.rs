@@ -81,6 +81,8 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 max_history_tokens: ::core::option::Option::Some(2000i64),
                 budget_safety_margin_tokens: ::core::option::Option::None,
                 limits_policy: ::core::option::Option::None,
+                compactors: ::std::vec![],
+                node_frame: ::core::option::Option::None,
                 extra: ::std::collections::BTreeMap::from([
                     (::std::string::String::from("max_turn_loops"), 3i64),
                 ]),

@@ -4,7 +4,7 @@
 use super::{ChunkError, Chunker, Piece, line_starts, pack};
 
 /// A fence opener: its character and length (``` or ~~~, at least 3, up to 3 spaces indented).
-fn fence(line: &str) -> Option<(u8, usize)> {
+pub(crate) fn fence(line: &str) -> Option<(u8, usize)> {
     let trimmed = line.trim_start_matches(' ');
     if line.len() - trimmed.len() > 3 {
         return None;
@@ -19,7 +19,7 @@ fn fence(line: &str) -> Option<(u8, usize)> {
 }
 
 /// Whether `line` closes a fence opened with `open`.
-fn closes(line: &str, open: (u8, usize)) -> bool {
+pub(crate) fn closes(line: &str, open: (u8, usize)) -> bool {
     fence(line).is_some_and(|(c, n)| c == open.0 && n >= open.1 && line.trim().bytes().all(|b| b == c))
 }
 

@@ -36,7 +36,7 @@
 //! ```
 
 pub mod code;
-mod markdown;
+pub(crate) mod markdown;
 #[cfg(test)]
 mod tests;
 
