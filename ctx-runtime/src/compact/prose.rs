@@ -5,7 +5,8 @@
 //! tabs inside a line (after its indentation) into one space. Neither touches a line inside a
 //! ``` or ~~~ fenced block, fences included, since whitespace in code can matter. Markdown keeps
 //! inner spacing because two trailing spaces are a line break there — those are the one
-//! exception to the trailing-space rule: a markdown line ending in two or more spaces keeps two.
+//! exception to the trailing-space rule: a markdown line (not a heading) ending in two or more
+//! spaces keeps two.
 //!
 //! `json` removes the whitespace between tokens, keeping key order and every string byte for
 //! byte; a text that is not valid JSON is returned unchanged.
@@ -14,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use crate::retrieve::chunk::markdown::{closes, fence};
+use crate::retrieve::chunk::markdown::{closes, fence, heading};
 
 /// Markdown with meaningless whitespace folded (see the module documentation).
 pub fn compact_markdown(text: &str) -> Cow<'_, str> {
@@ -73,7 +74,11 @@ fn fold(text: &str, inner: bool) -> Cow<'_, str> {
         } else {
             out.push_str(trimmed);
             // A markdown hard line break: two trailing spaces before a line end.
-            if !eol.is_empty() && line.len() - trimmed.len() >= 2 && line[trimmed.len()..].bytes().all(|b| b == b' ') {
+            if !eol.is_empty()
+                && line.len() - trimmed.len() >= 2
+                && line[trimmed.len()..].bytes().all(|b| b == b' ')
+                && heading(trimmed).is_none()
+            {
                 out.push_str("  ");
             }
         }

@@ -24,7 +24,7 @@ pub(crate) fn closes(line: &str, open: (u8, usize)) -> bool {
 }
 
 /// An ATX heading's level and text (`## Install ##` → (2, "Install")).
-fn heading(line: &str) -> Option<(usize, String)> {
+pub(crate) fn heading(line: &str) -> Option<(usize, String)> {
     let trimmed = line.trim_start_matches(' ');
     if line.len() - trimmed.len() > 3 {
         return None;
