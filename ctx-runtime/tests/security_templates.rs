@@ -221,7 +221,8 @@ mod through_a_pipeline {
         let requests = model.0.lock().map(|r| r.clone()).unwrap_or_default();
         assert_eq!(requests.len(), 1);
         let user = &requests[0].messages.last().expect("a user message").content;
-        let node = "--- NODE ---\nid: notes\npath: docs/notes.md\nlanguage: unknown\ncompact: false\ntext:\n";
+        // A `.md` node is classified `markdown` (no rule names it here, so it is not compacted).
+        let node = "--- NODE ---\nid: notes\npath: docs/notes.md\nlanguage: markdown\ncompact: false\ntext:\n";
         assert_eq!(user, &format!("### Context:\n{node}{NODE_TEXT}\n\n### User:\n{question}\n\n"), "{user}");
     }
 }

@@ -9,7 +9,8 @@
 //! 1. classifies each node ([`classify`](crate::classify::classify)): `sql`, `dotnet` or
 //!    `unknown`;
 //! 2. decides, node by node and in order, whether to compact it (below);
-//! 3. wraps it in a `--- NODE ---` header ([`format_node`]);
+//! 3. wraps it in a `--- NODE ---` header ([`format_node`]), or in the pipeline's own
+//!    [`NodeFrame`] (`settings { node_frame: "…" }`);
 //! 4. renders the context as it would be sent — the existing blocks, the divider
 //!    (`divide_new_content`, once, before the batch) and the formatted nodes, joined by
 //!    [`render_context_blocks`](crate::state::render_context_blocks) — and counts that exact

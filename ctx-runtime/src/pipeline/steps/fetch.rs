@@ -41,8 +41,9 @@ pub enum SkipReason {
     NotFound,
     /// Its text is empty or only whitespace.
     Empty,
-    /// Its text has more tokens than the `remaining` budget, and `remaining` is below
-    /// [`MIN_TRUNCATED_TOKENS`], so not even a truncated start of it was kept.
+    /// Its text has more tokens than the `remaining` budget, and either `remaining` is below
+    /// [`MIN_TRUNCATED_TOKENS`] or the start that fits is only whitespace, so not even a
+    /// truncated start of it was kept.
     OverBudget {
         /// The budget left when it was tried.
         remaining: usize,
