@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use ctx_runtime::ErrorCode;
-use ctx_runtime::budget::{BudgetDecision, BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget_with};
+use ctx_runtime::budget::{
+    BudgetDecision, BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget_with,
+};
 use ctx_runtime::compact::{CompactorRegistry, TextCompactor};
 use ctx_runtime::pipeline::definition::{
     CompactRuleSpec, ManageBudgetSpec, ModelSource, ModelSpec, PipelineDef, SettingsSpec, StepDef, StepKind,
@@ -45,8 +47,12 @@ fn budget_spec(languages: &[&str]) -> ManageBudgetSpec {
 #[test]
 fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
     let declared = vec!["ini".to_owned()];
-    let cfg = validate_manage_budget_with(&budget_spec(&["markdown", "json", "ini"]), &FieldPath::parse("steps[0]"), &declared)
-        .expect("valid");
+    let cfg = validate_manage_budget_with(
+        &budget_spec(&["markdown", "json", "ini"]),
+        &FieldPath::parse("steps[0]"),
+        &declared,
+    )
+    .expect("valid");
     let options = BudgetOptions {
         compactors: CompactorRegistry::new().with(Ini).expect("registered"),
         frame: NodeFrame::parse("<doc id=\"{id}\" language=\"{language}\" compact=\"{compact}\">\n{text}\n</doc>")
@@ -80,10 +86,14 @@ fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
 
 #[test]
 fn an_undeclared_language_is_an_error_with_the_builtins_listed() {
-    let issues = validate_manage_budget_with(&budget_spec(&["markdwn"]), &FieldPath::parse("steps[0]"), &[]).unwrap_err();
+    let issues =
+        validate_manage_budget_with(&budget_spec(&["markdwn"]), &FieldPath::parse("steps[0]"), &[]).unwrap_err();
     let text = issues[0].to_string();
     assert!(text.contains("unknown compaction language `markdwn`"), "{text}");
-    assert!(text.contains("`sql`, `dotnet`, `markdown`, `text`, `json`") && text.contains("did you mean `markdown`?"), "{text}");
+    assert!(
+        text.contains("`sql`, `dotnet`, `markdown`, `text`, `json`") && text.contains("did you mean `markdown`?"),
+        "{text}"
+    );
 }
 
 fn def(settings: SettingsSpec) -> PipelineDef {
@@ -112,8 +122,12 @@ fn a_declared_compactor_must_be_registered_and_a_frame_must_hold_the_text() {
     };
     let err = LoadedPipeline::load(def(settings.clone()), LoadOptions::new()).unwrap_err();
     assert_eq!(err.code(), "COMPACTOR_NOT_REGISTERED");
-    assert!(err.to_string().contains("compactor language `ini` is declared but no compactor for it was registered"), "{err}");
-    let loaded = LoadedPipeline::load(def(settings.clone()), LoadOptions::new().compactor(Ini).unwrap()).expect("loads");
+    assert!(
+        err.to_string().contains("compactor language `ini` is declared but no compactor for it was registered"),
+        "{err}"
+    );
+    let loaded =
+        LoadedPipeline::load(def(settings.clone()), LoadOptions::new().compactor(Ini).unwrap()).expect("loads");
     assert_eq!(loaded.budget_options().frame.template(), Some("[{id}]\n{text}"));
     assert_eq!(loaded.budget_options().compactors.names().collect::<Vec<_>>(), ["ini"]);
 

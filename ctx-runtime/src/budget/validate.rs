@@ -109,7 +109,7 @@ fn validate_rule(
 ) -> Option<CompactRule> {
     let before = issues.len();
     let language = RuleLanguage::parse(&spec.language)
-        .or_else(|| declared.iter().any(|d| *d == spec.language).then(|| RuleLanguage::Custom(spec.language.clone())));
+        .or_else(|| declared.contains(&spec.language).then(|| RuleLanguage::Custom(spec.language.clone())));
     if language.is_none() {
         let builtins = RuleLanguage::NAMES.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         issues.push(

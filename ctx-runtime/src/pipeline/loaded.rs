@@ -349,10 +349,6 @@ fn step_bound(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings) -> 
     allowed_loops.saturating_add(1).saturating_mul(longest)
 }
 
-#[cfg(test)]
-#[path = "loaded_tests.rs"]
-mod tests;
-
 /// Every language declared in `settings { compactors: [...] }` must have a compactor in
 /// `opts`: the macro checked the rules against the declaration, this checks the declaration
 /// against what the caller registered.
@@ -381,3 +377,7 @@ fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigI
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "loaded_tests.rs"]
+mod tests;

@@ -167,23 +167,6 @@ fn on_index_path(mut issue: ConfigIssue, ids: &HashMap<&str, usize>) -> ConfigIs
     issue
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn contract_paths_move_to_indices() {
-        let def = crate::pipeline::testing::compaction_loop();
-        let ids = first_indices(&def);
-        let issue = ConfigIssue::new("X", FieldPath::parse("steps.summarize.max_output_tokens"), "m");
-        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[4].max_output_tokens");
-        let issue = ConfigIssue::new("X", FieldPath::parse("settings.max_context_tokens"), "m");
-        assert_eq!(on_index_path(issue, &ids).path.to_string(), "settings.max_context_tokens");
-        let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
-        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
-    }
-}
-
 /// The typed settings this module owns: `compactors` (names, not built in, each once) and
 /// `node_frame` (a valid template).
 fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
@@ -221,4 +204,21 @@ fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
         ));
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_paths_move_to_indices() {
+        let def = crate::pipeline::testing::compaction_loop();
+        let ids = first_indices(&def);
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps.summarize.max_output_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[4].max_output_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("settings.max_context_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "settings.max_context_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
+    }
 }
