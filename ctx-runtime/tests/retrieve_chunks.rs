@@ -67,3 +67,48 @@ fn kinds_can_be_overridden_and_bad_sizes_are_typed_errors() {
     assert_eq!(err.code(), "RETRIEVE_CHUNK");
     assert!(err.to_string().contains("below the minimum"), "{err}");
 }
+
+/// search → fetch over a whole-file index: a file larger than the evidence budget is cut to it
+/// and reported, not dropped.
+#[tokio::test]
+async fn fetch_truncates_a_file_larger_than_the_evidence_budget_and_says_so() {
+    use ctx_runtime::pipeline::definition::{
+        FetchSpec, ModelSource, ModelSpec, PipelineDef, SearchNodesSpec, SettingsSpec, StepDef, StepKind,
+    };
+    use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, TRUNCATED_METADATA_KEY};
+    use ctx_runtime::state::PipelineState;
+
+    let dir = sample();
+    let index = Bm25Index::from_dir(dir.path(), &IndexOptions::default()).expect("index");
+    let def = PipelineDef {
+        name: "Fetch".into(),
+        model: ModelSource::Inline(ModelSpec {
+            model: None,
+            context_window: Some(8_192),
+            max_tokens: Some(512),
+            encoding: Some("cl100k_base".into()),
+        }),
+        settings: SettingsSpec { max_context_tokens: Some(4_000), ..SettingsSpec::default() },
+        prompts: Vec::new(),
+        steps: vec![
+            StepDef {
+                id: "search".into(),
+                kind: StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() }),
+            },
+            StepDef {
+                id: "fetch".into(),
+                kind: StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 100, next: "end".into() }),
+            },
+        ],
+    };
+    let p = LoadedPipeline::load(def, LoadOptions::new()).expect("loads");
+    let env = StepEnv::builder().search(&index).store(&index).build();
+    let (state, reports) = p.run(PipelineState::new("where do parcels ship from"), &env).await.expect("runs");
+    let StepDetail::FetchNodeTexts(report) = &reports[1].detail else { panic!("{:?}", reports[1]) };
+    assert_eq!(report.fetched, ["guide.md"]);
+    let [cut] = report.truncated.as_slice() else { panic!("{report:?}") };
+    assert!(cut.original_tokens > 100 && cut.kept_tokens <= 100, "{cut:?}");
+    let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+    assert_eq!(counter.count(&state.node_texts[0].text).unwrap(), cut.kept_tokens);
+    assert!(state.node_texts[0].metadata.contains_key(TRUNCATED_METADATA_KEY));
+}

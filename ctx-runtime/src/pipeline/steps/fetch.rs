@@ -367,7 +367,8 @@ mod spelling_tests {
     #[test]
     fn serialized_definitions_with_the_old_key_still_read() {
         let old: FetchSpec = serde_json::from_value(serde_json::json!({ "max_tokens": 5, "next": "end" })).unwrap();
-        let new: FetchSpec = serde_json::from_value(serde_json::json!({ "evidence_tokens": 5, "next": "end" })).unwrap();
+        let new: FetchSpec =
+            serde_json::from_value(serde_json::json!({ "evidence_tokens": 5, "next": "end" })).unwrap();
         assert_eq!(old, new);
         assert_eq!(serde_json::to_value(&new).unwrap()["evidence_tokens"], 5);
     }
