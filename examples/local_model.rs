@@ -40,7 +40,7 @@ ctx::pipeline! {
         }
         steps {
             search: search_nodes { top_k: 6, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 600, next: manage_budget },
+            fetch: fetch_node_texts { evidence_tokens: 600, next: manage_budget },
             manage_budget: manage_context_budget {
                 compact_code: [
                     { language: sql, policy: threshold, threshold: 0.4 },

@@ -21,7 +21,7 @@ ctx::pipeline! {
         }
         steps {
             search: search_nodes { top_k: 3, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 1_200, next: manage_budget },
+            fetch: fetch_node_texts { evidence_tokens: 1_200, next: manage_budget },
             manage_budget: manage_context_budget {
                 divide_new_content: "<<<New content",
                 on_ok: call_model_answer,

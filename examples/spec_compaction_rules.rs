@@ -21,7 +21,7 @@ ctx::pipeline! {
         }
         steps {
             search: search_nodes { top_k: 4, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage_budget },
             manage_budget: manage_context_budget {
                 compact_code: [
                     { language: sql, policy: demand, inbox_key: "compact_sql" },

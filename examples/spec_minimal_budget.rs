@@ -20,7 +20,7 @@ ctx::pipeline! {
         }
         steps {
             search: search_nodes { top_k: 3, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage_budget },
             manage_budget: manage_context_budget { on_ok: call_model_answer, on_over: call_summarize_context },
             call_summarize_context: call_model {
                 prompt_key: sumarizer,

@@ -18,7 +18,7 @@
 //!         }
 //!         steps {
 //!             search: search_nodes { top_k: 20, next: fetch },
-//!             fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+//!             fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage_budget },
 //!             manage_budget: manage_context_budget {
 //!                 compact_code: [
 //!                     { language: sql, policy: demand, inbox_key: "compact_sql" },
@@ -136,4 +136,13 @@ pub mod __private {
     pub use ctx_runtime::__private::serde_json;
     pub use ctx_runtime::llm::ChatModel;
     pub use ctx_runtime::{CtxError, PipelineState, engine, pipeline, turn};
+
+    /// Items generated code names where the user wrote a deprecated spelling: naming one makes
+    /// rustc print its note at that spelling (stable proc macros cannot emit warnings).
+    pub mod deprecated {
+        #[allow(non_upper_case_globals)]
+        #[deprecated(note = "`max_tokens` in a `fetch_node_texts` step is now spelled `evidence_tokens` \
+                             (`max_tokens` means the output limit in `call_model`); rename the key")]
+        pub const fetch_node_texts_max_tokens: () = ();
+    }
 }

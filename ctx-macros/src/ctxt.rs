@@ -16,12 +16,40 @@ use crate::spans::SpanRange;
 #[derive(Default)]
 pub struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
+    deprecations: RefCell<Vec<(Span, Deprecation)>>,
+}
+
+/// A deprecated spelling the invocation used. Stable proc macros cannot emit warnings, so the
+/// expansion names a `#[deprecated]` hidden item at the spelling's span and rustc warns there.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Deprecation {
+    /// `max_tokens` in a `fetch_node_texts` step, now `evidence_tokens`.
+    FetchMaxTokens,
+}
+
+impl Deprecation {
+    /// The hidden item in `__private::deprecated` that carries the warning's note.
+    pub fn item(self) -> &'static str {
+        match self {
+            Deprecation::FetchMaxTokens => "fetch_node_texts_max_tokens",
+        }
+    }
 }
 
 impl Ctxt {
     /// A new, empty accumulator.
     pub fn new() -> Self {
-        Ctxt { errors: RefCell::new(Some(Vec::new())) }
+        Ctxt { errors: RefCell::new(Some(Vec::new())), deprecations: RefCell::new(Vec::new()) }
+    }
+
+    /// Records a deprecated spelling at `span`; see [`Deprecation`].
+    pub fn deprecated(&self, span: Span, what: Deprecation) {
+        self.deprecations.borrow_mut().push((span, what));
+    }
+
+    /// The deprecated spellings recorded so far, in the order they were found.
+    pub fn deprecations(&self) -> Vec<(Span, Deprecation)> {
+        self.deprecations.borrow().clone()
     }
 
     /// Records an error at `span`.

@@ -92,12 +92,16 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
     let margin = opt_i64(&s.budget_safety_margin_tokens);
     let policy = opt_string(&s.limits_policy);
     let extra = s.extra.iter().map(|(k, v)| quote!((::std::string::String::from(#k), #v)));
+    let compactors = s.compactors.iter().map(|c| quote!(::std::string::String::from(#c)));
+    let frame = opt_string(&s.node_frame);
     quote! {
         #p::SettingsSpec {
             max_context_tokens: #max_context,
             max_history_tokens: #max_history,
             budget_safety_margin_tokens: #margin,
             limits_policy: #policy,
+            compactors: ::std::vec![#(#compactors),*],
+            node_frame: #frame,
             extra: ::std::collections::BTreeMap::from([#(#extra),*]),
         }
     }
@@ -116,8 +120,8 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec { max_depth: #max_depth, next: #next }))
         }
         StepKind::FetchNodeTexts(s) => {
-            let (max_tokens, next) = (s.max_tokens, string(&s.next));
-            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { max_tokens: #max_tokens, next: #next }))
+            let (evidence_tokens, next) = (s.evidence_tokens, string(&s.next));
+            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { evidence_tokens: #evidence_tokens, next: #next }))
         }
         StepKind::ManageContextBudget(s) => {
             let rules = s.compact_code.iter().map(|r| compact_rule(p, r));

@@ -36,6 +36,8 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     valid::check(&cx, &lowered);
     let valid = !cx.has_errors();
     let items = items(&input, &lowered, &variants, &needs, &rt, valid);
+    let warnings = deprecation_warnings(&cx, &rt);
+    let items = quote!(#items #warnings);
     match cx.check() {
         Ok(()) => items,
         Err(errors) => {
@@ -43,6 +45,16 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
             quote!(#items #errors)
         }
     }
+}
+
+/// One use of a `#[deprecated]` hidden item per deprecated spelling, its last segment spanned at
+/// the spelling so that rustc's warning points at the user's key.
+fn deprecation_warnings(cx: &Ctxt, rt: &TokenStream) -> TokenStream {
+    let uses = cx.deprecations().into_iter().map(|(span, what)| {
+        let item = Ident::new(what.item(), span);
+        quote::quote_spanned!(span=> const _: () = #rt::deprecated::#item;)
+    });
+    quote!(#(#uses)*)
 }
 
 /// The step enum's variants: one per distinct step id, in declaration order.

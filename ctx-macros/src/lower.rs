@@ -17,13 +17,13 @@ use syn::LitStr;
 
 use crate::ast::{Item, PipelineInput, Value};
 use crate::ctxt::Ctxt;
-use crate::fields::{Fields, Reader, entry_range, unraw, with_help};
+use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help};
 use crate::lower_steps::{keys_of, lower_kind};
 use crate::spans::{SpanMap, SpanRange, step_path};
 use crate::symbol::{
-    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, CONFIG, CONTEXT_WINDOW, ENCODING, INCLUDE_STR, LIMITS_POLICY,
-    MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, OUTCOMES, PROMPTS, SECTIONS,
-    SETTINGS, STEPS, Symbol,
+    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, INCLUDE_STR, LIMITS_POLICY,
+    MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, NODE_FRAME, OUTCOMES, PROMPTS,
+    SECTIONS, SETTINGS, STEPS, Symbol,
 };
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
@@ -204,14 +204,58 @@ fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpe
     if let Some((k, v)) = f.take(LIMITS_POLICY) {
         spec.limits_policy = r.name(&path.key(LIMITS_POLICY.as_str()), k, v, "fail_fast");
     }
+    if let Some((k, v)) = f.take(NODE_FRAME) {
+        let example = "\"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"";
+        spec.node_frame = r.string(&path.key(NODE_FRAME.as_str()), k, v, example);
+    }
+    if let Some((k, v)) = f.take(COMPACTORS) {
+        spec.compactors = lower_compactors(r, &path.key(COMPACTORS.as_str()), k, v);
+    }
     // Every other setting is a named integer, read by steps such as `loop_guard`.
+    let typed =
+        [MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, BUDGET_SAFETY_MARGIN_TOKENS, LIMITS_POLICY, COMPACTORS, NODE_FRAME];
     for (k, v) in f.rest() {
         let name = unraw(k);
+        // A misspelt typed setting would otherwise read as a named integer and fail on its value.
+        if !matches!(v, Value::Int { .. })
+            && let Some(best) = did_you_mean(&name, typed.iter().map(|s| s.as_str()))
+        {
+            r.spans.poison(&path.key(name.as_str()));
+            r.cx.error_at(k.span(), with_help(format!("unknown setting `{name}`"), format!("did you mean `{best}`?")));
+            continue;
+        }
         if let Some(n) = r.int(&path.key(name.as_str()), k, v, "3") {
             spec.extra.insert(name, n);
         }
     }
     spec
+}
+
+/// `compactors: [yaml, toml]`: names, each recorded at its own token.
+fn lower_compactors(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value) -> Vec<String> {
+    let Some(items) = r.list(path, key, value, "[yaml]") else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for (i, item) in items.items.iter().enumerate() {
+        match item {
+            Item::Value(Value::Name(name)) => {
+                r.spans.record(&path.index(i), SpanRange::single(name.span()));
+                names.push(unraw(name));
+            }
+            other => {
+                r.spans.poison(&path.index(i));
+                r.cx.error_range(
+                    other.range(),
+                    with_help(
+                        "expected the name of a user compactor's language",
+                        "write e.g. `compactors: [yaml]`, then `{ language: yaml, policy: always }` in `compact_code`",
+                    ),
+                );
+            }
+        }
+    }
+    names
 }
 
 /// `prompts { key: "text" | include_str!("file") | at_load, … }`.

@@ -11,6 +11,7 @@ use ctx_runtime::validation::FieldPath;
 use proc_macro2::Ident;
 
 use crate::ast::{Item, Items, Value};
+use crate::ctxt::Deprecation;
 use crate::fields::{Fields, Reader, did_you_mean, unraw, with_help};
 use crate::spans::SpanRange;
 use crate::symbol::*;
@@ -20,7 +21,7 @@ pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
     match kind {
         SEARCH_NODES => &[TOP_K, NEXT],
         EXPAND_DEPENDENCY_TREE => &[MAX_DEPTH, NEXT],
-        FETCH_NODE_TEXTS => &[MAX_TOKENS, NEXT],
+        FETCH_NODE_TEXTS => &[EVIDENCE_TOKENS, NEXT],
         MANAGE_CONTEXT_BUDGET => &[COMPACT_CODE, DIVIDE_NEW_CONTENT, ON_OK, ON_OVER],
         CALL_MODEL => &[
             PROMPT_KEY,
@@ -85,10 +86,9 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
             max_depth: s.required_int(MAX_DEPTH, "max_depth: 2"),
             next: s.target(NEXT),
         }),
-        FETCH_NODE_TEXTS => StepKind::FetchNodeTexts(FetchSpec {
-            max_tokens: s.required_int(MAX_TOKENS, "max_tokens: 3_000"),
-            next: s.target(NEXT),
-        }),
+        FETCH_NODE_TEXTS => {
+            StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: s.evidence_tokens(), next: s.target(NEXT) })
+        }
         MANAGE_CONTEXT_BUDGET => StepKind::ManageContextBudget(ManageBudgetSpec {
             compact_code: s.compact_code(),
             divide_new_content: s.optional(DIVIDE_NEW_CONTENT, |r, p, k, v| r.string(p, k, v, "\"<<<New content\"")),
@@ -183,6 +183,33 @@ impl StepReader<'_, '_, '_> {
             params: self.model_params(),
             next: self.target(NEXT),
         }
+    }
+
+    /// `evidence_tokens` of `fetch_node_texts`, or its deprecated spelling `max_tokens` (which
+    /// reads the same, with a deprecation warning at the key); both at once is an error at the
+    /// second one written, since a reader could not tell which wins.
+    fn evidence_tokens(&mut self) -> i64 {
+        let Some((old_key, old_value)) = self.f.take(MAX_TOKENS) else {
+            return self.required_int(EVIDENCE_TOKENS, "evidence_tokens: 3_000");
+        };
+        let path = self.path(EVIDENCE_TOKENS);
+        if let Some((new_key, _)) = self.f.take(EVIDENCE_TOKENS) {
+            let later = if new_key.span().start() > old_key.span().start() { new_key } else { old_key };
+            self.r.spans.poison(&path);
+            self.r.cx.error_at(
+                later.span(),
+                with_help(
+                    "`max_tokens` and `evidence_tokens` both set the evidence budget of `fetch_node_texts`",
+                    "keep `evidence_tokens` and remove `max_tokens` (its old spelling)",
+                ),
+            );
+            return 1;
+        }
+        self.r.cx.deprecated(old_key.span(), Deprecation::FetchMaxTokens);
+        self.r.int(&path, old_key, old_value, "3_000").unwrap_or_else(|| {
+            self.r.spans.poison(&path);
+            1
+        })
     }
 
     /// A transition: a step id or `end`.

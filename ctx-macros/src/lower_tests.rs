@@ -37,7 +37,7 @@ fn sketch() -> TokenStream {
             }
             steps {
                 search: search_nodes { top_k: 20, next: fetch },
-                fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+                fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage_budget },
                 manage_budget: manage_context_budget {
                     compact_code: [
                         { language: sql, policy: demand, inbox_key: "compact_sql" },
@@ -200,7 +200,7 @@ fn syntax_errors_are_all_reported_with_a_fix() {
 #[test]
 fn a_key_of_another_kind_says_where_it_belongs() {
     let (_, errors) = lower_tokens(quote! {
-        pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { max_tokens: 1, next: end, on_over: end } } }
+        pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { evidence_tokens: 1, next: end, on_over: end } } }
     });
     assert_eq!(errors.len(), 1);
     assert!(errors[0].contains("(`on_over` is a key of `manage_context_budget`)"), "{}", errors[0]);
@@ -216,4 +216,76 @@ fn missing_sections_and_unknown_sections_are_reported() {
         errors[0]
     );
     assert!(errors[1].starts_with("pipeline `P` is missing `model` and `steps`\nhelp: add `model {"), "{}", errors[1]);
+}
+
+#[test]
+fn the_old_evidence_key_still_reads_with_a_deprecation_and_both_are_an_error() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { max_tokens: 1_500, next: end } } }
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    let StepKind::FetchNodeTexts(spec) = &lowered.def.steps[0].kind else { panic!("{:?}", lowered.def.steps[0]) };
+    assert_eq!(spec.evidence_tokens, 1_500);
+    let expanded = crate::expand::pipeline(
+        quote! { pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { max_tokens: 1_500, next: end } } } },
+        None,
+    )
+    .to_string();
+    assert!(expanded.contains("deprecated :: fetch_node_texts_max_tokens"), "{expanded}");
+    let current = crate::expand::pipeline(
+        quote! { pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { evidence_tokens: 1_500, next: end } } } },
+        None,
+    )
+    .to_string();
+    assert!(!current.contains("deprecated"), "{current}");
+
+    let (_, errors) = lower_tokens(quote! {
+        pipeline P { model { model: "gpt-4o" } steps { f: fetch_node_texts { evidence_tokens: 1, max_tokens: 2, next: end } } }
+    });
+    assert_eq!(
+        errors,
+        ["`max_tokens` and `evidence_tokens` both set the evidence budget of `fetch_node_texts`\n\
+          help: keep `evidence_tokens` and remove `max_tokens` (its old spelling)"]
+    );
+}
+
+/// The `compile_error!` messages of an expansion.
+fn expansion_errors(tokens: TokenStream) -> String {
+    crate::expand::pipeline(tokens, None).to_string()
+}
+
+#[test]
+fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
+    let ok = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 9_000, compactors: [yaml], node_frame: "<doc id=\"{id}\">\n{text}\n</doc>" }
+            steps {
+                m: manage_context_budget {
+                    compact_code: [ { language: markdown, policy: always }, { language: yaml, policy: always } ],
+                    on_ok: end, on_over: end,
+                }
+            }
+        }
+    });
+    assert!(!ok.contains("compile_error"), "{ok}");
+    assert!(ok.contains("compactors : :: std :: vec ! [:: std :: string :: String :: from (\"yaml\")]"), "{ok}");
+    let typo = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 9_000, node_frame: "{id} {txt}" }
+            steps {
+                m: manage_context_budget { compact_code: [ { language: markdwn, policy: always } ], on_ok: end, on_over: end }
+            }
+        }
+    });
+    assert!(
+        typo.contains("unknown compaction language `markdwn`") && typo.contains("did you mean `markdown`?"),
+        "{typo}"
+    );
+    assert!(typo.contains("unknown placeholder `{txt}` in the node frame; did you mean `{text}`?"), "{typo}");
+    let (_, errors) = lower_tokens(quote! {
+        pipeline P { model { model: "gpt-4o" } settings { node_fram: "{text}" } steps { a: custom { outcomes { done => end } } } }
+    });
+    assert_eq!(errors, ["unknown setting `node_fram`\nhelp: did you mean `node_frame`?"]);
 }

@@ -68,6 +68,10 @@ pub const MAX_CONTEXT_TOKENS: Symbol = Symbol("max_context_tokens");
 pub const MAX_HISTORY_TOKENS: Symbol = Symbol("max_history_tokens");
 pub const BUDGET_SAFETY_MARGIN_TOKENS: Symbol = Symbol("budget_safety_margin_tokens");
 pub const LIMITS_POLICY: Symbol = Symbol("limits_policy");
+/// The user compactor languages rules may name: `compactors: [yaml]`.
+pub const COMPACTORS: Symbol = Symbol("compactors");
+/// The node frame template: `node_frame: "<doc id=\"{id}\">\n{text}\n</doc>"`.
+pub const NODE_FRAME: Symbol = Symbol("node_frame");
 
 // `prompts { … }` values.
 pub const INCLUDE_STR: Symbol = Symbol("include_str");
@@ -103,6 +107,8 @@ pub const ON_ALLOW: Symbol = Symbol("on_allow");
 pub const ON_DENY: Symbol = Symbol("on_deny");
 pub const TOP_K: Symbol = Symbol("top_k");
 pub const MAX_DEPTH: Symbol = Symbol("max_depth");
+/// The evidence budget of `fetch_node_texts` (formerly spelled `max_tokens` there).
+pub const EVIDENCE_TOKENS: Symbol = Symbol("evidence_tokens");
 pub const COMPACT_CODE: Symbol = Symbol("compact_code");
 pub const DIVIDE_NEW_CONTENT: Symbol = Symbol("divide_new_content");
 pub const PROMPT_KEY: Symbol = Symbol("prompt_key");

@@ -54,6 +54,7 @@ fn definition() -> (PipelineDef, BTreeMap<String, String>) {
             budget_safety_margin_tokens: Some(256),
             limits_policy: None,
             extra: BTreeMap::new(),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "answer".into(), text: None },

@@ -35,6 +35,7 @@ fn base(name: &str, steps: Vec<StepDef>) -> PipelineDef {
             budget_safety_margin_tokens: Some(128),
             limits_policy: None,
             extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec {
@@ -120,7 +121,7 @@ fn compaction_loop() -> PipelineDef {
             step("search".into(), StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() })),
             step(
                 "fetch".into(),
-                StepKind::FetchNodeTexts(FetchSpec { max_tokens: 3_000, next: "manage_budget".into() }),
+                StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 3_000, next: "manage_budget".into() }),
             ),
             step(
                 "manage_budget".into(),

@@ -42,6 +42,7 @@ fn definition() -> PipelineDef {
             budget_safety_margin_tokens: Some(128),
             limits_policy: None,
             extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "answer".into(), text: None },

@@ -55,6 +55,7 @@ fn definition() -> PipelineDef {
             budget_safety_margin_tokens: Some(128),
             limits_policy: None,
             extra: BTreeMap::new(),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "rewrite".into(), text: Some("Rewrite the question in plain English.".into()) },
@@ -76,7 +77,7 @@ fn definition() -> PipelineDef {
                 }),
             ),
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 2, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 800, next: "manage".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 800, next: "manage".into() })),
             step(
                 "manage",
                 StepKind::ManageContextBudget(ManageBudgetSpec {

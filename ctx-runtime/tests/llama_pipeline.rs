@@ -90,6 +90,7 @@ fn code_qa(window: usize) -> PipelineDef {
             budget_safety_margin_tokens: Some(64),
             limits_policy: None,
             extra: BTreeMap::from([("max_turn_loops".to_owned(), 2)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },
@@ -97,7 +98,7 @@ fn code_qa(window: usize) -> PipelineDef {
         ],
         steps: vec![
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 6, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 600, next: "manage_budget".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
             step(
                 "manage_budget",
                 StepKind::ManageContextBudget(ManageBudgetSpec {

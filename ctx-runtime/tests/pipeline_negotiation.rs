@@ -32,6 +32,7 @@ fn pipeline(max_output_tokens: usize) -> LoadedPipeline {
             budget_safety_margin_tokens: Some(MARGIN as i64),
             limits_policy: None,
             extra: BTreeMap::new(),
+            ..SettingsSpec::default()
         },
         prompts: vec![PromptSpec { key: "answer".into(), text: Some(PROMPT.into()) }],
         steps: vec![StepDef {

@@ -7,7 +7,6 @@
 
 mod client_support;
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use client_support::{MockServer, Reply, completion, fast_retries};
@@ -30,8 +29,7 @@ fn definition() -> PipelineDef {
             max_context_tokens: Some(2_000),
             max_history_tokens: Some(300),
             budget_safety_margin_tokens: Some(128),
-            limits_policy: None,
-            extra: BTreeMap::new(),
+            ..SettingsSpec::default()
         },
         prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer from the context.".into()) }],
         steps: vec![StepDef {

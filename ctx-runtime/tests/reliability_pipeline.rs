@@ -227,7 +227,10 @@ fn definition(c: &Case) -> PipelineDef {
         })
         .collect();
     steps.push(step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: c.top_k, next: "fetch".into() })));
-    steps.push(step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: c.fetch_max, next: "manage".into() })));
+    steps.push(step(
+        "fetch",
+        StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: c.fetch_max, next: "manage".into() }),
+    ));
     steps.push(step(
         "manage",
         StepKind::ManageContextBudget(ManageBudgetSpec {
@@ -284,6 +287,7 @@ fn definition(c: &Case) -> PipelineDef {
             budget_safety_margin_tokens: Some(c.margin),
             limits_policy: Some(if c.auto_clamp { "auto_clamp" } else { "fail_fast" }.into()),
             extra: BTreeMap::from([("max_turn_loops".to_owned(), c.loops)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },

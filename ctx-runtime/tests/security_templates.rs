@@ -183,7 +183,7 @@ mod through_a_pipeline {
             prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
             steps: vec![
                 step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() })),
-                step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 500, next: "manage".into() })),
+                step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 500, next: "manage".into() })),
                 step(
                     "manage",
                     StepKind::ManageContextBudget(ManageBudgetSpec {
@@ -222,7 +222,8 @@ mod through_a_pipeline {
         let requests = model.0.lock().map(|r| r.clone()).unwrap_or_default();
         assert_eq!(requests.len(), 1);
         let user = &requests[0].messages.last().expect("a user message").content;
-        let node = "--- NODE ---\nid: notes\npath: docs/notes.md\nlanguage: unknown\ncompact: false\ntext:\n";
+        // A `.md` node is classified `markdown` (no rule names it here, so it is not compacted).
+        let node = "--- NODE ---\nid: notes\npath: docs/notes.md\nlanguage: markdown\ncompact: false\ntext:\n";
         assert_eq!(user, &format!("### Context:\n{node}{NODE_TEXT}\n\n### User:\n{question}\n\n"), "{user}");
     }
 }

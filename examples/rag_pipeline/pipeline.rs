@@ -31,7 +31,7 @@ ctx::pipeline! {
         steps {
             search: search_nodes { top_k: 8, next: expand },
             expand: expand_dependency_tree { max_depth: 1, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 1_800, next: manage_budget },
+            fetch: fetch_node_texts { evidence_tokens: 1_800, next: manage_budget },
             manage_budget: manage_context_budget {
                 compact_code: [
                     { language: sql, policy: threshold, threshold: 0.5 },

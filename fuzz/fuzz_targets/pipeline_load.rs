@@ -49,11 +49,37 @@ struct Input {
     steps: Vec<Step>,
 }
 
+fn call(s: &Step) -> CallModelSpec {
+    CallModelSpec {
+        prompt_key: name(s.c),
+        max_output_tokens: s.flag.then_some(s.number),
+        max_tokens: (!s.flag).then_some(s.number / 2),
+        user_parts: if s.b % 4 == 0 {
+            Vec::new()
+        } else {
+            vec![UserPartSpec { source: name(s.b), template: s.text.clone() }]
+        },
+        use_history: s.flag,
+        params: ModelParams {
+            temperature: s.flag.then(|| s.number as f64 / 100.0),
+            top_p: (!s.flag).then(|| s.number as f64 / 1000.0),
+            stop: (0..usize::from(s.c % 6)).map(|i| s.text.chars().take(i).collect()).collect(),
+            seed: s.flag.then_some(s.number),
+            response_format: (s.a % 3 == 0).then(|| ResponseFormat::JsonSchema {
+                name: s.text.clone(),
+                schema: s.text.clone(),
+                strict: s.flag,
+            }),
+        },
+        next: id(s.a),
+    }
+}
+
 fn kind(s: &Step) -> StepKind {
-    match s.kind % 7 {
+    match s.kind % 8 {
         0 => StepKind::SearchNodes(SearchNodesSpec { top_k: s.number, next: id(s.a) }),
         1 => StepKind::ExpandDependencyTree(ExpandSpec { max_depth: s.number, next: id(s.a) }),
-        2 => StepKind::FetchNodeTexts(FetchSpec { max_tokens: s.number, next: id(s.a) }),
+        2 => StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: s.number, next: id(s.a) }),
         3 => StepKind::ManageContextBudget(ManageBudgetSpec {
             compact_code: (0..usize::from(s.c % 3))
                 .map(|j| CompactRuleSpec {
@@ -67,13 +93,18 @@ fn kind(s: &Step) -> StepKind {
             on_ok: id(s.a),
             on_over: id(s.b),
         }),
-        4 => StepKind::CallModel(CallModelSpec {
-            prompt_key: name(s.c),
-            max_output_tokens: s.flag.then_some(s.number),
-            max_tokens: (!s.flag).then_some(s.number / 2),
-            user_parts: vec![UserPartSpec { source: name(s.b), template: s.text.clone() }],
-            use_history: s.flag,
-            next: id(s.a),
+        4 => StepKind::CallModel(call(s)),
+        6 => StepKind::Agent(AgentSpec {
+            call: call(s),
+            tools: (0..usize::from(s.c % 3))
+                .map(|j| ToolSpec {
+                    name: if j == 0 { name(s.b) } else { s.text.clone() },
+                    description: s.text.clone(),
+                    parameters: if s.flag { s.text.clone() } else { r#"{"type":"object"}"#.to_owned() },
+                })
+                .collect(),
+            max_tool_calls: s.number,
+            turn_budget_tokens: (!s.flag).then_some(s.number),
         }),
         5 => StepKind::LoopGuard(LoopGuardSpec {
             max_turn_loops_from_settings: name(s.c),
@@ -109,6 +140,7 @@ fuzz_target!(|input: Input| {
             budget_safety_margin_tokens: input.margin,
             limits_policy: Some(["fail_fast", "auto_clamp", "yolo"][usize::from(input.policy % 3)].into()),
             extra: input.loops.map(|l| ("max_turn_loops".to_owned(), l)).into_iter().collect::<BTreeMap<_, _>>(),
+            ..SettingsSpec::default()
         },
         prompts: input
             .prompts

@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer.", summarizer: "Summarise." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage },
             manage: manage_context_budget { on_ok: answer, on_over: guard },
             guard: loop_guard { max_turn_loops_from_settings: max_turn_loops, on_allow: summarize, on_deny: answer },
             summarize: call_model {

@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer the question from the context." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: answer },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: answer },
             answer: call_model { prompt_key: answer, next: guard },
             guard: loop_guard { max_turn_loops_from_settings: max_turn_loop, on_allow: search, on_deny: end },
         }

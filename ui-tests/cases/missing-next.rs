@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer the question from the context." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000 },
+            fetch: fetch_node_texts { evidence_tokens: 3_000 },
             answer: call_model { prompt_key: answer, next: end },
         }
     }

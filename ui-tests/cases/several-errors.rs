@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer." }
         steps {
             search: search_nodes { top_k: 0, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, nxt: manage },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, nxt: manage },
             manage: manage_context_budget {
                 compact_code: [ { language: sql, policy: threshold, threshold: 2.0 } ],
                 on_ok: answer,

@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer the question from the context." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage },
             manage: manage_context_budget {
                 compact_code: [
                     { language: sql, policy: threshold, threshold: 1.5 },

@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer the question from the context." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: manage },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage },
             manage: manage_context_budget { on_ok: answer, on_over: summarize },
             summarize: call_model { prompt_key: answer, user_parts: [ context_blocks => "{}" ], next: reset },
             reset: set_variables { rules: [ context_blocks <- last_model_response | to_context_blocks ], next: manage },

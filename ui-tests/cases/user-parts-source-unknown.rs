@@ -8,7 +8,7 @@ pipeline! {
         prompts { answer: "Answer the question from the context." }
         steps {
             search: search_nodes { top_k: 20, next: fetch },
-            fetch: fetch_node_texts { max_tokens: 3_000, next: answer },
+            fetch: fetch_node_texts { evidence_tokens: 3_000, next: answer },
             answer: call_model { prompt_key: answer, user_parts: [ user_question_fr => "Q: {}" ], next: end },
         }
     }

@@ -33,7 +33,7 @@ fn forty_steps(literal_prompts: bool) -> TokenStream {
         prompts.push(if literal_prompts { quote!(#prompt: #text) } else { quote!(#prompt: at_load) });
         steps.push(quote! {
             #search: search_nodes { top_k: 20, next: #fetch },
-            #fetch: fetch_node_texts { max_tokens: 3_000, next: #manage },
+            #fetch: fetch_node_texts { evidence_tokens: 3_000, next: #manage },
             #manage: manage_context_budget {
                 compact_code: [ { language: sql, policy: threshold, threshold: 0.4 } ],
                 on_ok: #call,

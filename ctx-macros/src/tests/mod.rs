@@ -40,7 +40,7 @@ fn minimal_pipeline() {
                 prompts { answer: "Answer from the context only." }
                 steps {
                     search: search_nodes { top_k: 5, next: fetch },
-                    fetch: fetch_node_texts { max_tokens: 2_000, next: answer },
+                    fetch: fetch_node_texts { evidence_tokens: 2_000, next: answer },
                     answer: call_model { prompt_key: answer, max_output_tokens: 500, user_parts: [ context_blocks => "Context:\n{}" ], next: end },
                 }
             }
@@ -64,7 +64,7 @@ fn compaction_loop_with_guard_and_prompt_file() {
                 }
                 steps {
                     search: search_nodes { top_k: 20, next: fetch },
-                    fetch: fetch_node_texts { max_tokens: 3_000, next: manage_budget },
+                    fetch: fetch_node_texts { evidence_tokens: 3_000, next: manage_budget },
                     manage_budget: manage_context_budget {
                         compact_code: [
                             { language: sql, policy: demand, inbox_key: "compact_sql" },
@@ -121,7 +121,7 @@ fn errors_still_emit_the_struct_and_the_step_enum() {
                 model { context_window: 8_192, max_tokens: 512, encoding: cl100k_base }
                 steps {
                     search: search_nodes { top_k: 0, next: fetc },
-                    fetch: fetch_node_texts { max_tokens: 100, nxt: end },
+                    fetch: fetch_node_texts { evidence_tokens: 100, nxt: end },
                 }
             }
         },

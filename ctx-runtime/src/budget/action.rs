@@ -1,14 +1,13 @@
 //! The `manage_context_budget` action itself.
 
-use crate::classify::{Language, classify};
-use crate::compact;
+use crate::compact::{CompactorRegistry, NodeLanguage};
 use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
 use super::config::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 use super::error::BudgetError;
-use super::format::format_node;
+use super::frame::NodeFrame;
 use super::prefix::Prefix;
 use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
 
@@ -59,6 +58,30 @@ pub fn manage_context_budget(
     state: &mut PipelineState,
     counter: &TokenCounter,
 ) -> Result<BudgetReport, BudgetError> {
+    manage_context_budget_with(step_id, cfg, max_context_tokens, state, counter, &BudgetOptions::default())
+}
+
+/// What a pipeline adds to a `manage_context_budget` step beyond its rules: the user compactors
+/// its rules may name and the frame nodes are wrapped in. The default has no user compactor and
+/// the spec's `--- NODE ---` frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BudgetOptions {
+    /// The user compactors.
+    pub compactors: CompactorRegistry,
+    /// The node frame.
+    pub frame: NodeFrame,
+}
+
+/// [`manage_context_budget`] with user compactors and a node frame. Every count is of the
+/// framed text, whatever the frame.
+pub fn manage_context_budget_with(
+    step_id: &str,
+    cfg: &ManageBudgetConfig,
+    max_context_tokens: usize,
+    state: &mut PipelineState,
+    counter: &TokenCounter,
+    options: &BudgetOptions,
+) -> Result<BudgetReport, BudgetError> {
     let token_error = |source: TokenError| BudgetError::Token { step_id: step_id.to_owned(), source };
     if max_context_tokens == 0 {
         return Err(BudgetError::NoBudget { step_id: step_id.to_owned() });
@@ -89,7 +112,8 @@ pub fn manage_context_budget(
     }
     let mut planned = Vec::with_capacity(state.node_texts.len());
     for node in &state.node_texts {
-        let plan = plan_node(node, cfg, &demands, max_context_tokens, &mut rendered, counter).map_err(token_error)?;
+        let plan =
+            plan_node(node, cfg, options, &demands, max_context_tokens, &mut rendered, counter).map_err(token_error)?;
         rendered.push(&plan.block).map_err(token_error)?;
         appended.push(plan.block.clone());
         planned.push(plan);
@@ -128,7 +152,7 @@ pub fn manage_context_budget(
     let mut alone = Vec::with_capacity(planned.len() + 1);
     alone.extend(divider.clone());
     for (node, plan) in state.node_texts.iter().zip(&planned) {
-        alone.push(most_compact_block(node, plan, cfg, counter).map_err(token_error)?);
+        alone.push(most_compact_block(node, plan, cfg, options, counter).map_err(token_error)?);
     }
     let alone = render_context_blocks(&alone);
     if !counter.fits(&alone, max_context_tokens).map_err(token_error)? {
@@ -170,7 +194,7 @@ pub fn manage_context_budget(
 }
 
 struct Plan {
-    language: Language,
+    language: NodeLanguage,
     block: String,
     trace: NodeTrace,
 }
@@ -178,22 +202,23 @@ struct Plan {
 fn plan_node(
     node: &NodeText,
     cfg: &ManageBudgetConfig,
+    options: &BudgetOptions,
     demands: &[String],
     max_context_tokens: usize,
     rendered: &mut Prefix<'_>,
     counter: &TokenCounter,
 ) -> Result<Plan, TokenError> {
-    let language = classify(&node.text, node.source());
-    let raw = format_node(node, language, false, &node.text);
-    let rule = match RuleLanguage::of(language) {
-        Some(rule_language) => first_firing_rule(cfg, rule_language, demands, max_context_tokens, rendered, &raw)?,
+    let language = options.compactors.language_of(node);
+    let raw = options.frame.render(node, language.name(), false, &node.text);
+    let rule = match RuleLanguage::of(&language) {
+        Some(rule_language) => first_firing_rule(cfg, &rule_language, demands, max_context_tokens, rendered, &raw)?,
         None => None,
     };
     let (block, compacted, tokens_before, tokens_after) = match rule {
         Some(_) => {
-            let c = compact::compact(language, &node.text, node.source(), counter)?;
+            let c = options.compactors.compact(&language, node, counter)?;
             if c.changed {
-                (format_node(node, language, true, &c.text), true, c.tokens_before, c.tokens_after)
+                (options.frame.render(node, language.name(), true, &c.text), true, c.tokens_before, c.tokens_after)
             } else {
                 (raw, false, c.tokens_before, c.tokens_after)
             }
@@ -206,7 +231,11 @@ fn plan_node(
     let trace = NodeTrace {
         id: node.id.clone(),
         source: node.source().map(str::to_owned),
-        language,
+        language: match language {
+            NodeLanguage::Code(code) => code,
+            _ => crate::classify::Language::Unknown,
+        },
+        language_name: language.name().to_owned(),
         rule,
         compacted,
         tokens_before,
@@ -219,7 +248,7 @@ fn plan_node(
 /// the node on to the next rule of its language.
 fn first_firing_rule(
     cfg: &ManageBudgetConfig,
-    language: RuleLanguage,
+    language: &RuleLanguage,
     demands: &[String],
     max_context_tokens: usize,
     rendered: &mut Prefix<'_>,
@@ -257,14 +286,15 @@ fn most_compact_block(
     node: &NodeText,
     plan: &Plan,
     cfg: &ManageBudgetConfig,
+    options: &BudgetOptions,
     counter: &TokenCounter,
 ) -> Result<String, TokenError> {
-    let has_rule = RuleLanguage::of(plan.language).is_some_and(|l| cfg.rules_for(l).next().is_some());
+    let has_rule = RuleLanguage::of(&plan.language).is_some_and(|l| cfg.rules_for(&l).next().is_some());
     if plan.trace.compacted || !has_rule {
         return Ok(plan.block.clone());
     }
-    let c = compact::compact(plan.language, &node.text, node.source(), counter)?;
-    Ok(if c.changed { format_node(node, plan.language, true, &c.text) } else { plan.block.clone() })
+    let c = options.compactors.compact(&plan.language, node, counter)?;
+    Ok(if c.changed { options.frame.render(node, plan.language.name(), true, &c.text) } else { plan.block.clone() })
 }
 
 #[cfg(test)]

@@ -2,43 +2,59 @@
 
 use serde::Serialize;
 
-use crate::classify::Language;
+use crate::compact::NodeLanguage;
 
-/// The language a `compact_code` rule applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// The language a `compact_code` rule applies to: a built-in compactor or a registered one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleLanguage {
     /// SQL nodes.
     Sql,
     /// .NET nodes, with or without embedded SQL.
     Dotnet,
+    /// Markdown nodes.
+    Markdown,
+    /// Plain-text nodes.
+    Text,
+    /// JSON nodes.
+    Json,
+    /// Nodes of a user compactor (declared in `settings { compactors: [...] }`, registered at
+    /// load time).
+    Custom(String),
 }
 
 impl RuleLanguage {
-    /// The names accepted in a rule's `language`.
-    pub const NAMES: [&'static str; 2] = ["sql", "dotnet"];
+    /// The built-in names accepted in a rule's `language`.
+    pub const NAMES: [&'static str; 5] = crate::compact::BUILTIN_LANGUAGES;
 
-    /// The rule language that matches a classified node, if any (`unknown` matches none).
-    pub fn of(language: Language) -> Option<Self> {
+    /// The rule language that matches a node's language, if any (`unknown` matches none).
+    pub fn of(language: &NodeLanguage) -> Option<Self> {
         match language {
-            Language::Sql => Some(RuleLanguage::Sql),
-            Language::Dotnet | Language::DotnetWithSql => Some(RuleLanguage::Dotnet),
-            Language::Unknown => None,
+            NodeLanguage::Unknown => None,
+            other => Some(Self::parse(other.name()).unwrap_or_else(|| RuleLanguage::Custom(other.name().to_owned()))),
         }
     }
 
-    /// The name as written in a rule (`sql`, `dotnet`).
-    pub fn name(self) -> &'static str {
+    /// The name as written in a rule (`sql`, `markdown`, `yaml`).
+    pub fn name(&self) -> &str {
         match self {
             RuleLanguage::Sql => "sql",
             RuleLanguage::Dotnet => "dotnet",
+            RuleLanguage::Markdown => "markdown",
+            RuleLanguage::Text => "text",
+            RuleLanguage::Json => "json",
+            RuleLanguage::Custom(name) => name,
         }
     }
 
+    /// A built-in language by name.
     pub(crate) fn parse(name: &str) -> Option<Self> {
         match name {
             "sql" => Some(RuleLanguage::Sql),
             "dotnet" => Some(RuleLanguage::Dotnet),
+            "markdown" => Some(RuleLanguage::Markdown),
+            "text" => Some(RuleLanguage::Text),
+            "json" => Some(RuleLanguage::Json),
             _ => None,
         }
     }
@@ -151,8 +167,21 @@ impl ManageBudgetConfig {
     }
 
     /// The rules that apply to `language`, with their indices, in order.
-    pub fn rules_for(&self, language: RuleLanguage) -> impl Iterator<Item = (usize, &CompactRule)> {
-        self.rules.iter().enumerate().filter(move |(_, r)| r.language == language)
+    pub fn rules_for<'a>(&'a self, language: &'a RuleLanguage) -> impl Iterator<Item = (usize, &'a CompactRule)> {
+        self.rules.iter().enumerate().filter(move |(_, r)| r.language == *language)
+    }
+
+    /// The user compactor languages the rules name, in rule order, each once.
+    pub fn custom_languages(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for rule in &self.rules {
+            if let RuleLanguage::Custom(name) = &rule.language
+                && !names.contains(&name.as_str())
+            {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// The inbox topics of the `demand` rules.

@@ -12,7 +12,7 @@ pub enum BudgetError {
     #[error(
         "PIPELINE_BUDGET_MISCONFIG: step `{step_id}`: fetch_node_texts produced retrieval texts that cannot fit into \
          settings.max_context_tokens ({max_context_tokens}): the {nodes} node(s) alone render to {retrieval_tokens} \
-         tokens, with every compaction rule applied and no other context; lower fetch_node_texts.max_tokens or raise \
+         tokens, with every compaction rule applied and no other context; lower fetch_node_texts.evidence_tokens or raise \
          settings.max_context_tokens"
     )]
     Misconfig {

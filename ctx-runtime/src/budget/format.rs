@@ -36,6 +36,12 @@ pub const NODE_HEADER: &str = "--- NODE ---";
 /// );
 /// ```
 pub fn format_node(node: &NodeText, language: Language, compact: bool, text: &str) -> String {
+    format_node_as(node, language.label(), compact, text)
+}
+
+/// [`format_node`] with the language given by name (`markdown`, a registered compactor's
+/// language, …): the header of nodes whose language is not a code classification.
+pub fn format_node_as(node: &NodeText, language: &str, compact: bool, text: &str) -> String {
     let mut out = String::with_capacity(text.len() + node.id.len() + 96);
     out.push_str(NODE_HEADER);
     out.push('\n');
@@ -49,13 +55,15 @@ pub fn format_node(node: &NodeText, language: Language, compact: bool, text: &st
         push_header_value(&mut out, source);
         out.push('\n');
     }
+    out.push_str("language: ");
+    push_header_value(&mut out, language);
     // Writing to a String cannot fail.
-    let _ = write!(out, "language: {}\ncompact: {compact}\ntext:\n", language.label());
+    let _ = write!(out, "\ncompact: {compact}\ntext:\n");
     out.push_str(text);
     out
 }
 
-fn push_header_value(out: &mut String, value: &str) {
+pub(crate) fn push_header_value(out: &mut String, value: &str) {
     for c in value.chars() {
         if c.is_control() {
             out.extend(c.escape_default());

@@ -9,7 +9,8 @@
 //! 1. classifies each node ([`classify`](crate::classify::classify)): `sql`, `dotnet` or
 //!    `unknown`;
 //! 2. decides, node by node and in order, whether to compact it (below);
-//! 3. wraps it in a `--- NODE ---` header ([`format_node`]);
+//! 3. wraps it in a `--- NODE ---` header ([`format_node`]), or in the pipeline's own
+//!    [`NodeFrame`] (`settings { node_frame: "…" }`);
 //! 4. renders the context as it would be sent — the existing blocks, the divider
 //!    (`divide_new_content`, once, before the batch) and the formatted nodes, joined by
 //!    [`render_context_blocks`](crate::state::render_context_blocks) — and counts that exact
@@ -68,16 +69,18 @@ mod action;
 mod config;
 mod error;
 mod format;
+mod frame;
 mod prefix;
 mod report;
 mod validate;
 
-pub use action::manage_context_budget;
+pub use action::{BudgetOptions, manage_context_budget, manage_context_budget_with};
 pub use config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
 pub use error::BudgetError;
-pub use format::{NODE_HEADER, format_node};
+pub use format::{NODE_HEADER, format_node, format_node_as};
+pub use frame::{FRAME_PLACEHOLDERS, FrameError, NodeFrame};
 pub use report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
-pub use validate::{check_evidence_budget, validate_manage_budget};
+pub use validate::{check_evidence_budget, validate_manage_budget, validate_manage_budget_with};
 
 /// The stable codes of the issues and errors of this step.
 pub mod codes {

@@ -51,8 +51,11 @@ pub struct NodeTrace {
     pub id: String,
     /// Its path or source, if known.
     pub source: Option<String>,
-    /// Its classification.
+    /// Its code classification (`unknown` for markdown, text, JSON and user languages).
     pub language: Language,
+    /// Its compaction language: `sql`, `dotnet`, `markdown`, `text`, `json`, a registered
+    /// compactor's, or `unknown`.
+    pub language_name: String,
     /// The first rule of its language whose policy fired, if any.
     pub rule: Option<AppliedRule>,
     /// Whether its text was compacted (a rule fired and compaction changed the text).

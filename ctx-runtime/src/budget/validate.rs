@@ -35,13 +35,40 @@ use super::config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, 
 /// assert_eq!(paths, ["steps[2].compact_code[0].threshold", "steps[2].compact_code[1].language"]);
 /// ```
 pub fn validate_manage_budget(spec: &ManageBudgetSpec, at: &FieldPath) -> Result<ManageBudgetConfig, Vec<ConfigIssue>> {
+    validate_manage_budget_with(spec, at, &[])
+}
+
+/// [`validate_manage_budget`] where a rule may also name one of `declared`: the user compactor
+/// languages of the pipeline's `settings { compactors: [...] }`. Whether each is registered is
+/// checked when the pipeline is loaded, since only then are compactors given.
+///
+/// ```
+/// use ctx_runtime::budget::{RuleLanguage, validate_manage_budget_with};
+/// use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx_runtime::validation::FieldPath;
+///
+/// let rule = |language: &str| CompactRuleSpec { language: language.into(), policy: "always".into(), threshold: None, inbox_key: None };
+/// let spec = ManageBudgetSpec {
+///     compact_code: vec![rule("markdown"), rule("yaml")],
+///     divide_new_content: None, on_ok: "answer".into(), on_over: "summarize".into(),
+/// };
+/// let cfg = validate_manage_budget_with(&spec, &FieldPath::parse("steps[2]"), &["yaml".to_owned()]).unwrap();
+/// assert_eq!(cfg.rules()[1].language, RuleLanguage::Custom("yaml".into()));
+/// let issues = validate_manage_budget_with(&spec, &FieldPath::parse("steps[2]"), &[]).unwrap_err();
+/// assert!(issues[0].to_string().contains("unknown compaction language `yaml`"));
+/// ```
+pub fn validate_manage_budget_with(
+    spec: &ManageBudgetSpec,
+    at: &FieldPath,
+    declared: &[String],
+) -> Result<ManageBudgetConfig, Vec<ConfigIssue>> {
     let mut issues = Vec::new();
     let mut rules = Vec::with_capacity(spec.compact_code.len());
     // Rules that parsed, with their index, for the reachability check.
     let mut parsed: Vec<(usize, CompactRule)> = Vec::new();
     for (j, rule) in spec.compact_code.iter().enumerate() {
         let rule_at = at.key("compact_code").index(j);
-        if let Some(rule) = validate_rule(rule, &rule_at, &mut issues) {
+        if let Some(rule) = validate_rule(rule, &rule_at, declared, &mut issues) {
             if let Some(issue) = unreachable(&parsed, j, &rule, &rule_at) {
                 issues.push(issue);
             }
@@ -74,17 +101,31 @@ pub fn validate_manage_budget(spec: &ManageBudgetSpec, at: &FieldPath) -> Result
 }
 
 /// One rule; pushes its problems and returns it when it is valid.
-fn validate_rule(spec: &CompactRuleSpec, at: &FieldPath, issues: &mut Vec<ConfigIssue>) -> Option<CompactRule> {
+fn validate_rule(
+    spec: &CompactRuleSpec,
+    at: &FieldPath,
+    declared: &[String],
+    issues: &mut Vec<ConfigIssue>,
+) -> Option<CompactRule> {
     let before = issues.len();
-    let language = RuleLanguage::parse(&spec.language);
+    let language = RuleLanguage::parse(&spec.language)
+        .or_else(|| declared.contains(&spec.language).then(|| RuleLanguage::Custom(spec.language.clone())));
     if language.is_none() {
+        let builtins = RuleLanguage::NAMES.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         issues.push(
             ConfigIssue::new(
                 codes::COMPACT_RULE_UNKNOWN_LANGUAGE,
                 at.key("language"),
                 format!("unknown compaction language `{}`", spec.language),
             )
-            .with_help(with_suggestion("use `sql` or `dotnet`", suggest_language(&spec.language))),
+            .with_help(with_suggestion(
+                &format!(
+                    "use a built-in compactor ({builtins}), or declare your own in `settings {{ compactors: [{}] }}` \
+                     and register it with `LoadOptions::compactor`",
+                    spec.language
+                ),
+                suggest_language(&spec.language, declared),
+            )),
         );
     }
     let kind = PolicyKind::parse(&spec.policy);
@@ -251,7 +292,7 @@ fn with_suggestion(help: &str, suggestion: Option<&str>) -> String {
 }
 
 /// What someone who wrote `name` probably meant.
-fn suggest_language(name: &str) -> Option<&'static str> {
+fn suggest_language<'a>(name: &str, declared: &'a [String]) -> Option<&'a str> {
     let lower = name.trim().to_ascii_lowercase();
     let sql = ["sql", "tsql", "t-sql", "mssql", "sqlserver", "sql_server", "postgres", "postgresql", "plpgsql", "psql"];
     let dotnet = ["dotnet", ".net", "net", "csharp", "c#", "cs", "razor", "cshtml", "vb", "fsharp", "f#", "aspnet"];
@@ -259,12 +300,17 @@ fn suggest_language(name: &str) -> Option<&'static str> {
         Some("sql")
     } else if dotnet.contains(&lower.as_str()) {
         Some("dotnet")
+    } else if ["md", "mdx"].contains(&lower.as_str()) {
+        Some("markdown")
+    } else if ["txt", "plain", "plaintext", "prose"].contains(&lower.as_str()) {
+        Some("text")
     } else {
-        closest(&lower, &RuleLanguage::NAMES)
+        let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
+        closest(&lower, &RuleLanguage::NAMES).or_else(|| closest(&lower, &declared))
     }
 }
 
-fn closest(name: &str, candidates: &[&'static str]) -> Option<&'static str> {
+fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let lower = name.to_ascii_lowercase();
     candidates
         .iter()
@@ -280,22 +326,22 @@ fn closest(name: &str, candidates: &[&'static str]) -> Option<&'static str> {
 /// so an evidence budget equal to or above `max_context_tokens` makes a full retrieval buffer
 /// unable to fit even into an empty context. Non-positive values are left to the validation of
 /// their own fields.
-pub fn check_evidence_budget(fetch_max_tokens: i64, fetch_at: &FieldPath, max_context_tokens: i64) -> Vec<ConfigIssue> {
-    if fetch_max_tokens <= 0 || max_context_tokens <= 0 || fetch_max_tokens < max_context_tokens {
+pub fn check_evidence_budget(evidence_tokens: i64, fetch_at: &FieldPath, max_context_tokens: i64) -> Vec<ConfigIssue> {
+    if evidence_tokens <= 0 || max_context_tokens <= 0 || evidence_tokens < max_context_tokens {
         return Vec::new();
     }
     vec![
         ConfigIssue::new(
             codes::PIPELINE_BUDGET_MISCONFIG,
-            fetch_at.key("max_tokens"),
+            fetch_at.key("evidence_tokens"),
             format!(
-                "fetch_node_texts `max_tokens: {fetch_max_tokens}` is not below settings.max_context_tokens \
+                "fetch_node_texts `evidence_tokens: {evidence_tokens}` is not below settings.max_context_tokens \
                  ({max_context_tokens}): a full retrieval buffer, once each node gets its `--- NODE ---` header, \
                  cannot fit the global context budget even with no other context"
             ),
         )
         .with_help(format!(
-            "lower `max_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or raise \
+            "lower `evidence_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or raise \
              settings.max_context_tokens",
             max_context_tokens / 2
         )),
@@ -340,7 +386,7 @@ mod tests {
         .unwrap();
         assert_eq!(cfg.rules().len(), 3);
         assert_eq!(cfg.demand_keys().collect::<Vec<_>>(), ["compact_sql"]);
-        assert_eq!(cfg.rules_for(RuleLanguage::Sql).map(|(i, _)| i).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(cfg.rules_for(&RuleLanguage::Sql).map(|(i, _)| i).collect::<Vec<_>>(), [0, 1]);
         assert_eq!((cfg.on_ok(), cfg.on_over()), ("ok", "over"));
     }
 
@@ -447,8 +493,12 @@ mod tests {
         let over = check_evidence_budget(9_000, &fetch, 9_000);
         assert_eq!(over.len(), 1);
         assert_eq!(over[0].code, "PIPELINE_BUDGET_MISCONFIG");
-        assert_eq!(over[0].path.to_string(), "steps[1].max_tokens");
-        assert!(over[0].message.contains("`max_tokens: 9000`") && over[0].message.contains("(9000)"), "{}", over[0]);
+        assert_eq!(over[0].path.to_string(), "steps[1].evidence_tokens");
+        assert!(
+            over[0].message.contains("`evidence_tokens: 9000`") && over[0].message.contains("(9000)"),
+            "{}",
+            over[0]
+        );
         assert!(check_evidence_budget(12_000, &fetch, 0).is_empty());
         assert!(check_evidence_budget(0, &fetch, 10).is_empty());
     }

@@ -1,4 +1,7 @@
-//! Code compaction: fewer tokens, same code.
+//! Compaction: fewer tokens, same content.
+//!
+//! A rule's language names a compactor of [`CompactorRegistry`]: the built-in `sql`, `dotnet`,
+//! `markdown`, `text`, `json`, or one a user registered ([`TextCompactor`]).
 //!
 //! [`sql`] and [`dotnet`] remove what a compiler ignores — comments, `#region` lines, indentation,
 //! trailing blanks, blank lines — and nothing else: identifiers, keywords, string literals,
@@ -9,7 +12,13 @@
 
 pub mod dotnet;
 mod emit;
+pub mod prose;
+mod registry;
 pub mod sql;
+
+pub use registry::{
+    BUILTIN_LANGUAGES, CompactorError, CompactorRegistry, NodeLanguage, TextCompactor, is_language_name,
+};
 
 pub(crate) mod csharp;
 mod msbuild;

@@ -63,6 +63,14 @@ pub struct SettingsSpec {
     pub budget_safety_margin_tokens: Option<i64>,
     /// `limits_policy`: `fail_fast` (default) or `auto_clamp`.
     pub limits_policy: Option<String>,
+    /// `compactors: [yaml, …]`: the user compactor languages `compact_code` rules may name
+    /// besides the built-in ones; each must be registered when the pipeline is loaded.
+    #[serde(default)]
+    pub compactors: Vec<String>,
+    /// `node_frame: "…"`: the template nodes are wrapped in (placeholders `{id}`, `{path}`,
+    /// `{language}`, `{compact}`, `{text}`); `None` keeps the spec's `--- NODE ---` header.
+    #[serde(default)]
+    pub node_frame: Option<String>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }
@@ -93,7 +101,7 @@ pub enum StepKind {
     SearchNodes(SearchNodesSpec),
     /// `expand_dependency_tree { max_depth, next }`: adds the dependencies of the hits.
     ExpandDependencyTree(ExpandSpec),
-    /// `fetch_node_texts { max_tokens, next }`: loads hit texts into `node_texts` within an
+    /// `fetch_node_texts { evidence_tokens, next }`: loads hit texts into `node_texts` within an
     /// evidence budget.
     FetchNodeTexts(FetchSpec),
     /// `manage_context_budget { … }`.
@@ -131,8 +139,10 @@ pub struct ExpandSpec {
 /// `fetch_node_texts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchSpec {
-    /// The evidence budget: total tokens of the fetched texts.
-    pub max_tokens: i64,
+    /// `evidence_tokens`: the evidence budget, total tokens of the fetched texts. Serialized
+    /// definitions written before the key was renamed spell it `max_tokens`; both are read.
+    #[serde(alias = "max_tokens")]
+    pub evidence_tokens: i64,
     /// The next step.
     pub next: String,
 }

@@ -27,6 +27,7 @@ pub struct LoadOptions {
     pub(crate) prompts: Vec<(String, PromptSource)>,
     pub(crate) base_dir: Option<PathBuf>,
     pub(crate) env_limits_policy: Option<String>,
+    pub(crate) compactors: crate::compact::CompactorRegistry,
 }
 
 impl LoadOptions {
@@ -53,6 +54,39 @@ impl LoadOptions {
     #[must_use]
     pub fn prompt_file(mut self, key: impl Into<String>, path: impl Into<PathBuf>) -> Self {
         self.prompts.push((key.into(), PromptSource::File(path.into())));
+        self
+    }
+
+    /// Registers a user compactor for the language the pipeline declares in
+    /// `settings { compactors: [...] }`. A language that is built in or registered twice is an
+    /// error.
+    ///
+    /// ```
+    /// use ctx_runtime::compact::TextCompactor;
+    /// use ctx_runtime::pipeline::LoadOptions;
+    /// use ctx_runtime::state::NodeText;
+    ///
+    /// struct Yaml;
+    /// impl TextCompactor for Yaml {
+    ///     fn language(&self) -> &str { "yaml" }
+    ///     fn applies_to(&self, node: &NodeText) -> bool { node.source().is_some_and(|p| p.ends_with(".yaml")) }
+    ///     fn compact(&self, text: &str) -> String { text.replace("\n\n", "\n") }
+    /// }
+    /// let opts = LoadOptions::new().compactor(Yaml)?;
+    /// # Ok::<(), ctx_runtime::compact::CompactorError>(())
+    /// ```
+    pub fn compactor(
+        mut self,
+        compactor: impl crate::compact::TextCompactor + 'static,
+    ) -> Result<Self, crate::compact::CompactorError> {
+        self.compactors.register(compactor)?;
+        Ok(self)
+    }
+
+    /// Uses `registry` as the user compactors (replacing any registered before).
+    #[must_use]
+    pub fn compactors(mut self, registry: crate::compact::CompactorRegistry) -> Self {
+        self.compactors = registry;
         self
     }
 

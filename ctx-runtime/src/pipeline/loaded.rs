@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::budget::ManageBudgetConfig;
+use crate::budget::{BudgetOptions, ManageBudgetConfig, NodeFrame};
 use crate::config::{ConfigFile, LimitsPolicy, ModelConfig, Settings};
 use crate::contract::ContractReport;
 use crate::error::CtxError;
@@ -33,6 +33,7 @@ pub struct LoadedPipeline {
     report: ContractReport,
     counter: TokenCounter,
     budgets: BTreeMap<usize, ManageBudgetConfig>,
+    budget_options: BudgetOptions,
     step_bound: u64,
 }
 
@@ -69,6 +70,7 @@ impl LoadedPipeline {
         counter: Option<TokenCounter>,
     ) -> Result<LoadedPipeline, CtxError> {
         let mut issues = structural_issues(&def);
+        issues.extend(unregistered_compactors(&def, &opts));
         let provided = provided_prompts(&def, &opts, &mut issues)?;
         let (model, allow_auto_clamp) = match &def.model {
             ModelSource::Inline(spec) => (ModelInput::Spec(spec), false),
@@ -131,6 +133,9 @@ impl LoadedPipeline {
             def.prompts.iter().filter_map(|p| Some((p.key.clone(), p.text.clone()?))).collect();
         prompts.extend(provided);
         let counter = counter.unwrap_or_else(|| resolved.model.counter());
+        // Validated by `resolve`: a template that does not parse is an issue reported above.
+        let frame = def.settings.node_frame.as_deref().and_then(|t| NodeFrame::parse(t).ok()).unwrap_or_default();
+        let budget_options = BudgetOptions { compactors: opts.compactors.clone(), frame };
         Ok(LoadedPipeline {
             def,
             prompts,
@@ -140,8 +145,14 @@ impl LoadedPipeline {
             report: resolved.report,
             counter,
             budgets: resolved.budgets,
+            budget_options,
             step_bound,
         })
+    }
+
+    /// The user compactors and the node frame its `manage_context_budget` steps use.
+    pub fn budget_options(&self) -> &BudgetOptions {
+        &self.budget_options
     }
 
     /// The definition as loaded (prompts provided at load time are not written into it).
@@ -345,6 +356,35 @@ fn step_bound(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings) -> 
         })
         .fold(0u64, u64::saturating_add);
     allowed_loops.saturating_add(1).saturating_mul(longest)
+}
+
+/// Every language declared in `settings { compactors: [...] }` must have a compactor in
+/// `opts`: the macro checked the rules against the declaration, this checks the declaration
+/// against what the caller registered.
+fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigIssue> {
+    let registered: Vec<&str> = opts.compactors.names().collect();
+    def.settings
+        .compactors
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| !registered.contains(&name.as_str()))
+        .map(|(i, name)| {
+            let help = if registered.is_empty() {
+                format!("register it: `LoadOptions::new().compactor(MyCompactor)?` whose `language()` is `{name}`")
+            } else {
+                format!(
+                    "register a compactor whose `language()` is `{name}`; registered: {}",
+                    registered.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            ConfigIssue::new(
+                "COMPACTOR_NOT_REGISTERED",
+                FieldPath::root().key("settings").key("compactors").index(i),
+                format!("compactor language `{name}` is declared but no compactor for it was registered"),
+            )
+            .with_help(help)
+        })
+        .collect()
 }
 
 #[cfg(test)]

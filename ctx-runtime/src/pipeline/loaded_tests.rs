@@ -53,14 +53,17 @@ fn every_problem_is_one_config_error() {
     let mut def = compaction_loop();
     def.steps[0] = testing::search("search", "fetc");
     if let StepKind::FetchNodeTexts(f) = &mut def.steps[1].kind {
-        f.max_tokens = 0;
+        f.evidence_tokens = 0;
     }
     let err = LoadedPipeline::load(def, LoadOptions::new()).unwrap_err();
     assert_eq!(err.code(), "CONFIG_INVALID");
     assert!(err.to_string().contains("pipeline `Test`"), "{err}");
     assert_eq!(
         config_issues(err),
-        vec![("UNKNOWN_STEP_TARGET", "steps[0].next".into()), ("INVALID_MAX_TOKENS", "steps[1].max_tokens".into())]
+        vec![
+            ("UNKNOWN_STEP_TARGET", "steps[0].next".into()),
+            ("INVALID_EVIDENCE_TOKENS", "steps[1].evidence_tokens".into())
+        ]
     );
 }
 

@@ -66,8 +66,9 @@ pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
 pub use steps::{
-    AgentEnd, AgentReport, CallReport, FetchReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
-    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,
+    AgentEnd, AgentReport, CallReport, FetchReport, MAX_TOOL_CALLS_CAP, MIN_TRUNCATED_TOKENS, ModelRequestReport,
+    OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind,
+    ToolCallReport, TruncatedNode,
 };
 pub use stream::{Token, TokenSink};
 pub use tools::{ToolHandlers, ToolOutput, ToolRequest};

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::budget::{ManageBudgetConfig, check_evidence_budget, validate_manage_budget};
+use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{ContractReport, call_model_checks_split, check_contract};
 use crate::tokens::TokenCounter;
@@ -65,7 +65,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     let mut budgets_ok = true;
     for (i, step) in def.steps.iter().enumerate() {
         if let StepKind::ManageContextBudget(spec) = &step.kind {
-            match validate_manage_budget(spec, &step_path(i)) {
+            match validate_manage_budget_with(spec, &step_path(i), &def.settings.compactors) {
                 Ok(cfg) => {
                     budgets.insert(i, cfg);
                 }
@@ -76,6 +76,8 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
             }
         }
     }
+
+    found.extend(settings_issues(def));
 
     let model = match input.model {
         ModelInput::Spec(spec) => ModelConfig::from_spec(spec, &root.key("model")).map_err(|e| found.extend(e)).ok(),
@@ -125,7 +127,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     if let Some(max_context) = max_context {
         for (i, step) in def.steps.iter().enumerate() {
             if let StepKind::FetchNodeTexts(spec) = &step.kind {
-                found.extend(check_evidence_budget(spec.max_tokens, &step_path(i), max_context));
+                found.extend(check_evidence_budget(spec.evidence_tokens, &step_path(i), max_context));
             }
         }
     }
@@ -163,6 +165,45 @@ fn on_index_path(mut issue: ConfigIssue, ids: &HashMap<&str, usize>) -> ConfigIs
         issue.path.0[1] = PathSegment::Index(i);
     }
     issue
+}
+
+/// The typed settings this module owns: `compactors` (names, not built in, each once) and
+/// `node_frame` (a valid template).
+fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
+    let at = FieldPath::root().key("settings");
+    let mut found = Vec::new();
+    for (i, name) in def.settings.compactors.iter().enumerate() {
+        let path = at.key("compactors").index(i);
+        if crate::compact::BUILTIN_LANGUAGES.contains(&name.as_str()) {
+            found.push(
+                ConfigIssue::new(
+                    "COMPACTOR_BUILTIN",
+                    path,
+                    format!("`{name}` is a built-in compactor; `compactors` declares user compactors only"),
+                )
+                .with_help(format!("remove `{name}` from `compactors`: rules can name it as it is")),
+            );
+        } else if !crate::compact::is_language_name(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_BAD_NAME", path, format!("compactor language {name:?} is not a name"))
+                    .with_help("use letters, digits and `_`, starting with a letter, e.g. `yaml`"),
+            );
+        } else if def.settings.compactors[..i].contains(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_DUPLICATE", path, format!("compactor language `{name}` is declared twice"))
+                    .with_help("remove one of the two"),
+            );
+        }
+    }
+    if let Some(template) = &def.settings.node_frame
+        && let Err(e) = NodeFrame::parse(template)
+    {
+        found.push(ConfigIssue::new("NODE_FRAME_INVALID", at.key("node_frame"), e.to_string()).with_help(
+            "placeholders are `{id}`, `{path}`, `{language}`, `{compact}` and `{text}` (exactly once); write `{{` \
+                 and `}}` for literal braces, e.g. \"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"",
+        ));
+    }
+    found
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ use ValueType::*;
 pub const STEP_SCHEMAS: &[StepSchema] = &[
     StepSchema { kind: "search_nodes", keys: &[key("top_k", Integer, true), key("next", Target, true)] },
     StepSchema { kind: "expand_dependency_tree", keys: &[key("max_depth", Integer, true), key("next", Target, true)] },
-    StepSchema { kind: "fetch_node_texts", keys: &[key("max_tokens", Integer, true), key("next", Target, true)] },
+    StepSchema { kind: "fetch_node_texts", keys: &[key("evidence_tokens", Integer, true), key("next", Target, true)] },
     StepSchema {
         kind: "manage_context_budget",
         keys: &[

@@ -21,6 +21,7 @@ pub(crate) fn def(steps: Vec<StepDef>) -> PipelineDef {
             budget_safety_margin_tokens: Some(128),
             limits_policy: None,
             extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+            ..SettingsSpec::default()
         },
         prompts: vec![
             PromptSpec { key: "answer".into(), text: Some("Answer the question.".into()) },
@@ -43,7 +44,7 @@ pub(crate) fn expand(id: &str, next: &str) -> StepDef {
 }
 
 pub(crate) fn fetch(id: &str, next: &str) -> StepDef {
-    step(id, StepKind::FetchNodeTexts(FetchSpec { max_tokens: 3_000, next: next.into() }))
+    step(id, StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 3_000, next: next.into() }))
 }
 
 pub(crate) fn budget(id: &str, on_ok: &str, on_over: &str) -> StepDef {

@@ -155,10 +155,10 @@ fn step_issues(
         StepKind::FetchNodeTexts(s) => {
             positive(
                 issues,
-                "INVALID_MAX_TOKENS",
-                path.key("max_tokens"),
-                ("max_tokens", id, s.max_tokens),
-                "the evidence budget, e.g. `max_tokens: 3_000`",
+                "INVALID_EVIDENCE_TOKENS",
+                path.key("evidence_tokens"),
+                ("evidence_tokens", id, s.evidence_tokens),
+                "the evidence budget, e.g. `evidence_tokens: 3_000`",
             );
         }
         StepKind::CallModel(s) => call_model_issues(def, &path, id, s, variables, issues),

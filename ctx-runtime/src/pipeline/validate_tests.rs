@@ -40,7 +40,7 @@ fn numbers_in_range() {
         s.max_depth = -1;
     }
     if let StepKind::FetchNodeTexts(s) = &mut d.steps[2].kind {
-        s.max_tokens = -5;
+        s.evidence_tokens = -5;
     }
     let issues = check(&d);
     assert_eq!(
@@ -48,7 +48,7 @@ fn numbers_in_range() {
         vec![
             ("INVALID_TOP_K", "steps[0].top_k".into()),
             ("INVALID_MAX_DEPTH", "steps[1].max_depth".into()),
-            ("INVALID_MAX_TOKENS", "steps[2].max_tokens".into()),
+            ("INVALID_EVIDENCE_TOKENS", "steps[2].evidence_tokens".into()),
         ]
     );
     assert!(issues[0].message.contains("`s` is 0"), "{}", issues[0].message);
@@ -317,9 +317,9 @@ fn model_settings_and_budget_rules_are_checked_with_index_paths() {
 fn the_evidence_budget_must_fit_the_global_budget() {
     let mut d = compaction_loop();
     if let StepKind::FetchNodeTexts(f) = &mut d.steps[1].kind {
-        f.max_tokens = 9_000;
+        f.evidence_tokens = 9_000;
     }
-    assert_eq!(codes(&check(&d)), vec![("PIPELINE_BUDGET_MISCONFIG", "steps[1].max_tokens".into())]);
+    assert_eq!(codes(&check(&d)), vec![("PIPELINE_BUDGET_MISCONFIG", "steps[1].evidence_tokens".into())]);
 }
 
 #[test]

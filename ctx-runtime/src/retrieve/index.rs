@@ -8,6 +8,7 @@ use bm25::{Embedder, EmbedderBuilder, Scorer};
 use serde_json::Value;
 
 use super::RetrieveError;
+use super::chunk::{Chunk, ChunkOptions, Chunker};
 use super::tokenize::CodeTokenizer;
 use crate::state::{NodeText, SearchHit};
 
@@ -23,6 +24,13 @@ pub struct IndexOptions {
     pub include_hidden: bool,
     /// Directory names never entered (build output, dependencies).
     pub exclude_dirs: Vec<String>,
+    /// `None` (the default): one node per file, its id the relative path, as before chunking
+    /// existed. `Some`: every file is cut into chunks of at most `max_tokens` (markdown by
+    /// headings, code by top-level items, text by tokens; see [`crate::retrieve::chunk`]) and
+    /// each chunk is a node (`path#chunk-3`, `path#install`). Asking for a chunk size means
+    /// asking for chunks: an index whose nodes may be larger than the evidence budget would have
+    /// `fetch_node_texts` truncate them.
+    pub chunking: Option<ChunkOptions>,
 }
 
 impl Default for IndexOptions {
@@ -32,6 +40,7 @@ impl Default for IndexOptions {
             max_file_bytes: 1024 * 1024,
             include_hidden: false,
             exclude_dirs: vec!["target".into(), "node_modules".into(), "bin".into(), "obj".into()],
+            chunking: None,
         }
     }
 }
@@ -47,7 +56,23 @@ pub struct SkippedFile {
 
 struct Doc {
     id: String,
+    /// The file it comes from (the id itself for whole files).
+    path: String,
     text: String,
+    /// For a chunk: its title and first and last lines in the file.
+    chunk: Option<(Option<String>, usize, usize)>,
+}
+
+impl Doc {
+    fn whole(id: String, text: String) -> Self {
+        Doc { path: id.clone(), id, text, chunk: None }
+    }
+}
+
+impl From<Chunk> for Doc {
+    fn from(c: Chunk) -> Self {
+        Doc { id: c.id, path: c.path, text: c.text, chunk: Some((c.title, c.start_line, c.end_line)) }
+    }
 }
 
 /// An in-memory BM25 index over documents identified by their relative paths.
@@ -101,7 +126,22 @@ impl Bm25Index {
         let mut files = BTreeMap::new();
         let mut skipped = Vec::new();
         walk(root, root, options, &mut files, &mut skipped)?;
-        let mut index = Self::build(files.into_iter().collect());
+        let docs = match &options.chunking {
+            None => files.into_iter().map(|(id, text)| Doc::whole(id, text)).collect(),
+            Some(chunking) => {
+                let chunker = Chunker::from_options(chunking.clone())
+                    .map_err(|source| RetrieveError::Chunk { path: root.display().to_string(), source })?;
+                let mut docs = Vec::new();
+                for (path, text) in files {
+                    let chunks = chunker
+                        .chunk(&path, &text)
+                        .map_err(|source| RetrieveError::Chunk { path: path.clone(), source })?;
+                    docs.extend(chunks.into_iter().map(Doc::from));
+                }
+                docs
+            }
+        };
+        let mut index = Self::build(docs);
         index.root = Some(root.to_path_buf());
         index.skipped = skipped;
         Ok(index)
@@ -116,11 +156,49 @@ impl Bm25Index {
         T: Into<String>,
     {
         let docs: BTreeMap<String, String> = documents.into_iter().map(|(id, text)| (id.into(), text.into())).collect();
-        Self::build(docs.into_iter().collect())
+        Self::build(docs.into_iter().map(|(id, text)| Doc::whole(id, text)).collect())
     }
 
-    fn build(docs: Vec<(String, String)>) -> Self {
-        let indexed: Vec<String> = docs.iter().map(|(id, text)| format!("{id}\n{text}")).collect();
+    /// Indexes chunks (from [`Chunker::chunk`]), in the order given; a later chunk with the same
+    /// id replaces an earlier one. A chunk is indexed with its path and title before its text,
+    /// so a heading or a file name matches the question too.
+    ///
+    /// ```
+    /// use ctx_runtime::retrieve::{Bm25Index, ChunkOptions, Chunker};
+    /// use ctx_runtime::tokens::TokenCounter;
+    ///
+    /// let chunker = Chunker::new(TokenCounter::for_model("gpt-4o")?, ChunkOptions::new(64))?;
+    /// let chunks = chunker.chunk("guide.md", "# Install\nRun cargo.\n# Refunds\nRefunds take 5 days.\n")?;
+    /// let index = Bm25Index::from_chunks(chunks);
+    /// assert_eq!(index.search("how long do refunds take", 1)[0].id, "guide.md#refunds");
+    /// let node = index.node_text("guide.md#refunds")?;
+    /// assert_eq!(node.path.as_deref(), Some("guide.md"));
+    /// assert_eq!(node.metadata["start_line"], 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_chunks(chunks: impl IntoIterator<Item = Chunk>) -> Self {
+        let mut docs: Vec<Doc> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
+        for chunk in chunks {
+            match at.get(&chunk.id) {
+                Some(&i) => docs[i] = Doc::from(chunk),
+                None => {
+                    at.insert(chunk.id.clone(), docs.len());
+                    docs.push(Doc::from(chunk));
+                }
+            }
+        }
+        Self::build(docs)
+    }
+
+    fn build(docs: Vec<Doc>) -> Self {
+        let indexed: Vec<String> = docs
+            .iter()
+            .map(|d| match &d.chunk {
+                Some((Some(title), _, _)) => format!("{}\n{title}\n{}", d.path, d.text),
+                _ => format!("{}\n{}", d.path, d.text),
+            })
+            .collect();
         let corpus: Vec<&str> = indexed.iter().map(String::as_str).collect();
         let embedder =
             EmbedderBuilder::<u32, CodeTokenizer>::with_tokenizer_and_fit_to_corpus(CodeTokenizer::new(), &corpus)
@@ -129,7 +207,6 @@ impl Bm25Index {
         for (i, doc) in corpus.iter().enumerate() {
             scorer.upsert(&i, embedder.embed(doc));
         }
-        let docs: Vec<Doc> = docs.into_iter().map(|(id, text)| Doc { id, text }).collect();
         let by_id = docs.iter().enumerate().map(|(i, d)| (d.id.clone(), i)).collect();
         Bm25Index { root: None, docs, by_id, embedder, scorer, skipped: Vec::new() }
     }
@@ -157,13 +234,24 @@ impl Bm25Index {
 
     /// The text of document `id`.
     pub fn text(&self, id: &str) -> Option<&str> {
-        self.by_id.get(id).and_then(|&i| self.docs.get(i)).map(|d| d.text.as_str())
+        self.doc(id).map(|d| d.text.as_str())
     }
 
-    /// Document `id` as a node: its id, its path (the id), its text, and metadata `extension`,
-    /// `bytes` and `lines`. An unknown id is an error that suggests the closest known one.
+    /// The file document `id` comes from (the id itself when files are not chunked).
+    pub fn path_of(&self, id: &str) -> Option<&str> {
+        self.doc(id).map(|d| d.path.as_str())
+    }
+
+    fn doc(&self, id: &str) -> Option<&Doc> {
+        self.by_id.get(id).and_then(|&i| self.docs.get(i))
+    }
+
+    /// Document `id` as a node: its id, its path (the file), its text, and metadata
+    /// `extension`, `bytes` and `lines`; a chunk also has `start_line` and `end_line` (its lines
+    /// in the file, from 1) and `title` when it has one. An unknown id is an error that suggests
+    /// the closest known one.
     pub fn node_text(&self, id: &str) -> Result<NodeText, RetrieveError> {
-        let Some(text) = self.text(id) else {
+        let Some(doc) = self.doc(id) else {
             let suggestion = self
                 .ids()
                 .map(|known| (strsim::normalized_levenshtein(id, known), known))
@@ -172,8 +260,16 @@ impl Bm25Index {
                 .map(|(_, known)| known.to_owned());
             return Err(RetrieveError::UnknownNode { id: id.to_owned(), suggestion });
         };
-        let mut node = NodeText::new(id, text).with_path(id);
-        if let Some(ext) = Path::new(id).extension().and_then(|e| e.to_str()) {
+        let text = doc.text.as_str();
+        let mut node = NodeText::new(id, text).with_path(doc.path.as_str());
+        if let Some((title, start_line, end_line)) = &doc.chunk {
+            node.metadata.insert("start_line".into(), Value::from(*start_line));
+            node.metadata.insert("end_line".into(), Value::from(*end_line));
+            if let Some(title) = title {
+                node.metadata.insert("title".into(), Value::from(title.as_str()));
+            }
+        }
+        if let Some(ext) = Path::new(&doc.path).extension().and_then(|e| e.to_str()) {
             node.metadata.insert("extension".into(), Value::from(ext.to_lowercase()));
         }
         node.metadata.insert("bytes".into(), Value::from(text.len()));
@@ -186,7 +282,7 @@ impl Bm25Index {
         ids.iter().map(|id| self.node_text(id.as_ref())).collect()
     }
 
-    /// Every document id, sorted.
+    /// Every document id: sorted for whole files, in file then chunk order for chunks.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.docs.iter().map(|d| d.id.as_str())
     }

@@ -1,6 +1,8 @@
 //! Offline lexical retrieval over a directory of source files.
 //!
-//! [`split_identifier`] is always available; `Bm25Index` and `CodeTokenizer` need the `bm25`
+//! [`Chunker`] cuts documents into token-sized [`Chunk`]s (markdown by headings, code by
+//! top-level items, text by tokens with overlap; see [`chunk`]). [`split_identifier`] and the
+//! chunkers are always available; `Bm25Index` and `CodeTokenizer` need the `bm25`
 //! feature. `Bm25Index` backs a pipeline's `search_nodes` (rank files for the question) and
 //! `fetch_node_texts` (load a node's text by id) without any service: node ids are paths relative
 //! to the indexed directory, scores are BM25 over `CodeTokenizer` tokens (identifiers split at
@@ -8,12 +10,14 @@
 //! pipeline's `NodeSearch` and `NodeStore`, so `StepEnv::builder().search(&index).store(&index)`
 //! runs a pipeline over a directory.
 
+pub mod chunk;
 #[cfg(feature = "bm25")]
 mod index;
 #[cfg(feature = "bm25")]
 mod pipeline;
 mod tokenize;
 
+pub use chunk::{Chunk, ChunkError, ChunkKind, ChunkOptions, Chunker};
 #[cfg(feature = "bm25")]
 pub use index::{Bm25Index, IndexOptions, SkippedFile};
 #[cfg(feature = "bm25")]
@@ -40,6 +44,14 @@ pub enum RetrieveError {
         /// The path.
         path: String,
     },
+    /// A file could not be chunked (or the chunk options are invalid).
+    #[error("cannot chunk `{path}`: {source}")]
+    Chunk {
+        /// The file (or the root, for invalid options).
+        path: String,
+        /// Why.
+        source: chunk::ChunkError,
+    },
     /// No indexed node has this id.
     #[error("no node with id `{id}` in the index{}", suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
     UnknownNode {
@@ -63,6 +75,7 @@ impl ErrorCode for RetrieveError {
             RetrieveError::Io { .. } => "RETRIEVE_IO",
             RetrieveError::NotADirectory { .. } => "RETRIEVE_NOT_A_DIRECTORY",
             RetrieveError::UnknownNode { .. } => "RETRIEVE_UNKNOWN_NODE",
+            RetrieveError::Chunk { .. } => "RETRIEVE_CHUNK",
         }
     }
 }

@@ -69,8 +69,8 @@ impl Bm25Index {
     /// assert!(index.named_dependencies("src/Money.cs").is_empty());
     /// ```
     pub fn named_dependencies(&self, id: &str) -> Vec<String> {
-        let Some(text) = self.text(id) else { return Vec::new() };
-        let own_stem = file_stem(id);
+        let (Some(text), Some(own_path)) = (self.text(id), self.path_of(id)) else { return Vec::new() };
+        let own_stem = file_stem(own_path);
         // Lowercased identifier → position of its first mention.
         let mut first_mention: HashMap<String, usize> = HashMap::new();
         for (position, ident) in identifiers(text).enumerate() {
@@ -79,7 +79,7 @@ impl Bm25Index {
         let mut found: Vec<(usize, &str)> = self
             .ids()
             .filter_map(|other| {
-                let stem = file_stem(other);
+                let stem = file_stem(self.path_of(other).unwrap_or(other));
                 if stem.is_empty() || stem.eq_ignore_ascii_case(own_stem) {
                     return None;
                 }

@@ -32,8 +32,7 @@ pub fn definition(window: i64, output: i64, max_tool_calls: i64, tools: Vec<Tool
             max_context_tokens: Some(1),
             max_history_tokens: Some(window / 8),
             budget_safety_margin_tokens: Some(128),
-            limits_policy: None,
-            extra: Default::default(),
+            ..Default::default()
         },
         prompts: vec![PromptSpec {
             key: "answer".into(),

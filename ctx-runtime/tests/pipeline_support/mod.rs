@@ -231,7 +231,7 @@ pub mod defs {
     pub fn pipeline(name: &str, compact_code: Vec<CompactRuleSpec>, guarded: bool) -> PipelineDef {
         let mut steps = vec![
             step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 3, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { max_tokens: 600, next: "manage_budget".into() })),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
             step(
                 "manage_budget",
                 StepKind::ManageContextBudget(ManageBudgetSpec {
@@ -287,6 +287,7 @@ pub mod defs {
                 budget_safety_margin_tokens: Some(128),
                 limits_policy: None,
                 extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
+                ..SettingsSpec::default()
             },
             // The spec's own key spelling, `sumarizer`.
             prompts: vec![

@@ -81,6 +81,8 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 max_history_tokens: ::core::option::Option::Some(2000i64),
                 budget_safety_margin_tokens: ::core::option::Option::None,
                 limits_policy: ::core::option::Option::None,
+                compactors: ::std::vec![],
+                node_frame: ::core::option::Option::None,
                 extra: ::std::collections::BTreeMap::from([
                     (::std::string::String::from("max_turn_loops"), 3i64),
                 ]),
@@ -102,7 +104,7 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("fetch"), kind :
                 ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec
-                { max_tokens : 3000i64, next :
+                { evidence_tokens : 3000i64, next :
                 ::std::string::String::from("manage_budget") }) },
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("manage_budget"), kind :

@@ -60,6 +60,8 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
                 max_history_tokens: ::core::option::Option::None,
                 budget_safety_margin_tokens: ::core::option::Option::None,
                 limits_policy: ::core::option::Option::None,
+                compactors: ::std::vec![],
+                node_frame: ::core::option::Option::None,
                 extra: ::std::collections::BTreeMap::from([]),
             },
             prompts: ::std::vec![

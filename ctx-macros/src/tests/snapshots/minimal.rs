@@ -62,6 +62,8 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
                 max_history_tokens: ::core::option::Option::None,
                 budget_safety_margin_tokens: ::core::option::Option::None,
                 limits_policy: ::core::option::Option::None,
+                compactors: ::std::vec![],
+                node_frame: ::core::option::Option::None,
                 extra: ::std::collections::BTreeMap::from([]),
             },
             prompts: ::std::vec![
@@ -78,8 +80,8 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
                 ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("fetch"), kind :
                 ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec
-                { max_tokens : 2000i64, next : ::std::string::String::from("answer") })
-                }, ::ctx::__private::pipeline::StepDef { id :
+                { evidence_tokens : 2000i64, next : ::std::string::String::from("answer")
+                }) }, ::ctx::__private::pipeline::StepDef { id :
                 ::std::string::String::from("answer"), kind :
                 ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
                 { prompt_key : ::std::string::String::from("answer"), max_output_tokens :

@@ -15,7 +15,8 @@ pub(crate) fn manage_context_budget(
     state: &mut PipelineState,
 ) -> Result<Done, CtxError> {
     let cfg = p.budget_config(index, step)?;
-    let report = budget::manage_context_budget(step, cfg, p.max_context_tokens(), state, p.counter())?;
+    let report =
+        budget::manage_context_budget_with(step, cfg, p.max_context_tokens(), state, p.counter(), p.budget_options())?;
     let transition = match report.decision {
         BudgetDecision::Ok => Transition::OnOk,
         BudgetDecision::Over => Transition::OnOver,

@@ -1,20 +1,25 @@
 //! `fetch_node_texts`: the texts of the hits, best first, within the step's evidence budget.
 //!
-//! The evidence budget (`max_tokens`) bounds the sum of the exact token counts of the raw texts,
-//! each counted on its own. That is the step's definition of the budget, not an estimate of a
-//! rendered whole: `manage_context_budget` counts the texts again as it formats them, against the
-//! global budget, so nothing here needs to predict the formatted size.
+//! The evidence budget (`evidence_tokens`) bounds the sum of the exact token counts of the raw
+//! texts, each counted on its own. That is the step's definition of the budget, not an estimate
+//! of a rendered whole: `manage_context_budget` counts the texts again as it formats them, against
+//! the global budget, so nothing here needs to predict the formatted size.
 //!
 //! Rules, applied to the hits in rank order (`search_results`, repeated ids ignored):
 //! * a hit the store has no text for is skipped ([`SkipReason::NotFound`]);
 //! * an empty or whitespace-only text is skipped ([`SkipReason::Empty`]);
-//! * a text larger than what remains of the budget is skipped ([`SkipReason::OverBudget`]) and
-//!   the next hits are still tried, so a smaller, lower-ranked text can use the room left;
+//! * a text larger than what remains of the budget is **truncated** at a token boundary to what
+//!   remains ([`TruncatedNode`]), provided at least [`MIN_TRUNCATED_TOKENS`] remain: a higher
+//!   ranked text is worth more than the ones after it, so its start is kept rather than the whole
+//!   node dropped;
+//! * when less than that remains, the text is skipped ([`SkipReason::OverBudget`]) and the next
+//!   hits are still tried, so a smaller, lower-ranked text can use the room left;
 //! * once the budget is used up exactly, the remaining hits are skipped without being counted
 //!   ([`SkipReason::BudgetExhausted`]): no non-empty text has zero tokens.
 //!
-//! The kept texts replace `node_texts`, in rank order. Texts the store returns for ids that were
-//! not asked for are ignored.
+//! Nothing is left out quietly: every truncation and every skip is in the step's [`FetchReport`]
+//! and is logged at INFO level with the step id. The kept texts replace `node_texts`, in rank
+//! order. Texts the store returns for ids that were not asked for are ignored.
 
 use std::collections::{HashMap, HashSet};
 
@@ -36,7 +41,9 @@ pub enum SkipReason {
     NotFound,
     /// Its text is empty or only whitespace.
     Empty,
-    /// Its text has more tokens than the `remaining` budget.
+    /// Its text has more tokens than the `remaining` budget, and either `remaining` is below
+    /// [`MIN_TRUNCATED_TOKENS`] or the start that fits is only whitespace, so not even a
+    /// truncated start of it was kept.
     OverBudget {
         /// The budget left when it was tried.
         remaining: usize,
@@ -54,15 +61,37 @@ pub struct SkippedNode {
     pub reason: SkipReason,
 }
 
+/// A hit whose text was cut at a token boundary to fit what was left of the evidence budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TruncatedNode {
+    /// The node id.
+    pub id: String,
+    /// The exact token count of the whole text.
+    pub original_tokens: usize,
+    /// The exact token count of the prefix kept in `node_texts`.
+    pub kept_tokens: usize,
+}
+
+/// The least room, in tokens, worth filling with the truncated start of a text: below it a cut
+/// node is a fragment that costs context without telling the model anything, so it is skipped
+/// ([`SkipReason::OverBudget`]) instead.
+pub const MIN_TRUNCATED_TOKENS: usize = 64;
+
+/// The metadata key a truncated node carries: `{"original_tokens": …, "kept_tokens": …}`, so
+/// that later steps (and the model, through a custom frame) can tell the text is incomplete.
+pub const TRUNCATED_METADATA_KEY: &str = "truncated";
+
 /// What `fetch_node_texts` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FetchReport {
-    /// The ids whose texts are now in `node_texts`, in rank order.
+    /// The ids whose texts are now in `node_texts`, in rank order (truncated ones included).
     pub fetched: Vec<String>,
-    /// The sum of their token counts (each text counted on its own).
+    /// The sum of their token counts (each text counted on its own, as kept).
     pub tokens: usize,
-    /// The evidence budget (`max_tokens`).
+    /// The evidence budget (`evidence_tokens`).
     pub budget: usize,
+    /// The fetched hits whose text was cut to fit, in rank order.
+    pub truncated: Vec<TruncatedNode>,
     /// The hits left out, in rank order.
     pub skipped: Vec<SkippedNode>,
 }
@@ -75,7 +104,7 @@ pub(crate) async fn fetch_node_texts(
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
     let store = need(env.store_backend(), step, "fetch_node_texts", "NodeStore", "store")?;
-    let budget = usize::try_from(spec.max_tokens).unwrap_or(0);
+    let budget = usize::try_from(spec.evidence_tokens).unwrap_or(0);
     let mut seen = HashSet::new();
     let ids: Vec<String> =
         state.search_results.iter().map(|h| h.id.clone()).filter(|id| seen.insert(id.clone())).collect();
@@ -95,35 +124,63 @@ pub(crate) async fn fetch_node_texts(
     let counter = p.counter();
     let mut remaining = budget;
     let mut kept = Vec::new();
-    let mut report = FetchReport { fetched: Vec::new(), tokens: 0, budget, skipped: Vec::new() };
+    let mut report = FetchReport { fetched: Vec::new(), tokens: 0, budget, truncated: Vec::new(), skipped: Vec::new() };
     for id in ids {
-        let skip = |reason| SkippedNode { id: id.clone(), reason };
-        if remaining == 0 {
-            report.skipped.push(skip(SkipReason::BudgetExhausted));
-            continue;
-        }
-        let Some(node) = by_id.remove(&id) else {
-            report.skipped.push(skip(SkipReason::NotFound));
-            continue;
-        };
-        if node.text.trim().is_empty() {
-            report.skipped.push(skip(SkipReason::Empty));
-            continue;
-        }
-        match counter.count_up_to(&node.text, remaining)? {
-            Some(n) => {
-                remaining -= n;
-                report.tokens += n;
-                report.fetched.push(id);
-                kept.push(node);
+        let reason = if remaining == 0 {
+            SkipReason::BudgetExhausted
+        } else {
+            match by_id.remove(&id) {
+                None => SkipReason::NotFound,
+                Some(node) if node.text.trim().is_empty() => SkipReason::Empty,
+                Some(mut node) => match counter.count_up_to(&node.text, remaining)? {
+                    Some(n) => {
+                        remaining -= n;
+                        report.tokens += n;
+                        report.fetched.push(id);
+                        kept.push(node);
+                        continue;
+                    }
+                    None if remaining >= MIN_TRUNCATED_TOKENS => {
+                        let original_tokens = counter.count(&node.text)?;
+                        let prefix = counter.truncate_to(&node.text, remaining)?;
+                        let kept_tokens = counter.count(&prefix)?;
+                        if prefix.trim().is_empty() {
+                            SkipReason::OverBudget { remaining }
+                        } else {
+                            tracing::info!(
+                                step,
+                                id = %id,
+                                original_tokens,
+                                kept_tokens,
+                                remaining,
+                                "fetch_node_texts: node truncated to fit the evidence budget"
+                            );
+                            node.text = prefix;
+                            node.metadata.insert(
+                                TRUNCATED_METADATA_KEY.to_owned(),
+                                serde_json::json!({ "original_tokens": original_tokens, "kept_tokens": kept_tokens }),
+                            );
+                            remaining -= kept_tokens;
+                            report.tokens += kept_tokens;
+                            report.truncated.push(TruncatedNode { id: id.clone(), original_tokens, kept_tokens });
+                            report.fetched.push(id);
+                            kept.push(node);
+                            continue;
+                        }
+                    }
+                    None => SkipReason::OverBudget { remaining },
+                },
             }
-            None => report.skipped.push(skip(SkipReason::OverBudget { remaining })),
-        }
+        };
+        tracing::info!(step, id = %id, reason = ?reason, "fetch_node_texts: node skipped");
+        report.skipped.push(SkippedNode { id, reason });
     }
-    tracing::debug!(
+    tracing::info!(
+        step,
         fetched = report.fetched.len(),
         tokens = report.tokens,
         budget,
+        truncated = report.truncated.len(),
         skipped = report.skipped.len(),
         "fetch_node_texts"
     );
@@ -144,8 +201,8 @@ mod tests {
         s
     }
 
-    fn spec(max_tokens: i64) -> FetchSpec {
-        FetchSpec { max_tokens, next: "end".into() }
+    fn spec(evidence_tokens: i64) -> FetchSpec {
+        FetchSpec { evidence_tokens, next: "end".into() }
     }
 
     #[tokio::test]
@@ -208,5 +265,111 @@ mod tests {
         let mut state = state_with_hits(&["a"]);
         let err = fetch_node_texts(&p, "f", &spec(10), &mut state, &env).await.unwrap_err();
         assert!(err.to_string().contains("must not be called") && err.to_string().contains("`f`"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod truncation_tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::pipeline::steps::test_backends::Graph;
+    use crate::pipeline::testing;
+    use crate::state::SearchHit;
+
+    fn state_with_hits(ids: &[&str]) -> PipelineState {
+        let mut s = PipelineState::new("q");
+        s.search_results = ids.iter().map(|id| SearchHit { id: (*id).into(), score: 1.0 }).collect();
+        s
+    }
+
+    fn long_text(lines: usize) -> String {
+        (0..lines).map(|i| format!("SELECT col_{i}, SUM(amount_{i}) FROM invoices_{i} GROUP BY col_{i};\n")).collect()
+    }
+
+    async fn run(budget: usize, texts: &[(&str, &str)], hits: &[&str]) -> (PipelineState, FetchReport) {
+        let p = testing::loaded(testing::def(vec![testing::fetch("f", "end")]));
+        let store = Graph::with_texts(texts);
+        let env = StepEnv::builder().store(&store);
+        let mut state = state_with_hits(hits);
+        let spec = FetchSpec { evidence_tokens: budget as i64, next: "end".into() };
+        let (_, detail) = fetch_node_texts(&p, "f", &spec, &mut state, &env).await.expect("fetch");
+        let StepDetail::FetchNodeTexts(report) = detail else { panic!("{detail:?}") };
+        (state, report)
+    }
+
+    #[tokio::test]
+    async fn a_node_larger_than_the_budget_is_cut_to_it_and_reported() {
+        let big = long_text(200);
+        let counter = testing::loaded(testing::def(vec![testing::fetch("f", "end")])).counter().clone();
+        let whole = counter.count(&big).unwrap();
+        let (state, report) = run(500, &[("big", &big), ("small", "SELECT 1;")], &["big", "small"]).await;
+        assert_eq!(report.fetched, ["big"]);
+        let [cut] = report.truncated.as_slice() else { panic!("{report:?}") };
+        assert_eq!((cut.id.as_str(), cut.original_tokens), ("big", whole));
+        assert!(cut.kept_tokens <= 500 && cut.kept_tokens + 2 >= 500, "{cut:?}");
+        assert_eq!(counter.count(&state.node_texts[0].text).unwrap(), cut.kept_tokens);
+        assert!(big.starts_with(&state.node_texts[0].text));
+        assert_eq!(
+            state.node_texts[0].metadata[TRUNCATED_METADATA_KEY],
+            serde_json::json!({ "original_tokens": whole, "kept_tokens": cut.kept_tokens })
+        );
+        assert_eq!(report.tokens, cut.kept_tokens);
+        // Less than MIN_TRUNCATED_TOKENS were left for `small`, but it is small enough to fit or
+        // it is reported: never dropped without a reason.
+        assert_eq!(report.fetched.len() + report.skipped.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn too_little_room_is_a_reported_skip_not_a_fragment() {
+        let big = long_text(50);
+        let (state, report) = run(MIN_TRUNCATED_TOKENS - 1, &[("big", &big)], &["big"]).await;
+        assert!(state.node_texts.is_empty() && report.truncated.is_empty());
+        assert_eq!(
+            report.skipped,
+            vec![SkippedNode {
+                id: "big".into(),
+                reason: SkipReason::OverBudget { remaining: MIN_TRUNCATED_TOKENS - 1 }
+            }]
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Whatever the budget and the texts, the kept texts never exceed it, each truncated text
+        /// is a prefix of its original, and every hit is either fetched or skipped.
+        #[test]
+        fn kept_texts_never_exceed_the_budget(budget in 0usize..900, sizes in prop::collection::vec(0usize..120, 1..5)) {
+            let texts: Vec<(String, String)> =
+                sizes.iter().enumerate().map(|(i, n)| (format!("n{i}"), long_text(*n))).collect();
+            let refs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let hits: Vec<&str> = texts.iter().map(|(a, _)| a.as_str()).collect();
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let (state, report) = rt.block_on(run(budget, &refs, &hits));
+            let counter = testing::loaded(testing::def(vec![testing::fetch("f", "end")])).counter().clone();
+            let total: usize = state.node_texts.iter().map(|n| counter.count(&n.text).unwrap()).sum();
+            prop_assert!(total <= budget);
+            prop_assert_eq!(total, report.tokens);
+            prop_assert_eq!(report.fetched.len() + report.skipped.len(), hits.len());
+            for node in &state.node_texts {
+                let original = &texts.iter().find(|(id, _)| *id == node.id).unwrap().1;
+                prop_assert!(original.starts_with(&node.text));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod spelling_tests {
+    use crate::pipeline::definition::FetchSpec;
+
+    #[test]
+    fn serialized_definitions_with_the_old_key_still_read() {
+        let old: FetchSpec = serde_json::from_value(serde_json::json!({ "max_tokens": 5, "next": "end" })).unwrap();
+        let new: FetchSpec =
+            serde_json::from_value(serde_json::json!({ "evidence_tokens": 5, "next": "end" })).unwrap();
+        assert_eq!(old, new);
+        assert_eq!(serde_json::to_value(&new).unwrap()["evidence_tokens"], 5);
     }
 }

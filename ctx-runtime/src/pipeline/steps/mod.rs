@@ -23,7 +23,7 @@ pub use agent::{
     AgentEnd, AgentReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,
 };
 pub use call_model::{CallReport, OUTPUT_FLOOR_TOKENS};
-pub use fetch::{FetchReport, SkipReason, SkippedNode};
+pub use fetch::{FetchReport, MIN_TRUNCATED_TOKENS, SkipReason, SkippedNode, TRUNCATED_METADATA_KEY, TruncatedNode};
 
 /// What a step did, by kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
