@@ -5,9 +5,8 @@
 //! tabs inside a line (after its indentation) into one space. Neither touches a line inside a
 //! fenced code block (backticks or tildes), fences included, since whitespace in code can
 //! matter. Markdown keeps inner spacing because two trailing spaces are a line break there —
-//! those are the one
-//! exception to the trailing-space rule: a markdown line (not a heading) ending in two or more
-//! spaces keeps two.
+//! those are the one exception to the trailing-space rule: a markdown line (not a heading)
+//! ending in two or more spaces keeps two.
 //!
 //! `json` removes the whitespace between tokens, keeping key order and every string byte for
 //! byte; a text that is not valid JSON is returned unchanged.
