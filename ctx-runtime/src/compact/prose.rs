@@ -3,10 +3,10 @@
 //! `markdown` and `text` fold whitespace that carries no meaning: trailing spaces and tabs are
 //! removed and a run of blank lines becomes one blank line; `text` also folds runs of spaces and
 //! tabs inside a line (after its indentation) into one space. Neither touches a line inside a
-//! ``` or ~~~ fenced block, fences included, since whitespace in code can matter. Markdown keeps
-//! inner spacing because two trailing spaces are a line break there — those are the one
-//! exception to the trailing-space rule: a markdown line (not a heading) ending in two or more
-//! spaces keeps two.
+//! fenced code block (backticks or tildes), fences included, since whitespace in code can
+//! matter. Markdown keeps inner spacing because two trailing spaces are a line break there —
+//! those are the one exception to the trailing-space rule: a markdown line (not a heading)
+//! ending in two or more spaces keeps two.
 //!
 //! `json` removes the whitespace between tokens, keeping key order and every string byte for
 //! byte; a text that is not valid JSON is returned unchanged.

@@ -3,7 +3,7 @@
 
 use super::{ChunkError, Chunker, Piece, line_starts, pack};
 
-/// A fence opener: its character and length (``` or ~~~, at least 3, up to 3 spaces indented).
+/// A fence opener: its character and length (three or more backticks or tildes, indented at most 3 spaces).
 pub(crate) fn fence(line: &str) -> Option<(u8, usize)> {
     let trimmed = line.trim_start_matches(' ');
     if line.len() - trimmed.len() > 3 {

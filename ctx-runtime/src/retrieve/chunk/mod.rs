@@ -3,7 +3,7 @@
 //!
 //! Three ways to cut, chosen by file extension ([`ChunkOptions::kind_for`]):
 //! * [`ChunkKind::Markdown`]: one chunk per heading section (an ATX heading `#`…`######` and what
-//!   follows it up to the next heading). Lines inside a ``` or ~~~ fenced block are never taken
+//!   follows it up to the next heading). Lines inside a fenced code block (backticks or tildes) are never taken
 //!   for headings, so a `# comment` in a shell snippet does not start a section. The chunk's
 //!   title is its heading path (`Install > From source`). A section larger than the size is cut
 //!   further at blank lines between paragraphs (a fenced block counts as one paragraph), and a
@@ -75,7 +75,7 @@ pub struct ChunkOptions {
     /// Extension (lowercase, no dot) → kind, overriding the defaults (`md`/`markdown` →
     /// markdown, [`CODE_EXTENSIONS`] → code, anything else → text).
     pub kinds: BTreeMap<String, ChunkKind>,
-    /// The encoding [`crate::retrieve::Bm25Index::from_dir`] counts with when it chunks; a
+    /// The encoding `Bm25Index::from_dir` (feature `bm25`) counts with when it chunks; a
     /// [`Chunker`] built with [`Chunker::new`] uses its own counter instead.
     pub encoding: Encoding,
 }
