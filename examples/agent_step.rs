@@ -153,6 +153,11 @@ async fn serve(bodies: Arc<Mutex<Vec<Value>>>) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), CtxError> {
+    run().await
+}
+
+/// The whole example; its assertions are what `cargo test` checks.
+async fn run() -> Result<(), CtxError> {
     let agent = SupportAgent::new()?;
     let p = agent.pipeline();
     let budget = p.contract_report().step("answer").cloned().unwrap_or_else(|| panic!("the step is in the contract"));
@@ -205,4 +210,12 @@ async fn main() -> Result<(), CtxError> {
     );
     assert_eq!((bodies.len(), r.ledger.unique_documents), (4, 7), "three calls and the answer; A counted once");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn the_specs_turn_runs_within_the_window_with_each_article_once() {
+        super::run().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }

@@ -154,6 +154,11 @@ fn agent_report(reports: &[StepReport]) -> Option<&AgentReport> {
 
 #[tokio::main]
 async fn main() -> Result<(), CtxError> {
+    run().await
+}
+
+/// The whole example; its assertions are what `cargo test` checks.
+async fn run() -> Result<(), CtxError> {
     let chunking = ChunkOptions::new(350);
     let index = Bm25Index::from_dir(DOCS_DIR, &IndexOptions { chunking: Some(chunking), ..IndexOptions::default() })?;
     let pages = index.ids().filter(|id| id.starts_with("configuration-reference.md#")).count();
@@ -243,4 +248,12 @@ async fn main() -> Result<(), CtxError> {
         assert!(prompt + request.max_tokens <= window, "recounted: no request over the window");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn the_docs_agent_answers_within_its_budgets() {
+        super::run().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }
