@@ -60,7 +60,7 @@
 //! | section | form |
 //! |---|---|
 //! | `model` (required) | `model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }`, `model { model: "gpt-4o" }` (window and encoding from ctx's model table, exact names only), or `model: config("config.json")` (read when the pipeline is loaded) |
-//! | `settings` | `max_context_tokens`, `max_history_tokens`, `budget_safety_margin_tokens`, `limits_policy: fail_fast \| auto_clamp`, and any other integer setting by name (`max_turn_loops: 3`) |
+//! | `settings` | `max_context_tokens`, `max_history_tokens`, `budget_safety_margin_tokens`, `limits_policy: fail_fast \| auto_clamp`, `compactors: [yaml]` (languages of registered user compactors), `node_frame: "…{text}…"` (the wrapping of each node), and any other integer setting by name (`max_turn_loops: 3`) |
 //! | `prompts` | `key: "text"`, `key: include_str!("prompts/key.txt")` (relative to the file holding the macro, as for `include_str!`), or `key: at_load` (given to `LoadOptions` when loading) |
 //! | `steps` (required) | `id: kind { … }`, in order; the first step is where a run starts, and the target `end` finishes it |
 //!
@@ -70,9 +70,10 @@
 //! |---|---|
 //! | `search_nodes` | `top_k`, `next` |
 //! | `expand_dependency_tree` | `max_depth`, `next` |
-//! | `fetch_node_texts` | `max_tokens` (the evidence budget), `next` |
-//! | `manage_context_budget` | `compact_code?: [ { language: sql \| dotnet, policy: always \| threshold \| demand, threshold?: 0.4, inbox_key?: "topic" }, … ]`, `divide_new_content?: "…"`, `on_ok`, `on_over` |
-//! | `call_model` | `prompt_key`, `max_output_tokens?`, `max_tokens?`, `user_parts?: [ source => "template with one {}", … ]`, `use_history?: bool`, `next` |
+//! | `fetch_node_texts` | `evidence_tokens` (the evidence budget; `max_tokens` is its deprecated spelling), `next` |
+//! | `manage_context_budget` | `compact_code?: [ { language: sql \| dotnet \| markdown \| text \| json \| a declared compactor, policy: always \| threshold \| demand, threshold?: 0.4, inbox_key?: "topic" }, … ]`, `divide_new_content?: "…"`, `on_ok`, `on_over` |
+//! | `call_model` | `prompt_key`, `max_output_tokens?`, `max_tokens?`, `user_parts?: [ source => "template with one {}", … ]` (default: the context, then the question), `use_history?: bool`, `temperature?: 0.2`, `top_p?: 0.9`, `stop?: ["…"]`, `seed?: 7`, `response_format?: json \| json_schema { name: "…", schema: r#"{…}"#, strict?: bool }`, `next` |
+//! | `agent` | every key of `call_model`, plus `tools: [ name { description: "…", parameters: r#"{…json schema…}"# }, … ]` (each a method of the generated `{Name}Tools` trait), `max_tool_calls`, `turn_budget_tokens?` |
 //! | `loop_guard` | `max_turn_loops_from_settings: setting_name`, `on_allow`, `on_deny` |
 //! | `set_variables` | `rules: [ target <- source, target <- source \| transform, target = null \| "text" \| 3 \| true ]`, `next` |
 //! | `custom` | `outcomes { outcome => step, … }`, a method of the generated `{Name}Custom` trait returning the generated `{Step}Outcome` enum |
@@ -87,9 +88,10 @@
 //!
 //! For `pipeline CodeQa`: `enum CodeQaStep` (implements [`pipeline::StepMachine`]),
 //! `type CodeQa = Pipeline<CodeQaStep>` (load with `new`/`load`, run with `run`, `resume`,
-//! `step`), `struct CodeQaEnv` with one field per backend the steps use (`search`, `store`,
-//! `model`, `custom`), and, when the pipeline has `custom` steps, `trait CodeQaCustom` with one
-//! `async fn` per step returning that step's outcome enum:
+//! `step`, `run_streaming`, `conversation`), `struct CodeQaEnv` with one field per backend the
+//! steps use (`search`, `store`, `model`, `custom`, `tools`), when the pipeline has `agent` steps
+//! `trait CodeQaTools` with one `async fn` per tool, and, when it has `custom` steps,
+//! `trait CodeQaCustom` with one `async fn` per step returning that step's outcome enum:
 //!
 //! ```
 //! use ctx::{CtxError, PipelineState};
