@@ -124,7 +124,8 @@ fn the_agent_section_shows_the_examples_own_pipeline_and_tools() {
     let readme = read("README.md");
     let agents = section(&readme, "Agents, streaming and conversations");
     let example = read("examples/docs_support.rs");
-    let rust: Vec<String> = fenced_blocks(agents).into_iter().filter(|(info, _)| info == "rust").map(|(_, b)| b).collect();
+    let rust: Vec<String> =
+        fenced_blocks(agents).into_iter().filter(|(info, _)| info == "rust").map(|(_, b)| b).collect();
     assert!(rust.len() >= 2, "the section shows the pipeline and the tools");
     // The pipeline as the example declares it, and the start of its tools implementation.
     for block in &rust[..2] {

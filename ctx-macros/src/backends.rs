@@ -105,8 +105,11 @@ fn tools(lowered: &Lowered) -> Vec<Tool> {
     let mut tools: Vec<Tool> = Vec::new();
     for (index, step) in lowered.def.steps.iter().enumerate() {
         let StepKind::Agent(spec) = &step.kind else { continue };
-        let span = lowered.step_ids[index].span();
-        for spec_tool in &spec.tools {
+        let step_span = lowered.step_ids[index].span();
+        for (j, spec_tool) in spec.tools.iter().enumerate() {
+            // The method is spanned at the tool's name, so "missing `read_page`" points there.
+            let at = crate::spans::step_path(index).key("tools").index(j).key("name");
+            let span = lowered.spans.get(&at).map_or(step_span, |range| range.start);
             if syn::parse_str::<Ident>(&spec_tool.name).is_err() {
                 continue;
             }

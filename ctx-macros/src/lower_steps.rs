@@ -16,6 +16,27 @@ use crate::fields::{Fields, Reader, did_you_mean, unraw, with_help};
 use crate::spans::SpanRange;
 use crate::symbol::*;
 
+/// The keys of a step that sends a model request (`call_model`, and `agent`, which adds its own
+/// before `next`), written once so the two kinds cannot drift apart.
+macro_rules! model_request_keys {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            PROMPT_KEY,
+            MAX_OUTPUT_TOKENS,
+            MAX_TOKENS,
+            USER_PARTS,
+            USE_HISTORY,
+            TEMPERATURE,
+            TOP_P,
+            STOP,
+            SEED,
+            RESPONSE_FORMAT,
+            $($extra,)*
+            NEXT,
+        ]
+    };
+}
+
 /// The keys each step kind takes, in the order messages list them.
 pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
     match kind {
@@ -23,35 +44,8 @@ pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
         EXPAND_DEPENDENCY_TREE => &[MAX_DEPTH, NEXT],
         FETCH_NODE_TEXTS => &[EVIDENCE_TOKENS, NEXT],
         MANAGE_CONTEXT_BUDGET => &[COMPACT_CODE, DIVIDE_NEW_CONTENT, ON_OK, ON_OVER],
-        CALL_MODEL => &[
-            PROMPT_KEY,
-            MAX_OUTPUT_TOKENS,
-            MAX_TOKENS,
-            USER_PARTS,
-            USE_HISTORY,
-            TEMPERATURE,
-            TOP_P,
-            STOP,
-            SEED,
-            RESPONSE_FORMAT,
-            NEXT,
-        ],
-        AGENT => &[
-            PROMPT_KEY,
-            TOOLS,
-            MAX_TOOL_CALLS,
-            TURN_BUDGET_TOKENS,
-            MAX_OUTPUT_TOKENS,
-            MAX_TOKENS,
-            USER_PARTS,
-            USE_HISTORY,
-            TEMPERATURE,
-            TOP_P,
-            STOP,
-            SEED,
-            RESPONSE_FORMAT,
-            NEXT,
-        ],
+        CALL_MODEL => model_request_keys!(),
+        AGENT => model_request_keys!(TOOLS, MAX_TOOL_CALLS, TURN_BUDGET_TOKENS),
         LOOP_GUARD => &[MAX_TURN_LOOPS_FROM_SETTINGS, ON_ALLOW, ON_DENY],
         SET_VARIABLES => &[RULES, NEXT],
         CUSTOM => &[OUTCOMES],

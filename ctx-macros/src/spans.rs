@@ -81,7 +81,6 @@ impl SpanMap {
     }
 
     /// The span recorded for exactly `path`.
-    #[cfg(test)]
     pub fn get(&self, path: &FieldPath) -> Option<SpanRange> {
         self.spans.get(path).copied()
     }

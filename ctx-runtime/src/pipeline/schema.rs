@@ -79,6 +79,27 @@ const fn key(name: &'static str, ty: ValueType, required: bool) -> KeySchema {
 
 use ValueType::*;
 
+/// The keys of a step that sends a model request (`call_model`, and `agent`, which adds its own
+/// before `next`), written once so the two kinds cannot drift apart.
+macro_rules! model_request_keys {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            key("prompt_key", PromptKey, true),
+            key("max_output_tokens", Integer, false),
+            key("max_tokens", Integer, false),
+            key("user_parts", UserParts, false),
+            key("use_history", Bool, false),
+            key("temperature", Number, false),
+            key("top_p", Number, false),
+            key("stop", TextList, false),
+            key("seed", Integer, false),
+            key("response_format", ResponseFormat, false),
+            $($extra,)*
+            key("next", Target, true),
+        ]
+    };
+}
+
 /// Every step kind, in the order the documentation lists them.
 pub const STEP_SCHEMAS: &[StepSchema] = &[
     StepSchema { kind: "search_nodes", keys: &[key("top_k", Integer, true), key("next", Target, true)] },
@@ -93,40 +114,14 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
             key("on_over", Target, true),
         ],
     },
-    StepSchema {
-        kind: "call_model",
-        keys: &[
-            key("prompt_key", PromptKey, true),
-            key("max_output_tokens", Integer, false),
-            key("max_tokens", Integer, false),
-            key("user_parts", UserParts, false),
-            key("use_history", Bool, false),
-            key("temperature", Number, false),
-            key("top_p", Number, false),
-            key("stop", TextList, false),
-            key("seed", Integer, false),
-            key("response_format", ResponseFormat, false),
-            key("next", Target, true),
-        ],
-    },
+    StepSchema { kind: "call_model", keys: model_request_keys!() },
     StepSchema {
         kind: "agent",
-        keys: &[
-            key("prompt_key", PromptKey, true),
+        keys: model_request_keys!(
             key("tools", Tools, false),
             key("max_tool_calls", Integer, true),
             key("turn_budget_tokens", Integer, false),
-            key("max_output_tokens", Integer, false),
-            key("max_tokens", Integer, false),
-            key("user_parts", UserParts, false),
-            key("use_history", Bool, false),
-            key("temperature", Number, false),
-            key("top_p", Number, false),
-            key("stop", TextList, false),
-            key("seed", Integer, false),
-            key("response_format", ResponseFormat, false),
-            key("next", Target, true),
-        ],
+        ),
     },
     StepSchema {
         kind: "loop_guard",
