@@ -193,9 +193,9 @@ async fn run() -> Result<(), CtxError> {
     for (i, body) in bodies.iter().enumerate() {
         println!(
             "  request {i}: {} of {WINDOW} tokens with the output limit, counted by the server",
-            counted(&p, body)
+            counted(p, body)
         );
-        assert!(counted(&p, body) <= WINDOW, "no request over the window");
+        assert!(counted(p, body) <= WINDOW, "no request over the window");
     }
     let last = bodies.last().map(|b| b.to_string()).unwrap_or_default();
     for id in ["A", "B", "C", "D", "E", "F", "G"] {
