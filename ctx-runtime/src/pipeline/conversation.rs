@@ -35,7 +35,10 @@ pub struct Answer {
     pub reports: Vec<StepReport>,
 }
 
-/// A pipeline asked one question after another; see the [module documentation](self).
+/// A pipeline asked one question after another, carrying the history and the variables from one
+/// run to the next. Each question starts from a fresh state that keeps only `history_dialog` and
+/// `variables`; the history stays within `max_history_tokens` (steps with `use_history` trim it
+/// before sending); a question that fails leaves the conversation as it was.
 #[derive(Debug, Clone)]
 pub struct Conversation<S: StepMachine> {
     pipeline: Pipeline<S>,
