@@ -44,6 +44,13 @@ pub struct CallModelCheck<'a> {
     pub agent: Option<&'a AgentSpec>,
 }
 
+impl CallModelCheck<'_> {
+    /// The step's kind keyword (`call_model` or `agent`), for messages.
+    pub fn kind(&self) -> &'static str {
+        if self.agent.is_some() { "agent" } else { "call_model" }
+    }
+}
+
 /// One step's terms of the inequality, with the limits in effect (after any clamp).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepBudget {
@@ -202,7 +209,7 @@ pub fn check_contract(
                 issues.push(ConfigIssue::new(
                     "PROMPT_COUNT_FAILED",
                     check.at.key("prompt_key"),
-                    format!("cannot count the prompt of call_model step `{}`: {e}", check.step_id),
+                    format!("cannot count the prompt of {} step `{}`: {e}", check.kind(), check.step_id),
                 ));
             })
             .ok();
@@ -312,7 +319,8 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
                 "OUTPUT_EXCEEDS_WINDOW",
                 t.check.at.key(key),
                 format!(
-                    "`{key}` of call_model step `{id}` is {}, at least the model's whole context window ({window})",
+                    "`{key}` of {} step `{id}` is {}, at least the model's whole context window ({window})",
+                    t.check.kind(),
                     t.output.tokens
                 ),
             )
@@ -357,7 +365,8 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
             "BUDGET_CONTRACT_VIOLATED",
             t.check.at.clone(),
             format!(
-                "call_model step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}",
+                "{} step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}",
+                t.check.kind(),
                 model.context_window,
                 spell_out(t, settings, ctx),
             ),
@@ -393,9 +402,13 @@ fn auto_clamp(
             before: configured,
             after: context,
             reason: format!(
-                "call_model step `{}` leaves {room} of the {window}-token window for context after fixed prompt {} + \
+                "{} step `{}` leaves {room} of the {window}-token window for context after fixed prompt {} + \
                  history {} + max_output_tokens {} + margin {margin}{floor}",
-                t.check.step_id, t.fixed, t.history, t.output.tokens
+                t.check.kind(),
+                t.check.step_id,
+                t.fixed,
+                t.history,
+                t.output.tokens
             ),
         });
     }
@@ -416,8 +429,9 @@ fn auto_clamp(
                 before: t.output.tokens,
                 after,
                 reason: format!(
-                    "with max_context_tokens at {context}, call_model step `{}` is still {over} over the \
+                    "with max_context_tokens at {context}, {} step `{}` is still {over} over the \
                      {window}-token window: {}",
+                    t.check.kind(),
                     t.check.step_id,
                     spell_out(t, settings, context)
                 ),
@@ -430,8 +444,9 @@ fn auto_clamp(
                     "BUDGET_CONTRACT_UNSATISFIABLE",
                     t.check.at.clone(),
                     format!(
-                        "call_model step `{}` cannot fit the {window}-token window even with max_context_tokens and \
+                        "{} step `{}` cannot fit the {window}-token window even with max_context_tokens and \
                          its output clamped to 1 token each: fixed prompt {} + history {} + margin {margin} + 2 = {need}",
+                        t.check.kind(),
                         t.check.step_id, t.fixed, t.history
                     ),
                 )

@@ -122,7 +122,7 @@ pub fn call_model_checks_split<'a>(
                 ConfigIssue::new(
                     "MISSING_PROMPT_TEXT",
                     at.key("prompt_key"),
-                    format!("call_model step `{}` uses prompt `{key}`, which has no text", step.id),
+                    format!("{} step `{}` uses prompt `{key}`, which has no text", step.kind.keyword(), step.id),
                 )
                 .with_help(format!("declare `{key}` in `prompts` with its text, or provide it when loading")),
             ),

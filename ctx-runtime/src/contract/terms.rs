@@ -94,7 +94,7 @@ pub fn output_limit(
             "NO_OUTPUT_LIMIT",
             at.clone(),
             format!(
-                "call_model step `{step_id}` has no output limit: no `max_output_tokens` or `max_tokens` on the step \
+                "step `{step_id}` has no output limit: no `max_output_tokens` or `max_tokens` on the step \
                  and no `max_tokens` (`model_max_tokens`) for the model"
             ),
         )
@@ -109,7 +109,7 @@ pub(crate) fn invalid_output_limit(step_id: &str, at: &FieldPath, key: &str, val
     ConfigIssue::new(
         "INVALID_MAX_OUTPUT_TOKENS",
         at.key(key),
-        format!("call_model step `{step_id}` has `{key}: {value}`; an output limit must be an integer > 0"),
+        format!("step `{step_id}` has `{key}: {value}`; an output limit must be an integer > 0"),
     )
     .with_help(format!("set `{key}` to the longest reply this step may produce, e.g. 512"))
 }
