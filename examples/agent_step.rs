@@ -191,10 +191,7 @@ async fn run() -> Result<(), CtxError> {
     let r = report(&reports);
     let bodies = bodies.lock().map(|b| b.clone()).unwrap_or_default();
     for (i, body) in bodies.iter().enumerate() {
-        println!(
-            "  request {i}: {} of {WINDOW} tokens with the output limit, counted by the server",
-            counted(p, body)
-        );
+        println!("  request {i}: {} of {WINDOW} tokens with the output limit, counted by the server", counted(p, body));
         assert!(counted(p, body) <= WINDOW, "no request over the window");
     }
     let last = bodies.last().map(|b| b.to_string()).unwrap_or_default();

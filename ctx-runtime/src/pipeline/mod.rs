@@ -49,6 +49,8 @@ mod validate_agent;
 mod validate_params;
 pub use validate_agent::{MAX_TOOL_NAME_LEN, is_tool_name};
 mod values;
+#[cfg(feature = "yaml")]
+pub mod yaml;
 
 #[cfg(test)]
 pub(crate) mod testing;
