@@ -277,7 +277,7 @@ mod tests {
         let x = item.get("x").unwrap();
         assert_eq!((x.at.line, x.at.column, x.as_int(), x.as_text()), (3, 8, None, Some("2")));
         let y = item.get("y").unwrap().as_seq().unwrap();
-        assert_eq!((y[0].as_bool(), y[1].is_null(), y[1].at.column), (Some(true), true, 16));
+        assert_eq!((y[0].as_bool(), y[1].is_null(), y[1].at.column), (Some(true), true, 15));
     }
 
     #[test]
