@@ -1,8 +1,6 @@
 //! YAML pipeline files (`pipeline::yaml`): every example of the specification loads unchanged
 //! and runs; broken files report each problem at its file, line and column, with its code.
 
-#![cfg(feature = "yaml")]
-
 mod pipeline_support;
 
 use std::path::{Path, PathBuf};

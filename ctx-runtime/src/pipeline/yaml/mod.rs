@@ -80,6 +80,9 @@ mod node;
 mod pipeline_file;
 mod steps;
 
+#[cfg(test)]
+mod decode_tests;
+
 pub use document::TOP_LEVEL_KEYS;
 pub use error::{Location, PipelineFileError, YamlIssue};
 pub use pipeline_file::{LoadedFile, LocationMap, PipelineFile};

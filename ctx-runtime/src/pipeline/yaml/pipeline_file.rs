@@ -156,6 +156,17 @@ impl PipelineFile {
     }
 
     fn parse_with(text: &str, path: &Path, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
+        let (file, config) = Self::read(text, path)?;
+        let found = validate_with_config(&file.def, config.as_ref(), opts);
+        if !found.is_empty() {
+            return Err(PipelineFileError::new(path, found.iter().map(|i| file.locate(i)).collect()));
+        }
+        Ok(file)
+    }
+
+    /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
+    /// the validation rules.
+    pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
         let mut chain = Chain::new(path);
         let merged = chain.load_text(path, text);
         let mut sink = Sink::default();
@@ -188,10 +199,6 @@ impl PipelineFile {
             None => None,
         };
         let locations = LocationMap(sink.locations);
-        let found = validate_with_config(&decoded.def, config.as_ref(), opts);
-        if !found.is_empty() {
-            return Err(PipelineFileError::new(path, found.iter().map(|i| locate(&locations, path, i)).collect()));
-        }
-        Ok(LoadedFile { path: path.to_owned(), def: decoded.def, files, locations })
+        Ok((LoadedFile { path: path.to_owned(), def: decoded.def, files, locations }, config))
     }
 }
