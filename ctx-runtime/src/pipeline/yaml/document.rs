@@ -201,7 +201,7 @@ fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
                         let name = sink.text(file, &at, &format!("`file` of prompt `{key}`"))?;
                         let resolved = relative_to(&file.at.file, Path::new(&name));
                         sink.files.push(resolved.clone());
-                        match std::fs::read_to_string(&resolved) {
+                        match super::extends::read_text(&resolved) {
                             Ok(t) => Some(Some(t)),
                             Err(e) => {
                                 sink.issues.push(

@@ -26,6 +26,21 @@ use super::node::{Node, Value, parse};
 /// The most files one `extends` chain may hold.
 pub(crate) const MAX_CHAIN: usize = 32;
 
+/// The largest file read (a pipeline file, a base, a prompt): 8 MiB.
+pub(crate) const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// The text of `path`, refused past [`MAX_FILE_BYTES`] (so a path to an endless device file
+/// cannot exhaust memory).
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!("larger than {MAX_FILE_BYTES} bytes")));
+    }
+    Ok(text)
+}
+
 /// Reads files and collects what went wrong.
 pub(crate) struct Chain {
     /// Every file read, in the order read.
@@ -115,7 +130,7 @@ impl Chain {
                 .push(YamlIssue::new(via, code, message).with_help("a file cannot extend itself, directly or not"));
             return None;
         }
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_text(path) {
             Ok(text) => text,
             Err(e) => {
                 let message =
@@ -131,7 +146,16 @@ impl Chain {
         stack.push(id);
         let node = self.resolve(path, &text, stack);
         stack.pop();
-        node
+        match node {
+            Some(n) if n.as_map().is_none() && !n.is_null() => {
+                let message = format!("a base file must be a mapping of pipeline keys, found {}", n.describe());
+                self.issues.push(
+                    YamlIssue::new(&n.at, "YAML_WRONG_TYPE", message).with_help("write `steps:`, `settings:`, …"),
+                );
+                None
+            }
+            other => other,
+        }
     }
 
     /// `a.yaml → b.yaml → a.yaml`.

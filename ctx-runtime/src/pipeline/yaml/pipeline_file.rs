@@ -136,7 +136,7 @@ impl PipelineFile {
     /// counting).
     pub fn load_with(path: impl AsRef<Path>, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
         let path = path.as_ref();
-        match std::fs::read_to_string(path) {
+        match super::extends::read_text(path) {
             Ok(text) => Self::parse_with(&text, path, opts),
             Err(e) => Err(PipelineFileError::new(
                 path,

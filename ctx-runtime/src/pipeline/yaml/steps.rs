@@ -22,7 +22,7 @@ pub(crate) fn decode_steps(sink: &mut Sink, node: &Node) -> Option<Vec<StepDef>>
     };
     let mut steps = Some(Vec::new());
     for (i, item) in items.iter().enumerate() {
-        match decode_step(sink, item, &path.index(i)) {
+        match decode_step(sink, item, &path.index(i), i) {
             Some(step) => steps.as_mut().map(|s| s.push(step)),
             None => steps.take().map(|_| ()),
         };
@@ -30,11 +30,10 @@ pub(crate) fn decode_steps(sink: &mut Sink, node: &Node) -> Option<Vec<StepDef>>
     steps
 }
 
-fn decode_step(sink: &mut Sink, node: &Node, path: &FieldPath) -> Option<StepDef> {
+fn decode_step(sink: &mut Sink, node: &Node, path: &FieldPath, index: usize) -> Option<StepDef> {
     sink.locate(path, node);
-    let index = path.0.last().map(|s| format!("{s:?}")).unwrap_or_default();
     let Some(map) = node.as_map() else {
-        sink.wrong_type(node, &format!("step {index}"), "a mapping with `id:` and `action:`");
+        sink.wrong_type(node, &format!("`steps[{index}]`"), "a mapping with `id:` and `action:`");
         return None;
     };
     let id_node = map.iter().find(|(k, _)| k.as_text() == Some("id")).map(|(_, v)| v);
