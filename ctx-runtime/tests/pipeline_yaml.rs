@@ -314,3 +314,15 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn load_time_problems_are_located_too() {
+    let text = std::fs::read_to_string(data("compaction_loop.yaml"))
+        .unwrap()
+        .replace("answer: { file: prompts/answer.txt }", "answer: null");
+    let file = PipelineFile::parse(&text, data("compaction_loop.yaml")).unwrap();
+    let err = file.load_pipeline(LoadOptions::new()).unwrap_err();
+    assert_eq!(located(&err), [("compaction_loop.yaml".into(), 61, 15, "MISSING_PROMPT_TEXT")]);
+    let p = file.load_pipeline(LoadOptions::new().prompt("answer", "Answer from the context only.")).unwrap();
+    assert_eq!(p.name(), "CompactionLoop");
+}
