@@ -228,6 +228,8 @@ fn wrong_types_are_all_reported() {
     );
     assert_eq!(err.issues()[1].message, "`max_output_tokens` in step `answer` must be an integer, found a string");
     assert_eq!(err.code(), "YAML_WRONG_TYPE");
+    let err: ctx_runtime::CtxError = err.into();
+    assert_eq!(err.code(), "YAML_WRONG_TYPE");
 }
 
 #[test]
