@@ -52,6 +52,10 @@ pub enum CtxError {
     /// Loading or running a pipeline failed.
     #[error(transparent)]
     Pipeline(#[from] crate::pipeline::PipelineError),
+    /// A YAML pipeline file could not be loaded; every problem is located (feature `yaml`).
+    #[cfg(feature = "yaml")]
+    #[error(transparent)]
+    PipelineFile(#[from] crate::pipeline::yaml::PipelineFileError),
 }
 
 impl ErrorCode for CtxError {
@@ -69,6 +73,8 @@ impl ErrorCode for CtxError {
             CtxError::Retrieve(e) => e.code(),
             CtxError::Engine(e) => e.code(),
             CtxError::Pipeline(e) => e.code(),
+            #[cfg(feature = "yaml")]
+            CtxError::PipelineFile(e) => e.code(),
         }
     }
 }

@@ -10,6 +10,8 @@
 //! * [`Conversation`] — a typed pipeline asked question after question, history and variables
 //!   carried over; [`TokenSink`] streams the model replies of a run.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
+//! * `yaml` (feature `yaml`) — the specification's YAML pipeline files, loaded into a
+//!   [`PipelineDef`] with every problem located by file, line and column.
 //! * [`ToolHandlers`] — what runs the tool calls of an `agent` step ([`AgentSpec`]): the model is
 //!   offered the declared tools, each call is budgeted by the turn ledger and answered through a
 //!   handler, at most `max_tool_calls` of them, every request guarded against the window:
@@ -49,6 +51,8 @@ mod validate_agent;
 mod validate_params;
 pub use validate_agent::{MAX_TOOL_NAME_LEN, is_tool_name};
 mod values;
+#[cfg(feature = "yaml")]
+pub mod yaml;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -57,14 +57,26 @@ pub const PLACEHOLDER: &str = "{}";
 /// assert!(codes.contains(&("INVALID_TOP_K", "steps[0].top_k".to_string())));
 /// ```
 pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<ConfigIssue> {
+    validate_with_config(def, None, opts)
+}
+
+/// [`validate_definition`] with the `config.json` the definition names already read, so that
+/// the budget contract is checked against its model (and its `allow_auto_clamp`) too.
+#[cfg_attr(not(feature = "yaml"), allow(dead_code))]
+pub(crate) fn validate_with_config(
+    def: &PipelineDef,
+    config: Option<&crate::config::ConfigFile>,
+    opts: &ValidateOptions,
+) -> Vec<ConfigIssue> {
     let mut issues = structural_issues(def);
-    let model = match &def.model {
-        ModelSource::Inline(spec) => ModelInput::Spec(spec),
-        ModelSource::ConfigFile(_) => ModelInput::Unknown,
+    let model = match (&def.model, config) {
+        (ModelSource::Inline(spec), _) => ModelInput::Spec(spec),
+        (ModelSource::ConfigFile(_), Some(file)) => ModelInput::Config(file.model.clone()),
+        (ModelSource::ConfigFile(_), None) => ModelInput::Unknown,
     };
     let input = ResolveInput {
         model,
-        allow_auto_clamp: false,
+        allow_auto_clamp: config.is_some_and(|c| c.allow_auto_clamp),
         env_policy: opts.env_limits_policy.as_deref(),
         prompts: &BTreeMap::new(),
         check_tokens: opts.check_tokens,

@@ -1,0 +1,240 @@
+//! The top level of a pipeline file — `name`, `model` or `config`, `settings`, `prompts`,
+//! `steps` — decoded into a [`PipelineDef`], every value's location recorded.
+
+use std::path::{Path, PathBuf};
+
+use super::error::YamlIssue;
+use super::fields::{Fields, Sink};
+use super::node::Node;
+use super::steps::decode_steps;
+use crate::pipeline::definition::{ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec};
+use crate::validation::FieldPath;
+
+/// Every key the top level of a pipeline file may hold.
+pub const TOP_LEVEL_KEYS: [&str; 7] = ["name", "extends", "model", "config", "settings", "prompts", "steps"];
+
+/// The keys of an inline `model:` mapping; `model_context_window` and `model_max_tokens` are
+/// `config.json`'s names of `context_window` and `max_tokens`.
+const MODEL_KEYS: [&str; 7] =
+    ["model", "context_window", "max_tokens", "encoding", "config", "model_context_window", "model_max_tokens"];
+
+/// The settings with a meaning of their own; any other key is a named integer setting.
+const SETTINGS_KEYS: [&str; 6] = [
+    "max_context_tokens",
+    "max_history_tokens",
+    "budget_safety_margin_tokens",
+    "limits_policy",
+    "compactors",
+    "node_frame",
+];
+
+/// The decoded definition, with the `config.json` it names (resolved against the file that
+/// names it) and where that was written.
+pub(crate) struct Decoded {
+    pub def: PipelineDef,
+    pub config: Option<(PathBuf, super::error::Location)>,
+}
+
+/// Decodes a merged document (its `extends` already applied); `name` defaults to `default_name`.
+pub(crate) fn decode(sink: &mut Sink, root: &Node, default_name: &str) -> Option<Decoded> {
+    let top = FieldPath::root();
+    sink.locate(&top, root);
+    let f = Fields::read(sink, root, "the pipeline file", &TOP_LEVEL_KEYS)?;
+    let name = f.text(sink, "name", &top).unwrap_or_else(|| default_name.to_owned());
+    let (model, config) = model(sink, &f);
+    let settings = match f.get("settings") {
+        Some(n) => settings(sink, n),
+        None => Some(SettingsSpec::default()),
+    };
+    let prompts = match f.get("prompts") {
+        Some(n) => prompts(sink, n),
+        None => Some(Vec::new()),
+    };
+    let steps = match f.require(sink, "steps") {
+        Some(n) => decode_steps(sink, n),
+        None => None,
+    };
+    let def = PipelineDef { name, model: model?, settings: settings?, prompts: prompts?, steps: steps? };
+    Some(Decoded { def, config })
+}
+
+/// `config: config.json`, `model: { config: … }`, or `model: { model, context_window, … }`
+/// (or `model: gpt-4o`, a name from the model table).
+fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathBuf, super::error::Location)>) {
+    let path = FieldPath::root().key("model");
+    let mut config_node = f.get("config");
+    let mut spec = ModelSpec::default();
+    if let Some(node) = f.get("model") {
+        sink.locate(&path, node);
+        if let Some(name) = node.as_text() {
+            spec.model = Some(name.to_owned());
+        } else {
+            let Some(m) = Fields::read(sink, node, "`model`", &MODEL_KEYS) else { return (None, None) };
+            for (key, _, value) in m.keys() {
+                let what = format!("`{key}` in `model`");
+                match key {
+                    "model" => spec.model = sink.text(value, &path.key("model"), &what),
+                    "encoding" => spec.encoding = sink.text(value, &path.key("encoding"), &what),
+                    "context_window" | "model_context_window" => {
+                        spec.context_window = sink.int(value, &path.key("context_window"), &what)
+                    }
+                    "max_tokens" | "model_max_tokens" => {
+                        spec.max_tokens = sink.int(value, &path.key("max_tokens"), &what)
+                    }
+                    _ => {
+                        if config_node.is_some() || m.keys().count() > 1 {
+                            sink.issues.push(
+                                YamlIssue::new(&value.at, "YAML_CONFLICTING_KEYS", "the model is given twice")
+                                    .with_help("write the model's limits inline or name a `config.json`, not both"),
+                            );
+                            return (None, None);
+                        }
+                        config_node = Some(value);
+                    }
+                }
+            }
+        }
+    }
+    let Some(node) = config_node else { return (Some(ModelSource::Inline(spec)), None) };
+    if f.get("model").is_some() && f.get("config").is_some() {
+        sink.issues.push(
+            YamlIssue::new(&node.at, "YAML_CONFLICTING_KEYS", "the model is given twice")
+                .with_help("write the model's limits inline or name a `config.json`, not both"),
+        );
+        return (None, None);
+    }
+    sink.locate(&path, node);
+    let Some(file) = sink.text(node, &path.key("config"), "`config`") else { return (None, None) };
+    let resolved = relative_to(&node.at.file, Path::new(&file));
+    (Some(ModelSource::ConfigFile(resolved.to_string_lossy().into_owned())), Some((resolved, node.at.clone())))
+}
+
+/// `path` resolved against the directory of `file` (the file that names it), made absolute.
+pub(crate) fn relative_to(file: &Path, path: &Path) -> PathBuf {
+    let joined = match file.parent() {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path.to_owned(),
+    };
+    std::path::absolute(&joined).unwrap_or(joined)
+}
+
+fn settings(sink: &mut Sink, node: &Node) -> Option<SettingsSpec> {
+    let path = FieldPath::root().key("settings");
+    sink.locate(&path, node);
+    if node.is_null() {
+        return Some(SettingsSpec::default());
+    }
+    let Some(entries) = node.as_map() else {
+        sink.wrong_type(node, "`settings`", "a mapping");
+        return None;
+    };
+    let mut s = SettingsSpec::default();
+    let mut ok = true;
+    // Every key is allowed (named integer settings); duplicates are still reported.
+    let names: Vec<&str> = entries.iter().filter_map(|(k, _)| k.as_text()).collect();
+    let f = Fields::read(sink, node, "`settings`", &names)?;
+    for (key, _, value) in f.keys() {
+        let at = path.key(key);
+        let what = format!("`settings.{key}`");
+        match key {
+            "max_context_tokens" => s.max_context_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok)),
+            "max_history_tokens" => s.max_history_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok)),
+            "budget_safety_margin_tokens" => {
+                s.budget_safety_margin_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok))
+            }
+            "limits_policy" => s.limits_policy = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
+            "node_frame" => s.node_frame = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
+            "compactors" => {
+                s.compactors = sink.text_list(value, &at, &what).or_else(|| fail(&mut ok)).unwrap_or_default()
+            }
+            _ => match value.as_int() {
+                Some(n) => {
+                    sink.locate(&at, value);
+                    s.extra.insert(key.to_owned(), n);
+                }
+                None => {
+                    ok = false;
+                    let near = crate::validation::did_you_mean(key, SETTINGS_KEYS);
+                    let issue = YamlIssue::new(
+                        &value.at,
+                        "YAML_WRONG_TYPE",
+                        format!("{what} must be an integer (a named setting), found {}", value.describe()),
+                    );
+                    sink.issues.push(match near {
+                        Some(n) => issue.with_help(format!("did you mean `{n}`?")),
+                        None => issue.with_help("named settings such as `max_turn_loops` are integers"),
+                    });
+                }
+            },
+        }
+    }
+    ok.then_some(s)
+}
+
+fn fail<T>(ok: &mut bool) -> Option<T> {
+    *ok = false;
+    None
+}
+
+/// `prompts: { key: "text" | { file: path } | { text: "…" } | null }`; a `file` is read
+/// relative to the YAML file that names it, `null` is a prompt given at load time.
+fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
+    let path = FieldPath::root().key("prompts");
+    sink.locate(&path, node);
+    if node.is_null() {
+        return Some(Vec::new());
+    }
+    let names: Vec<&str> = node.as_map().unwrap_or_default().iter().filter_map(|(k, _)| k.as_text()).collect();
+    let f = Fields::read(sink, node, "`prompts`", &names)?;
+    let mut out = Some(Vec::new());
+    for (key, _, value) in f.keys() {
+        let at = path.key(key);
+        sink.locate(&at, value);
+        let text = if value.is_null() {
+            Some(None)
+        } else if let Some(t) = value.as_text() {
+            Some(Some(t.to_owned()))
+        } else {
+            Fields::read(sink, value, format!("prompt `{key}`"), &["file", "text"]).and_then(|p| {
+                match (p.get("file"), p.get("text")) {
+                    (Some(file), None) => {
+                        let name = sink.text(file, &at, &format!("`file` of prompt `{key}`"))?;
+                        let resolved = relative_to(&file.at.file, Path::new(&name));
+                        sink.files.push(resolved.clone());
+                        match super::extends::read_text(&resolved) {
+                            Ok(t) => Some(Some(t)),
+                            Err(e) => {
+                                sink.issues.push(
+                                    YamlIssue::new(
+                                        &file.at,
+                                        "PROMPT_FILE_UNREADABLE",
+                                        format!("cannot read prompt file `{}`: {e}", resolved.display()),
+                                    )
+                                    .with_help("the path is relative to the YAML file that names it"),
+                                );
+                                None
+                            }
+                        }
+                    }
+                    (None, Some(text)) => Some(Some(sink.text(text, &at, &format!("`text` of prompt `{key}`"))?)),
+                    _ => {
+                        sink.issues.push(
+                            YamlIssue::new(
+                                &value.at,
+                                "YAML_MISSING_KEY",
+                                format!("prompt `{key}` needs one of `file` or `text`"),
+                            )
+                            .with_help("write `file: prompts/x.txt` or `text: \"…\"`"),
+                        );
+                        None
+                    }
+                }
+            })
+        };
+        match text {
+            Some(text) => out.as_mut().map(|o| o.push(PromptSpec { key: key.to_owned(), text })),
+            None => out.take().map(|_| ()),
+        };
+    }
+    out
+}

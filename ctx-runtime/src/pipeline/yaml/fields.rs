@@ -1,0 +1,227 @@
+//! Reading a YAML mapping's fields with their types: each read records the value's location
+//! under its [`FieldPath`], each problem becomes a located [`YamlIssue`], and keys that no
+//! reader knows are reported with a "did you mean" suggestion.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::error::{Location, YamlIssue};
+use super::node::Node;
+use crate::validation::{FieldPath, did_you_mean};
+
+/// What decoding collects: the problems, and where each field was written.
+#[derive(Debug, Default)]
+pub(crate) struct Sink {
+    pub issues: Vec<YamlIssue>,
+    pub locations: BTreeMap<FieldPath, Location>,
+    /// Prompt files read while decoding.
+    pub files: Vec<PathBuf>,
+}
+
+impl Sink {
+    /// Records where `path` was written.
+    pub fn locate(&mut self, path: &FieldPath, node: &Node) {
+        self.locations.entry(path.clone()).or_insert_with(|| node.at.clone());
+    }
+
+    /// A value of the wrong type.
+    pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+        self.issues.push(
+            YamlIssue::new(
+                &node.at,
+                "YAML_WRONG_TYPE",
+                format!("{what} must be {expected}, found {}", node.describe()),
+            )
+            .with_help(format!("write {expected}")),
+        );
+    }
+
+    /// Reads `node` as text (a scalar that is not null).
+    pub fn text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
+        self.locate(path, node);
+        match node.as_text() {
+            Some(t) => Some(t.to_owned()),
+            None => {
+                self.wrong_type(node, what, "a string");
+                None
+            }
+        }
+    }
+
+    /// Reads `node` as an integer.
+    pub fn int(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<i64> {
+        self.locate(path, node);
+        let value = node.as_int();
+        if value.is_none() {
+            self.wrong_type(node, what, "an integer");
+        }
+        value
+    }
+
+    /// Reads `node` as a number.
+    pub fn number(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<f64> {
+        self.locate(path, node);
+        let value = node.as_number();
+        if value.is_none() {
+            self.wrong_type(node, what, "a number");
+        }
+        value
+    }
+
+    /// Reads `node` as `true` or `false`.
+    pub fn boolean(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<bool> {
+        self.locate(path, node);
+        let value = node.as_bool();
+        if value.is_none() {
+            self.wrong_type(node, what, "`true` or `false`");
+        }
+        value
+    }
+
+    /// Reads `node` as a list of strings (a single string is a list of one).
+    pub fn text_list(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<Vec<String>> {
+        self.locate(path, node);
+        if let Some(t) = node.as_text() {
+            return Some(vec![t.to_owned()]);
+        }
+        let Some(items) = node.as_seq() else {
+            self.wrong_type(node, what, "a list of strings");
+            return None;
+        };
+        let mut out = Some(Vec::new());
+        for (j, item) in items.iter().enumerate() {
+            match self.text(item, &path.index(j), what) {
+                Some(t) => out.as_mut().map(|o| o.push(t)),
+                None => out.take().map(|_| ()),
+            };
+        }
+        out
+    }
+
+    /// Reads `node` as JSON text: a string is kept as written, a mapping or list is serialized.
+    pub fn json_text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
+        self.locate(path, node);
+        match (node.as_text(), node.as_map().is_some() || node.as_seq().is_some()) {
+            (_, true) => Some(node.to_json().to_string()),
+            (Some(t), false) => Some(t.to_owned()),
+            (None, false) => {
+                self.wrong_type(node, what, "a JSON schema (a mapping, or a string of JSON)");
+                None
+            }
+        }
+    }
+}
+
+/// The fields of one mapping, by key, with the keys it may hold.
+pub(crate) struct Fields<'n> {
+    /// The mapping node (missing keys are reported at it).
+    pub node: &'n Node,
+    /// What the mapping is, for messages ("step `manage_budget`").
+    pub what: String,
+    entries: Vec<(&'n str, &'n Node, &'n Node)>,
+}
+
+impl<'n> Fields<'n> {
+    /// The fields of `node`, which must be a mapping of scalar keys among `allowed`; every
+    /// problem (not a mapping, unknown or duplicate key) is reported to `sink`. `None` when
+    /// `node` is not a mapping.
+    pub fn read(sink: &mut Sink, node: &'n Node, what: impl Into<String>, allowed: &[&str]) -> Option<Self> {
+        let what = what.into();
+        let Some(map) = node.as_map() else {
+            sink.wrong_type(node, &what, "a mapping");
+            return None;
+        };
+        let mut entries: Vec<(&str, &Node, &Node)> = Vec::new();
+        for (k, v) in map {
+            let Some(key) = k.as_text() else {
+                sink.wrong_type(k, &format!("a key in {what}"), "a string");
+                continue;
+            };
+            if let Some((_, first, _)) = entries.iter().find(|(name, _, _)| *name == key) {
+                sink.issues.push(
+                    YamlIssue::new(&k.at, "YAML_DUPLICATE_KEY", format!("duplicate key `{key}` in {what}"))
+                        .with_help(format!("the first `{key}` is at line {}", first.at.line)),
+                );
+                continue;
+            }
+            if !allowed.contains(&key) {
+                let expected = allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+                let mut message = format!("unknown key `{key}` in {what}; expected one of {expected}");
+                if let Some(near) = did_you_mean(key, allowed.iter().copied()) {
+                    message.push_str(&format!(", did you mean `{near}`?"));
+                }
+                let issue = YamlIssue::new(&k.at, "YAML_UNKNOWN_KEY", message);
+                sink.issues.push(match did_you_mean(key, allowed.iter().copied()) {
+                    Some(near) => issue.with_help(format!("rename it to `{near}`")),
+                    None => issue.with_help("remove it"),
+                });
+                continue;
+            }
+            entries.push((key, k, v));
+        }
+        Some(Fields { node, what, entries })
+    }
+
+    /// The value of `key`, when written.
+    pub fn get(&self, key: &str) -> Option<&'n Node> {
+        self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, _, v)| *v)
+    }
+
+    /// The key node of `key`, when written.
+    pub fn key_node(&self, key: &str) -> Option<&'n Node> {
+        self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, k, _)| *k)
+    }
+
+    /// The value of `key`, or a `YAML_MISSING_KEY` issue at the mapping.
+    pub fn require(&self, sink: &mut Sink, key: &str) -> Option<&'n Node> {
+        let value = self.get(key);
+        if value.is_none() {
+            sink.issues.push(
+                YamlIssue::new(&self.node.at, "YAML_MISSING_KEY", format!("{} has no `{key}`", self.what))
+                    .with_help(format!("add `{key}: …`")),
+            );
+        }
+        value
+    }
+
+    /// The written keys, in order.
+    pub fn keys(&self) -> impl Iterator<Item = (&'n str, &'n Node, &'n Node)> + '_ {
+        self.entries.iter().copied()
+    }
+
+    /// `key` read as text, when written.
+    pub fn text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
+        let node = self.get(key)?;
+        sink.text(node, &path.key(key), &format!("`{key}` in {}", self.what))
+    }
+
+    /// `key` read as an integer, when written.
+    pub fn int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
+        let node = self.get(key)?;
+        sink.int(node, &path.key(key), &format!("`{key}` in {}", self.what))
+    }
+
+    /// `key` read as a number, when written.
+    pub fn number(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<f64> {
+        let node = self.get(key)?;
+        sink.number(node, &path.key(key), &format!("`{key}` in {}", self.what))
+    }
+
+    /// `key` read as a boolean, when written.
+    pub fn boolean(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<bool> {
+        let node = self.get(key)?;
+        sink.boolean(node, &path.key(key), &format!("`{key}` in {}", self.what))
+    }
+
+    /// Required `key` read as text.
+    pub fn req_text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
+        self.require(sink, key)?;
+        self.text(sink, key, path)
+    }
+
+    /// Required `key` read as an integer.
+    pub fn req_int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
+        self.require(sink, key)?;
+        self.int(sink, key, path)
+    }
+}
