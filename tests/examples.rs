@@ -93,7 +93,10 @@ fn the_quick_start_is_two_commands_and_the_second_is_what_ci_runs() {
     let commands: Vec<&str> = commands.lines().collect();
     assert_eq!(
         commands,
-        ["cargo run --example rag_pipeline -- \"How is the invoice total computed?\"", "cargo test --workspace"]
+        [
+            "cargo run --example rag_pipeline -- \"How is the invoice total computed?\"",
+            "cargo test --workspace --all-features"
+        ]
     );
     let ci = read(".ci/run");
     assert!(ci.lines().any(|l| l.trim().starts_with(commands[1])), ".ci/run does not run `{}`", commands[1]);

@@ -1,0 +1,316 @@
+//! `ctx`: check, explain, draw and run pipelines kept in YAML files (feature `cli`).
+//!
+//! ```text
+//! ctx check <files or dirs>… [--format text|json]   every problem at file:line:column; exit 1 on any
+//! ctx explain <file>                                the budget contract of each model step
+//! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
+//! ctx run <file> [--docs <dir>] -- "question"       a run with the offline model, or CTX_BASE_URL
+//! ```
+//!
+//! A directory is searched for `*.yaml` / `*.yml`; a file another checked file `extends` is checked
+//! through that file only (a base is usually not a whole pipeline on its own).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use clap::{Parser, Subcommand, ValueEnum};
+use ctx::llm::ChatModel;
+use ctx::llm::offline::OfflineModel;
+use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue};
+use ctx::pipeline::{LoadOptions, StepDetail, StepEnv, to_dot, to_mermaid};
+use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
+use ctx::{ErrorCode, PipelineState};
+
+#[derive(Parser)]
+#[command(name = "ctx", version, about = "Check, explain, draw and run ctx pipelines kept in YAML files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Loads every pipeline with all of ctx's rules (the budget contract with the real tokenizer
+    /// included) and reports each problem at its file, line and column. Exit 1 on any problem.
+    Check {
+        /// Pipeline files, or directories searched for `*.yaml` and `*.yml`.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// `text` (rendered like rustc's diagnostics) or `json` (one array, for CI).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Prints the budget contract of each `call_model` and `agent` step.
+    Explain {
+        /// The pipeline file.
+        file: PathBuf,
+    },
+    /// Prints the step graph.
+    Graph {
+        /// The pipeline file.
+        file: PathBuf,
+        /// Graphviz DOT instead of Mermaid.
+        #[arg(long)]
+        dot: bool,
+    },
+    /// Runs the pipeline on a question: with `CTX_BASE_URL` (and `CTX_MODEL`, `OPENAI_API_KEY`)
+    /// against that OpenAI-compatible server, else with the offline model.
+    Run {
+        /// The pipeline file.
+        file: PathBuf,
+        /// A directory indexed (in chunks) for `search_nodes` and `fetch_node_texts`.
+        #[arg(long)]
+        docs: Option<PathBuf>,
+        /// The question.
+        #[arg(last = true, required = true)]
+        question: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { paths, format } => check(&paths, format),
+        Command::Explain { file } => load(&file).map(|f| explain(&f)),
+        Command::Graph { file, dot } => load(&file).map(|f| {
+            let def = f.definition();
+            println!("{}", if dot { to_dot(def) } else { to_mermaid(def) });
+            ExitCode::SUCCESS
+        }),
+        Command::Run { file, docs, question } => run(&file, docs.as_deref(), &question.join(" ")),
+    };
+    result.unwrap_or_else(|message| {
+        eprintln!("error: {message}");
+        ExitCode::from(2)
+    })
+}
+
+/// A file loaded for a command that needs it whole: its problems are printed and end the command.
+fn load(file: &Path) -> Result<LoadedFile, String> {
+    PipelineFile::load(file).map_err(|e| {
+        render(e.issues());
+        format!("{} has {} problem(s)", file.display(), e.issues().len())
+    })
+}
+
+fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        collect(path, &mut files)?;
+    }
+    if files.is_empty() {
+        return Err("no `*.yaml` or `*.yml` file found".into());
+    }
+    let results: Vec<(PathBuf, Result<LoadedFile, Vec<YamlIssue>>)> = files
+        .into_iter()
+        .map(|f| {
+            let result = PipelineFile::load(&f).map_err(|e| e.issues().to_vec());
+            (f, result)
+        })
+        .collect();
+    // A file that another one extends is checked through it.
+    let bases: BTreeSet<PathBuf> = results
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .flat_map(|loaded| loaded.files().iter().skip(1).filter_map(|f| f.canonicalize().ok()))
+        .collect();
+    let mut issues = Vec::new();
+    let mut checked = 0;
+    for (file, result) in results {
+        if file.canonicalize().is_ok_and(|c| bases.contains(&c)) {
+            continue;
+        }
+        checked += 1;
+        if let Err(found) = result {
+            issues.extend(found);
+        }
+    }
+    match format {
+        Format::Text => {
+            render(&issues);
+            let files_word = if checked == 1 { "file" } else { "files" };
+            if issues.is_empty() {
+                println!("{checked} pipeline {files_word} checked: no problem");
+            } else {
+                println!("{checked} pipeline {files_word} checked: {} problem(s)", issues.len());
+            }
+        }
+        Format::Json => {
+            let json: Vec<serde_json::Value> = issues
+                .iter()
+                .map(|i| {
+                    serde_json::json!({
+                        "file": i.file.display().to_string(), "line": i.line, "column": i.column,
+                        "code": i.code, "message": i.message, "help": i.help,
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::Value::Array(json));
+        }
+    }
+    Ok(if issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `path` itself, or the YAML files below it, sorted.
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if path.is_file() {
+        out.push(path.to_owned());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut found: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    found.sort();
+    for entry in found {
+        if entry.is_dir() {
+            collect(&entry, out)?;
+        } else if entry.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// Prints each issue like rustc: the message and code, the source line with a caret under the
+/// value, and the help.
+fn render(issues: &[YamlIssue]) {
+    let renderer = if std::env::var_os("NO_COLOR").is_some() { Renderer::plain() } else { Renderer::styled() };
+    for issue in issues {
+        let source = std::fs::read_to_string(&issue.file).unwrap_or_default();
+        let path = issue.file.display().to_string();
+        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code);
+        let group = match value_span(&source, issue.line, issue.column) {
+            Some(span) => title.element(
+                Snippet::source(source.as_str())
+                    .line_start(1)
+                    .path(path.as_str())
+                    .fold(true)
+                    .annotation(AnnotationKind::Primary.span(span)),
+            ),
+            None => title.element(Origin::path(path.as_str()).line(issue.line).char_column(issue.column)),
+        };
+        let mut report = vec![group];
+        if let Some(help) = &issue.help {
+            report.push(Group::with_title(Level::HELP.secondary_title(help.as_str())));
+        }
+        eprintln!("{}\n", renderer.render(&report));
+    }
+}
+
+/// The byte range of the value at 1-based `line`, `column`: up to the end of the line, less a
+/// trailing comment and spaces. `None` when the position is not in `source`.
+fn value_span(source: &str, line: usize, column: usize) -> Option<std::ops::Range<usize>> {
+    let start_of_line: usize = source.split_inclusive('\n').take(line.checked_sub(1)?).map(str::len).sum();
+    let text = source.get(start_of_line..)?.split('\n').next()?;
+    let offset: usize = text.chars().take(column.checked_sub(1)?).map(char::len_utf8).sum();
+    let rest = text.get(offset..)?;
+    let value = rest.split(" #").next().unwrap_or(rest).trim_end();
+    let len = value.len().max(1).min(rest.len().max(1));
+    let start = start_of_line + offset;
+    (start + len <= source.len() || rest.is_empty()).then(|| start..(start + len).min(source.len()))
+}
+
+fn explain(file: &LoadedFile) -> ExitCode {
+    let pipeline = match file.load_pipeline(LoadOptions::from_env()) {
+        Ok(p) => p,
+        Err(e) => {
+            render(e.issues());
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = pipeline.contract_report();
+    println!("{} — context window {}", pipeline.name(), pipeline.context_window());
+    println!(
+        "| step | fixed prompt | tool schemas | history | context | output | margin | total | window |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for s in &report.steps {
+        let total = s.fixed_prompt_tokens
+            + s.tool_schema_tokens
+            + s.history_tokens
+            + s.context_tokens
+            + s.output_tokens
+            + s.safety_margin_tokens;
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.step_id,
+            s.fixed_prompt_tokens,
+            s.tool_schema_tokens,
+            s.history_tokens,
+            s.context_tokens,
+            s.output_tokens,
+            s.safety_margin_tokens,
+            total,
+            s.context_window
+        );
+    }
+    println!("at most {} steps and {} model requests per run", pipeline.step_bound(), pipeline.model_request_bound());
+    ExitCode::SUCCESS
+}
+
+fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, String> {
+    let loaded = load(file)?;
+    let pipeline = loaded.load_pipeline(LoadOptions::from_env()).map_err(|e| {
+        render(e.issues());
+        format!("{} cannot be loaded", file.display())
+    })?;
+    let index = match docs {
+        Some(dir) => Some(
+            Bm25Index::from_dir(
+                dir,
+                &IndexOptions { chunking: Some(ChunkOptions::new(400)), ..IndexOptions::default() },
+            )
+            .map_err(|e| format!("{} [{}]", e, e.code()))?,
+        ),
+        None => None,
+    };
+    let offline = OfflineModel::new(pipeline.counter().clone());
+    let remote = match std::env::var("CTX_BASE_URL") {
+        Ok(url) => {
+            let model = std::env::var("CTX_MODEL").unwrap_or_else(|_| "default".into());
+            let mut config = ctx::llm::openai::OpenAiConfig::new(url, model);
+            if let Ok(key) = std::env::var("OPENAI_API_KEY") {
+                config = config.with_api_key(key);
+            }
+            Some(ctx::llm::openai::OpenAiClient::new(config).map_err(|e| e.to_string())?)
+        }
+        Err(_) => None,
+    };
+    let model: &dyn ChatModel = match &remote {
+        Some(client) => client,
+        None => &offline,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let sink = |t: ctx::pipeline::Token<'_>| {
+        use std::io::Write as _;
+        print!("{}", t.text);
+        let _ = std::io::stdout().flush();
+    };
+    let mut env = StepEnv::builder().model(model).tokens(&sink);
+    if let Some(index) = &index {
+        env = env.search(index).store(index);
+    }
+    let (_, reports) = runtime
+        .block_on(pipeline.run(PipelineState::new(question), &env))
+        .map_err(|e| format!("{e} [{}]", e.code()))?;
+    println!();
+    for r in &reports {
+        let detail = match &r.detail {
+            StepDetail::CallModel(c) => format!(" prompt {} + output {}", c.prompt_tokens, c.max_output_tokens),
+            StepDetail::Agent(a) => format!(" {} requests, {} tool calls", a.requests.len(), a.tool_calls.len()),
+            StepDetail::FetchNodeTexts(f) => format!(" {} of {} evidence tokens", f.tokens, f.budget),
+            _ => String::new(),
+        };
+        eprintln!("[{} {} → {}{detail}]", r.kind, r.step_id, r.transition_key);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,106 @@
+//! The `ctx` command line (feature `cli`), run as a user runs it: `check` passes the shipped
+//! pipelines and reports a broken file at its line and column (text and JSON, exit 1), `explain`
+//! prints the contract table, `graph` the diagram, and `run` answers with the offline model.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ctx(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ctx"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env_remove("CTX_BASE_URL")
+        .output()
+        .expect("the ctx binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_passes_the_shipped_pipelines() {
+    let out = ctx(&["check", "examples/pipelines"]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("3 pipeline files checked: no problem"), "{}", text(&out.stdout));
+}
+
+/// A copy of the minimal pipeline with one typo and one value out of range.
+fn broken(dir: &Path) -> std::path::PathBuf {
+    let source = std::fs::read_to_string("examples/pipelines/minimal.yaml").expect("the example");
+    let broken = source.replacen("  top_k: 3\n", "  top_k: 3\n  nxt: fetch\n", 1).replacen(
+        "evidence_tokens: 3000",
+        "evidence_tokens: -5",
+        1,
+    );
+    assert_ne!(broken, source);
+    for entry in ["config.json", "prompts"] {
+        let from = Path::new("examples/pipelines").join(entry);
+        let to = dir.join(entry);
+        if from.is_dir() {
+            std::fs::create_dir_all(&to).expect("prompts dir");
+            for f in std::fs::read_dir(&from).expect("prompts") {
+                let f = f.expect("entry").path();
+                std::fs::copy(&f, to.join(f.file_name().expect("name"))).expect("copy");
+            }
+        } else {
+            std::fs::copy(&from, &to).expect("copy");
+        }
+    }
+    let path = dir.join("broken.yaml");
+    std::fs::write(&path, broken).expect("write");
+    path
+}
+
+#[test]
+fn check_reports_every_problem_at_its_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = broken(&dir);
+    let path_text = path.to_string_lossy().into_owned();
+
+    let out = ctx(&["check", &path_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    // rustc-like: the message with its code, the file:line:column, the source line and a caret.
+    assert!(stderr.contains("unknown key `nxt`"), "{stderr}");
+    assert!(stderr.contains(&format!("{path_text}:15:3")), "{stderr}");
+    assert!(stderr.contains("nxt: fetch") && stderr.contains('^'), "{stderr}");
+
+    let out = ctx(&["check", "--format", "json", &path_text]);
+    assert_eq!(out.status.code(), Some(1));
+    let issues: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let issues = issues.as_array().expect("an array");
+    assert!(!issues.is_empty());
+    let unknown = issues.iter().find(|i| i["message"].as_str().is_some_and(|m| m.contains("`nxt`"))).expect("nxt");
+    assert_eq!((unknown["line"].as_u64(), unknown["column"].as_u64()), (Some(15), Some(3)));
+    assert!(unknown["code"].is_string() && unknown["file"].as_str() == Some(path_text.as_str()));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn explain_graph_and_run() {
+    let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("| step | fixed prompt |") && stdout.contains("| call_model_answer |"), "{stdout}");
+
+    let out = ctx(&["graph", "examples/pipelines/compaction_loop.yaml"]);
+    assert!(text(&out.stdout).starts_with("flowchart TD"), "{}", text(&out.stdout));
+    let out = ctx(&["graph", "--dot", "examples/pipelines/compaction_loop.yaml"]);
+    assert!(text(&out.stdout).contains("digraph"), "{}", text(&out.stdout));
+
+    let out = ctx(&[
+        "run",
+        "examples/pipelines/minimal.yaml",
+        "--docs",
+        "examples/docs_support/docs",
+        "--",
+        "How do I rotate an API key?",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("Offline extractive answer"), "{stdout}");
+    assert!(stderr.contains("call_model call_model_answer"), "{stderr}");
+}
