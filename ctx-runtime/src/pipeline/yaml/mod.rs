@@ -15,6 +15,10 @@
 //! # Ok::<(), ctx_runtime::pipeline::yaml::PipelineFileError>(())
 //! ```
 //!
+//! The other direction: [`to_yaml`] writes a definition as a file that
+//! [`PipelineFile::decode`] (decoding only, no `config.json` read, no validation) reads back to
+//! an equal definition.
+//!
 //! # The file
 //!
 //! ```yaml
@@ -74,6 +78,7 @@
 
 mod document;
 mod error;
+mod export;
 mod extends;
 mod fields;
 mod node;
@@ -85,4 +90,5 @@ mod decode_tests;
 
 pub use document::TOP_LEVEL_KEYS;
 pub use error::{Location, PipelineFileError, YamlIssue};
+pub use export::to_yaml;
 pub use pipeline_file::{LoadedFile, LocationMap, PipelineFile};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::document::decode;
+use super::document::{Decoded, decode};
 use super::error::{Location, PipelineFileError, YamlIssue};
 use super::extends::Chain;
 use super::fields::Sink;
@@ -164,9 +164,19 @@ impl PipelineFile {
         Ok(file)
     }
 
-    /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
-    /// the validation rules.
-    pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
+    /// Decodes `text`, as if read from `path`, into its definition — the `extends` chain merged
+    /// and prompt files read — and stops there: the `config.json` is neither read nor checked
+    /// (its path is resolved against the file that names it) and the rules of
+    /// [`validate_definition`](crate::pipeline::validate_definition) do not run. YAML-level
+    /// problems (syntax, unknown or missing keys, wrong types) are still reported, located. The
+    /// inverse of [`to_yaml`](super::to_yaml).
+    pub fn decode(text: &str, path: impl AsRef<Path>) -> Result<PipelineDef, PipelineFileError> {
+        let path = path.as_ref();
+        Ok(Self::decode_parts(text, path)?.0.def)
+    }
+
+    /// The decoded definition, the files read, and where each value was written.
+    fn decode_parts(text: &str, path: &Path) -> Result<(Decoded, Vec<PathBuf>, Sink), PipelineFileError> {
         let mut chain = Chain::new(path);
         let merged = chain.load_text(path, text);
         let mut sink = Sink::default();
@@ -181,9 +191,16 @@ impl PipelineFile {
         issues.append(&mut sink.issues);
         let mut files = chain.files;
         files.append(&mut sink.files);
-        let Some(decoded) = decoded.filter(|_| issues.is_empty()) else {
-            return Err(PipelineFileError::new(path, issues));
-        };
+        match decoded.filter(|_| issues.is_empty()) {
+            Some(decoded) => Ok((decoded, files, sink)),
+            None => Err(PipelineFileError::new(path, issues)),
+        }
+    }
+
+    /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
+    /// the validation rules.
+    pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
+        let (decoded, mut files, sink) = Self::decode_parts(text, path)?;
         let config = match &decoded.config {
             Some((file, at)) => {
                 files.push(file.clone());
