@@ -1,6 +1,7 @@
 //! The `ctx` command line (feature `cli`), run as a user runs it: `check` passes the shipped
 //! pipelines and reports a broken file at its line and column (text and JSON, exit 1), `explain`
-//! prints the contract table, `graph` the diagram, and `run` answers with the offline model.
+//! prints the contract table, `graph` the diagram, `export` writes a file back, and `run` answers
+//! with the offline model; a `pipeline!` pipeline written out as YAML loads back equal.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -103,4 +104,43 @@ fn explain_graph_and_run() {
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("Offline extractive answer"), "{stdout}");
     assert!(stderr.contains("call_model call_model_answer"), "{stderr}");
+}
+
+ctx::pipeline! {
+    /// A pipeline with an agent and sampling parameters, to write out as YAML.
+    pub pipeline Exported {
+        model { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base }
+        settings { max_context_tokens: 2_000, max_history_tokens: 500, node_frame: "<doc id=\"{id}\">\n{text}\n</doc>" }
+        prompts { answer: "Answer from the context: \"quote\" it, # not a comment." }
+        steps {
+            search: search_nodes { top_k: 4, next: fetch },
+            fetch: fetch_node_texts { evidence_tokens: 1_000, next: answer },
+            answer: agent {
+                prompt_key: answer,
+                tools: [ lookup { description: "Look: up", parameters: r#"{"type":"object","properties":{"q":{"type":"string"}}}"# } ],
+                max_tool_calls: 2,
+                temperature: 0.25,
+                stop: ["\n\n###"],
+                use_history: true,
+                next: end,
+            },
+        }
+    }
+}
+
+#[test]
+fn a_macro_pipeline_written_as_yaml_loads_back_equal() {
+    use ctx::pipeline::yaml::{PipelineFile, to_yaml};
+    let def = Exported::definition();
+    let yaml = to_yaml(&def);
+    let back = PipelineFile::parse(&yaml, "exported.yaml").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    assert_eq!(back.definition(), &def);
+
+    // `ctx export` of a file gives a file that checks and loads to the same definition.
+    let out = ctx(&["export", "examples/pipelines/compaction_loop.yaml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let exported = text(&out.stdout);
+    let original = PipelineFile::load("examples/pipelines/compaction_loop.yaml").expect("the example loads");
+    let again = PipelineFile::decode(&exported, "examples/pipelines/exported.yaml").expect("the export decodes");
+    assert_eq!(&again, original.definition());
 }

@@ -4,6 +4,7 @@
 //! ctx check <files or dirs>… [--format text|json]   every problem at file:line:column; exit 1 on any
 //! ctx explain <file>                                the budget contract of each model step
 //! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
+//! ctx export <file>                                 the pipeline as one YAML file
 //! ctx run <file> [--docs <dir>] -- "question"       a run with the offline model, or CTX_BASE_URL
 //! ```
 //!
@@ -18,7 +19,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet}
 use clap::{Parser, Subcommand, ValueEnum};
 use ctx::llm::ChatModel;
 use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue};
+use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
 use ctx::pipeline::{LoadOptions, StepDetail, StepEnv, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 use ctx::{ErrorCode, PipelineState};
@@ -55,6 +56,11 @@ enum Command {
         #[arg(long)]
         dot: bool,
     },
+    /// Writes the pipeline back as one YAML file (`extends` and prompt files resolved).
+    Export {
+        /// The pipeline file.
+        file: PathBuf,
+    },
     /// Runs the pipeline on a question: with `CTX_BASE_URL` (and `CTX_MODEL`, `OPENAI_API_KEY`)
     /// against that OpenAI-compatible server, else with the offline model.
     Run {
@@ -83,6 +89,10 @@ fn main() -> ExitCode {
         Command::Graph { file, dot } => load(&file).map(|f| {
             let def = f.definition();
             println!("{}", if dot { to_dot(def) } else { to_mermaid(def) });
+            ExitCode::SUCCESS
+        }),
+        Command::Export { file } => load(&file).map(|f| {
+            print!("{}", to_yaml(f.definition()));
             ExitCode::SUCCESS
         }),
         Command::Run { file, docs, question } => run(&file, docs.as_deref(), &question.join(" ")),
