@@ -10,6 +10,7 @@ use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::AgentSpec;
 use super::steps::MAX_TOOL_CALLS_CAP;
+use super::validate_params::{SchemaProblem, object_schema};
 
 /// The longest function name the chat format accepts.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -104,8 +105,8 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
 fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> Option<ConfigIssue> {
     const EXAMPLE: &str = r##"r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#"##;
     let at = at.key("parameters");
-    match serde_json::from_str::<serde_json::Value>(parameters) {
-        Err(e) => Some(
+    match object_schema(parameters) {
+        Err(SchemaProblem::NotJson(e)) => Some(
             ConfigIssue::new(
                 "INVALID_TOOL_PARAMETERS",
                 at,
@@ -113,7 +114,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
             )
             .with_help(format!("write the JSON schema of the arguments as a raw string, e.g. {EXAMPLE}")),
         ),
-        Ok(v) if v.get("type").and_then(serde_json::Value::as_str) != Some("object") => Some(
+        Err(SchemaProblem::NotObject(_) | SchemaProblem::NotAMapping) => Some(
             ConfigIssue::new(
                 "TOOL_PARAMETERS_NOT_OBJECT",
                 at,
@@ -126,7 +127,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
                 "give the schema `\"type\": \"object\"` and the arguments as `properties`, e.g. {EXAMPLE}"
             )),
         ),
-        Ok(_) => None,
+        Ok(()) => None,
     }
 }
 

@@ -5,6 +5,8 @@
 use crate::llm::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 use crate::validation::{ConfigIssue, FieldPath};
 
+use super::validate_agent::is_tool_name;
+
 /// Every problem of `params` of step `id`, each under its own key of `path`.
 pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, issues: &mut Vec<ConfigIssue>) {
     if let Some(t) = params.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
@@ -82,7 +84,7 @@ fn stop_issues(path: &FieldPath, id: &str, stop: &[String], issues: &mut Vec<Con
 
 fn response_format_issues(path: &FieldPath, id: &str, format: &ResponseFormat, issues: &mut Vec<ConfigIssue>) {
     let ResponseFormat::JsonSchema { name, schema, .. } = format else { return };
-    if !is_function_name(name) {
+    if !is_tool_name(name) {
         issues.push(
             ConfigIssue::new(
                 "INVALID_SCHEMA_NAME",
@@ -104,24 +106,42 @@ fn response_format_issues(path: &FieldPath, id: &str, format: &ResponseFormat, i
     }
 }
 
-/// Why `text` is not a JSON object schema, or `None` when it is one.
-pub(crate) fn schema_problem(text: &str) -> Option<String> {
+/// Why a JSON-schema text cannot describe a JSON object, as tool arguments and structured
+/// replies must: the one test of `response_format` schemas and `agent` tool parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SchemaProblem {
+    /// The text is not JSON (the parser's message).
+    NotJson(String),
+    /// The JSON is a mapping whose `type` is not `"object"` (what it is, or `None` when absent).
+    NotObject(Option<String>),
+    /// The JSON is not a mapping at all.
+    NotAMapping,
+}
+
+/// Checks that `text` is a JSON object schema (`{"type": "object", …}`).
+pub(crate) fn object_schema(text: &str) -> Result<(), SchemaProblem> {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Err(e) => Some(format!("is not JSON: {e}")),
+        Err(e) => Err(SchemaProblem::NotJson(e.to_string())),
         Ok(serde_json::Value::Object(map)) => match map.get("type") {
-            Some(serde_json::Value::String(t)) if t == "object" => None,
-            Some(other) => {
-                Some(format!("has `\"type\": {other}`; it must describe an object (`\"type\": \"object\"`)"))
-            }
-            None => Some("has no `\"type\": \"object\"`".to_owned()),
+            Some(serde_json::Value::String(t)) if t == "object" => Ok(()),
+            Some(other) => Err(SchemaProblem::NotObject(Some(other.to_string()))),
+            None => Err(SchemaProblem::NotObject(None)),
         },
-        Ok(_) => Some("is not a JSON object".to_owned()),
+        Ok(_) => Err(SchemaProblem::NotAMapping),
     }
 }
 
-/// Whether `name` is a valid function or schema name of the chat-completions API.
-pub(crate) fn is_function_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+/// Why `text` is not a JSON object schema, or `None` when it is one.
+fn schema_problem(text: &str) -> Option<String> {
+    match object_schema(text) {
+        Ok(()) => None,
+        Err(SchemaProblem::NotJson(e)) => Some(format!("is not JSON: {e}")),
+        Err(SchemaProblem::NotObject(Some(t))) => {
+            Some(format!("has `\"type\": {t}`; it must describe an object (`\"type\": \"object\"`)"))
+        }
+        Err(SchemaProblem::NotObject(None)) => Some("has no `\"type\": \"object\"`".to_owned()),
+        Err(SchemaProblem::NotAMapping) => Some("is not a JSON object".to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +205,5 @@ mod tests {
         assert!(schema_problem("{").unwrap().starts_with("is not JSON"));
         assert!(schema_problem(r#"{"type":"array"}"#).unwrap().contains("must describe an object"));
         assert!(schema_problem(r#"{"properties":{}}"#).unwrap().contains("no `\"type\""));
-        assert!(is_function_name("search_docs-2") && !is_function_name("") && !is_function_name("a b"));
     }
 }
