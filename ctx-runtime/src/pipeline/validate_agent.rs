@@ -106,7 +106,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
     const EXAMPLE: &str = r##"r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#"##;
     let at = at.key("parameters");
     match object_schema(parameters) {
-        Err(SchemaProblem::NotJson(e)) => Some(
+        Err(SchemaProblem::InvalidJson(e)) => Some(
             ConfigIssue::new(
                 "INVALID_TOOL_PARAMETERS",
                 at,
@@ -114,7 +114,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
             )
             .with_help(format!("write the JSON schema of the arguments as a raw string, e.g. {EXAMPLE}")),
         ),
-        Err(SchemaProblem::NotObject(_) | SchemaProblem::NotAMapping) => Some(
+        Err(SchemaProblem::TypeNotObject(_) | SchemaProblem::NoMapping) => Some(
             ConfigIssue::new(
                 "TOOL_PARAMETERS_NOT_OBJECT",
                 at,

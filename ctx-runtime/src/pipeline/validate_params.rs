@@ -111,23 +111,23 @@ fn response_format_issues(path: &FieldPath, id: &str, format: &ResponseFormat, i
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SchemaProblem {
     /// The text is not JSON (the parser's message).
-    NotJson(String),
+    InvalidJson(String),
     /// The JSON is a mapping whose `type` is not `"object"` (what it is, or `None` when absent).
-    NotObject(Option<String>),
+    TypeNotObject(Option<String>),
     /// The JSON is not a mapping at all.
-    NotAMapping,
+    NoMapping,
 }
 
 /// Checks that `text` is a JSON object schema (`{"type": "object", …}`).
 pub(crate) fn object_schema(text: &str) -> Result<(), SchemaProblem> {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Err(e) => Err(SchemaProblem::NotJson(e.to_string())),
+        Err(e) => Err(SchemaProblem::InvalidJson(e.to_string())),
         Ok(serde_json::Value::Object(map)) => match map.get("type") {
             Some(serde_json::Value::String(t)) if t == "object" => Ok(()),
-            Some(other) => Err(SchemaProblem::NotObject(Some(other.to_string()))),
-            None => Err(SchemaProblem::NotObject(None)),
+            Some(other) => Err(SchemaProblem::TypeNotObject(Some(other.to_string()))),
+            None => Err(SchemaProblem::TypeNotObject(None)),
         },
-        Ok(_) => Err(SchemaProblem::NotAMapping),
+        Ok(_) => Err(SchemaProblem::NoMapping),
     }
 }
 
@@ -135,12 +135,12 @@ pub(crate) fn object_schema(text: &str) -> Result<(), SchemaProblem> {
 fn schema_problem(text: &str) -> Option<String> {
     match object_schema(text) {
         Ok(()) => None,
-        Err(SchemaProblem::NotJson(e)) => Some(format!("is not JSON: {e}")),
-        Err(SchemaProblem::NotObject(Some(t))) => {
+        Err(SchemaProblem::InvalidJson(e)) => Some(format!("is not JSON: {e}")),
+        Err(SchemaProblem::TypeNotObject(Some(t))) => {
             Some(format!("has `\"type\": {t}`; it must describe an object (`\"type\": \"object\"`)"))
         }
-        Err(SchemaProblem::NotObject(None)) => Some("has no `\"type\": \"object\"`".to_owned()),
-        Err(SchemaProblem::NotAMapping) => Some("is not a JSON object".to_owned()),
+        Err(SchemaProblem::TypeNotObject(None)) => Some("has no `\"type\": \"object\"`".to_owned()),
+        Err(SchemaProblem::NoMapping) => Some("is not a JSON object".to_owned()),
     }
 }
 
