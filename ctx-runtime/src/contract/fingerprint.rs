@@ -96,6 +96,14 @@ impl FingerprintBuilder {
         self
     }
 
+    /// An option of the check that changes its outcome (`key` names it; the value is text).
+    #[must_use]
+    pub fn option(mut self, key: &str, value: &str) -> Self {
+        self.part(b'X', key.as_bytes());
+        self.part(b'x', value.as_bytes());
+        self
+    }
+
     /// A prompt's key and text.
     #[must_use]
     pub fn prompt(mut self, key: &str, text: &str) -> Self {
@@ -189,6 +197,15 @@ impl Default for ContractCache {
 impl ContractCache {
     /// Outcomes kept by [`ContractCache::default`] (pipelines × configurations).
     pub const DEFAULT_ENTRIES: usize = 256;
+
+    /// The process-wide cache that loading and validating pipelines use
+    /// ([`LoadedPipeline::load`](crate::pipeline::LoadedPipeline::load),
+    /// [`validate_definition`](crate::pipeline::validate_definition)), of
+    /// [`Self::DEFAULT_ENTRIES`] outcomes.
+    pub fn shared() -> &'static ContractCache {
+        static SHARED: std::sync::OnceLock<ContractCache> = std::sync::OnceLock::new();
+        SHARED.get_or_init(ContractCache::default)
+    }
 
     /// A cache of at most `entries` outcomes.
     pub fn new(entries: usize) -> Self {

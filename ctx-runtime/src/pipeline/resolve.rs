@@ -8,10 +8,11 @@
 //! `config.json` and the prompts provided at load time are known. Same functions, same messages.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
 use crate::config::{ModelConfig, Settings};
-use crate::contract::{ContractReport, call_model_checks_split, check_contract};
+use crate::contract::{ContractCache, ContractReport, Fingerprint, call_model_checks_split, check_contract};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
@@ -110,11 +111,20 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
         }
         if complete || !input.require_prompts {
             let counter = input.counter.cloned().unwrap_or_else(|| model.counter());
-            match check_contract(model, settings, &checks, &counter) {
+            let check = || check_contract(model, settings, &checks, &counter);
+            // The contract is recomputed only when one of its inputs changed: the definition
+            // (prompt files and `extends` already read into it), the prompts provided at load,
+            // the model, the settings and the counter. Checking a file and then loading it for
+            // running counts its prompts once.
+            let outcome = match Fingerprint::of(def, input.prompts, model, settings, &counter) {
+                Ok(fingerprint) => ContractCache::shared().get_or_check(fingerprint, check),
+                Err(_) => Arc::new(check()),
+            };
+            match outcome.as_ref() {
                 // A report that leaves steps out is no report of the pipeline.
-                Ok(r) if complete => report = Some(r),
+                Ok(r) if complete => report = Some(r.clone()),
                 Ok(_) => {}
-                Err(e) => found.extend(e),
+                Err(e) => found.extend(e.iter().cloned()),
             }
         }
     }

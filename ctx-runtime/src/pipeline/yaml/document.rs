@@ -200,8 +200,7 @@ fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
                     (Some(file), None) => {
                         let name = sink.text(file, &at, &format!("`file` of prompt `{key}`"))?;
                         let resolved = relative_to(&file.at.file, Path::new(&name));
-                        sink.files.push(resolved.clone());
-                        match super::extends::read_text(&resolved) {
+                        match sink.sources.read(&resolved) {
                             Ok(t) => Some(Some(t)),
                             Err(e) => {
                                 sink.issues.push(

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::sources::SourceFile;
 use crate::codes::ErrorCode;
 
 /// Where a value was written: a file and a 1-based line and column (in characters). Line and
@@ -96,13 +97,26 @@ impl fmt::Display for YamlIssue {
 pub struct PipelineFileError {
     file: PathBuf,
     issues: Vec<YamlIssue>,
+    sources: Vec<SourceFile>,
 }
 
 impl PipelineFileError {
     /// The error of the pipeline file `file`; `issues` must not be empty.
     pub(crate) fn new(file: &Path, issues: Vec<YamlIssue>) -> Self {
         debug_assert!(!issues.is_empty());
-        PipelineFileError { file: file.to_owned(), issues }
+        PipelineFileError { file: file.to_owned(), issues, sources: Vec::new() }
+    }
+
+    /// The error, with the files read before it was found.
+    pub(crate) fn with_sources(mut self, sources: Vec<SourceFile>) -> Self {
+        self.sources = sources;
+        self
+    }
+
+    /// Every file read before the problems were found, with a digest of the bytes read (also
+    /// the files that could not be read): fixing any of them may fix the pipeline.
+    pub fn sources(&self) -> &[SourceFile] {
+        &self.sources
     }
 
     /// The pipeline file that was loaded (the top of the `extends` chain).

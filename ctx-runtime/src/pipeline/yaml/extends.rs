@@ -22,29 +22,15 @@ use std::path::{Path, PathBuf};
 use super::document::relative_to;
 use super::error::{Location, YamlIssue};
 use super::node::{Node, Value, parse};
+use super::sources::Sources;
 
 /// The most files one `extends` chain may hold.
 pub(crate) const MAX_CHAIN: usize = 32;
 
-/// The largest file read (a pipeline file, a base, a prompt): 8 MiB.
-pub(crate) const MAX_FILE_BYTES: u64 = 8 << 20;
-
-/// The text of `path`, refused past [`MAX_FILE_BYTES`] (so a path to an endless device file
-/// cannot exhaust memory).
-pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!("larger than {MAX_FILE_BYTES} bytes")));
-    }
-    Ok(text)
-}
-
 /// Reads files and collects what went wrong.
 pub(crate) struct Chain {
     /// Every file read, in the order read.
-    pub files: Vec<PathBuf>,
+    pub sources: Sources,
     pub issues: Vec<YamlIssue>,
     /// The directory chains are shown relative to.
     top_dir: PathBuf,
@@ -52,13 +38,17 @@ pub(crate) struct Chain {
 
 impl Chain {
     pub fn new(top: &Path) -> Self {
-        Chain { files: Vec::new(), issues: Vec::new(), top_dir: top.parent().map(Path::to_owned).unwrap_or_default() }
+        Chain {
+            sources: Sources::default(),
+            issues: Vec::new(),
+            top_dir: top.parent().map(Path::to_owned).unwrap_or_default(),
+        }
     }
 
     /// The merged tree of `path` with text `text` (already read), or `None` after an issue.
     pub fn load_text(&mut self, path: &Path, text: &str) -> Option<Node> {
         let mut stack = vec![identity(path)];
-        self.files.push(path.to_owned());
+        self.sources.record(path, text);
         self.resolve(path, text, &mut stack)
     }
 
@@ -130,7 +120,7 @@ impl Chain {
                 .push(YamlIssue::new(via, code, message).with_help("a file cannot extend itself, directly or not"));
             return None;
         }
-        let text = match read_text(path) {
+        let text = match self.sources.read(path) {
             Ok(text) => text,
             Err(e) => {
                 let message =
@@ -142,7 +132,6 @@ impl Chain {
                 return None;
             }
         };
-        self.files.push(path.to_owned());
         stack.push(id);
         let node = self.resolve(path, &text, stack);
         stack.pop();

@@ -3,10 +3,10 @@
 //! reader knows are reported with a "did you mean" suggestion.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use super::error::{Location, YamlIssue};
 use super::node::Node;
+use super::sources::Sources;
 use crate::validation::{FieldPath, did_you_mean};
 
 /// What decoding collects: the problems, and where each field was written.
@@ -15,7 +15,7 @@ pub(crate) struct Sink {
     pub issues: Vec<YamlIssue>,
     pub locations: BTreeMap<FieldPath, Location>,
     /// Prompt files read while decoding.
-    pub files: Vec<PathBuf>,
+    pub sources: Sources,
 }
 
 impl Sink {

@@ -76,6 +76,7 @@
 //!   (`a.yaml → b.yaml → a.yaml`, `YAML_EXTENDS_CYCLE`) or an unreadable file
 //!   (`PIPELINE_FILE_UNREADABLE`) is an error naming the chain.
 
+mod cache;
 mod document;
 mod error;
 mod export;
@@ -83,12 +84,15 @@ mod extends;
 mod fields;
 mod node;
 mod pipeline_file;
+mod sources;
 mod steps;
 
 #[cfg(test)]
 mod decode_tests;
 
+pub use cache::PipelineCache;
 pub use document::TOP_LEVEL_KEYS;
 pub use error::{Location, PipelineFileError, YamlIssue};
 pub use export::to_yaml;
 pub use pipeline_file::{LoadedFile, LocationMap, PipelineFile};
+pub use sources::SourceFile;

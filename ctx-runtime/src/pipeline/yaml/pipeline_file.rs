@@ -8,8 +8,9 @@ use super::document::{Decoded, decode};
 use super::error::{Location, PipelineFileError, YamlIssue};
 use super::extends::Chain;
 use super::fields::Sink;
+use super::sources::{SourceFile, Sources};
 use crate::codes::ErrorCode;
-use crate::config::ConfigFile;
+use crate::config::{ConfigFile, ConfigFileError};
 use crate::error::CtxError;
 use crate::pipeline::definition::PipelineDef;
 use crate::pipeline::validate::{ValidateOptions, validate_with_config};
@@ -61,6 +62,7 @@ pub struct LoadedFile {
     path: PathBuf,
     def: PipelineDef,
     files: Vec<PathBuf>,
+    sources: Vec<SourceFile>,
     locations: LocationMap,
 }
 
@@ -80,6 +82,12 @@ impl LoadedFile {
     /// `extends` chain, the prompt files, then the `config.json`.
     pub fn files(&self) -> &[PathBuf] {
         &self.files
+    }
+
+    /// Every file the definition depends on with a digest of the bytes read, in the order read
+    /// (see [`SourceFile::is_current`]).
+    pub fn sources(&self) -> &[SourceFile] {
+        &self.sources
     }
 
     /// Where each field was written.
@@ -136,7 +144,8 @@ impl PipelineFile {
     /// counting).
     pub fn load_with(path: impl AsRef<Path>, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
         let path = path.as_ref();
-        match super::extends::read_text(path) {
+        let mut sources = Sources::default();
+        match sources.read(path) {
             Ok(text) => Self::parse_with(&text, path, opts),
             Err(e) => Err(PipelineFileError::new(
                 path,
@@ -145,7 +154,8 @@ impl PipelineFile {
                     "PIPELINE_FILE_UNREADABLE",
                     format!("cannot read pipeline file `{}`: {e}", path.display()),
                 )],
-            )),
+            )
+            .with_sources(sources.into_vec())),
         }
     }
 
@@ -159,7 +169,8 @@ impl PipelineFile {
         let (file, config) = Self::read(text, path)?;
         let found = validate_with_config(&file.def, config.as_ref(), opts);
         if !found.is_empty() {
-            return Err(PipelineFileError::new(path, found.iter().map(|i| file.locate(i)).collect()));
+            let issues = found.iter().map(|i| file.locate(i)).collect();
+            return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
         }
         Ok(file)
     }
@@ -176,7 +187,7 @@ impl PipelineFile {
     }
 
     /// The decoded definition, the files read, and where each value was written.
-    fn decode_parts(text: &str, path: &Path) -> Result<(Decoded, Vec<PathBuf>, Sink), PipelineFileError> {
+    fn decode_parts(text: &str, path: &Path) -> Result<(Decoded, Sources, Sink), PipelineFileError> {
         let mut chain = Chain::new(path);
         let merged = chain.load_text(path, text);
         let mut sink = Sink::default();
@@ -189,33 +200,35 @@ impl PipelineFile {
         };
         let mut issues = chain.issues;
         issues.append(&mut sink.issues);
-        let mut files = chain.files;
-        files.append(&mut sink.files);
+        let mut sources = chain.sources;
+        sources.append(std::mem::take(&mut sink.sources));
         match decoded.filter(|_| issues.is_empty()) {
-            Some(decoded) => Ok((decoded, files, sink)),
-            None => Err(PipelineFileError::new(path, issues)),
+            Some(decoded) => Ok((decoded, sources, sink)),
+            None => Err(PipelineFileError::new(path, issues).with_sources(sources.into_vec())),
         }
     }
 
     /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
     /// the validation rules.
     pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
-        let (decoded, mut files, sink) = Self::decode_parts(text, path)?;
+        let (decoded, mut sources, sink) = Self::decode_parts(text, path)?;
         let config = match &decoded.config {
             Some((file, at)) => {
-                files.push(file.clone());
-                match ConfigFile::load(file) {
+                let read = sources.read(file).map_err(|source| ConfigFileError::Read { path: file.clone(), source });
+                match read.and_then(|text| ConfigFile::from_json_str(&text, file)) {
                     Ok(c) => Some(c),
                     Err(e) => {
                         let issue = YamlIssue::new(at, e.code(), e.to_string())
                             .with_help("the `config` path is relative to the YAML file that names it");
-                        return Err(PipelineFileError::new(path, vec![issue]));
+                        return Err(PipelineFileError::new(path, vec![issue]).with_sources(sources.into_vec()));
                     }
                 }
             }
             None => None,
         };
         let locations = LocationMap(sink.locations);
-        Ok((LoadedFile { path: path.to_owned(), def: decoded.def, files, locations }, config))
+        let sources = sources.into_vec();
+        let files = sources.iter().map(|s| s.path.clone()).collect();
+        Ok((LoadedFile { path: path.to_owned(), def: decoded.def, files, sources, locations }, config))
     }
 }
