@@ -18,26 +18,46 @@ use crate::backends;
 use crate::ctxt::Ctxt;
 use crate::defcode;
 use crate::fields::with_help;
+use crate::file::{self, Invocation};
 use crate::krate;
 use crate::lower::{self, Lowered};
 use crate::valid;
 
 /// Expands one invocation. `base_dir` is the directory of the invoking file.
 pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
-    let mut input: PipelineInput = match syn::parse2(input) {
+    let invocation: Invocation = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),
     };
     let cx = Ctxt::new();
+    let (mut input, from_file) = match invocation {
+        Invocation::Full(input) => {
+            let from_file = file::file_entry(&cx, &input.body).map(|lit| file::read(&cx, lit, Some(&input.name)));
+            (input, from_file)
+        }
+        Invocation::Short(short) => {
+            let mut from_file = file::read(&cx, &short.path, None);
+            let input = short_form_input(&cx, &short.path, from_file.file_name.as_deref());
+            from_file.lowered.def.name = input.name.to_string();
+            (input, Some(from_file))
+        }
+    };
     let rt = krate::take_private_path(&cx, &mut input.attrs);
-    let lowered = lower::lower(&cx, &input, base_dir);
+    let (lowered, tracking) = match from_file {
+        // Read and checked by the runtime's loader, every problem reported at its YAML location.
+        Some(from_file) => (from_file.lowered, from_file.tracking),
+        None => {
+            let lowered = lower::lower(&cx, &input, base_dir);
+            valid::check(&cx, &lowered);
+            (lowered, TokenStream::new())
+        }
+    };
     let variants = Variants::new(&cx, &input.name, &lowered);
     let needs = backends::Needs::new(&cx, &lowered, &variants.steps);
-    valid::check(&cx, &lowered);
     let valid = !cx.has_errors();
     let items = items(&input, &lowered, &variants, &needs, &rt, valid);
     let warnings = deprecation_warnings(&cx, &rt);
-    let items = quote!(#items #warnings);
+    let items = quote!(#items #warnings #tracking);
     match cx.check() {
         Ok(()) => items,
         Err(errors) => {
@@ -45,6 +65,23 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
             quote!(#items #errors)
         }
     }
+}
+
+/// The short form's pipeline, named after the file's `name` (else its stem) in CamelCase.
+fn short_form_input(cx: &Ctxt, path: &syn::LitStr, file_name: Option<&str>) -> PipelineInput {
+    let value = path.value();
+    let stem = Path::new(&value).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file_name.unwrap_or(&stem);
+    file::short_input(name, path.span()).unwrap_or_else(|| {
+        cx.error_at(
+            path.span(),
+            with_help(
+                format!("the pipeline's name `{name}` does not make a Rust type name"),
+                "name it here: `pub pipeline Qa { file: \"pipelines/qa.yaml\" }`",
+            ),
+        );
+        file::short_input("pipeline", path.span()).expect("`Pipeline` is an identifier")
+    })
 }
 
 /// One use of a `#[deprecated]` hidden item per deprecated spelling, its last segment spanned at

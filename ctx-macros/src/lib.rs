@@ -12,6 +12,7 @@ mod ctxt;
 mod defcode;
 mod expand;
 mod fields;
+mod file;
 mod krate;
 mod lower;
 mod lower_model;

@@ -50,6 +50,8 @@ pub const CRATE: Symbol = Symbol("crate");
 
 // Sections of a pipeline.
 pub const MODEL: Symbol = Symbol("model");
+/// `file: "pipelines/qa.yaml"`: the pipeline is read from a YAML file.
+pub const FILE: Symbol = Symbol("file");
 pub const SETTINGS: Symbol = Symbol("settings");
 pub const PROMPTS: Symbol = Symbol("prompts");
 pub const STEPS: Symbol = Symbol("steps");

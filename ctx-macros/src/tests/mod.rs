@@ -3,6 +3,8 @@
 //! read the diff). The files are never compiled as modules; the examples and ui-tests compile
 //! the same expansions for real.
 
+#[cfg(feature = "yaml")]
+mod file_form;
 mod measure;
 
 use std::path::Path;

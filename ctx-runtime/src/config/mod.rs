@@ -19,7 +19,7 @@ mod settings;
 pub use file::{ConfigFile, ConfigFileError};
 pub use model::ModelConfig;
 pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
-pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, Settings};
+pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};
 
 pub(crate) use model::invalid_context_window;
 pub(crate) use settings::{invalid_max_context_tokens, missing_history_budget};

@@ -11,6 +11,17 @@ use crate::validation::{ConfigIssue, FieldPath};
 /// `budget_safety_margin_tokens` when the settings do not set it.
 pub const DEFAULT_SAFETY_MARGIN_TOKENS: usize = 128;
 
+/// The settings with a meaning of their own; any other key is a named integer setting
+/// (`max_turn_loops`, …).
+pub const SETTING_NAMES: [&str; 6] = [
+    "max_context_tokens",
+    "max_history_tokens",
+    "budget_safety_margin_tokens",
+    "limits_policy",
+    "compactors",
+    "node_frame",
+];
+
 /// The pipeline's budgets and its limits policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -57,8 +68,12 @@ impl Settings {
         env_value: Option<&str>,
     ) -> Result<Settings, Vec<ConfigIssue>> {
         let mut issues = Vec::new();
+        // A misspelt budget (`max_context_token: 4000`) is reported once, as the unknown setting
+        // it is, not a second time as the budget it fails to set.
+        let misspelt = |setting: &str| spec.extra.keys().any(|name| misspelling_of(name) == Some(setting));
 
         let max_context_tokens = match spec.max_context_tokens {
+            None if misspelt("max_context_tokens") => None,
             None => {
                 issues.push(
                     ConfigIssue::new(
@@ -113,6 +128,15 @@ impl Settings {
 
         let mut extra = BTreeMap::new();
         for (name, &v) in &spec.extra {
+            // `max_context_token: 4000` would otherwise be a new named setting, and the budget
+            // the user meant to set would silently keep its default (or be reported missing).
+            if let Some(near) = misspelling_of(name) {
+                issues.push(
+                    ConfigIssue::new("UNKNOWN_SETTING", at.key(name.as_str()), format!("unknown setting `{name}`"))
+                        .with_help(format!("did you mean `{near}`?")),
+                );
+                continue;
+            }
             match u64::try_from(v) {
                 Ok(v) => {
                     extra.insert(name.clone(), v);
@@ -163,6 +187,14 @@ pub(crate) fn invalid_max_context_tokens(path: FieldPath, value: impl std::fmt::
 
 /// The rule "a step that uses history needs `max_history_tokens`", shared by the settings check
 /// and the contract check. `step` names the step when the problem is reported under it.
+/// The typed setting `name` is a typo of (at most two edits away, ignoring case), if any. Looser
+/// likeness (`did_you_mean`) would take legitimate named settings such as `max_turn_loops` for
+/// typos of `max_history_tokens`.
+fn misspelling_of(name: &str) -> Option<&'static str> {
+    let folded = name.to_lowercase();
+    SETTING_NAMES.into_iter().find(|known| *known != folded && strsim::levenshtein(&folded, known) <= 2)
+}
+
 pub(crate) fn missing_history_budget(path: FieldPath, step: Option<&str>) -> ConfigIssue {
     let who = match step {
         Some(id) => format!("call_model step `{id}` has"),
@@ -217,6 +249,16 @@ mod tests {
             assert_eq!(found(&e), [("INVALID_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
             assert!(e[0].message.contains(&bad.to_string()), "{}", e[0].message);
         }
+    }
+
+    #[test]
+    fn a_misspelt_setting_is_one_error_not_a_new_named_setting() {
+        let mut typo = spec(None, None, None);
+        typo.extra.insert("max_context_token".into(), 4000);
+        typo.extra.insert("max_turn_loops".into(), 3);
+        let e = Settings::from_spec(&typo, false, &at()).unwrap_err();
+        assert_eq!(found(&e), [("UNKNOWN_SETTING", "settings.max_context_token".to_owned())]);
+        assert_eq!(e[0].help.as_deref(), Some("did you mean `max_context_tokens`?"));
     }
 
     #[test]

@@ -18,16 +18,6 @@ pub const TOP_LEVEL_KEYS: [&str; 7] = ["name", "extends", "model", "config", "se
 const MODEL_KEYS: [&str; 7] =
     ["model", "context_window", "max_tokens", "encoding", "config", "model_context_window", "model_max_tokens"];
 
-/// The settings with a meaning of their own; any other key is a named integer setting.
-const SETTINGS_KEYS: [&str; 6] = [
-    "max_context_tokens",
-    "max_history_tokens",
-    "budget_safety_margin_tokens",
-    "limits_policy",
-    "compactors",
-    "node_frame",
-];
-
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
 pub(crate) struct Decoded {
@@ -154,7 +144,7 @@ fn settings(sink: &mut Sink, node: &Node) -> Option<SettingsSpec> {
                 }
                 None => {
                     ok = false;
-                    let near = crate::validation::did_you_mean(key, SETTINGS_KEYS);
+                    let near = crate::validation::did_you_mean(key, crate::config::SETTING_NAMES);
                     let issue = YamlIssue::new(
                         &value.at,
                         "YAML_WRONG_TYPE",
