@@ -64,6 +64,13 @@
 //! | `prompts` | `key: "text"`, `key: include_str!("prompts/key.txt")` (relative to the file holding the macro, as for `include_str!`), or `key: at_load` (given to `LoadOptions` when loading) |
 //! | `steps` (required) | `id: kind { … }`, in order; the first step is where a run starts, and the target `end` finishes it |
 //!
+//! Or, with the `yaml` feature, the whole pipeline in a YAML file (the specification's format,
+//! see `pipeline::yaml`): `pub pipeline Qa { file: "pipelines/qa.yaml" }`, or
+//! `pipeline!(file = "pipelines/qa.yaml")` for a public type named after the file's `name`. The
+//! path is relative to the crate's root; the file, its `extends` chain, its prompt files and its
+//! `config.json` are read and checked while compiling, every problem reported at its file, line
+//! and column, and the crate is rebuilt when one of them changes. The generated API is the same.
+//!
 //! The step kinds and their keys (`?` = optional):
 //!
 //! | kind | keys |
