@@ -15,6 +15,12 @@
 //! # Ok::<(), ctx_runtime::pipeline::yaml::PipelineFileError>(())
 //! ```
 //!
+//! A service that reloads its pipelines keeps a [`PipelineCache`]: a file is read and checked
+//! again only when it, a base it `extends`, a prompt file or its `config.json` changed
+//! ([`SourceFile`] digests of the bytes read). The `pipeline!` macro reads files with this
+//! loader while compiling (`pub pipeline Qa { file: "pipelines/qa.yaml" }`, facade feature
+//! `yaml`).
+//!
 //! The other direction: [`to_yaml`] writes a definition as a file that
 //! [`PipelineFile::decode`] (decoding only, no `config.json` read, no validation) reads back to
 //! an equal definition.
