@@ -45,12 +45,6 @@ fn every_problem_of_the_file_is_reported_where_it_was_written() {
         pub pipeline Broken { file: "src/tests/pipelines/broken.yaml" }
     });
     expect![[r#"
-        src/tests/pipelines/broken.yaml:18:11: `next` of step `answer` goes to `finish`, which is not a step of this pipeline [UNKNOWN_STEP_TARGET]
-           |
-        18 |     next: finish
-           |           ^
-        help: known targets: `search`, `answer`, `end`
-        ---
         src/tests/pipelines/broken.yaml:12:12: `top_k` of step `search` is 0; it must be at least 1 [INVALID_TOP_K]
            |
         12 |     top_k: 0
@@ -61,7 +55,13 @@ fn every_problem_of_the_file_is_reported_where_it_was_written() {
            |
         16 |     prompt_key: anwser
            |                 ^
-        help: did you mean `answer`? (known prompts: `answer`)"#]].assert_eq(&errors.join("\n---\n"));
+        help: did you mean `answer`? (known prompts: `answer`)
+        ---
+        src/tests/pipelines/broken.yaml:18:11: `next` of step `answer` goes to `finish`, which is not a step of this pipeline [UNKNOWN_STEP_TARGET]
+           |
+        18 |     next: finish
+           |           ^
+        help: known targets: `search`, `answer`, `end`"#]].assert_eq(&errors.join("\n---\n"));
     // The API is still emitted (with stub bodies), and the files read are tracked.
     assert!(code.contains("pub enum BrokenStep"), "{code}");
     assert!(code.contains("include_bytes ! (\"$CRATE/src/tests/pipelines/broken.yaml\")"), "{code}");
@@ -73,17 +73,17 @@ fn yaml_level_problems_show_the_source_line() {
         pub pipeline Typo { file: "src/tests/pipelines/typo.yaml" }
     });
     expect![[r#"
-        src/tests/pipelines/typo.yaml:10:5: unknown key `nxt` in step `answer`; expected one of `id`, `action`, `prompt_key`, `max_output_tokens`, `max_tokens`, `user_parts`, `use_history`, `temperature`, `top_p`, `stop`, `seed`, `response_format`, `next`, did you mean `next`? [YAML_UNKNOWN_KEY]
-           |
-        10 |     nxt: end
-           |     ^
-        help: rename it to `next`
-        ---
         src/tests/pipelines/typo.yaml:6:5: step `answer` has no `next` [YAML_MISSING_KEY]
           |
         6 |   - id: answer
           |     ^
-        help: add `next: …`"#]].assert_eq(&errors.join("\n---\n"));
+        help: add `next: …`
+        ---
+        src/tests/pipelines/typo.yaml:10:5: unknown key `nxt` in step `answer`; expected one of `id`, `action`, `prompt_key`, `max_output_tokens`, `max_tokens`, `user_parts`, `use_history`, `temperature`, `top_p`, `stop`, `seed`, `response_format`, `next`, did you mean `next`? [YAML_UNKNOWN_KEY]
+           |
+        10 |     nxt: end
+           |     ^
+        help: rename it to `next`"#]].assert_eq(&errors.join("\n---\n"));
     assert!(code.contains("pub enum TypoStep"), "{code}");
 }
 
