@@ -24,7 +24,7 @@
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
-use minijinja::value::{Kwargs, Serde, Value, ValueKind};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Serde, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
 use crate::chat::{ChatMessage, Role, ToolSchema};
@@ -148,45 +148,64 @@ fn render_error(name: &str, e: &Error) -> TokenError {
     TokenError::TemplateRender { template: name.to_owned(), reason }
 }
 
+/// A map whose keys keep the order they were written in (the wire order a server's Python
+/// dictionaries keep, which `tojson` and `.items()` show).
+#[derive(Debug)]
+struct Fields(Vec<(&'static str, Value)>);
+
+impl Object for Fields {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let key = key.as_str()?;
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.0.iter().map(|(k, _)| Value::from(*k)).collect())
+    }
+}
+
+fn fields(pairs: Vec<(&'static str, Value)>) -> Value {
+    Value::from_object(Fields(pairs))
+}
+
 /// A message as the OpenAI wire format carries it (see the module documentation).
 pub(crate) fn message_value(m: &ChatMessage) -> Value {
-    let mut fields: Vec<(&str, Value)> = vec![("role", Value::from(m.role.as_str()))];
+    let mut pairs: Vec<(&'static str, Value)> = vec![("role", Value::from(m.role.as_str()))];
     let only_calls = m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty();
-    fields.push(("content", if only_calls { Value::from(()) } else { Value::from(m.content.as_str()) }));
+    pairs.push(("content", if only_calls { Value::from(()) } else { Value::from(m.content.as_str()) }));
     if let Some(name) = &m.name {
-        fields.push(("name", Value::from(name.as_str())));
+        pairs.push(("name", Value::from(name.as_str())));
     }
     if !m.tool_calls.is_empty() {
         let calls: Value = m
             .tool_calls
             .iter()
             .map(|c| {
-                let function: Value = [("name", Value::from(c.name.as_str())), ("arguments", Value::from(c.arguments.as_str()))]
-                    .into_iter()
-                    .collect();
-                [("id", Value::from(c.id.as_str())), ("type", Value::from("function")), ("function", function)]
-                    .into_iter()
-                    .collect::<Value>()
+                let function =
+                    fields(vec![("name", Value::from(c.name.as_str())), ("arguments", Value::from(c.arguments.as_str()))]);
+                fields(vec![("id", Value::from(c.id.as_str())), ("type", Value::from("function")), ("function", function)])
             })
             .collect();
-        fields.push(("tool_calls", calls));
+        pairs.push(("tool_calls", calls));
     }
     if let Some(id) = &m.tool_call_id {
-        fields.push(("tool_call_id", Value::from(id.as_str())));
+        pairs.push(("tool_call_id", Value::from(id.as_str())));
     }
-    fields.into_iter().collect()
+    fields(pairs)
 }
 
 /// A tool as the OpenAI wire format carries it: `{type: "function", function: {…}}`.
 fn tool_value(t: &ToolSchema) -> Value {
-    let function: Value = [
+    let function = fields(vec![
         ("name", Value::from(t.name.as_str())),
         ("description", Value::from(t.description.as_str())),
         ("parameters", Value::from(Serde(&t.parameters))),
-    ]
-    .into_iter()
-    .collect();
-    [("type", Value::from("function")), ("function", function)].into_iter().collect()
+    ]);
+    fields(vec![("type", Value::from("function")), ("function", function)])
 }
 
 /// `tojson` as Python's `json.dumps(x, ensure_ascii=False, indent=indent, sort_keys=sort_keys)`.
