@@ -140,6 +140,18 @@ impl ModelFiles {
         Ok(loaded)
     }
 
+    /// A model of parts read elsewhere: a tokenizer, a template, the window if known, and the
+    /// files they came from. The template's special tokens are found as [`Self::load`] finds
+    /// them.
+    pub fn from_parts(
+        tokenizer: HfTokenizer,
+        template: JinjaTemplate,
+        context_window: Option<usize>,
+        files: Vec<PathBuf>,
+    ) -> Self {
+        Self::assemble(Arc::new(tokenizer), template, context_window, files)
+    }
+
     fn assemble(
         tokenizer: Arc<HfTokenizer>,
         template: JinjaTemplate,
