@@ -36,11 +36,7 @@ fn env_path(var: &str, test: &str, how: &str) -> Option<PathBuf> {
 }
 
 fn vocab_dir(test: &str) -> Option<PathBuf> {
-    env_path(
-        "CTX_VOCAB_DIR",
-        test,
-        "scripts/model-fixtures.sh provision && eval \"$(scripts/model-fixtures.sh env)\"",
-    )
+    env_path("CTX_VOCAB_DIR", test, "scripts/model-fixtures.sh provision && eval \"$(scripts/model-fixtures.sh env)\"")
 }
 
 /// llama.cpp's tokenizer test cases of a vocabulary: (input, expected ids).
@@ -153,7 +149,9 @@ fn conversation(name: &str) -> (Vec<ChatMessage>, Vec<ToolSchema>) {
             vec![],
         ),
         "seams and unicode" => (vec![ChatMessage::user("  leading\n\n\ntrailing  \n ünïcødé 日本語 🎉 — ½ €")], vec![]),
-        "tools offered" => (vec![ChatMessage::system("Use tools."), ChatMessage::user("Find the tax code.")], vec![search]),
+        "tools offered" => {
+            (vec![ChatMessage::system("Use tools."), ChatMessage::user("Find the tax code.")], vec![search])
+        }
         "tool call and result" => (
             json(serde_json::json!([
                 {"role": "user", "content": "Find the tax code."},
@@ -234,18 +232,14 @@ fn a_template_that_drops_the_tools_refuses_them() {
 }
 
 fn smollm2(test: &str) -> Option<PathBuf> {
-    env_path(
-        "CTX_LLAMA_GGUF",
-        test,
-        "scripts/llama-server.sh provision && eval \"$(scripts/llama-server.sh env)\"",
-    )
+    env_path("CTX_LLAMA_GGUF", test, "scripts/llama-server.sh provision && eval \"$(scripts/llama-server.sh env)\"")
 }
 
 #[test]
 fn smollm2s_gguf_gives_window_template_and_tokenizer() {
     let Some(path) = smollm2("smollm2s_gguf_gives_window_template_and_tokenizer") else { return };
     let files = ModelFiles::load(&path).unwrap();
-    assert_eq!(files.files(), [path.clone()]);
+    assert_eq!(files.files(), std::slice::from_ref(&path));
     assert_eq!(files.context_window(), Some(8192));
     let template = files.template().as_jinja().unwrap();
     assert_eq!(

@@ -273,10 +273,7 @@ impl GgufMetadata {
     pub fn token_text(&self, id_key: &str) -> Result<Option<&str>, GgufError> {
         let Some(id) = self.u64(id_key)? else { return Ok(None) };
         let tokens = self.require("tokenizer.ggml.tokens")?;
-        Ok(tokens
-            .as_array()
-            .and_then(|items| items.get(usize::try_from(id).ok()?))
-            .and_then(GgufValue::as_str))
+        Ok(tokens.as_array().and_then(|items| items.get(usize::try_from(id).ok()?)).and_then(GgufValue::as_str))
     }
 
     pub(crate) fn path_text(&self) -> String {
@@ -309,10 +306,8 @@ impl<R: Read> Reader<'_, R> {
     fn check_room(&self, count: u64, each: u64, what: &str) -> Result<(), GgufError> {
         match count.checked_mul(each) {
             Some(needed) if needed <= self.remaining() => Ok(()),
-            _ => Err(self.format_at(
-                self.offset,
-                format!("{count} {what} declared but only {} bytes remain", self.remaining()),
-            )),
+            _ => Err(self
+                .format_at(self.offset, format!("{count} {what} declared but only {} bytes remain", self.remaining()))),
         }
     }
 

@@ -141,7 +141,7 @@ impl HfTokenizer {
         let mut bytes = Vec::new();
         for &id in ids {
             let token = self.tokenizer.id_to_token(id).ok_or_else(|| self.decode_error())?;
-            if self.specials.iter().any(|s| *s == token) {
+            if self.specials.contains(&token) {
                 bytes.extend_from_slice(token.as_bytes());
                 continue;
             }
@@ -229,9 +229,10 @@ fn pre_tokenizer_for(pre: &str) -> Option<(Value, bool)> {
     Some(match pre {
         "gpt-2" | "gpt2" => (byte_level(true), false),
         // Digits one by one, then GPT-2's split (llama.cpp's STARCODER group).
-        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva" => {
-            (json!({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level(true)]}), false)
-        }
+        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva" => (
+            json!({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level(true)]}),
+            false,
+        ),
         "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "pixtral" => {
             (json!({"type": "Sequence", "pretokenizers": split(LLAMA3)}), true)
         }
@@ -243,7 +244,8 @@ fn pre_tokenizer_for(pre: &str) -> Option<(Value, bool)> {
 /// A `tokenizer.json` equivalent of a GGUF file's tokenizer metadata.
 fn gguf_tokenizer_json(meta: &GgufMetadata) -> Result<Value, TokenError> {
     let path = meta.path();
-    let model = meta.str("tokenizer.ggml.model")?.ok_or_else(|| file_error(path, "it has no `tokenizer.ggml.model`"))?;
+    let model =
+        meta.str("tokenizer.ggml.model")?.ok_or_else(|| file_error(path, "it has no `tokenizer.ggml.model`"))?;
     if model != "gpt2" {
         return Err(file_error(
             path,
@@ -269,10 +271,7 @@ fn gguf_tokenizer_json(meta: &GgufMetadata) -> Result<Value, TokenError> {
         None => Vec::new(),
     };
     if !types.is_empty() && types.len() != tokens.len() {
-        return Err(file_error(
-            path,
-            format!("it has {} tokens but {} token types", tokens.len(), types.len()),
-        ));
+        return Err(file_error(path, format!("it has {} tokens but {} token types", tokens.len(), types.len())));
     }
     let mut vocab = serde_json::Map::with_capacity(tokens.len());
     let mut added = Vec::new();

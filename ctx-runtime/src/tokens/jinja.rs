@@ -185,9 +185,15 @@ pub(crate) fn message_value(m: &ChatMessage) -> Value {
             .tool_calls
             .iter()
             .map(|c| {
-                let function =
-                    fields(vec![("name", Value::from(c.name.as_str())), ("arguments", Value::from(c.arguments.as_str()))]);
-                fields(vec![("id", Value::from(c.id.as_str())), ("type", Value::from("function")), ("function", function)])
+                let function = fields(vec![
+                    ("name", Value::from(c.name.as_str())),
+                    ("arguments", Value::from(c.arguments.as_str())),
+                ]);
+                fields(vec![
+                    ("id", Value::from(c.id.as_str())),
+                    ("type", Value::from("function")),
+                    ("function", function),
+                ])
             })
             .collect();
         pairs.push(("tool_calls", calls));
@@ -242,7 +248,9 @@ fn write_json(out: &mut String, value: &Value, indent: Option<usize>, sort: bool
         }
         ValueKind::String => {
             let text = value.as_str().unwrap_or_default();
-            out.push_str(&serde_json::to_string(text).map_err(|e| Error::new(ErrorKind::BadSerialization, e.to_string()))?);
+            out.push_str(
+                &serde_json::to_string(text).map_err(|e| Error::new(ErrorKind::BadSerialization, e.to_string()))?,
+            );
         }
         ValueKind::Seq | ValueKind::Iterable => {
             let items: Vec<Value> = value.try_iter()?.collect();
@@ -278,7 +286,8 @@ fn write_json(out: &mut String, value: &Value, indent: Option<usize>, sort: bool
                 newline(out, level + 1);
                 let key_text = key.as_str().map_or_else(|| key.to_string(), str::to_owned);
                 out.push_str(
-                    &serde_json::to_string(&key_text).map_err(|e| Error::new(ErrorKind::BadSerialization, e.to_string()))?,
+                    &serde_json::to_string(&key_text)
+                        .map_err(|e| Error::new(ErrorKind::BadSerialization, e.to_string()))?,
                 );
                 out.push_str(": ");
                 write_json(out, &value.get_item(key)?, indent, sort, level + 1)?;
@@ -337,8 +346,20 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// Python's `strftime` for the directives chat templates use (`%d %b %Y`, `%B`, `%m`, `%y`,
 /// `%H:%M:%S`, `%A`, `%a`, `%j`, `%%`), in UTC. Another directive is an error, not a guess.
 fn strftime(format: &str, epoch_seconds: i64) -> Result<String, Error> {
-    const MONTHS: [&str; 12] =
-        ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
     const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
     let days = epoch_seconds.div_euclid(86_400);
     let secs = epoch_seconds.rem_euclid(86_400);
@@ -355,18 +376,34 @@ fn strftime(format: &str, epoch_seconds: i64) -> Result<String, Error> {
             continue;
         }
         match chars.next() {
-            Some('d') => { let _ = write!(out, "{day:02}"); }
-            Some('m') => { let _ = write!(out, "{month:02}"); }
-            Some('Y') => { let _ = write!(out, "{year}"); }
-            Some('y') => { let _ = write!(out, "{:02}", year.rem_euclid(100)); }
+            Some('d') => {
+                let _ = write!(out, "{day:02}");
+            }
+            Some('m') => {
+                let _ = write!(out, "{month:02}");
+            }
+            Some('Y') => {
+                let _ = write!(out, "{year}");
+            }
+            Some('y') => {
+                let _ = write!(out, "{:02}", year.rem_euclid(100));
+            }
             Some('b') => out.push_str(month_name.get(..3).unwrap_or_default()),
             Some('B') => out.push_str(month_name),
             Some('a') => out.push_str(weekday.get(..3).unwrap_or_default()),
             Some('A') => out.push_str(weekday),
-            Some('H') => { let _ = write!(out, "{:02}", secs / 3600); }
-            Some('M') => { let _ = write!(out, "{:02}", secs / 60 % 60); }
-            Some('S') => { let _ = write!(out, "{:02}", secs % 60); }
-            Some('j') => { let _ = write!(out, "{day_of_year:03}"); }
+            Some('H') => {
+                let _ = write!(out, "{:02}", secs / 3600);
+            }
+            Some('M') => {
+                let _ = write!(out, "{:02}", secs / 60 % 60);
+            }
+            Some('S') => {
+                let _ = write!(out, "{:02}", secs % 60);
+            }
+            Some('j') => {
+                let _ = write!(out, "{day_of_year:03}");
+            }
             Some('%') => out.push('%'),
             other => {
                 return Err(Error::new(

@@ -154,7 +154,11 @@ pub(super) fn message_cost(t: &JinjaTemplate, counter: &TokenCounter, m: &ChatMe
 }
 
 /// What tool schemas add to a one-message request (0 for none; refused when not rendered).
-pub(super) fn count_tools(t: &JinjaTemplate, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
+pub(super) fn count_tools(
+    t: &JinjaTemplate,
+    counter: &TokenCounter,
+    tools: &[ToolSchema],
+) -> Result<usize, TokenError> {
     if tools.is_empty() {
         return Ok(0);
     }

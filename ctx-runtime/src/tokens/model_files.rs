@@ -86,7 +86,8 @@ impl ModelFiles {
         }
         let tokenizer = Arc::new(HfTokenizer::from_file(path)?);
         let config: Value = if config_path.is_file() {
-            let text = std::fs::read(&config_path).map_err(|e| file_error(&config_path, format!("cannot read it: {e}")))?;
+            let text =
+                std::fs::read(&config_path).map_err(|e| file_error(&config_path, format!("cannot read it: {e}")))?;
             serde_json::from_slice(&text).map_err(|e| file_error(&config_path, format!("not JSON: {e}")))?
         } else {
             Value::Null

@@ -8,7 +8,8 @@ fn t(source: &str) -> JinjaTemplate {
 #[test]
 fn blocks_are_trimmed_as_transformers_renders_them() {
     // trim_blocks drops the newline after a block tag, lstrip_blocks the indentation before it.
-    let source = "{% for m in messages %}\n    {% if m.role == 'user' %}\n[{{ m.content }}]\n    {% endif %}\n{% endfor %}\n";
+    let source =
+        "{% for m in messages %}\n    {% if m.role == 'user' %}\n[{{ m.content }}]\n    {% endif %}\n{% endfor %}\n";
     assert_eq!(t(source).render(&[ChatMessage::user("a"), ChatMessage::user("b")], &[], false).unwrap(), "[a]\n[b]\n");
 }
 
@@ -23,7 +24,8 @@ fn variables_python_methods_and_loop_controls() {
 
 #[test]
 fn raise_exception_is_an_error_naming_the_template_and_the_message() {
-    let source = "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation roles must alternate') }}{% endif %}ok";
+    let source =
+        "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation roles must alternate') }}{% endif %}ok";
     let err = t(source).render(&[ChatMessage::assistant("x")], &[], false).unwrap_err();
     assert!(matches!(err, TokenError::TemplateRender { .. }), "{err}");
     assert!(err.to_string().contains("roles must alternate") && err.to_string().contains("test"), "{err}");
@@ -43,13 +45,16 @@ fn tojson_writes_what_python_json_dumps_writes() {
         description: "Finds <b>é</b> & more".into(),
         parameters: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer", "default": 1.5}}}),
     };
-    let out = t("{% for tool in tools %}{{ tool | tojson }}{% endfor %}").render(&[], &[tool.clone()], false).unwrap();
+    let out = t("{% for tool in tools %}{{ tool | tojson }}{% endfor %}")
+        .render(&[], std::slice::from_ref(&tool), false)
+        .unwrap();
     // Python: json.dumps(tool, ensure_ascii=False); serde_json orders the parameters' keys.
     assert_eq!(
         out,
         r#"{"type": "function", "function": {"name": "search", "description": "Finds <b>é</b> & more", "parameters": {"properties": {"n": {"default": 1.5, "type": "integer"}, "q": {"type": "string"}}, "type": "object"}}}"#
     );
-    let indented = t("{{ tools[0].function.parameters.properties.q | tojson(indent=2) }}").render(&[], &[tool], false).unwrap();
+    let indented =
+        t("{{ tools[0].function.parameters.properties.q | tojson(indent=2) }}").render(&[], &[tool], false).unwrap();
     assert_eq!(indented, "{\n  \"type\": \"string\"\n}");
 }
 
@@ -66,7 +71,8 @@ fn messages_carry_the_wire_fields() {
                   {{ m.tool_call_id }};{% endfor %}";
     assert_eq!(
         t(source).render(&messages, &[], false).unwrap(),
-        "user/false/ann//;assistant/true///c1:function:f:{\"a\":1}/;tool/false///c1;"
+        // Booleans print as Python prints them.
+        "user/False/ann//;assistant/True//c1:function:f:{\"a\":1}/;tool/False///c1;"
     );
 }
 
