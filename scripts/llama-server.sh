@@ -5,7 +5,8 @@
 #
 #   scripts/llama-server.sh provision   venv + wheel + model in the cache (once; later runs are quick)
 #   scripts/llama-server.sh start       provision, start on 127.0.0.1, wait until it answers a chat request
-#   scripts/llama-server.sh env         print the variables ctx's tests and examples read (eval it)
+#   scripts/llama-server.sh env         print the variables ctx's tests and examples read (eval it),
+#                                       the model file's path (CTX_LLAMA_GGUF) included
 #   scripts/llama-server.sh status      say whether the server runs and answers
 #   scripts/llama-server.sh stop        stop the server this script started (by its recorded process id)
 #
@@ -219,6 +220,11 @@ status() {
 }
 
 print_env() {
+    local model
+    # The model file, for ctx's offline tokenizer and chat template (nothing when not provisioned).
+    if [[ -f "$READY" ]] && model=$(model_path 2>/dev/null); then
+        echo "export CTX_LLAMA_GGUF=$model"
+    fi
     echo "export CTX_LLAMA_BASE_URL=$BASE_URL/v1"
     echo "export CTX_LLAMA_MODEL=$ALIAS"
     echo "export CTX_LLAMA_N_CTX=$N_CTX"

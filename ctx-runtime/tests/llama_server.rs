@@ -230,7 +230,7 @@ async fn counting_from_blocking_tasks_in_parallel() {
 }
 
 /// Per-message costs (what history trimming walks with) add up to the exact count of the whole
-/// prompt under the server's tokenizer, seams with whitespace and special-token text included;
+/// prompt under the model's tokenizer, seams with whitespace and special-token text included;
 /// a trim keeps the newest messages within the budget, by the exact count.
 #[test]
 fn message_costs_add_up_and_history_trims_by_the_exact_count() {
@@ -248,8 +248,16 @@ fn message_costs_add_up_and_history_trims_by_the_exact_count() {
     assert_eq!(costs.iter().sum::<usize>(), whole);
     let with_system: Vec<ChatMessage> =
         std::iter::once(ChatMessage::system("Be brief.")).chain(history.iter().cloned()).collect();
-    let system_alone = l.counter.count_messages(&with_system[..1]).unwrap();
-    assert_eq!(system_alone + whole, l.counter.count_messages(&with_system).unwrap());
+    // In context a message costs what the rendered conversation grows by: the system message
+    // first (SmolLM2's template then leaves out its default system message), the rest after it.
+    let in_context = l.counter.message_costs(&with_system).unwrap();
+    let with_system_tokens = ctx_runtime::history::history_tokens(&l.counter, &with_system).unwrap();
+    assert_eq!(in_context.iter().sum::<usize>(), with_system_tokens);
+    assert_eq!(in_context[0], ctx_runtime::history::history_tokens(&l.counter, &with_system[..1]).unwrap());
+    assert_eq!(
+        with_system_tokens + l.counter.count_messages(&[]).unwrap(),
+        l.counter.count_messages(&with_system).unwrap()
+    );
 
     let budget = whole / 2;
     let trim = ctx_runtime::history::trim_history(&history, budget, &l.counter).unwrap();

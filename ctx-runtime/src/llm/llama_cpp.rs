@@ -2,6 +2,10 @@
 //! its context window as the server states it, a [`TokenCounter`] exact for its tokenizer and
 //! chat template, and an [`OpenAiClient`] for its OpenAI-compatible API.
 //!
+//! The counter is offline: the tokenizer and chat template are read from the served GGUF file
+//! ([`ModelFiles`]), so counting never calls the server. ([`LocalModel::connect`] still builds a
+//! counter on the server's tokenize endpoint for a template given by hand.)
+//!
 //! `scripts/llama-server.sh start` provisions and starts such a server (SmolLM2-135M-Instruct);
 //! `eval "$(scripts/llama-server.sh env)"` sets the variables [`LocalModel::from_env`] reads:
 //!
@@ -9,6 +13,7 @@
 //! |---|---|
 //! | `CTX_LLAMA_BASE_URL` | the server's base URL, `http://127.0.0.1:18080/v1` |
 //! | `CTX_LLAMA_MODEL` | the served model's name (`--model_alias`); `smollm2` when unset |
+//! | `CTX_LLAMA_GGUF` | the served model file, read for its tokenizer and chat template |
 //!
 //! ```no_run
 //! # async fn demo(def: ctx_runtime::pipeline::PipelineDef) -> Result<(), ctx_runtime::CtxError> {
@@ -27,13 +32,15 @@ use std::time::Duration;
 use super::openai::{OpenAiClient, OpenAiConfig};
 use crate::error::CtxError;
 use crate::pipeline::{LoadOptions, LoadedPipeline, ModelSource, PipelineDef};
-use crate::tokens::{ChatTemplate, LlamaCppServer, TokenCounter};
+use crate::tokens::{ChatTemplate, LlamaCppServer, ModelFiles, TokenCounter};
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 
 /// The variable naming the server's base URL.
 pub const ENV_BASE_URL: &str = "CTX_LLAMA_BASE_URL";
 /// The variable naming the served model.
 pub const ENV_MODEL: &str = "CTX_LLAMA_MODEL";
+/// The variable naming the served GGUF file.
+pub const ENV_GGUF: &str = "CTX_LLAMA_GGUF";
 /// The model name when [`ENV_MODEL`] is unset (the alias `scripts/llama-server.sh` serves).
 pub const DEFAULT_MODEL: &str = "smollm2";
 /// The window probe's ceiling ([`LlamaCppServer::context_window`]): above any context a local
@@ -51,12 +58,24 @@ pub struct LocalModel {
 
 impl LocalModel {
     /// Connects to `model` at `base_url`, reads the server's context size, and builds a counter
-    /// with the server's tokenizer and `template` (the model's chat template). The client has
-    /// the default timeouts and retries of [`OpenAiConfig::new`] and no proxy.
+    /// with the server's tokenizer (its tokenize endpoint) and `template`. The client has the
+    /// default timeouts and retries of [`OpenAiConfig::new`] and no proxy.
     pub fn connect(base_url: &str, model: &str, template: ChatTemplate) -> Result<Self, CtxError> {
         let server = LlamaCppServer::connect(base_url, model)?;
-        let window = server.context_window(WINDOW_PROBE_CEILING)?;
         let counter = server.default_counter(template);
+        Self::with_counter(server, model, counter)
+    }
+
+    /// Connects to `model` at `base_url`, served from the file `files` were read from: counts
+    /// offline with the model's own tokenizer and chat template; the window is the server's
+    /// context size (`--n_ctx`, at most the model's training length).
+    pub fn connect_with_files(base_url: &str, model: &str, files: &ModelFiles) -> Result<Self, CtxError> {
+        let server = LlamaCppServer::connect(base_url, model)?;
+        Self::with_counter(server, model, files.counter().clone())
+    }
+
+    fn with_counter(server: LlamaCppServer, model: &str, counter: TokenCounter) -> Result<Self, CtxError> {
+        let window = server.context_window(WINDOW_PROBE_CEILING)?;
         let mut config = OpenAiConfig::new(server.openai_base_url(), model);
         config.system_proxy = false;
         // One request at a time on a small CPU: a long summary can take minutes.
@@ -65,14 +84,26 @@ impl LocalModel {
         Ok(LocalModel { server, window, counter, client })
     }
 
-    /// The server named by [`ENV_BASE_URL`] serving SmolLM2 ([`ChatTemplate::smollm2`]), or
-    /// `None` when the variable is unset or empty.
+    /// The server named by [`ENV_BASE_URL`], counted with the model file named by [`ENV_GGUF`]
+    /// ([`Self::connect_with_files`]), or `None` when [`ENV_BASE_URL`] is unset or empty. A
+    /// server without [`ENV_GGUF`] is a configuration error: its chat template is in the file.
     pub fn from_env() -> Result<Option<Self>, CtxError> {
         let Some(base_url) = std::env::var(ENV_BASE_URL).ok().filter(|u| !u.trim().is_empty()) else {
             return Ok(None);
         };
         let model = std::env::var(ENV_MODEL).ok().filter(|m| !m.trim().is_empty());
-        Self::connect(&base_url, model.as_deref().unwrap_or(DEFAULT_MODEL), ChatTemplate::smollm2()).map(Some)
+        let Some(gguf) = std::env::var_os(ENV_GGUF).filter(|g| !g.is_empty()) else {
+            let issue = ConfigIssue::new(
+                "LOCAL_MODEL_FILE_MISSING",
+                FieldPath::root().key(ENV_GGUF),
+                format!("{ENV_BASE_URL} is set but {ENV_GGUF} is not: ctx counts with the served model's own files"),
+            )
+            .with_help("`eval \"$(scripts/llama-server.sh env)\"` sets both");
+            ConfigIssues::check("the local model", vec![issue])?;
+            return Ok(None);
+        };
+        let files = ModelFiles::from_gguf(std::path::Path::new(&gguf))?;
+        Self::connect_with_files(&base_url, model.as_deref().unwrap_or(DEFAULT_MODEL), &files).map(Some)
     }
 
     /// The server.

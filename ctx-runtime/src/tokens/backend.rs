@@ -46,13 +46,21 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     fn max_token_bytes(&self) -> Option<usize> {
         None
     }
+
+    /// Whether a text never has more tokens than bytes, so a text of at most `n` bytes fits in
+    /// `n` tokens without being counted. True of byte-level vocabularies (the default); false
+    /// for a tokenizer whose normalizer adds text (SentencePiece's `▁` prefix makes one byte two
+    /// tokens).
+    fn at_most_one_token_per_byte(&self) -> bool {
+        true
+    }
 }
 
 /// Runs `f`, turning a panic of the tokenizer crate into [`TokenError::Backend`].
 ///
 /// The tokenizers hold no state that a panic could leave half-updated (their tables are
 /// immutable statics), so resuming after one is sound.
-fn guarded<T>(backend: &str, f: impl FnOnce() -> T) -> Result<T, TokenError> {
+pub(super) fn guarded<T>(backend: &str, f: impl FnOnce() -> T) -> Result<T, TokenError> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|panic| TokenError::Backend {
         backend: backend.to_owned(),
         reason: panic

@@ -196,13 +196,27 @@ impl ChatFormat {
         Ok(total)
     }
 
+    /// Tokens of a whole request: the messages and the tool schemas. A template renders them
+    /// together (a template may place the tools anywhere, and frame them with the messages).
+    pub fn count_request(
+        &self,
+        counter: &TokenCounter,
+        messages: &[ChatMessage],
+        tools: &[ToolSchema],
+    ) -> Result<usize, TokenError> {
+        match self {
+            ChatFormat::Template(t) => t.count_request(counter, messages, tools),
+            _ => Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?),
+        }
+    }
+
     /// Tokens of the tool schemas block (0 when there are no tools), per the cookbook's
     /// `num_tokens_for_tools`: a property without a `type` or `description` counts as if it were
     /// the empty string (the cookbook's code requires both).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
-            ChatFormat::Template(t) => return t.count_tools(tools),
+            ChatFormat::Template(t) => return t.count_tools(counter, tools),
         };
         if tools.is_empty() {
             return Ok(0);

@@ -44,6 +44,23 @@ pub enum TokenError {
         /// What it cannot render, and where.
         what: String,
     },
+    /// A model file (tokenizer.json, tokenizer_config.json, GGUF) cannot be read or used.
+    #[error("model file `{path}`: {reason}")]
+    ModelFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A model's chat template failed to render a request (a syntax error, or the template's own
+    /// `raise_exception`, such as "roles must alternate user/assistant").
+    #[error("chat template `{template}` failed: {reason}")]
+    TemplateRender {
+        /// The template's name.
+        template: String,
+        /// The engine's or the template's words.
+        reason: String,
+    },
     /// Token ids that do not decode to UTF-8 text.
     #[error("token ids do not decode to valid UTF-8 under `{encoding}`")]
     Decode {
@@ -60,6 +77,8 @@ impl ErrorCode for TokenError {
             TokenError::Backend { .. } => "TOKENIZER_BACKEND",
             TokenError::Decode { .. } => "TOKEN_DECODE",
             TokenError::TemplateUnsupported { .. } => "CHAT_TEMPLATE_UNSUPPORTED",
+            TokenError::ModelFile { .. } => "MODEL_FILE",
+            TokenError::TemplateRender { .. } => "CHAT_TEMPLATE_RENDER",
         }
     }
 }

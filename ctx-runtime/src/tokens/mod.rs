@@ -23,6 +23,15 @@ mod cache;
 mod chat;
 mod encoding;
 mod error;
+pub mod gguf;
+#[cfg(feature = "hf")]
+mod hf;
+#[cfg(feature = "hf")]
+pub mod jinja;
+#[cfg(feature = "hf")]
+mod jinja_counts;
+#[cfg(feature = "hf")]
+mod model_files;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;
@@ -36,6 +45,13 @@ pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
 pub use error::TokenError;
+pub use gguf::{GgufError, GgufMetadata, GgufValue};
+#[cfg(feature = "hf")]
+pub use hf::HfTokenizer;
+#[cfg(feature = "hf")]
+pub use jinja::JinjaTemplate;
+#[cfg(feature = "hf")]
+pub use model_files::ModelFiles;
 #[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;
@@ -165,9 +181,10 @@ impl TokenCounter {
     }
 
     /// Whether `text` has at most `limit` tokens. A text of at most `limit` bytes fits without
-    /// being counted: every token is at least one byte.
+    /// being counted when every token is at least one byte
+    /// ([`TokenizerBackend::at_most_one_token_per_byte`]).
     pub fn fits(&self, text: &str, limit: usize) -> Result<bool, TokenError> {
-        if text.len() <= limit {
+        if text.len() <= limit && self.backend.at_most_one_token_per_byte() {
             return Ok(true);
         }
         Ok(self.count_up_to(text, limit)?.is_some())
@@ -233,7 +250,7 @@ impl TokenCounter {
 
     /// Tokens of a whole request: [`Self::count_messages`] plus the tool schemas' tokens.
     pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
-        Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)
+        self.format.count_request(self, messages, tools)
     }
 }
 

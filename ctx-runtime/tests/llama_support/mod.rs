@@ -17,9 +17,10 @@ use ctx_runtime::TokenCounter;
 use ctx_runtime::llm::llama_cpp::LocalModel;
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig, RetryPolicy};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelParams};
-use ctx_runtime::tokens::{ChatTemplate, LlamaCppServer};
+use ctx_runtime::tokens::{LlamaCppServer, ModelFiles};
 
-/// The server, its context size, a counter exact for its model, and a client.
+/// The server, its context size, a counter exact for its model (offline, from its GGUF), and a
+/// client.
 pub struct Llama {
     /// The runtime's own handle ([`LocalModel::connect`]), as an application would build it.
     pub local: LocalModel,
@@ -52,7 +53,13 @@ pub fn llama(test: &str) -> Option<Llama> {
         return None;
     };
     let model = std::env::var("CTX_LLAMA_MODEL").unwrap_or_else(|_| "smollm2".to_owned());
-    let local = LocalModel::connect(&base_url, &model, ChatTemplate::smollm2()).unwrap_or_else(|e| panic!("{e}"));
+    let gguf = std::env::var("CTX_LLAMA_GGUF").unwrap_or_else(|_| {
+        panic!("CTX_LLAMA_GGUF is not set: `eval \"$(scripts/llama-server.sh env)\"` names the served model file")
+    });
+    // Offline: the GGUF's own tokenizer and chat template; the server is only asked for its
+    // context size and for the replies whose usage the tests compare with ctx's prediction.
+    let files = ModelFiles::from_gguf(&gguf).unwrap_or_else(|e| panic!("{e}"));
+    let local = LocalModel::connect_with_files(&base_url, &model, &files).unwrap_or_else(|e| panic!("{e}"));
     let window = local.window();
     if let Some(configured) = std::env::var("CTX_LLAMA_N_CTX").ok().and_then(|n| n.parse::<usize>().ok()) {
         assert_eq!(window, configured, "the server's context differs from the one the script started it with");
