@@ -46,6 +46,13 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     fn max_token_bytes(&self) -> Option<usize> {
         None
     }
+
+    /// Whether a text never counts more tokens than it has bytes (true of every tokenizer: each
+    /// token is at least one byte), which lets [`super::TokenCounter::fits`] answer for short
+    /// texts without counting. An estimate that raises counts by a margin is not bound by it.
+    fn at_most_one_token_per_byte(&self) -> bool {
+        true
+    }
 }
 
 /// Runs `f`, turning a panic of the tokenizer crate into [`TokenError::Backend`].

@@ -18,6 +18,7 @@
 //! # Ok::<(), ctx_runtime::error::TokenError>(())
 //! ```
 
+mod anthropic;
 mod backend;
 mod cache;
 mod chat;
@@ -29,6 +30,9 @@ mod template;
 
 use std::sync::{Arc, OnceLock};
 
+pub use anthropic::{
+    AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend, RequestCounter, estimated_counter,
+};
 #[cfg(feature = "tiktoken")]
 pub use backend::TiktokenBackend;
 pub use backend::{BpeBackend, TokenizerBackend};
@@ -165,9 +169,10 @@ impl TokenCounter {
     }
 
     /// Whether `text` has at most `limit` tokens. A text of at most `limit` bytes fits without
-    /// being counted: every token is at least one byte.
+    /// being counted: every token is at least one byte (unless the backend estimates with a
+    /// margin, see [`TokenizerBackend::at_most_one_token_per_byte`]).
     pub fn fits(&self, text: &str, limit: usize) -> Result<bool, TokenError> {
-        if text.len() <= limit {
+        if text.len() <= limit && self.backend.at_most_one_token_per_byte() {
             return Ok(true);
         }
         Ok(self.count_up_to(text, limit)?.is_some())
@@ -233,7 +238,7 @@ impl TokenCounter {
 
     /// Tokens of a whole request: [`Self::count_messages`] plus the tool schemas' tokens.
     pub fn count_request(&self, messages: &[ChatMessage], tools: &[ToolSchema]) -> Result<usize, TokenError> {
-        Ok(self.format.count_messages(self, messages)? + self.format.count_tools(self, tools)?)
+        self.format.count_request(self, messages, tools)
     }
 }
 
