@@ -210,9 +210,13 @@ impl AnthropicFormat {
         match &self.mode {
             Mode::Estimated { .. } => messages.iter().map(|m| self.message_cost(counter, m)).collect(),
             Mode::Endpoint(remote) => {
-                let mut costs = Vec::with_capacity(messages.len());
+                // The system messages that open a request are not messages on the wire, and a
+                // request of nothing but a system prompt is not one the API takes: they cost 0
+                // here and are counted with the first message after them.
+                let leading = messages.iter().take_while(|m| m.role == Role::System).count();
+                let mut costs = vec![0; leading.min(messages.len())];
                 let mut before = 0usize;
-                for end in 1..=messages.len() {
+                for end in leading + 1..=messages.len() {
                     let total = remote.count_request(&messages[..end], &[])?;
                     costs.push(total.checked_sub(before).ok_or_else(|| TokenError::Backend {
                         backend: remote.id().to_owned(),
@@ -362,7 +366,7 @@ mod tests {
         assert_eq!(counter.count_request(&messages, std::slice::from_ref(&tool)).unwrap(), 5 + 6 + 10);
         assert_eq!(remote.0.lock().unwrap().as_slice(), [(3, 1)], "one call for a whole request");
         let costs = counter.message_costs(&messages).unwrap();
-        assert_eq!(costs, [7, 2, 2]);
+        assert_eq!(costs, [0, 9, 2], "the system prompt is counted with the first message");
         assert_eq!(costs.iter().sum::<usize>(), counter.count_messages(&messages).unwrap());
         assert_eq!(counter.format().count_tools(&counter, &[tool]).unwrap(), 10);
         assert_eq!(counter.count_messages(&[]).unwrap(), 0);
