@@ -13,11 +13,14 @@
 //!   tool definitions into the system preamble, apart from the messages).
 //! - **Estimated** ([`ChatFormat::anthropic_estimated`], [`estimated_counter`]): every text is
 //!   counted with a declared tokenizer (an OpenAI encoding) and raised by an explicit margin by
-//!   [`MarginBackend`]; the messages add their roles, contents, tool names, arguments and ids,
-//!   and no framing constant, since Anthropic publishes none — the margin covers it. The
-//!   default, [`DEFAULT_ANTHROPIC_MARGIN_PERCENT`], is 30%: third-party comparisons of Claude 3.5
-//!   Sonnet's counts with GPT-4o's `o200k_base` found 16% more tokens for English prose, 21% for
-//!   mathematics and 30% for Python code. ctx has not measured it (it cannot call the API
+//!   [`MarginBackend`]. Anthropic publishes no message framing, so messages are framed as in
+//!   OpenAI's chat format (3 tokens a message, 3 to prime the reply) around those raised counts;
+//!   a tool block is its definitions' JSON as sent, raised, plus the tool-use system prompt
+//!   Anthropic documents for its current models ([`ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS`], 346
+//!   tokens with `tool_choice` auto for Claude Sonnet 4 and 3.7). The default margin,
+//!   [`DEFAULT_ANTHROPIC_MARGIN_PERCENT`], is 30%: third-party comparisons of Claude 3.5
+//!   Sonnet's counts with GPT-4o's `o200k_base` found 16% more tokens for English prose, 21%
+//!   for mathematics and 30% for Python code. ctx has not measured it (it cannot call the API
 //!   here); it is a declared assumption, shown wherever the count is used — the contract report
 //!   says "estimated, +30% margin".
 //!
@@ -36,6 +39,11 @@ use crate::tokens::{ChatFormat, TokenError};
 
 /// The margin of [`ChatFormat::anthropic_estimated`] for a model named `claude…`, in percent.
 pub const DEFAULT_ANTHROPIC_MARGIN_PERCENT: u32 = 30;
+
+/// The system prompt Anthropic adds to a request with tools (`tool_choice` auto or none), in
+/// Claude's own tokens, as its tool-use pricing page lists it for Claude Sonnet 4 and 3.7 (older
+/// models: 159 to 530). Added unraised to an estimated tool block.
+pub const ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS: usize = 346;
 
 /// Whether a count is the model's own or an estimate with a margin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -196,7 +204,7 @@ impl AnthropicFormat {
 
     pub(crate) fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
         match &self.mode {
-            Mode::Estimated { .. } => Ok(self.message_costs(counter, messages)?.iter().sum()),
+            Mode::Estimated { .. } => ChatFormat::openai().count_messages(counter, messages),
             Mode::Endpoint(_) if messages.is_empty() => Ok(0),
             Mode::Endpoint(remote) => remote.count_request(messages, &[]),
         }
@@ -208,7 +216,7 @@ impl AnthropicFormat {
         messages: &[ChatMessage],
     ) -> Result<Vec<usize>, TokenError> {
         match &self.mode {
-            Mode::Estimated { .. } => messages.iter().map(|m| self.message_cost(counter, m)).collect(),
+            Mode::Estimated { .. } => ChatFormat::openai().message_costs(counter, messages),
             Mode::Endpoint(remote) => {
                 // The system messages that open a request are not messages on the wire, and a
                 // request of nothing but a system prompt is not one the API takes: they cost 0
@@ -232,24 +240,15 @@ impl AnthropicFormat {
         }
     }
 
-    pub(crate) fn message_cost(&self, counter: &TokenCounter, m: &ChatMessage) -> Result<usize, TokenError> {
+    pub(crate) fn message_cost(
+        &self,
+        counter: &TokenCounter,
+        m: &ChatMessage,
+        answered_function: Option<&str>,
+    ) -> Result<usize, TokenError> {
         match &self.mode {
             Mode::Endpoint(remote) => remote.count_request(std::slice::from_ref(m), &[]),
-            Mode::Estimated { .. } => {
-                // Tool results travel in user messages.
-                let role = if m.role == Role::Tool { Role::User } else { m.role };
-                let mut total = counter.count(role.as_str())? + counter.count(&m.content)?;
-                if let Some(id) = &m.tool_call_id {
-                    total += counter.count(id)?;
-                }
-                if let Some(name) = &m.name {
-                    total += counter.count(name)?;
-                }
-                for call in &m.tool_calls {
-                    total += counter.count(&call.id)? + counter.count(&call.name)? + counter.count(&call.arguments)?;
-                }
-                Ok(total)
-            }
+            Mode::Estimated { .. } => ChatFormat::openai().message_cost(counter, m, answered_function),
         }
     }
 
@@ -259,14 +258,14 @@ impl AnthropicFormat {
         }
         match &self.mode {
             Mode::Estimated { .. } => {
-                // The definitions as the API receives them.
+                // The definitions as the API receives them, and the preamble it adds.
                 let wire: Vec<serde_json::Value> = tools
                     .iter()
                     .map(|t| {
                         serde_json::json!({"name": t.name, "description": t.description, "input_schema": t.parameters})
                     })
                     .collect();
-                counter.count(&serde_json::Value::Array(wire).to_string())
+                Ok(counter.count(&serde_json::Value::Array(wire).to_string())? + ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS)
             }
             Mode::Endpoint(remote) => {
                 let probe = [ChatMessage::user(TOOL_PROBE)];
@@ -332,12 +331,17 @@ mod tests {
             ),
             ChatMessage::tool_result("tu_1", "4C"),
         ];
+        // OpenAI's framing around raised text counts.
         let costs = est.message_costs(&messages).unwrap();
-        assert_eq!(costs.iter().sum::<usize>(), est.count_messages(&messages).unwrap());
-        let c = |t: &str| est.count(t).unwrap();
-        assert_eq!(costs[3], c("user") + c("4C") + c("tu_1"));
-        assert_eq!(costs[2], c("assistant") + c("") + c("tu_1") + c("weather") + c("{\"city\":\"Oslo\"}"));
-        assert_eq!(est.count_messages(&[]).unwrap(), 0);
+        assert_eq!(costs, ChatFormat::openai().message_costs(&est, &messages).unwrap());
+        assert_eq!(3 + costs.iter().sum::<usize>(), est.count_messages(&messages).unwrap());
+        assert_eq!(costs[1], 3 + est.count("user").unwrap() + est.count("Weather?").unwrap());
+        let tool = ToolSchema { name: "t".into(), description: "d".into(), parameters: serde_json::json!({}) };
+        let json = r#"[{"description":"d","input_schema":{},"name":"t"}]"#;
+        assert_eq!(
+            est.format().count_tools(&est, &[tool]).unwrap(),
+            est.count(json).unwrap() + ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS
+        );
     }
 
     /// A server stand-in: a request counts 5 plus 2 per message plus 10 per tool, and every

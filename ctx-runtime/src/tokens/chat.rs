@@ -211,7 +211,7 @@ impl ChatFormat {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
             ChatFormat::Template(t) => return t.message_cost(counter, m),
-            ChatFormat::Anthropic(a) => return a.message_cost(counter, m),
+            ChatFormat::Anthropic(a) => return a.message_cost(counter, m, answered_function),
         };
         let mut total = 0usize;
         match m.role {

@@ -31,7 +31,8 @@ mod template;
 use std::sync::{Arc, OnceLock};
 
 pub use anthropic::{
-    AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend, RequestCounter, estimated_counter,
+    ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend,
+    RequestCounter, estimated_counter,
 };
 #[cfg(feature = "tiktoken")]
 pub use backend::TiktokenBackend;
