@@ -25,7 +25,8 @@ fn weather_tool() -> ToolSchema {
 }
 
 fn request() -> ChatRequest {
-    let mut request = ChatRequest::new(vec![ChatMessage::system("Be brief."), ChatMessage::user("Weather in Oslo?")], 256);
+    let mut request =
+        ChatRequest::new(vec![ChatMessage::system("Be brief."), ChatMessage::user("Weather in Oslo?")], 256);
     request.tools.push(weather_tool());
     request
 }
@@ -80,8 +81,9 @@ async fn a_reply_with_text_and_tool_use_and_the_request_that_produced_it() {
 
 #[tokio::test]
 async fn a_tool_round_trip_is_sent_as_tool_use_and_tool_result_blocks() {
-    let server = MockAnthropic::start(vec![Reply::ok(message(json!([{"type": "text", "text": "4C."}]), "end_turn", 9, 2))])
-        .await;
+    let server =
+        MockAnthropic::start(vec![Reply::ok(message(json!([{"type": "text", "text": "4C."}]), "end_turn", 9, 2))])
+            .await;
     let client = server.client(RetryPolicy::none());
     let mut req = request();
     req.messages.push(ChatMessage::assistant_tool_calls(
@@ -114,7 +116,10 @@ fn stream_events(text_pieces: &[&str]) -> Vec<(&'static str, Value)> {
                    "content": [], "model": "claude-test", "stop_reason": null,
                    "usage": {"input_tokens": 120, "cache_read_input_tokens": 1000, "output_tokens": 1}}}),
         ),
-        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
         ("ping", json!({"type": "ping"})),
     ];
     for piece in text_pieces {
@@ -167,12 +172,12 @@ async fn a_stream_hands_over_text_as_it_arrives_and_assembles_tool_calls() {
 
 #[tokio::test]
 async fn an_overloaded_stream_is_retried_only_while_no_text_has_been_handed_over() {
-    let overloaded = ("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+    let overloaded =
+        ("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
     let mut early = stream_events(&[]);
     early.truncate(1);
     early.push(overloaded.clone());
-    let server =
-        MockAnthropic::start(vec![Reply::events(&early), Reply::events(&stream_events(&["fine"]))]).await;
+    let server = MockAnthropic::start(vec![Reply::events(&early), Reply::events(&stream_events(&["fine"]))]).await;
     let client = server.client(fast_retries(2));
     let mut pieces = Vec::new();
     let reply = client.chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect("retried");
@@ -187,7 +192,10 @@ async fn an_overloaded_stream_is_retried_only_while_no_text_has_been_handed_over
     let err = client.chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect_err("not retried");
     assert_eq!(server.hits(), 1);
     assert_eq!(pieces, ["partial"]);
-    assert!(matches!(err, ModelError::Http { status: 529, ref error_type, .. } if error_type.as_deref() == Some("overloaded_error")), "{err:?}");
+    assert!(
+        matches!(err, ModelError::Http { status: 529, ref error_type, .. } if error_type.as_deref() == Some("overloaded_error")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -209,10 +217,9 @@ async fn rate_limits_carry_retry_after_and_overload_is_retried() {
     assert_eq!(err.retry_after(), Some(Duration::from_secs(7)));
 
     // A wait longer than the policy accepts ends the retries at once, carrying the server's wait.
-    let server = MockAnthropic::start(vec![
-        Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "30"),
-    ])
-    .await;
+    let server =
+        MockAnthropic::start(vec![Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "30")])
+            .await;
     let err = server.client(fast_retries(3)).chat(&request()).await.expect_err("gave up");
     assert_eq!((server.hits(), err.root().retry_after()), (1, Some(Duration::from_secs(30))));
 
@@ -310,13 +317,11 @@ async fn count_tokens_counts_whole_requests_once_behind_the_cache() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_time_guard_counts_with_the_endpoint() {
-    let server = MockAnthropic::start(vec![
-        Reply::ok(json!({"input_tokens": 1000})),
-        Reply::ok(json!({"input_tokens": 1012})),
-    ])
-    .await;
+    let server =
+        MockAnthropic::start(vec![Reply::ok(json!({"input_tokens": 1000})), Reply::ok(json!({"input_tokens": 1012}))])
+            .await;
     let exact = AnthropicTokenCounter::new(server.config(RetryPolicy::none()), 64).expect("valid config");
-    let counter = exact.token_counter(Encoding::O200kBase, 30);
+    let counter = exact.counter(Encoding::O200kBase, 30);
     assert_eq!(counter.format().counting(), Counting::Exact);
     let req = request();
     assert_eq!(guard_request("answer", &req.messages, &req.tools, 200, 1200, &counter), Ok(1000));

@@ -59,7 +59,7 @@ impl AnthropicTokenCounter {
     /// ([`ChatFormat::anthropic_endpoint`]) and whose standalone texts are estimated with
     /// `encoding` raised by `margin_percent` (see [`crate::tokens::Counting`]). Hand it to a
     /// pipeline at load time: the contract and the run-time guard then count requests exactly.
-    pub fn token_counter(&self, encoding: Encoding, margin_percent: u32) -> TokenCounter {
+    pub fn counter(&self, encoding: Encoding, margin_percent: u32) -> TokenCounter {
         estimated_counter(encoding, margin_percent)
             .with_format(ChatFormat::anthropic_endpoint(Arc::new(self.clone()) as Arc<dyn RequestCounter>))
     }

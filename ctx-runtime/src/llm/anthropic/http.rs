@@ -77,7 +77,13 @@ impl Http {
                 model: config.model.clone(),
                 message: format!("cannot build the HTTP client: {e}"),
             })?;
-        Ok(Http { messages_url: config.messages_url(), count_url: config.count_tokens_url(), config, client, key_header })
+        Ok(Http {
+            messages_url: config.messages_url(),
+            count_url: config.count_tokens_url(),
+            config,
+            client,
+            key_header,
+        })
     }
 
     fn post(&self, url: &str, body: &impl Serialize) -> reqwest::RequestBuilder {

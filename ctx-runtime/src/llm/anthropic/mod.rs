@@ -38,7 +38,7 @@
 //!   `POST /v1/messages/count_tokens` and uses the `input_tokens` it answers: the count the model
 //!   will see, framing and tool preamble included. Counts sit behind a [`CountCache`] keyed by
 //!   the exact body, so a request counted once is never sent again. Use it through
-//!   [`AnthropicTokenCounter::token_counter`], a [`TokenCounter`] whose chat format asks the
+//!   [`AnthropicTokenCounter::counter`], a [`TokenCounter`] whose chat format asks the
 //!   endpoint: the run-time guard counts each whole request with one call; per-message costs
 //!   (history trimming) are differences of prefix counts, each exact; a tool block's cost is the
 //!   difference of one probe request with and without the tools.
@@ -58,15 +58,22 @@
 //! # Example
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), ctx_runtime::llm::ModelError> {
-//! use ctx_runtime::ChatMessage;
+//! # async fn demo(def: ctx_runtime::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
 //! use ctx_runtime::llm::anthropic::{AnthropicClient, AnthropicConfig};
 //! use ctx_runtime::llm::{ChatModel, ChatRequest};
+//! use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};
+//! use ctx_runtime::{ChatMessage, Encoding};
 //!
+//! // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, when set) from the environment.
 //! let client = AnthropicClient::new(AnthropicConfig::from_env("claude-sonnet-4-5"))?;
 //! let request = ChatRequest::new(vec![ChatMessage::system("Be brief."), ChatMessage::user("Say hi.")], 64);
 //! let reply = client.chat_stream(&request, &mut |piece| print!("{piece}")).await?;
 //! println!("\n{:?}", reply.usage);
+//!
+//! // A pipeline counted exactly by `count_tokens` (standalone texts: o200k_base + 30%).
+//! let counter = client.token_counter(65_536)?.counter(Encoding::O200kBase, 30);
+//! let pipeline = LoadedPipeline::load_with_counter(def, LoadOptions::default(), counter)?;
+//! # let _ = pipeline;
 //! # Ok(()) }
 //! ```
 

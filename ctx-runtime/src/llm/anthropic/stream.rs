@@ -119,7 +119,9 @@ impl MessageStream {
                                 .ok_or_else(|| malformed("an input_json_delta without `partial_json`", data))?,
                         );
                     }
-                    (None, _) => return Err(malformed(format!("a delta for block {index}, which never started"), data)),
+                    (None, _) => {
+                        return Err(malformed(format!("a delta for block {index}, which never started"), data));
+                    }
                     // Thinking, signatures and kinds added later: nothing of ctx's reply.
                     _ => {}
                 }

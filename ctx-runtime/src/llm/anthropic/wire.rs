@@ -385,7 +385,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(text, "Sure.");
-        assert_eq!(calls, [ToolCall { id: "tu_9".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]);
+        assert_eq!(
+            calls,
+            [ToolCall { id: "tu_9".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]
+        );
         assert!(read_blocks(&[json!({"type": "tool_use", "input": {}})]).is_err());
         let usage = WireUsage {
             input_tokens: Some(10),
