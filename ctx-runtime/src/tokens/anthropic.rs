@@ -24,8 +24,9 @@
 //!   here); it is a declared assumption, shown wherever the count is used — the contract report
 //!   says "estimated, +30% margin".
 //!
-//! Standalone texts (context blocks, tool results before they join a request) are counted with
-//! the margined declared tokenizer in both modes: only whole requests go to the server.
+//! Standalone texts (context blocks, tool results before they join a request) and a single
+//! message priced out of its conversation ([`ChatFormat::message_cost`], the agent's turn ledger)
+//! are estimated in both modes: only whole requests and their prefixes go to the server.
 
 use std::fmt;
 use std::sync::Arc;
@@ -246,10 +247,11 @@ impl AnthropicFormat {
         m: &ChatMessage,
         answered_function: Option<&str>,
     ) -> Result<usize, TokenError> {
-        match &self.mode {
-            Mode::Endpoint(remote) => remote.count_request(std::slice::from_ref(m), &[]),
-            Mode::Estimated { .. } => ChatFormat::openai().message_cost(counter, m, answered_function),
-        }
+        // One message out of its conversation (an agent's turn ledger pricing a tool result) is
+        // not a request the API takes — a lone `tool_result` is refused — so even with the
+        // endpoint it is estimated, like a standalone text; the request it joins is then counted
+        // whole, exactly, before it is sent.
+        ChatFormat::openai().message_cost(counter, m, answered_function)
     }
 
     pub(crate) fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
@@ -374,6 +376,14 @@ mod tests {
         assert_eq!(costs.iter().sum::<usize>(), counter.count_messages(&messages).unwrap());
         assert_eq!(counter.format().count_tools(&counter, &[tool]).unwrap(), 10);
         assert_eq!(counter.count_messages(&[]).unwrap(), 0);
+        // A lone message is estimated: a lone tool result is no request the API takes.
+        let calls = remote.0.lock().unwrap().len();
+        let result = ChatMessage::tool_result("tu_1", "4C");
+        assert_eq!(
+            counter.message_cost(&result, Some("weather")).unwrap(),
+            ChatFormat::openai().message_cost(&counter, &result, Some("weather")).unwrap()
+        );
+        assert_eq!(remote.0.lock().unwrap().len(), calls);
         assert_ne!(format!("{:?}", counter.format()), format!("{:?}", ChatFormat::anthropic_estimated(30)));
     }
 }

@@ -41,7 +41,9 @@
 //!   [`AnthropicTokenCounter::counter`], a [`TokenCounter`] whose chat format asks the
 //!   endpoint: the run-time guard counts each whole request with one call; per-message costs
 //!   (history trimming) are differences of prefix counts, each exact; a tool block's cost is the
-//!   difference of one probe request with and without the tools.
+//!   difference of one probe request with and without the tools. Standalone texts and a message
+//!   priced alone (an agent's turn ledger; a lone `tool_result` is no request the API takes) are
+//!   estimated as below.
 //! - **Estimated, without a key** (and always at compile time, where no request is made): the
 //!   prompt is counted with a declared tokenizer (the model block's `encoding`) and every
 //!   message's count is raised by an explicit margin ([`ChatFormat::anthropic_estimated`];
