@@ -5,7 +5,6 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,7 +25,7 @@ pub const KEY: &str = "sk-ant-test-SECRET-0123456789";
 pub enum Reply {
     /// A JSON body with a status and extra headers.
     Json { status: u16, body: Value, headers: Vec<(&'static str, String)> },
-    /// An event stream sent as these chunks.
+    /// An event stream of these events.
     Sse(Vec<String>),
 }
 
@@ -56,7 +55,7 @@ impl Reply {
         }
     }
 
-    /// A stream of these events, each `(event name, data)`, sent one chunk per event.
+    /// A stream of these events, each `(event name, data)`.
     pub fn events(events: &[(&str, Value)]) -> Self {
         Reply::Sse(events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect())
     }
@@ -91,6 +90,8 @@ impl Recorded {
 
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    /// Replies for `count_tokens` when given apart; else that route reads `script` too.
+    counts: Mutex<VecDeque<Reply>>,
     recorded: Mutex<Vec<Recorded>>,
 }
 
@@ -102,9 +103,18 @@ pub struct MockAnthropic {
 }
 
 impl MockAnthropic {
-    /// Starts a server that answers with `script`.
+    /// Starts a server that answers every route with `script`.
     pub async fn start(script: Vec<Reply>) -> Self {
-        let shared = Arc::new(Shared { script: Mutex::new(script.into()), recorded: Mutex::new(Vec::new()) });
+        Self::start_with_counts(script, Vec::new()).await
+    }
+
+    /// Starts a server that answers `/v1/messages` with `script` and `count_tokens` with `counts`.
+    pub async fn start_with_counts(script: Vec<Reply>, counts: Vec<Reply>) -> Self {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script.into()),
+            counts: Mutex::new(counts.into()),
+            recorded: Mutex::new(Vec::new()),
+        });
         let app = Router::new()
             .route("/v1/messages", post(handle))
             .route("/v1/messages/count_tokens", post(handle))
@@ -163,7 +173,10 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     });
     let reply = {
+        let mut counts = shared.counts.lock().expect("lock");
         let mut script = shared.script.lock().expect("lock");
+        let script =
+            if uri.path().ends_with("/count_tokens") && !counts.is_empty() { &mut *counts } else { &mut *script };
         if script.len() > 1 { script.pop_front() } else { script.front().cloned() }
     };
     let mut builder = Response::builder();
@@ -182,10 +195,9 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
             Body::from(body.to_string())
         }
         Some(Reply::Sse(chunks)) => {
+            // One body: how events are cut into chunks is the SSE parser's unit tests' concern.
             builder = builder.status(StatusCode::OK).header(header::CONTENT_TYPE, "text/event-stream");
-            Body::from_stream(futures_util::stream::iter(
-                chunks.into_iter().map(|c| Ok::<_, Infallible>(Bytes::from(c))),
-            ))
+            Body::from(chunks.concat())
         }
     };
     builder.body(body).unwrap_or_else(|_| Response::new(Body::from("bad test response")))
