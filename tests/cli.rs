@@ -86,6 +86,7 @@ fn explain_graph_and_run() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("| step | fixed prompt |") && stdout.contains("| call_model_answer |"), "{stdout}");
+    assert!(stdout.contains("prompt counts: exact"), "{stdout}");
 
     let out = ctx(&["graph", "examples/pipelines/compaction_loop.yaml"]);
     assert!(text(&out.stdout).starts_with("flowchart TD"), "{}", text(&out.stdout));

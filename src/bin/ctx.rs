@@ -237,6 +237,8 @@ fn explain(file: &LoadedFile) -> ExitCode {
     };
     let report = pipeline.contract_report();
     println!("{} — context window {}", pipeline.name(), pipeline.context_window());
+    // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
+    println!("prompt counts: {}", report.counting);
     println!(
         "| step | fixed prompt | tool schemas | history | context | output | margin | total | window |\n|---|---|---|---|---|---|---|---|---|"
     );

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::positive;
 use crate::pipeline::definition::ModelSpec;
 use crate::tokens::TokenError;
-use crate::tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
+use crate::tokens::{ChatFormat, Counting, Encoding, ModelInfo, TokenCounter, estimated_counter};
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The model's limits as the contract and the steps use them.
@@ -86,9 +86,14 @@ impl ModelConfig {
         ChatFormat::for_model(self.model.as_deref().unwrap_or_default())
     }
 
-    /// The process-wide counter for this model's encoding, with its chat format.
+    /// The process-wide counter for this model's encoding, with its chat format. A Claude model
+    /// is counted with the encoding as its declared tokenizer, raised by the format's margin
+    /// ([`crate::tokens::estimated_counter`]): Anthropic publishes no tokenizer.
     pub fn counter(&self) -> TokenCounter {
-        TokenCounter::for_encoding(self.encoding).with_format(self.chat_format())
+        match self.chat_format().counting() {
+            Counting::Estimated { margin_percent } => estimated_counter(self.encoding, margin_percent),
+            Counting::Exact => TokenCounter::for_encoding(self.encoding).with_format(self.chat_format()),
+        }
     }
 }
 

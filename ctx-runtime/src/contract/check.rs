@@ -25,7 +25,7 @@ use crate::config::{
     LimitsPolicy, ModelConfig, Settings, invalid_context_window, invalid_max_context_tokens, missing_history_budget,
 };
 use crate::pipeline::definition::{AgentSpec, CallModelSpec};
-use crate::tokens::TokenCounter;
+use crate::tokens::{Counting, TokenCounter};
 use crate::validation::{ConfigIssue, FieldPath};
 
 /// One `call_model` step to check.
@@ -138,6 +138,9 @@ pub struct ContractReport {
     pub steps: Vec<StepBudget>,
     /// Every clamp, in the order made; empty under `fail_fast`.
     pub clamps: Vec<Clamp>,
+    /// Whether the prompt counts are exact or estimated with a margin (a Claude model counted
+    /// with a declared tokenizer); shown with the table wherever it is printed.
+    pub counting: Counting,
 }
 
 impl ContractReport {
@@ -162,6 +165,8 @@ struct Terms<'c, 'a> {
     priming: usize,
     history: usize,
     output: OutputLimit,
+    /// Whether `fixed` and `tools` are counts or estimates.
+    counting: Counting,
 }
 
 impl Terms<'_, '_> {
@@ -216,7 +221,7 @@ pub fn check_contract(
         let tools = agent_tool_tokens(check, counter).map_err(|i| issues.push(i)).ok();
         let priming = counter.count_messages(&[]).unwrap_or(0);
         if let (Some(history), Some(output), Some(fixed), Some(tools)) = (history, output, fixed, tools) {
-            terms.push(Terms { check, fixed, tools, priming, history, output });
+            terms.push(Terms { check, fixed, tools, priming, history, output, counting: counter.format().counting() });
         }
     }
     let unusable = model.context_window == 0 || settings.max_context_tokens == 0;
@@ -237,11 +242,12 @@ pub fn check_contract(
                 max_context_tokens: settings.max_context_tokens,
                 steps,
                 clamps: Vec::new(),
+                counting: counter.format().counting(),
             })
         }
         // Clamping around a missing value would be a silent default: errors first.
         LimitsPolicy::AutoClamp if !issues.is_empty() => Err(issues),
-        LimitsPolicy::AutoClamp => auto_clamp(&terms, model, settings),
+        LimitsPolicy::AutoClamp => auto_clamp(&terms, model, settings, counter.format().counting()),
     }
 }
 
@@ -365,14 +371,23 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
             "BUDGET_CONTRACT_VIOLATED",
             t.check.at.clone(),
             format!(
-                "{} step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}",
+                "{} step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}{}",
                 t.check.kind(),
                 model.context_window,
                 spell_out(t, settings, ctx),
+                estimate_note(t.counting),
             ),
         )
         .with_help(format!("{}; or, in dev/test only, opt into `limits_policy: auto_clamp`", fixes.join("; or "))),
     )
+}
+
+/// What a message says after counts that are estimates, so no estimate reads as a count.
+fn estimate_note(counting: Counting) -> String {
+    match counting {
+        Counting::Exact => String::new(),
+        estimated => format!(" (prompt counts {estimated}: the model's tokenizer is not published)"),
+    }
 }
 
 /// `auto_clamp`: lower `max_context_tokens` to what the worst step leaves (never below 1), then
@@ -381,6 +396,7 @@ fn auto_clamp(
     terms: &[Terms<'_, '_>],
     model: &ModelConfig,
     settings: &Settings,
+    counting: Counting,
 ) -> Result<ContractReport, Vec<ConfigIssue>> {
     let window = model.context_window as u128;
     let margin = settings.safety_margin_tokens;
@@ -489,6 +505,7 @@ fn auto_clamp(
         max_context_tokens: context,
         steps,
         clamps,
+        counting,
     })
 }
 

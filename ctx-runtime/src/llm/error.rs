@@ -126,6 +126,15 @@ pub enum ModelError {
         /// The error of the last attempt.
         last: Box<ModelError>,
     },
+    /// The request asks for something this API cannot express (a system message after the
+    /// conversation started, JSON mode on an API that has none, …); nothing was sent.
+    #[error("model `{model}`: the request cannot be sent: {message}")]
+    UnsupportedRequest {
+        /// The model name.
+        model: String,
+        /// What cannot be expressed, and where (message index, parameter name).
+        message: String,
+    },
     /// A local model could not count tokens.
     #[error("model `{model}`: token counting failed: {source}")]
     Tokenizer {
@@ -189,6 +198,7 @@ impl ErrorCode for ModelError {
             ModelError::EmptyChoices { .. } => "MODEL_EMPTY_CHOICES",
             ModelError::RetriesExhausted { .. } => "MODEL_RETRIES_EXHAUSTED",
             ModelError::Tokenizer { .. } => "MODEL_TOKENIZER",
+            ModelError::UnsupportedRequest { .. } => "MODEL_UNSUPPORTED_REQUEST",
         }
     }
 }

@@ -5,6 +5,8 @@
 //!
 //! - `openai::OpenAiClient` (feature `openai`): any OpenAI-compatible chat-completions server
 //!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
+//! - `anthropic::AnthropicClient` (feature `anthropic`): Anthropic's Messages API, with exact
+//!   prompt counts from its `count_tokens` endpoint (`anthropic::AnthropicTokenCounter`).
 //! - `llama_cpp::LocalModel` (feature `llama`): a llama-cpp-python server on this machine.
 //! - [`offline::OfflineModel`]: a deterministic, extractive stand-in that quotes its context; for
 //!   demos and tests without a server.
@@ -14,6 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
 mod error;
 #[cfg(feature = "llama")]
 pub mod llama_cpp;

@@ -48,9 +48,10 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     }
 
     /// Whether a text never has more tokens than bytes, so a text of at most `n` bytes fits in
-    /// `n` tokens without being counted. True of byte-level vocabularies (the default); false
-    /// for a tokenizer whose normalizer adds text (SentencePiece's `▁` prefix makes one byte two
-    /// tokens).
+    /// `n` tokens without being counted ([`super::TokenCounter::fits`]). True of byte-level
+    /// vocabularies (the default); false for a tokenizer whose normalizer adds text
+    /// (SentencePiece's `▁` prefix makes one byte two tokens) and for an estimate that raises
+    /// counts by a margin.
     fn at_most_one_token_per_byte(&self) -> bool {
         true
     }

@@ -26,10 +26,12 @@
 //!   an estimate that no published API number pins.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::TokenCounter;
+use super::anthropic::{AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, RequestCounter};
 use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, Role, ToolSchema};
 use crate::tokens::TokenError;
@@ -73,6 +75,9 @@ pub enum ChatFormat {
     /// A server that renders the model's chat template into one prompt string (llama.cpp and
     /// the like): the count is the count of the rendered prompt.
     Template(ChatTemplate),
+    /// Anthropic's Messages API: exact counts from its `count_tokens` endpoint, or a declared
+    /// tokenizer's estimate with a margin (see [`AnthropicFormat`]).
+    Anthropic(AnthropicFormat),
 }
 
 impl ChatFormat {
@@ -102,10 +107,51 @@ impl ChatFormat {
         }
     }
 
+    /// Anthropic's format estimated with the counter's declared tokenizer, every count raised by
+    /// `margin_percent` (use it with [`super::estimated_counter`], whose backend applies the
+    /// margin); the contract reports these counts as estimated.
+    pub fn anthropic_estimated(margin_percent: u32) -> Self {
+        ChatFormat::Anthropic(AnthropicFormat::estimated(margin_percent))
+    }
+
+    /// Anthropic's format with whole requests counted exactly by `counter` (its `count_tokens`
+    /// endpoint).
+    pub fn anthropic_endpoint(counter: Arc<dyn RequestCounter>) -> Self {
+        ChatFormat::Anthropic(AnthropicFormat::endpoint(counter))
+    }
+
+    /// Whether requests are counted exactly or estimated with a margin. The OpenAI format's
+    /// framing constants and templates count what the model receives; only Anthropic's estimate
+    /// is not a count.
+    pub fn counting(&self) -> Counting {
+        match self {
+            ChatFormat::Anthropic(a) => a.counting(),
+            ChatFormat::OpenAi(_) | ChatFormat::Template(_) => Counting::Exact,
+        }
+    }
+
+    /// Tokens of a whole request: the messages with their framing plus the tool schemas. A
+    /// format that counts on the server counts the request in one call.
+    pub fn count_request(
+        &self,
+        counter: &TokenCounter,
+        messages: &[ChatMessage],
+        tools: &[ToolSchema],
+    ) -> Result<usize, TokenError> {
+        if let ChatFormat::Anthropic(a) = self {
+            return a.count_request(counter, messages, tools);
+        }
+        Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?)
+    }
+
     /// The format for a model name: gpt-3.5 / gpt-4 (not 4o / 4.1) use [`Self::openai_gpt4`],
-    /// every other model [`Self::openai`].
+    /// Claude models (`claude…`) [`Self::anthropic_estimated`] with
+    /// [`DEFAULT_ANTHROPIC_MARGIN_PERCENT`], every other model [`Self::openai`].
     /// A fine-tune (`ft:gpt-4-0613:org::id`) takes its base model's format.
     pub fn for_model(model: &str) -> Self {
+        if model.starts_with("claude") {
+            return Self::anthropic_estimated(DEFAULT_ANTHROPIC_MARGIN_PERCENT);
+        }
         let model = match model.strip_prefix("ft:") {
             Some(rest) => rest.split(':').next().unwrap_or(rest),
             None => model,
@@ -120,6 +166,7 @@ impl ChatFormat {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
             ChatFormat::Template(t) => return t.count_messages(counter, messages),
+            ChatFormat::Anthropic(a) => return a.count_messages(counter, messages),
         };
         Ok(o.reply_priming + self.message_costs(counter, messages)?.iter().sum::<usize>())
     }
@@ -129,8 +176,10 @@ impl ChatFormat {
     /// The costs plus the reply priming are exactly [`Self::count_messages`], which lets history
     /// trimming drop messages from the front with a running total instead of recounting.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
-        if let ChatFormat::Template(t) = self {
-            return t.message_costs(counter, messages);
+        match self {
+            ChatFormat::Template(t) => return t.message_costs(counter, messages),
+            ChatFormat::Anthropic(a) => return a.message_costs(counter, messages),
+            ChatFormat::OpenAi(_) => {}
         }
         let mut costs = Vec::with_capacity(messages.len());
         // Call id -> function name, so a result is framed with the name of the call it answers;
@@ -162,6 +211,7 @@ impl ChatFormat {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
             ChatFormat::Template(t) => return t.message_cost(counter, m),
+            ChatFormat::Anthropic(a) => return a.message_cost(counter, m, answered_function),
         };
         let mut total = 0usize;
         match m.role {
@@ -217,6 +267,7 @@ impl ChatFormat {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
             ChatFormat::Template(t) => return t.count_tools(counter, tools),
+            ChatFormat::Anthropic(a) => return a.count_tools(counter, tools),
         };
         if tools.is_empty() {
             return Ok(0);

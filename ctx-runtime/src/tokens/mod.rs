@@ -18,6 +18,7 @@
 //! # Ok::<(), ctx_runtime::error::TokenError>(())
 //! ```
 
+mod anthropic;
 mod backend;
 mod cache;
 mod chat;
@@ -38,6 +39,10 @@ mod template;
 
 use std::sync::{Arc, OnceLock};
 
+pub use anthropic::{
+    ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend,
+    RequestCounter, estimated_counter,
+};
 #[cfg(feature = "tiktoken")]
 pub use backend::TiktokenBackend;
 pub use backend::{BpeBackend, TokenizerBackend};
@@ -181,8 +186,8 @@ impl TokenCounter {
     }
 
     /// Whether `text` has at most `limit` tokens. A text of at most `limit` bytes fits without
-    /// being counted when every token is at least one byte
-    /// ([`TokenizerBackend::at_most_one_token_per_byte`]).
+    /// being counted when every token is at least one byte (not so for SentencePiece vocabularies
+    /// or an estimate with a margin: [`TokenizerBackend::at_most_one_token_per_byte`]).
     pub fn fits(&self, text: &str, limit: usize) -> Result<bool, TokenError> {
         if text.len() <= limit && self.backend.at_most_one_token_per_byte() {
             return Ok(true);

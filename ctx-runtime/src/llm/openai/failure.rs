@@ -32,6 +32,8 @@ const CONTEXT_PHRASES: &[&str] = &[
     "longer than the maximum model length",
     "exceeds the model's context",
     "prompt is too long",
+    // Anthropic: "input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000".
+    "exceed context limit",
 ];
 
 /// What the server said in an error body.
@@ -138,6 +140,23 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// `err` with every echo of the API key removed from the text it quotes (the texts taken from a
+/// body; server messages are redacted when they are read).
+pub(crate) fn redact_error(key: Option<&ApiKey>, err: ModelError) -> ModelError {
+    let Some(key) = key else { return err };
+    match err {
+        ModelError::MalformedBody { model, message, excerpt } => ModelError::MalformedBody {
+            model,
+            message: key.redact(&message).into_owned(),
+            excerpt: key.redact(&excerpt).into_owned(),
+        },
+        ModelError::TruncatedBody { model, message, received_bytes } => {
+            ModelError::TruncatedBody { model, message: key.redact(&message).into_owned(), received_bytes }
+        }
+        other => other,
+    }
 }
 
 /// The error for a body that arrived whole but does not parse.

@@ -41,9 +41,11 @@
 //! ```
 
 mod config;
-mod failure;
-mod retry;
-mod sse;
+// The error classification, the retry decision and the event-stream framing are shared with the
+// Anthropic client (`llm::anthropic`).
+pub(crate) mod failure;
+pub(crate) mod retry;
+pub(crate) mod sse;
 mod wire;
 
 use std::fmt;
@@ -349,18 +351,7 @@ impl OpenAiClient {
     /// attempt's error before it is logged, retried or returned: a proxy page or a debugging
     /// endpoint that echoes request headers must not carry the key into an error or a trace.
     fn redacted(&self, err: ModelError) -> ModelError {
-        let Some(key) = self.config.api_key.as_ref() else { return err };
-        match err {
-            ModelError::MalformedBody { model, message, excerpt } => ModelError::MalformedBody {
-                model,
-                message: key.redact(&message).into_owned(),
-                excerpt: key.redact(&excerpt).into_owned(),
-            },
-            ModelError::TruncatedBody { model, message, received_bytes } => {
-                ModelError::TruncatedBody { model, message: key.redact(&message).into_owned(), received_bytes }
-            }
-            other => other,
-        }
+        failure::redact_error(self.config.api_key.as_ref(), err)
     }
 }
 

@@ -1,0 +1,326 @@
+//! [`AnthropicClient`]: a [`ChatModel`] for Anthropic's Messages API (`POST /v1/messages`), and
+//! [`AnthropicTokenCounter`], exact prompt counts from its `count_tokens` endpoint.
+//!
+//! The client is the OpenAI client's twin where the APIs agree and differs where they do not:
+//!
+//! - **Headers**: the key goes in `x-api-key` (marked sensitive, never in `Debug`, errors or
+//!   traces), with `anthropic-version` ([`ANTHROPIC_VERSION`] unless configured).
+//! - **Request**: the system prompt is the top-level `system`; tool calls and results are
+//!   `tool_use` / `tool_result` content blocks; `stop` is `stop_sequences`; `max_tokens`, which
+//!   the API requires, is the request's output limit (the reply reserve ctx budgeted). A request
+//!   the API cannot express — a system message in mid-conversation, a message `name`,
+//!   `response_format` (there is no JSON mode) — is refused before anything is sent, with
+//!   [`ModelError::UnsupportedRequest`] naming the message or parameter; `seed` is not sent (the
+//!   API has none). The mapping is documented field by field in the `wire` module.
+//! - **Reply**: text blocks are the content, `tool_use` blocks the tool calls (their `input` as
+//!   the call's JSON arguments); `stop_reason` is reported in the chat-completions words
+//!   pipelines read (`stop`, `length`, `tool_calls`); usage's prompt is `input_tokens` plus the
+//!   prompt-cache counts.
+//! - **Streaming**: Anthropic's events (`message_start`, `content_block_start` / `_delta` /
+//!   `_stop` with `text_delta` and `input_json_delta`, `message_delta`, `message_stop`, `ping`,
+//!   `error`); a stream that ends before `message_stop` is [`ModelError::TruncatedBody`].
+//! - **Errors**: `{"type": "error", "error": {"type": "overloaded_error", "message": …}}`, as a
+//!   body or as a stream event. 429 `rate_limit_error` is [`ModelError::RateLimited`] with the
+//!   `retry-after` header's wait; 529 `overloaded_error` and 5xx are retried with backoff (an
+//!   error event inside a 200 stream is classified by its type as if it had been the status: an
+//!   overloaded stream is retried like a 529, while no text has reached the caller); "prompt is
+//!   too long" is [`ModelError::ContextLengthExceeded`]. Retries, the backoff schedule and the
+//!   `Retry-After` rule are the OpenAI client's ([`RetryPolicy`]).
+//!
+//! # Token counts: what is exact and what is estimated
+//!
+//! Anthropic publishes no tokenizer, so no local count of a Claude prompt is exact. ctx counts a
+//! Claude prompt one of two ways, and says which ([`crate::tokens::Counting`], shown in the
+//! contract report and in `ctx explain`):
+//!
+//! - **Exact, with a key**: [`AnthropicTokenCounter`] sends the request's `system`, `messages`
+//!   and `tools` — the same JSON the client sends, built by the same code — to
+//!   `POST /v1/messages/count_tokens` and uses the `input_tokens` it answers: the count the model
+//!   will see, framing and tool preamble included. Counts sit behind a [`CountCache`] keyed by
+//!   the exact body, so a request counted once is never sent again. Use it through
+//!   [`AnthropicTokenCounter::counter`], a [`TokenCounter`] whose chat format asks the
+//!   endpoint: the run-time guard counts each whole request with one call; per-message costs
+//!   (history trimming) are differences of prefix counts, each exact; a tool block's cost is the
+//!   difference of one probe request with and without the tools. Standalone texts and a message
+//!   priced alone (an agent's turn ledger; a lone `tool_result` is no request the API takes) are
+//!   estimated as below.
+//! - **Estimated, without a key** (and always at compile time, where no request is made): the
+//!   prompt is counted with a declared tokenizer (the model block's `encoding`) and every
+//!   message's count is raised by an explicit margin ([`ChatFormat::anthropic_estimated`];
+//!   [`DEFAULT_ANTHROPIC_MARGIN_PERCENT`] for a model named `claude…`). The contract then reads
+//!   "estimated, +30% margin"; it is a budget with headroom, not a count.
+//!
+//! Usage reported by the server (`usage.input_tokens`) is always the server's exact count.
+//!
+//! [`CountCache`]: crate::tokens::CountCache
+//! [`TokenCounter`]: crate::tokens::TokenCounter
+//! [`ChatFormat::anthropic_estimated`]: crate::tokens::ChatFormat::anthropic_estimated
+//! [`DEFAULT_ANTHROPIC_MARGIN_PERCENT`]: crate::tokens::DEFAULT_ANTHROPIC_MARGIN_PERCENT
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo(def: ctx_runtime::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
+//! use ctx_runtime::llm::anthropic::{AnthropicClient, AnthropicConfig};
+//! use ctx_runtime::llm::{ChatModel, ChatRequest};
+//! use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};
+//! use ctx_runtime::{ChatMessage, Encoding};
+//!
+//! // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, when set) from the environment.
+//! let client = AnthropicClient::new(AnthropicConfig::from_env("claude-sonnet-4-5"))?;
+//! let request = ChatRequest::new(vec![ChatMessage::system("Be brief."), ChatMessage::user("Say hi.")], 64);
+//! let reply = client.chat_stream(&request, &mut |piece| print!("{piece}")).await?;
+//! println!("\n{:?}", reply.usage);
+//!
+//! // A pipeline counted exactly by `count_tokens` (standalone texts: o200k_base + 30%).
+//! let counter = client.token_counter(65_536)?.counter(Encoding::O200kBase, 30);
+//! let pipeline = LoadedPipeline::load_with_counter(def, LoadOptions::default(), counter)?;
+//! # let _ = pipeline;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod count;
+mod http;
+mod stream;
+mod wire;
+
+use std::fmt;
+
+use async_trait::async_trait;
+use reqwest::header::CONTENT_TYPE;
+use tracing::Instrument;
+
+pub use config::{
+    ANTHROPIC_VERSION, AnthropicConfig, DEFAULT_ANTHROPIC_BASE_URL, ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL,
+};
+pub use count::AnthropicTokenCounter;
+use http::Http;
+use stream::{EventError, MessageStream};
+use wire::{WireReply, WireRequest};
+
+pub use crate::llm::openai::RetryPolicy;
+use crate::llm::openai::failure::{Phase, ServerError, excerpt, parse_error, redact_error};
+use crate::llm::openai::retry::RetryState;
+use crate::llm::openai::sse::SseParser;
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+
+/// A client for Anthropic's Messages API. Cheap to clone (the connection pool is shared).
+/// `Debug` shows the configuration with the key redacted.
+#[derive(Clone)]
+pub struct AnthropicClient {
+    http: Http,
+}
+
+impl fmt::Debug for AnthropicClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicClient").field("config", &self.http.config).finish()
+    }
+}
+
+impl AnthropicClient {
+    /// A client for `config`, after checking it (every problem at once).
+    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+        Ok(AnthropicClient { http: Http::build(config, true)? })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.http.config
+    }
+
+    /// An exact counter for this client's model, endpoint and key (`count_tokens`), with a
+    /// cache of `cache_entries` counts.
+    pub fn token_counter(&self, cache_entries: usize) -> Result<AnthropicTokenCounter, ModelError> {
+        AnthropicTokenCounter::new(self.http.config.clone(), cache_entries)
+    }
+
+    fn unsupported(&self, err: wire::Unsupported) -> ModelError {
+        ModelError::UnsupportedRequest { model: self.http.config.model.clone(), message: err.0 }
+    }
+
+    /// The reply of a whole (non-streamed) body.
+    fn parse_reply(&self, body: &[u8]) -> Result<ChatResponse, ModelError> {
+        let model = self.http.config.model.as_str();
+        let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| parse_error(model, body, &e))?;
+        if let Some(err) = ServerError::from_json(&value) {
+            return Err(self.http.server_error(err));
+        }
+        let reply: WireReply = serde_json::from_value(value).map_err(|e| ModelError::MalformedBody {
+            model: model.to_owned(),
+            message: format!("not a Messages API reply: {e}"),
+            excerpt: excerpt(body),
+        })?;
+        let Some(blocks) = reply.content else {
+            return Err(ModelError::MalformedBody {
+                model: model.to_owned(),
+                message: "the reply has no `content`".into(),
+                excerpt: excerpt(body),
+            });
+        };
+        let (content, tool_calls) = wire::read_blocks(&blocks).map_err(|message| ModelError::MalformedBody {
+            model: model.to_owned(),
+            message,
+            excerpt: excerpt(body),
+        })?;
+        Ok(ChatResponse {
+            content,
+            tool_calls,
+            usage: reply.usage.and_then(wire::WireUsage::into_usage),
+            finish_reason: reply.stop_reason.as_deref().map(wire::finish_reason),
+        })
+    }
+
+    async fn attempt(&self, body: &WireRequest<'_>) -> Result<ChatResponse, ModelError> {
+        let bytes = self.http.post_json(&self.http.messages_url, body).await?;
+        self.parse_reply(&bytes)
+    }
+
+    async fn stream_attempt(
+        &self,
+        body: &WireRequest<'_>,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let config = &self.http.config;
+        let mut response = self.http.open_stream(body).await?;
+        let idle = Phase { name: "stream chunk", limit: config.stream_idle_timeout };
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if is_json {
+            // A proxy that ignored `stream: true` sent a whole reply.
+            let bytes = self.http.read_body(&mut response, idle, Some(idle.limit)).await?;
+            let reply = self.parse_reply(&bytes)?;
+            if !reply.content.is_empty() {
+                on_token(&reply.content);
+            }
+            return Ok(reply);
+        }
+        let mut parser = SseParser::default();
+        let mut state = MessageStream::default();
+        let mut events = Vec::new();
+        let mut received = 0usize;
+        'read: loop {
+            let chunk = match tokio::time::timeout(idle.limit, response.chunk()).await {
+                Err(_) => return Err(self.http.timeout(idle)),
+                Ok(Err(e)) => return Err(self.http.transport(&e, idle, received)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            received += chunk.len();
+            if received > http::MAX_BODY_BYTES {
+                return Err(ModelError::MalformedBody {
+                    model: config.model.clone(),
+                    message: format!("the stream is larger than {} bytes", http::MAX_BODY_BYTES),
+                    excerpt: excerpt(&chunk),
+                });
+            }
+            parser.push(&chunk, &mut events);
+            for event in events.drain(..) {
+                state.on_event(&event, on_token).map_err(|e| self.event_error(e))?;
+                if state.is_done() {
+                    break 'read;
+                }
+            }
+        }
+        state.finish(&config.model, received)
+    }
+
+    fn event_error(&self, err: EventError) -> ModelError {
+        match err {
+            EventError::Server(e) => self.http.server_error(e),
+            EventError::Malformed { message, excerpt } => ModelError::MalformedBody {
+                model: self.http.config.model.clone(),
+                message: format!("stream event: {message}"),
+                excerpt,
+            },
+        }
+    }
+
+    fn log_reply(&self, request: &ChatRequest, reply: &ChatResponse) {
+        let reported = reply.usage.map(|u| u.prompt_tokens);
+        if let (Some(predicted), Some(reported)) = (request.predicted_prompt_tokens, reported)
+            && predicted != reported
+        {
+            tracing::debug!(predicted, reported, "the server counted the prompt differently from ctx's count");
+        }
+        tracing::debug!(
+            prompt_tokens = reported,
+            completion_tokens = reply.usage.map(|u| u.completion_tokens),
+            finish_reason = reply.finish_reason.as_deref(),
+            "model replied"
+        );
+    }
+
+    fn span(&self, request: &ChatRequest, stream: bool) -> tracing::Span {
+        tracing::info_span!(
+            "model_call",
+            model = %self.http.config.model,
+            endpoint = %self.http.messages_url,
+            step = request.step_id.as_deref(),
+            stream,
+            max_tokens = request.max_tokens,
+        )
+    }
+
+    fn redacted(&self, err: ModelError) -> ModelError {
+        redact_error(self.http.config.api_key.as_ref(), err)
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicClient {
+    fn model_name(&self) -> &str {
+        &self.http.config.model
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let config = &self.http.config;
+        let body = WireRequest::new(&config.model, request, false).map_err(|e| self.unsupported(e))?;
+        async {
+            let mut retry = RetryState::new(&config.retry, &config.model);
+            loop {
+                match self.attempt(&body).await.map_err(|e| self.redacted(e)) {
+                    Ok(reply) => {
+                        self.log_reply(request, &reply);
+                        return Ok(reply);
+                    }
+                    Err(err) => tokio::time::sleep(retry.after_failure(err, true)?).await,
+                }
+            }
+        }
+        .instrument(self.span(request, false))
+        .await
+    }
+
+    async fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let config = &self.http.config;
+        let body = WireRequest::new(&config.model, request, true).map_err(|e| self.unsupported(e))?;
+        async {
+            let mut retry = RetryState::new(&config.retry, &config.model);
+            loop {
+                let mut emitted = false;
+                let mut forward = |piece: &str| {
+                    emitted = true;
+                    on_token(piece);
+                };
+                match self.stream_attempt(&body, &mut forward).await.map_err(|e| self.redacted(e)) {
+                    Ok(reply) => {
+                        self.log_reply(request, &reply);
+                        return Ok(reply);
+                    }
+                    // Once text has reached the caller a retry would hand it over twice.
+                    Err(err) => tokio::time::sleep(retry.after_failure(err, !emitted)?).await,
+                }
+            }
+        }
+        .instrument(self.span(request, true))
+        .await
+    }
+}
