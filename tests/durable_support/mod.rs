@@ -266,6 +266,13 @@ impl Engine {
         }
     }
 
+    /// The engine's process id, while it runs.
+    pub fn pid(&self) -> Option<String> {
+        let out =
+            Command::new(script()).arg("pid").envs(self.vars.iter().map(|(k, v)| (*k, v.as_str()))).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
     /// Starts the engine again on the data it had.
     pub fn restart(&self) {
         self.script(&["restart"]);

@@ -31,4 +31,4 @@ mod service;
 mod steps;
 
 pub use service::{Ask, PipelineObject, RunOutcome, SERVICE_NAME, STATE_KEY};
-pub use steps::{DurableSteps, StepRecord, StepRunner};
+pub use steps::{DurableSteps, StepRecord, StepRecordFuture, StepRunner};
