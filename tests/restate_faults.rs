@@ -34,14 +34,20 @@ const QUESTION: &str = "How is the invoice total computed?";
 /// Guards against a hang only; a healthy scenario takes a few seconds.
 const PATIENCE: Duration = Duration::from_secs(180);
 
+/// A fault scenario, run on the test's runtime.
+type Scenario = fn(&tokio::runtime::Runtime);
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("serve") {
         serve(&args[1..]);
         return;
     }
+    if args.iter().any(|a| a == "--list") {
+        return; // no harness to list tests for
+    }
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let scenarios: [(&str, fn(&tokio::runtime::Runtime)); 3] = [
+    let scenarios: [(&str, Scenario); 3] = [
         ("the_service_killed_after_a_model_call_replays_it", service_killed_after_a_model_call),
         ("the_service_killed_inside_the_summarise_loop_resumes_it", service_killed_inside_the_summarise_loop),
         ("the_engine_killed_and_restarted_mid_run_resumes_it", engine_killed_mid_run),

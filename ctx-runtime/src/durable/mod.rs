@@ -32,3 +32,6 @@ mod steps;
 
 pub use service::{Ask, PipelineObject, RunOutcome, SERVICE_NAME, STATE_KEY};
 pub use steps::{DurableSteps, StepRecord, StepRecordFuture, StepRunner};
+
+#[cfg(test)]
+mod tests;

@@ -84,16 +84,18 @@ fn question_state(kept: Option<PipelineState>, question: String) -> PipelineStat
 /// limited, a 5xx) is retried by the engine with its retry policy; every other error is final:
 /// the run fails and the conversation keeps its state.
 fn handler_error(error: CtxError) -> HandlerError {
-    let retryable = match &error {
-        CtxError::Model(e) => transient(e),
-        CtxError::Pipeline(PipelineError::Model { source, .. }) => transient(source),
-        _ => false,
-    };
-    if retryable { HandlerError::from(error) } else { TerminalError::new(error.to_string()).into() }
+    if is_transient(&error) { HandlerError::from(error) } else { TerminalError::new(error.to_string()).into() }
 }
 
-fn transient(error: &ModelError) -> bool {
-    error.root().is_retryable()
+/// Whether the engine should try the step again: a model call that failed in a way another
+/// attempt may not (after the client's own retries, judged by the last attempt's error).
+pub(super) fn is_transient(error: &CtxError) -> bool {
+    let model = |e: &ModelError| e.root().is_retryable();
+    match error {
+        CtxError::Model(e) => model(e),
+        CtxError::Pipeline(PipelineError::Model { source, .. }) => model(source),
+        _ => false,
+    }
 }
 
 #[restate_sdk::object(
