@@ -17,10 +17,13 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use std::sync::Arc;
+
 use ctx::durable::{DurableSteps, PipelineObject};
 use ctx::llm::ChatModel;
 use ctx::llm::openai::OpenAiClient;
-use ctx::pipeline::{Backends, StepEnv};
+use ctx::pipeline::{Backends, BoxError, NodeSearch, StepEnv};
+use ctx::state::SearchHit;
 
 ctx::pipeline! {
     /// Answers questions about a code base, remembering the conversation.
@@ -44,19 +47,34 @@ ctx::pipeline! {
 /// The backends, owned: a service keeps them (and the pipeline's tokenizer and count cache) for
 /// its whole life and shares them between every conversation it serves.
 pub struct Service<M> {
-    corpus: support::Corpus,
+    corpus: Arc<support::Corpus>,
     model: M,
 }
 
 impl<M: ChatModel> Backends<DurableChatStep> for Service<M> {
     fn step_env(&self) -> StepEnv<'_> {
-        StepEnv::builder().search(&self.corpus).store(&self.corpus).model(&self.model).build()
+        StepEnv::builder().search(self).store(&*self.corpus).model(&self.model).build()
     }
 }
 
-/// The object serving `model`.
-fn object(model: impl ChatModel + 'static) -> Result<PipelineObject, Box<dyn std::error::Error>> {
-    let steps = DurableSteps::new(DurableChat::new()?, Service { corpus: support::Corpus::new(), model });
+/// The index's hits with ties broken by id: BM25 returns equal scores in no fixed order, and the
+/// test compares a run in the engine with one in process. (A durable run itself needs no such
+/// care: the search step's hits are journaled and replayed as they were.)
+#[ctx::async_trait]
+impl<M: ChatModel> NodeSearch for Service<M> {
+    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+        let mut hits = self.corpus.search(query, top_k).await?;
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+}
+
+/// The object serving `model` over `corpus`.
+fn object(
+    corpus: Arc<support::Corpus>,
+    model: impl ChatModel + 'static,
+) -> Result<PipelineObject, Box<dyn std::error::Error>> {
+    let steps = DurableSteps::new(DurableChat::new()?, Service { corpus, model });
     Ok(PipelineObject::new(steps))
 }
 
@@ -70,9 +88,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     };
     let address = args.get(1).map_or("127.0.0.1:9080", String::as_str);
+    let corpus = Arc::new(support::Corpus::new());
     let object = match std::env::var("CTX_BASE_URL") {
-        Ok(_) => object(OpenAiClient::from_env()?)?,
-        Err(_) => object(support::OfflineModel::default())?,
+        Ok(_) => object(corpus, OpenAiClient::from_env()?)?,
+        Err(_) => object(corpus, support::OfflineModel::default())?,
     };
     let listener = tokio::net::TcpListener::bind(address).await?;
     println!("serving {object:?} on http://{address}; register it with scripts/restate.sh register http://{address}");
@@ -121,19 +140,23 @@ mod tests {
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
     }
 
-    #[tokio::test(flavor = "multi_thread")]
+    #[tokio::test]
     async fn a_durable_conversation_equals_the_in_process_one() {
         let Some((ingress, admin)) = engine() else { return };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let address = listener.local_addr().expect("bound");
-        let service = tokio::spawn(object(support::OfflineModel::default()).expect("loads").serve(listener));
+        let corpus = Arc::new(support::Corpus::new());
+        let service =
+            tokio::spawn(object(Arc::clone(&corpus), support::OfflineModel::default()).expect("loads").serve(listener));
         post(format!("{admin}/deployments"), Some(json!({ "uri": format!("http://{address}"), "force": true }))).await;
 
         // Two questions of one conversation through the engine, and the same two in process.
         let questions = ["How is the invoice total computed?", "Which function rounds it?"];
-        let conversation = format!("example-{}", address.port());
+        let conversation = format!("example-{}-{}", std::process::id(), address.port());
+        // The engine may outlive test runs: start the conversation from nothing.
+        post(format!("{ingress}/CtxPipeline/{conversation}/clear"), None).await;
         let mut local = DurableChat::new().expect("loads").conversation();
-        let env = Service { corpus: support::Corpus::new(), model: support::OfflineModel::default() };
+        let env = Service { corpus, model: support::OfflineModel::default() };
         for question in questions {
             let url = format!("{ingress}/CtxPipeline/{conversation}/ask");
             let outcome: RunOutcome =
