@@ -223,7 +223,11 @@ pub struct Engine {
 impl Engine {
     pub fn start() -> Engine {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let (ingress, admin, node) = (free_port(), free_port(), free_port());
+        // Three ports held at once, so that they differ.
+        let held: Vec<StdListener> = (0..3).map(|_| StdListener::bind("127.0.0.1:0").expect("a free port")).collect();
+        let port = |i: usize| held[i].local_addr().expect("bound").port();
+        let (ingress, admin, node) = (port(0), port(1), port(2));
+        drop(held);
         let vars = vec![
             ("CTX_RESTATE_INGRESS_PORT", ingress.to_string()),
             ("CTX_RESTATE_ADMIN_PORT", admin.to_string()),
