@@ -9,6 +9,9 @@
 //! test kills it: the calls before were answered and journaled, the Nth was never sent. Outside
 //! CI the scenarios are skipped when the engine is not installed; with CI=true they always run.
 //!
+//! A fourth scenario puts two instances behind one load balancer and kills the one running the
+//! question: the other finishes it.
+//!
 //! A harness-less test (`harness = false`): the scenarios run one after the other, and the same
 //! binary serves as the service process.
 
@@ -18,7 +21,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -47,10 +50,11 @@ fn main() {
         return; // no harness to list tests for
     }
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let scenarios: [(&str, Scenario); 3] = [
+    let scenarios: [(&str, Scenario); 4] = [
         ("the_service_killed_after_a_model_call_replays_it", service_killed_after_a_model_call),
         ("the_service_killed_inside_the_summarise_loop_resumes_it", service_killed_inside_the_summarise_loop),
         ("the_engine_killed_and_restarted_mid_run_resumes_it", engine_killed_mid_run),
+        ("another_instance_behind_a_balancer_finishes_a_run_whose_instance_died", failover_to_another_instance),
     ];
     let filter = args.iter().find(|a| !a.starts_with('-'));
     for (name, scenario) in scenarios {
@@ -288,4 +292,54 @@ fn engine_killed_mid_run(runtime: &tokio::runtime::Runtime) {
         .expect("the run succeeds");
     check(&outcome, &reference, &received);
     drop(service);
+}
+
+/// A TCP load balancer on 127.0.0.1 in front of service instances: each connection goes to the
+/// next instance that accepts it, round robin (HTTP/2 connections, so per connection).
+async fn balancer(instances: Vec<u16>) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let next = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let first = next.fetch_add(1, Ordering::SeqCst);
+            let instances = instances.clone();
+            tokio::spawn(async move {
+                for k in 0..instances.len() {
+                    let port = instances[(first + k) % instances.len()];
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Scale out: two instances behind one balancer, registered once. The run starts on the first
+/// (the second is not up yet), which dies inside the summarise loop; the engine's retry reaches
+/// the second instance, a process that never saw the run, which replays the journal and finishes.
+fn failover_to_another_instance(runtime: &tokio::runtime::Runtime) {
+    let reference = runtime.block_on(reference());
+    let engine = Engine::start();
+    let (model_url, received) = runtime.block_on(support::scripted_server());
+    let (first_port, second_port) = (support::free_port(), support::free_port());
+    let front = runtime.block_on(balancer(vec![first_port, second_port]));
+    let first = Service::spawn(first_port, &model_url, 3);
+    engine.register(front);
+
+    let conversation = "failover";
+    let call = runtime.spawn(ask_owned(engine.ingress.clone(), conversation.to_owned()));
+    first.expect_line("paused before model call 3");
+    let _second = Service::spawn(second_port, &model_url, 0);
+    first.kill();
+
+    let outcome = runtime
+        .block_on(async { tokio::time::timeout(PATIENCE, call).await })
+        .expect("the run completes")
+        .expect("the call task")
+        .expect("the run succeeds");
+    check(&outcome, &reference, &received);
 }
