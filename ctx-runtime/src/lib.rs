@@ -13,6 +13,8 @@ pub mod codes;
 pub mod compact;
 pub mod config;
 pub mod contract;
+#[cfg(feature = "restate")]
+pub mod durable;
 pub mod engine;
 pub mod error;
 pub mod history;

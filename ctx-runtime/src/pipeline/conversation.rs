@@ -121,11 +121,7 @@ impl<S: StepMachine> Conversation<S> {
 
     /// The state a new question starts from: only the history and the variables carry over.
     fn next_state(&self, question: String) -> PipelineState {
-        PipelineState {
-            history_dialog: self.state.history_dialog.clone(),
-            variables: self.state.variables.clone(),
-            ..PipelineState::new(question)
-        }
+        follow_up_state(Some(&self.state), question)
     }
 
     fn keep(&mut self, state: PipelineState, reports: Vec<StepReport>) -> Answer {
@@ -133,5 +129,18 @@ impl<S: StepMachine> Conversation<S> {
         self.state = state;
         self.turns += 1;
         Answer { text, reports }
+    }
+}
+
+/// The state the next question of a conversation starts from: only the history and the variables
+/// of what the conversation kept (if anything) carry over. Durable runs start from it too.
+pub(crate) fn follow_up_state(kept: Option<&PipelineState>, question: String) -> PipelineState {
+    let Some(kept) = kept else {
+        return PipelineState::new(question);
+    };
+    PipelineState {
+        history_dialog: kept.history_dialog.clone(),
+        variables: kept.variables.clone(),
+        ..PipelineState::new(question)
     }
 }

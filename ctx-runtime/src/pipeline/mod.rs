@@ -59,6 +59,8 @@ pub(crate) mod testing;
 
 /// The sampling parameters a model step declares (defined with the model clients).
 pub use crate::llm::{ModelParams, ResponseFormat};
+#[cfg(feature = "restate")]
+pub(crate) use conversation::follow_up_state;
 pub use conversation::{Answer, Conversation};
 pub use definition::*;
 pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
