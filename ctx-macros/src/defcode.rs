@@ -73,9 +73,10 @@ fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
             let window = opt_i64(&spec.context_window);
             let max_tokens = opt_i64(&spec.max_tokens);
             let encoding = opt_string(&spec.encoding);
+            let tokenizer = opt_string(&spec.tokenizer);
             quote! {
                 #p::ModelSource::Inline(#p::ModelSpec {
-                    model: #model, context_window: #window, max_tokens: #max_tokens, encoding: #encoding,
+                    model: #model, context_window: #window, max_tokens: #max_tokens, encoding: #encoding, tokenizer: #tokenizer,
                 })
             }
         }

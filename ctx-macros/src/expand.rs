@@ -57,7 +57,8 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     let valid = !cx.has_errors();
     let items = items(&input, &lowered, &variants, &needs, &rt, valid);
     let warnings = deprecation_warnings(&cx, &rt);
-    let items = quote!(#items #warnings #tracking);
+    let models = file::model_tracking(&lowered.def);
+    let items = quote!(#items #warnings #tracking #models);
     match cx.check() {
         Ok(()) => items,
         Err(errors) => {

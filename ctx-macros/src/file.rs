@@ -144,7 +144,7 @@ pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
         use ctx_runtime::pipeline::ValidateOptions;
         use ctx_runtime::pipeline::yaml::PipelineFile;
 
-        let opts = ValidateOptions { check_tokens: true, env_limits_policy: None };
+        let opts = ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir: None };
         let (def, sources) = match PipelineFile::load_with(&path, &opts) {
             Ok(file) => (Some(file.definition().clone()), file.sources().to_vec()),
             Err(e) => {
@@ -168,13 +168,17 @@ pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
         if let Some(name) = rust_name {
             def.name = name.to_string();
         }
-        if let ctx_runtime::pipeline::ModelSource::ConfigFile(config) = &mut def.model {
-            // Read again when the pipeline is loaded, relative to `LoadOptions::base_dir` (the
-            // working directory by default, the crate's root under cargo): the build machine's
-            // absolute path must not end up in the binary.
-            if let Ok(rest) = Path::new(config.as_str()).strip_prefix(crate_root()) {
-                *config = rest.to_string_lossy().into_owned();
+        // Files read again when the pipeline is loaded are named relative to
+        // `LoadOptions::base_dir` (the working directory by default, the crate's root under
+        // cargo): the build machine's absolute paths must not end up in the binary.
+        let relative = |path: &mut String| {
+            if let Ok(rest) = Path::new(path.as_str()).strip_prefix(crate_root()) {
+                *path = rest.to_string_lossy().into_owned();
             }
+        };
+        match &mut def.model {
+            ctx_runtime::pipeline::ModelSource::ConfigFile(config) => relative(config),
+            ctx_runtime::pipeline::ModelSource::Inline(spec) => spec.tokenizer.iter_mut().for_each(relative),
         }
         identifiers_ok(cx, span, &def, &lit.value());
         let lowered = stub_lowered(span, def.name.clone(), Some(def));
@@ -235,6 +239,23 @@ fn identifiers_ok(cx: &Ctxt, span: Span, def: &ctx_runtime::pipeline::PipelineDe
             _ => {}
         }
     }
+}
+
+/// `include_bytes!` of the model files a `model { tokenizer: … }` reads while compiling, so a
+/// new tokenizer rebuilds the crate: a `tokenizer.json` and the `tokenizer_config.json` and
+/// `chat_template.jinja` beside it. A GGUF is not named: `include_bytes!` would read gigabytes of
+/// weights into the compiler; touch the invoking file after replacing one.
+pub fn model_tracking(def: &ctx_runtime::pipeline::PipelineDef) -> TokenStream {
+    let ctx_runtime::pipeline::ModelSource::Inline(spec) = &def.model else { return TokenStream::new() };
+    let Some(written) = &spec.tokenizer else { return TokenStream::new() };
+    if written.to_ascii_lowercase().ends_with(".gguf") {
+        return TokenStream::new();
+    }
+    let path = crate_root().join(written);
+    let dir = path.parent().map(Path::to_owned).unwrap_or_default();
+    let files = [path, dir.join("tokenizer_config.json"), dir.join("chat_template.jinja")];
+    let paths = files.iter().filter(|f| f.is_file()).map(|f| f.to_string_lossy().into_owned());
+    quote!(#(const _: &[u8] = ::core::include_bytes!(#paths);)*)
 }
 
 /// `include_bytes!` of every file that was read, so that a change to one rebuilds the crate.

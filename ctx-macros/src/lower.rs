@@ -21,9 +21,9 @@ use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help}
 use crate::lower_steps::{keys_of, lower_kind};
 use crate::spans::{SpanMap, SpanRange, step_path};
 use crate::symbol::{
-    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, INCLUDE_STR, LIMITS_POLICY,
-    MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, NODE_FRAME, OUTCOMES, PROMPTS,
-    SECTIONS, SETTINGS, STEPS, Symbol,
+    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, GGUF, INCLUDE_STR,
+    LIMITS_POLICY, MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, NODE_FRAME,
+    OUTCOMES, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
 };
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
@@ -124,6 +124,25 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
             }
             if let Some((k, v)) = f.take(ENCODING) {
                 spec.encoding = r.name_or_string(&path.key(ENCODING.as_str()), k, v, "cl100k_base");
+            }
+            // Both spellings name the same files; `gguf` also says what kind they are.
+            let tokenizer_path = path.key(TOKENIZER.as_str());
+            for (symbol, example) in [(TOKENIZER, "\"models/x/tokenizer.json\""), (GGUF, "\"models/x.gguf\"")] {
+                let Some((k, v)) = f.take(symbol) else { continue };
+                let Some(file) = r.string(&tokenizer_path, k, v, example) else { continue };
+                if spec.tokenizer.is_some() {
+                    r.cx.error_at(k.span(), with_help("`tokenizer` and `gguf` both given", "keep one of them"));
+                } else if symbol == GGUF && !file.to_ascii_lowercase().ends_with(".gguf") {
+                    r.cx.error_range(
+                        v.range(),
+                        with_help(
+                            format!("`gguf` names `{file}`, not a `.gguf` file"),
+                            "use `tokenizer:` for a `tokenizer.json`",
+                        ),
+                    );
+                } else {
+                    spec.tokenizer = Some(file);
+                }
             }
             f.finish(r.cx, MODEL_KEYS, |_| &[]);
             ModelSource::Inline(spec)

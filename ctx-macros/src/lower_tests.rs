@@ -77,7 +77,8 @@ fn the_readme_sketch_lowers_to_the_runtime_definition() {
             model: None,
             context_window: Some(16_384),
             max_tokens: Some(1_024),
-            encoding: Some("cl100k_base".into())
+            encoding: Some("cl100k_base".into()),
+            tokenizer: None
         })
     );
     assert_eq!(def.settings.max_context_tokens, Some(9_000));

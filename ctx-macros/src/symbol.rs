@@ -62,7 +62,11 @@ pub const MODEL_NAME: Symbol = Symbol("model");
 pub const CONTEXT_WINDOW: Symbol = Symbol("context_window");
 pub const MAX_TOKENS: Symbol = Symbol("max_tokens");
 pub const ENCODING: Symbol = Symbol("encoding");
-pub const MODEL_KEYS: &[Symbol] = &[MODEL_NAME, CONTEXT_WINDOW, MAX_TOKENS, ENCODING];
+/// `tokenizer: "models/x/tokenizer.json"`: the model's own tokenizer and chat template.
+pub const TOKENIZER: Symbol = Symbol("tokenizer");
+/// `gguf: "models/x.gguf"`: the tokenizer, chat template and window inside a GGUF file.
+pub const GGUF: Symbol = Symbol("gguf");
+pub const MODEL_KEYS: &[Symbol] = &[MODEL_NAME, CONTEXT_WINDOW, MAX_TOKENS, ENCODING, TOKENIZER, GGUF];
 pub const CONFIG: Symbol = Symbol("config");
 
 // `settings { … }`: these have typed fields; any other name is an integer setting.

@@ -19,7 +19,9 @@ pub fn check(cx: &Ctxt, lowered: &Lowered) {
 
 /// Every issue of the runtime's rules for `def`.
 fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
-    let opts = ctx_runtime::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None };
+    // Model files (`model { tokenizer: … }`) are read relative to the crate, as cargo paths are.
+    let base_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
+    let opts = ctx_runtime::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir };
     ctx_runtime::pipeline::validate_definition(def, &opts)
 }
 

@@ -47,6 +47,7 @@ fn definition() -> (PipelineDef, BTreeMap<String, String>) {
             max_tokens: Some(1_024),
             encoding: Some("cl100k_base".into()),
             model: None,
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(80_000),

@@ -28,6 +28,7 @@ fn base(name: &str, steps: Vec<StepDef>) -> PipelineDef {
             context_window: Some(16_384),
             max_tokens: Some(1_024),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(9_000),
@@ -165,7 +166,7 @@ fn compaction_loop() -> PipelineDef {
 }
 
 fn bench(c: &mut Criterion) {
-    let structural = ValidateOptions { check_tokens: false, env_limits_policy: None };
+    let structural = ValidateOptions { check_tokens: false, env_limits_policy: None, base_dir: None };
     let big = chain(100);
     assert!(validate_definition(&big, &structural).is_empty());
     assert!(!naive_has_unguarded_cycle(&big));

@@ -19,6 +19,7 @@ fn model(name: &str, window: i64) -> ModelConfig {
         context_window: Some(window),
         max_tokens: Some(512),
         encoding: Some("o200k_base".into()),
+        tokenizer: None,
     };
     ModelConfig::from_spec(&spec, &FieldPath::root().key("model")).expect("valid model block")
 }

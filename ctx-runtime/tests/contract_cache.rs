@@ -35,6 +35,7 @@ fn definition() -> PipelineDef {
             max_tokens: Some(1_024),
             encoding: Some("cl100k_base".into()),
             model: None,
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(9_000),

@@ -48,6 +48,7 @@ fn definition() -> PipelineDef {
             context_window: Some(4_096),
             max_tokens: Some(256),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(2_000),

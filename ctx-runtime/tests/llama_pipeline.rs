@@ -83,6 +83,7 @@ fn code_qa(window: usize) -> PipelineDef {
             max_tokens: Some(256),
             // Required by the model block; not used for counting (`load_with_counter`).
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(900),

@@ -104,6 +104,7 @@ fn def(settings: SettingsSpec) -> PipelineDef {
             context_window: Some(8_192),
             max_tokens: Some(512),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings,
         prompts: Vec::new(),

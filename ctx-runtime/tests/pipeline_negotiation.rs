@@ -25,6 +25,7 @@ fn pipeline(max_output_tokens: usize) -> LoadedPipeline {
             context_window: Some(WINDOW as i64),
             max_tokens: None,
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(2_000),

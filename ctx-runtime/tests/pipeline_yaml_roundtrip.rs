@@ -64,7 +64,7 @@ fn model() -> impl Strategy<Value = ModelSource> {
     prop_oneof![
         (opt(text()), opt(any::<i64>()), opt(any::<i64>()), opt(text())).prop_map(
             |(model, context_window, max_tokens, encoding)| {
-                ModelSource::Inline(ModelSpec { model, context_window, max_tokens, encoding })
+                ModelSource::Inline(ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None })
             }
         ),
         // The loader resolves the path against the file: an absolute, normalized one reads back as is.

@@ -280,6 +280,7 @@ fn definition(c: &Case) -> PipelineDef {
             context_window: Some(c.window),
             max_tokens: Some(c.model_max_tokens),
             encoding: Some(c.encoding.into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(c.max_context),

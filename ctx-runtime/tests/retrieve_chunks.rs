@@ -87,6 +87,7 @@ async fn fetch_truncates_a_file_larger_than_the_evidence_budget_and_says_so() {
             context_window: Some(8_192),
             max_tokens: Some(512),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec { max_context_tokens: Some(4_000), ..SettingsSpec::default() },
         prompts: Vec::new(),

@@ -206,6 +206,7 @@ async fn a_traced_pipeline_run_never_writes_the_key() {
             context_window: Some(4_096),
             max_tokens: Some(256),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec { max_context_tokens: Some(1_000), ..SettingsSpec::default() },
         prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],

@@ -178,6 +178,7 @@ mod through_a_pipeline {
                 context_window: Some(4_096),
                 max_tokens: Some(256),
                 encoding: Some("o200k_base".into()),
+                tokenizer: None,
             }),
             settings: SettingsSpec { max_context_tokens: Some(2_000), ..SettingsSpec::default() },
             prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],

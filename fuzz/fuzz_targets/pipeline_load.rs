@@ -132,7 +132,7 @@ fuzz_target!(|input: Input| {
             model: None,
             context_window: input.window,
             max_tokens: input.max_tokens,
-            encoding: Some(["cl100k_base", "o200k_base", "p50k"][usize::from(input.encoding % 3)].into()),
+            encoding: Some(["cl100k_base", "o200k_base", "p50k"][usize::from(input.encoding % 3)].into()), tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: input.max_context,

@@ -22,7 +22,7 @@ fn expand(tokens: TokenStream) -> (String, Vec<String>) {
     )
 }
 
-fn collect_errors(tokens: TokenStream, out: &mut Vec<String>) {
+pub(super) fn collect_errors(tokens: TokenStream, out: &mut Vec<String>) {
     let mut iter = tokens.into_iter().peekable();
     while let Some(tt) = iter.next() {
         match tt {

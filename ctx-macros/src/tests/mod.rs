@@ -6,6 +6,8 @@
 #[cfg(feature = "yaml")]
 mod file_form;
 mod measure;
+#[cfg(all(feature = "hf", feature = "yaml"))]
+mod model_files;
 
 use std::path::Path;
 

@@ -300,6 +300,7 @@ mod tests {
             context_window: window,
             max_tokens: max,
             encoding: enc.map(Into::into),
+            tokenizer: None,
         }
     }
 

@@ -50,6 +50,13 @@ pub struct ModelSpec {
     pub max_tokens: Option<i64>,
     /// `encoding`: `cl100k_base` or `o200k_base`.
     pub encoding: Option<String>,
+    /// `tokenizer` (or `gguf`): the model's own files — a Hugging Face `tokenizer.json` (with the
+    /// `tokenizer_config.json` beside it) or a `.gguf` model file — so prompts are counted with
+    /// the model's tokenizer and chat template (feature `hf`); the window comes from a GGUF's
+    /// metadata when not written. Relative to the crate when compiled, to
+    /// `LoadOptions::base_dir` when loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
 }
 
 /// `settings { … }` as written.

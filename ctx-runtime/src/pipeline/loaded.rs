@@ -87,6 +87,7 @@ impl LoadedPipeline {
             check_tokens: true,
             require_prompts: true,
             counter: counter.as_ref(),
+            base_dir: opts.base_dir.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
         let source = format!("pipeline `{}`", def.name);
@@ -132,7 +133,7 @@ impl LoadedPipeline {
         let mut prompts: BTreeMap<String, String> =
             def.prompts.iter().filter_map(|p| Some((p.key.clone(), p.text.clone()?))).collect();
         prompts.extend(provided);
-        let counter = counter.unwrap_or_else(|| resolved.model.counter());
+        let counter = counter.or(resolved.files_counter).unwrap_or_else(|| resolved.model.counter());
         // Validated by `resolve`: a template that does not parse is an issue reported above.
         let frame = def.settings.node_frame.as_deref().and_then(|t| NodeFrame::parse(t).ok()).unwrap_or_default();
         let budget_options = BudgetOptions { compactors: opts.compactors.clone(), frame };

@@ -38,6 +38,7 @@ mod load;
 mod loaded;
 mod machine;
 mod mermaid;
+mod model_files;
 mod resolve;
 mod run;
 pub mod schema;

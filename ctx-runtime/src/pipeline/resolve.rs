@@ -8,6 +8,7 @@
 //! `config.json` and the prompts provided at load time are known. Same functions, same messages.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
@@ -45,6 +46,8 @@ pub(crate) struct ResolveInput<'a> {
     pub require_prompts: bool,
     /// Counts with this counter instead of the one of the model's encoding.
     pub counter: Option<&'a TokenCounter>,
+    /// Where relative paths of model files start (the crate when compiled).
+    pub base_dir: Option<&'a Path>,
 }
 
 /// What the checks resolved; complete only when every check passed.
@@ -54,6 +57,8 @@ pub(crate) struct Resolved {
     pub report: ContractReport,
     /// The configuration of each `manage_context_budget` step, by step index.
     pub budgets: BTreeMap<usize, ManageBudgetConfig>,
+    /// The counter of the model's own files (`model { tokenizer: … }`), when it has them.
+    pub files_counter: Option<TokenCounter>,
 }
 
 /// Runs every check, appends its issues to `issues` (skipping one whose path already has an
@@ -80,7 +85,20 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
 
     found.extend(settings_issues(def));
 
+    let mut files_counter = None;
     let model = match input.model {
+        ModelInput::Spec(spec) if spec.tokenizer.is_some() => {
+            match super::model_files::complete_spec(spec, input.base_dir, &root.key("model")) {
+                Ok((completed, counter)) => {
+                    files_counter = Some(counter);
+                    ModelConfig::from_spec(&completed, &root.key("model")).map_err(|e| found.extend(e)).ok()
+                }
+                Err(issue) => {
+                    found.push(issue);
+                    None
+                }
+            }
+        }
         ModelInput::Spec(spec) => ModelConfig::from_spec(spec, &root.key("model")).map_err(|e| found.extend(e)).ok(),
         ModelInput::Config(model) => Some(model),
         ModelInput::Unknown => None,
@@ -110,7 +128,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
             found.extend(missing);
         }
         if complete || !input.require_prompts {
-            let counter = input.counter.cloned().unwrap_or_else(|| model.counter());
+            let counter = input.counter.or(files_counter.as_ref()).cloned().unwrap_or_else(|| model.counter());
             let check = || check_contract(model, settings, &checks, &counter);
             // The contract is recomputed only when one of its inputs changed: the definition
             // (prompt files and `extends` already read into it), the prompts provided at load,
@@ -151,7 +169,7 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
     }
     match (model, settings, report) {
         (Some(model), Some(settings), Some(report)) if budgets_ok => {
-            Some(Resolved { model, settings, report, budgets })
+            Some(Resolved { model, settings, report, budgets, files_counter })
         }
         _ => None,
     }

@@ -14,6 +14,7 @@ pub(crate) fn def(steps: Vec<StepDef>) -> PipelineDef {
             context_window: Some(16_384),
             max_tokens: Some(1_024),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(9_000),

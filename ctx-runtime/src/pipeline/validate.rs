@@ -24,11 +24,14 @@ pub struct ValidateOptions {
     /// The `PIPELINE_LIMITS_POLICY` environment value, when the caller read it; it wins over
     /// `settings.limits_policy`.
     pub env_limits_policy: Option<String>,
+    /// Where relative paths of model files (`model { tokenizer: … }`) start; the working
+    /// directory when `None`. The `pipeline!` macro sets the crate's root.
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ValidateOptions {
     fn default() -> Self {
-        ValidateOptions { check_tokens: true, env_limits_policy: None }
+        ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir: None }
     }
 }
 
@@ -82,6 +85,7 @@ pub(crate) fn validate_with_config(
         check_tokens: opts.check_tokens,
         require_prompts: false,
         counter: None,
+        base_dir: opts.base_dir.as_deref(),
     };
     resolve(def, input, &mut issues);
     issues

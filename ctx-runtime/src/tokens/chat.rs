@@ -131,17 +131,19 @@ impl ChatFormat {
     }
 
     /// Tokens of a whole request: the messages with their framing plus the tool schemas. A
-    /// format that counts on the server counts the request in one call.
+    /// template renders them together (it may place the tools anywhere and frame them with the
+    /// messages); a format that counts on the server counts the request in one call.
     pub fn count_request(
         &self,
         counter: &TokenCounter,
         messages: &[ChatMessage],
         tools: &[ToolSchema],
     ) -> Result<usize, TokenError> {
-        if let ChatFormat::Anthropic(a) = self {
-            return a.count_request(counter, messages, tools);
+        match self {
+            ChatFormat::Anthropic(a) => a.count_request(counter, messages, tools),
+            ChatFormat::Template(t) => t.count_request(counter, messages, tools),
+            ChatFormat::OpenAi(_) => Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?),
         }
-        Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?)
     }
 
     /// The format for a model name: gpt-3.5 / gpt-4 (not 4o / 4.1) use [`Self::openai_gpt4`],
@@ -244,20 +246,6 @@ impl ChatFormat {
             total += counter.count(name)?;
         }
         Ok(total)
-    }
-
-    /// Tokens of a whole request: the messages and the tool schemas. A template renders them
-    /// together (a template may place the tools anywhere, and frame them with the messages).
-    pub fn count_request(
-        &self,
-        counter: &TokenCounter,
-        messages: &[ChatMessage],
-        tools: &[ToolSchema],
-    ) -> Result<usize, TokenError> {
-        match self {
-            ChatFormat::Template(t) => t.count_request(counter, messages, tools),
-            _ => Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?),
-        }
     }
 
     /// Tokens of the tool schemas block (0 when there are no tools), per the cookbook's

@@ -27,6 +27,7 @@ pub fn definition(window: i64, output: i64, max_tool_calls: i64, tools: Vec<Tool
             context_window: Some(window),
             max_tokens: Some(output),
             encoding: Some("cl100k_base".into()),
+            tokenizer: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(1),

@@ -280,6 +280,7 @@ pub mod defs {
                 context_window: Some(4_096),
                 max_tokens: Some(512),
                 encoding: Some("cl100k_base".into()),
+                tokenizer: None,
             }),
             settings: SettingsSpec {
                 max_context_tokens: Some(2_000),

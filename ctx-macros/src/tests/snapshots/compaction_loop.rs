@@ -75,6 +75,7 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
                 encoding: ::core::option::Option::Some(
                     ::std::string::String::from("cl100k_base"),
                 ),
+                tokenizer: ::core::option::Option::None,
             }),
             settings: ::ctx::__private::pipeline::SettingsSpec {
                 max_context_tokens: ::core::option::Option::Some(9000i64),

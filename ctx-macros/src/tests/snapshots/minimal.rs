@@ -56,6 +56,7 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
                 context_window: ::core::option::Option::None,
                 max_tokens: ::core::option::Option::None,
                 encoding: ::core::option::Option::None,
+                tokenizer: ::core::option::Option::None,
             }),
             settings: ::ctx::__private::pipeline::SettingsSpec {
                 max_context_tokens: ::core::option::Option::Some(4000i64),

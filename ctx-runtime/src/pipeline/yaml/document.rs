@@ -15,8 +15,17 @@ pub const TOP_LEVEL_KEYS: [&str; 7] = ["name", "extends", "model", "config", "se
 
 /// The keys of an inline `model:` mapping; `model_context_window` and `model_max_tokens` are
 /// `config.json`'s names of `context_window` and `max_tokens`.
-const MODEL_KEYS: [&str; 7] =
-    ["model", "context_window", "max_tokens", "encoding", "config", "model_context_window", "model_max_tokens"];
+const MODEL_KEYS: [&str; 9] = [
+    "model",
+    "context_window",
+    "max_tokens",
+    "encoding",
+    "tokenizer",
+    "gguf",
+    "config",
+    "model_context_window",
+    "model_max_tokens",
+];
 
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
@@ -65,6 +74,19 @@ fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathB
                 match key {
                     "model" => spec.model = sink.text(value, &path.key("model"), &what),
                     "encoding" => spec.encoding = sink.text(value, &path.key("encoding"), &what),
+                    // The model's own files, relative to the YAML file that names them.
+                    "tokenizer" | "gguf" => {
+                        if spec.tokenizer.is_some() {
+                            sink.issues.push(
+                                YamlIssue::new(&value.at, "YAML_CONFLICTING_KEYS", "the model's files are given twice")
+                                    .with_help("keep one of `tokenizer` and `gguf`"),
+                            );
+                        }
+                        let at = path.key("tokenizer");
+                        spec.tokenizer = sink
+                            .text(value, &at, &what)
+                            .map(|file| relative_to(&value.at.file, Path::new(&file)).to_string_lossy().into_owned());
+                    }
                     "context_window" | "model_context_window" => {
                         spec.context_window = sink.int(value, &path.key("context_window"), &what)
                     }

@@ -40,6 +40,9 @@ pub fn to_yaml(def: &PipelineDef) -> String {
             if let Some(v) = &m.encoding {
                 fields.push(format!("encoding: {}", quote(v)));
             }
+            if let Some(v) = &m.tokenizer {
+                fields.push(format!("tokenizer: {}", quote(v)));
+            }
             if fields.is_empty() {
                 line(w, 0, "model: {}");
             } else {

@@ -13,6 +13,7 @@ fn def(steps: Vec<StepDef>) -> PipelineDef {
             context_window: Some(9600),
             max_tokens: Some(800),
             encoding: Some("o200k_base".to_owned()),
+            tokenizer: None,
         }),
         settings: SettingsSpec::default(),
         prompts: Vec::new(),

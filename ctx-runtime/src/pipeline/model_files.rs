@@ -1,0 +1,59 @@
+//! `model { tokenizer: "models/x/tokenizer.json" }` / `model { gguf: "models/x.gguf" }`: a model
+//! counted with its own files, at compile time and at load time alike.
+//!
+//! The files give the counter (the model's tokenizer and Jinja chat template, see
+//! [`ModelFiles`](crate::tokens::ModelFiles)) and, for a GGUF, the context window when the
+//! pipeline does not write one. The rest of the model rules are the usual ones, run on the spec
+//! completed from the files.
+
+use std::path::Path;
+
+use crate::tokens::TokenCounter;
+use crate::validation::{ConfigIssue, FieldPath};
+
+use super::definition::ModelSpec;
+
+/// `spec` completed from its model files, with their counter; or why the files cannot be used
+/// (an issue under `model.tokenizer`). Relative paths start at `base_dir` (the crate's root when
+/// compiled, [`LoadOptions::base_dir`](super::LoadOptions::base_dir) when loaded).
+#[cfg(feature = "hf")]
+pub(crate) fn complete_spec(
+    spec: &ModelSpec,
+    base_dir: Option<&Path>,
+    at: &FieldPath,
+) -> Result<(ModelSpec, TokenCounter), ConfigIssue> {
+    let written = spec.tokenizer.as_deref().unwrap_or_default();
+    let path = match base_dir {
+        Some(dir) => dir.join(written),
+        None => Path::new(written).to_owned(),
+    };
+    let files = crate::tokens::ModelFiles::load(&path).map_err(|e| {
+        ConfigIssue::new("MODEL_FILES_UNUSABLE", at.key("tokenizer"), format!("model files `{written}`: {e}"))
+            .with_help("point `tokenizer` at a `tokenizer.json` (with its `tokenizer_config.json` beside it) or at a `.gguf` file; relative paths start at the crate's root")
+    })?;
+    let mut completed = spec.clone();
+    if completed.context_window.is_none() {
+        completed.context_window = files.context_window().and_then(|w| i64::try_from(w).ok());
+    }
+    // The files count; an encoding is neither needed nor used. A written one is still checked.
+    if completed.encoding.is_none() {
+        completed.encoding = Some(crate::tokens::Encoding::Cl100kBase.name().to_owned());
+    }
+    Ok((completed, files.counter().clone()))
+}
+
+/// Without the `hf` feature a model's files cannot be read: say which feature to enable.
+#[cfg(not(feature = "hf"))]
+pub(crate) fn complete_spec(
+    spec: &ModelSpec,
+    _base_dir: Option<&Path>,
+    at: &FieldPath,
+) -> Result<(ModelSpec, TokenCounter), ConfigIssue> {
+    let written = spec.tokenizer.as_deref().unwrap_or_default();
+    Err(ConfigIssue::new(
+        "MODEL_FILES_NEED_FEATURE",
+        at.key("tokenizer"),
+        format!("counting with the model files `{written}` needs the `hf` feature of ctx"),
+    )
+    .with_help("enable it: `ctx = { version = \"…\", features = [\"hf\"] }`"))
+}
