@@ -59,7 +59,7 @@
 //!
 //! | section | form |
 //! |---|---|
-//! | `model` (required) | `model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }`, `model { model: "gpt-4o" }` (window and encoding from ctx's model table, exact names only), or `model: config("config.json")` (read when the pipeline is loaded) |
+//! | `model` (required) | `model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }`, `model { model: "gpt-4o" }` (window and encoding from ctx's model table, exact names only), `model { gguf: "models/x.gguf", max_tokens: 256 }` or `model { tokenizer: "models/x/tokenizer.json", context_window: 32_768 }` (feature `hf`: counted with the model's own tokenizer and chat template while compiling; paths relative to the crate), or `model: config("config.json")` (read when the pipeline is loaded) |
 //! | `settings` | `max_context_tokens`, `max_history_tokens`, `budget_safety_margin_tokens`, `limits_policy: fail_fast \| auto_clamp`, `compactors: [yaml]` (languages of registered user compactors), `node_frame: "…{text}…"` (the wrapping of each node), and any other integer setting by name (`max_turn_loops: 3`) |
 //! | `prompts` | `key: "text"`, `key: include_str!("prompts/key.txt")` (relative to the file holding the macro, as for `include_str!`), or `key: at_load` (given to `LoadOptions` when loading) |
 //! | `steps` (required) | `id: kind { … }`, in order; the first step is where a run starts, and the target `end` finishes it |
