@@ -307,3 +307,30 @@ fn a_counter_of_model_files_is_an_ordinary_counter() {
     assert!(cl100k.count_messages(&[ChatMessage::user("hi")]).is_err());
     let _ = Arc::clone(files.tokenizer());
 }
+
+/// The SmolLM2 GGUF tokenizer, built once for the property test.
+fn smollm2_tokenizer() -> Option<&'static ModelFiles> {
+    static FILES: std::sync::OnceLock<Option<ModelFiles>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| smollm2("gguf_tokenizer_properties").map(|p| ModelFiles::from_gguf(p).unwrap())).as_ref()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Any text: decoding its tokens gives it back, the count is the number of tokens, the
+    /// early-exit count agrees at the limit and below, and no input panics.
+    #[test]
+    fn gguf_tokenizer_properties(text in "(\\PC|[ \\n\\t]|<\\|im_(start|end)\\|>){0,64}") {
+        let Some(files) = smollm2_tokenizer() else { return Ok(()) };
+        let counter = files.counter();
+        let ids = counter.encode(&text).unwrap();
+        proptest::prop_assert_eq!(counter.decode(&ids).unwrap(), text.clone());
+        let n = counter.count(&text).unwrap();
+        proptest::prop_assert_eq!(n, ids.len());
+        proptest::prop_assert_eq!(counter.count_up_to(&text, n).unwrap(), Some(n));
+        if n > 0 {
+            proptest::prop_assert_eq!(counter.count_up_to(&text, n - 1).unwrap(), None);
+        }
+        proptest::prop_assert!(n >= counter.min_tokens_for_bytes(text.len()));
+    }
+}

@@ -217,7 +217,11 @@ impl ChatTemplate {
     /// not render them refuses any schema (an empty list costs nothing).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
         match &self.kind {
-            Kind::ChatMl(_) => self.count_tools_chatml(tools),
+            Kind::ChatMl(_) => {
+                // ChatML renders no schema: nothing to count, only to refuse.
+                let _ = counter;
+                self.count_tools_chatml(tools)
+            }
             #[cfg(feature = "hf")]
             Kind::Jinja(t) => {
                 self.check_specials(counter)?;
