@@ -334,3 +334,21 @@ proptest::proptest! {
         proptest::prop_assert!(n >= counter.min_tokens_for_bytes(text.len()));
     }
 }
+
+#[test]
+fn a_model_block_naming_a_gguf_takes_its_window_and_checks_a_written_one() {
+    use ctx_runtime::config::{ModelFileKind, model_files_config};
+    use ctx_runtime::validation::FieldPath;
+    let Some(path) = smollm2("a_model_block_naming_a_gguf_takes_its_window_and_checks_a_written_one") else { return };
+    let at = FieldPath::root().key("model");
+    let config = model_files_config(ModelFileKind::Gguf, &path, None, &at).unwrap();
+    assert_eq!(config.context_window, 8192);
+    assert_eq!(model_files_config(ModelFileKind::Gguf, &path, Some(2048), &at).unwrap().context_window, 2048);
+    let issues = model_files_config(ModelFileKind::Gguf, &path, Some(9000), &at).unwrap_err();
+    let text = format!("{:?}", issues);
+    assert!(text.contains("MODEL_WINDOW_ABOVE_TRAINING") && text.contains("8192"), "{text}");
+    assert!(
+        format!("{:?}", model_files_config(ModelFileKind::Gguf, &path, Some(0), &at).unwrap_err())
+            .contains("INVALID_CONTEXT_WINDOW")
+    );
+}
