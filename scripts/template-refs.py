@@ -20,12 +20,14 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 VOCAB = os.environ["CTX_VOCAB_DIR"]
 
-# (template file, vocabulary file or None when llama.cpp ships none for the family)
+# (template file, vocabulary file or None when llama.cpp ships none for the family, whether the
+# rendered text may be stored: the template's license is Apache-2.0 or MIT. Llama 3.1's is Meta's
+# community license, so only the rendering's length and count are stored for it.)
 PAIRS = [
-    ("meta-llama-Llama-3.1-8B-Instruct.jinja", "ggml-vocab-llama-bpe.gguf"),
-    ("Qwen-Qwen2.5-7B-Instruct.jinja", "ggml-vocab-qwen2.gguf"),
-    ("microsoft-Phi-3.5-mini-instruct.jinja", None),
-    ("mistralai-Mistral-Nemo-Instruct-2407.jinja", None),
+    ("meta-llama-Llama-3.1-8B-Instruct.jinja", "ggml-vocab-llama-bpe.gguf", False),
+    ("Qwen-Qwen2.5-7B-Instruct.jinja", "ggml-vocab-qwen2.gguf", True),  # Apache-2.0
+    ("microsoft-Phi-3.5-mini-instruct.jinja", None, True),  # MIT
+    ("mistralai-Mistral-Nemo-Instruct-2407.jinja", None, True),  # Apache-2.0
 ]
 
 SEARCH = {
@@ -63,7 +65,7 @@ CONVERSATIONS = [
 
 def main():
     cases = []
-    for template_file, vocab_file in PAIRS:
+    for template_file, vocab_file, store_text in PAIRS:
         source = open(os.path.join(VOCAB, "templates", template_file), encoding="utf-8").read()
         llm = None
         bos = eos = ""
@@ -80,9 +82,18 @@ def main():
                               "error": str(e)})
                 continue
             count = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)) if llm else None
-            cases.append({"template": template_file, "vocab": vocab_file, "bos": bos, "eos": eos,
-                          "conversation": name, "rendered": prompt, "count": count})
-    json.dump({"generator": "scripts/template-refs.py", "cases": cases}, sys.stdout, ensure_ascii=False, indent=1)
+            case = {"template": template_file, "vocab": vocab_file, "bos": bos, "eos": eos,
+                    "conversation": name, "rendered_chars": len(prompt), "count": count}
+            if store_text:
+                case["rendered"] = prompt
+            cases.append(case)
+    note = ("Renderings by llama-cpp-python 0.3.36's Jinja2ChatFormatter and counts by llama.cpp's tokenizer "
+            "(tokenize(add_bos=False, special=True)) of the chat templates and vocabulary-only GGUF files in "
+            "llama-cpp-python's source distribution (scripts/model-fixtures.sh). Rendered texts are stored only for "
+            "templates under Apache-2.0 (Qwen 2.5, Mistral Nemo) or MIT (Phi-3.5); for Llama 3.1 (Meta's community "
+            "license) only the length and count.")
+    json.dump({"generator": "scripts/template-refs.py", "note": note, "cases": cases}, sys.stdout,
+              ensure_ascii=False, indent=1)
     sys.stdout.write("\n")
 
 

@@ -13,11 +13,15 @@
 
 mod file;
 mod model;
+#[cfg(feature = "hf")]
+mod model_files;
 mod policy;
 mod settings;
 
 pub use file::{ConfigFile, ConfigFileError};
 pub use model::ModelConfig;
+#[cfg(feature = "hf")]
+pub use model_files::{ModelFileKind, ModelFilesConfig, model_files_config};
 pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};
 

@@ -17,8 +17,10 @@ use std::sync::OnceLock;
 use super::encoding::Encoding;
 use crate::tokens::TokenError;
 
-/// A tokenizer: counts, encodes and decodes ordinary text (special-token text such as
-/// `<|endoftext|>` is always ordinary text).
+/// A tokenizer: counts, encodes and decodes text. The OpenAI backends read special-token text
+/// such as `<|endoftext|>` as ordinary text (as OpenAI's API does with message contents); the
+/// backends of template-driven servers (`RemoteTokenizer`, `HfTokenizer`) read it as the special
+/// token, as those servers do when they tokenize a rendered prompt.
 pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     /// A stable id that identifies the vocabulary (it keys the count cache).
     fn id(&self) -> &str;

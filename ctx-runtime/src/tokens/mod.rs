@@ -2,8 +2,10 @@
 //!
 //! [`TokenCounter`] is the one way ctx counts: a [`TokenizerBackend`] behind a content-addressed,
 //! bounded, thread-safe count cache, with early-exit questions ("does this fit in N?") and the
-//! chat-format overhead of the model family ([`ChatFormat`]). Every text is counted as ordinary
-//! text: a document containing `<|endoftext|>` is text, never a special token.
+//! chat-format overhead of the model family ([`ChatFormat`]). Under the OpenAI encodings every
+//! text is counted as ordinary text: a document containing `<|endoftext|>` is text, never a
+//! special token. A local model's own tokenizer and chat template come from its files
+//! (`ModelFiles`, feature `hf`), and count special-token text as the server will.
 //!
 //! ```
 //! use ctx_runtime::tokens::{Encoding, ModelInfo, TokenCounter};

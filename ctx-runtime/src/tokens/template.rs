@@ -6,8 +6,8 @@
 //! special tokens included. [`ChatTemplate`] renders the same string, so a count of the rendered
 //! prompt is the count of what the model receives — no per-message constant is modelled at all.
 //!
-//! Two kinds: the model's own Jinja template ([`ChatTemplate::jinja`], feature `hf`, read from
-//! the model's files by [`ModelFiles`](super::ModelFiles)), and a hand-written ChatML
+//! Two kinds: the model's own Jinja template (`ChatTemplate::jinja`, feature `hf`, read from
+//! the model's files by `ModelFiles`), and a hand-written ChatML
 //! ([`ChatTemplate::chatml`]) for a server known to frame with ChatML.
 //!
 //! The counter used with a template must tokenize the template's special tokens
@@ -217,7 +217,11 @@ impl ChatTemplate {
     /// not render them refuses any schema (an empty list costs nothing).
     pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
         match &self.kind {
-            Kind::ChatMl(_) => self.count_tools_chatml(tools),
+            Kind::ChatMl(_) => {
+                // ChatML renders no schema: nothing to count, only to refuse.
+                let _ = counter;
+                self.count_tools_chatml(tools)
+            }
             #[cfg(feature = "hf")]
             Kind::Jinja(t) => {
                 self.check_specials(counter)?;
