@@ -23,6 +23,8 @@ mod cache;
 mod chat;
 mod encoding;
 mod error;
+mod incremental;
+mod pieces;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;
@@ -36,6 +38,8 @@ pub use cache::{CacheStats, CountCache};
 pub use chat::{ChatFormat, OpenAiOverhead};
 pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
 pub use error::TokenError;
+pub use incremental::{CountCheckpoint, CountedText};
+pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 #[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;
