@@ -236,6 +236,11 @@ impl CountedText {
         Ok(None)
     }
 
+    /// Makes room for `additional` more bytes, so that appending them does not move the text.
+    pub fn reserve(&mut self, additional: usize) {
+        self.text.reserve(additional);
+    }
+
     /// The exact token count of [`Self::as_str`].
     pub fn tokens(&self) -> usize {
         self.at.tokens

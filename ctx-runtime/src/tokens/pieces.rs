@@ -9,10 +9,10 @@
 //!
 //! Keys are the piece's bytes themselves, never a hash of them, so a lookup cannot confuse two
 //! pieces: a piece of at most 15 bytes is packed with its length into a `u128` (most pieces),
-//! a longer one up to [`PieceCache::MAX_CACHED_PIECE`] bytes is stored as a byte string, and a
-//! longer piece still (a megabyte of letters is one piece) is counted directly, because it
-//! rarely repeats and its merge cost dwarfs a lookup. Each encoding has its own cache, so no
-//! entry is ever shared between vocabularies.
+//! a longer one up to [`PieceCache::MAX_CACHED_PIECE`] bytes is stored as a byte string (that
+//! part of the cache is bounded in bytes), and a longer piece still (a megabyte of letters is one
+//! piece) is only remembered for the rest of the text being counted. Each encoding has its own
+//! cache, so no entry is ever shared between vocabularies.
 //!
 //! Large texts are counted on several threads ([`count_parallel`]): each thread splits from a
 //! guessed boundary, and its result is used only from the first boundary where its split meets
@@ -24,8 +24,8 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use quick_cache::DefaultHashBuilder;
-use quick_cache::sync::Cache;
+use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
 
@@ -36,10 +36,27 @@ const INLINE: usize = 15;
 /// few repeated pieces of a short text save.
 const MEMO_MIN_BYTES: usize = 2048;
 
+/// Pieces longer than this are not remembered even for the rest of one text (a 10 MB run of
+/// letters is one piece: copying it into a memo would cost more than it could save).
+const MEMO_MAX_PIECE: usize = 64 * 1024;
+
+/// What a long piece weighs in the byte budget of the long-piece cache: its bytes plus the
+/// entry's own footprint (key pointer and length, count, table slot, eviction state).
+#[derive(Clone, Copy, Debug)]
+struct PieceBytes;
+
+impl Weighter<Box<[u8]>, u32> for PieceBytes {
+    fn weight(&self, key: &Box<[u8]>, _: &u32) -> u64 {
+        key.len() as u64 + PieceCache::LONG_ENTRY_OVERHEAD as u64
+    }
+}
+
+type LongCache = Cache<Box<[u8]>, u32, PieceBytes, DefaultHashBuilder, DefaultLifecycle<Box<[u8]>, u32>>;
+
 /// A bounded, thread-safe map from pre-tokenizer piece to token count, for one encoding.
 pub struct PieceCache {
-    short: Cache<u128, u32>,
-    long: Cache<Box<[u8]>, u32>,
+    short: Cache<u128, u32, UnitWeighter>,
+    long: LongCache,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -51,19 +68,30 @@ impl fmt::Debug for PieceCache {
 }
 
 impl PieceCache {
-    /// Pieces longer than this are counted without being cached.
-    pub const MAX_CACHED_PIECE: usize = 128;
+    /// Pieces longer than this are not kept from one count to the next.
+    pub const MAX_CACHED_PIECE: usize = 1024;
     /// Entries for pieces of at most 15 bytes kept by the process-wide caches.
     pub const DEFAULT_SHORT_ENTRIES: usize = 131_072;
-    /// Entries for pieces of 16 to [`Self::MAX_CACHED_PIECE`] bytes kept by the process-wide
-    /// caches.
-    pub const DEFAULT_LONG_ENTRIES: usize = 16_384;
+    /// Bytes (pieces plus [`Self::LONG_ENTRY_OVERHEAD`] each) of pieces of 16 to
+    /// [`Self::MAX_CACHED_PIECE`] bytes kept by the process-wide caches.
+    pub const DEFAULT_LONG_BYTES: usize = 4 << 20;
+    /// What each long piece is charged beside its bytes.
+    pub const LONG_ENTRY_OVERHEAD: usize = 64;
 
-    /// A cache of at most `short_entries` pieces of up to 15 bytes and `long_entries` longer ones.
-    pub fn new(short_entries: usize, long_entries: usize) -> Self {
+    /// A cache of at most `short_entries` pieces of up to 15 bytes, and longer pieces weighing
+    /// at most `long_bytes` in all.
+    pub fn new(short_entries: usize, long_bytes: usize) -> Self {
+        let long_bytes = long_bytes.max(Self::MAX_CACHED_PIECE + Self::LONG_ENTRY_OVERHEAD);
+        let long_items = long_bytes / (Self::LONG_ENTRY_OVERHEAD + 32);
         PieceCache {
             short: Cache::new(short_entries.max(1)),
-            long: Cache::new(long_entries.max(1)),
+            long: Cache::with(
+                long_items,
+                long_bytes as u64,
+                PieceBytes,
+                DefaultHashBuilder::default(),
+                DefaultLifecycle::default(),
+            ),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -110,7 +138,7 @@ impl PieceCache {
 pub(super) fn shared_cache(slot: usize) -> &'static PieceCache {
     static SHARED: [OnceLock<PieceCache>; 2] = [OnceLock::new(), OnceLock::new()];
     SHARED[slot.min(1)]
-        .get_or_init(|| PieceCache::new(PieceCache::DEFAULT_SHORT_ENTRIES, PieceCache::DEFAULT_LONG_ENTRIES))
+        .get_or_init(|| PieceCache::new(PieceCache::DEFAULT_SHORT_ENTRIES, PieceCache::DEFAULT_LONG_BYTES))
 }
 
 fn pack(piece: &[u8]) -> u128 {
@@ -120,12 +148,19 @@ fn pack(piece: &[u8]) -> u128 {
     u128::from_le_bytes(bytes)
 }
 
+/// The pieces one count has met so far.
+#[derive(Default)]
+struct Memo {
+    short: HashMap<u128, u32, DefaultHashBuilder>,
+    long: HashMap<Box<[u8]>, u32, DefaultHashBuilder>,
+}
+
 /// One count: the tokenizer, the shared cache, and what this call has seen so far (a memo that
 /// spares the shared cache's locks for pieces repeated inside one text).
 pub(super) struct PieceCounter<'a> {
     tokenizer: &'a bpe_openai::Tokenizer,
     cache: &'a PieceCache,
-    memo: Option<HashMap<u128, u32, DefaultHashBuilder>>,
+    memo: Option<Memo>,
     hits: u64,
     misses: u64,
 }
@@ -133,7 +168,7 @@ pub(super) struct PieceCounter<'a> {
 impl<'a> PieceCounter<'a> {
     /// A counter for a text of about `bytes` bytes.
     pub(super) fn new(tokenizer: &'a bpe_openai::Tokenizer, cache: &'a PieceCache, bytes: usize) -> Self {
-        let memo = (bytes >= MEMO_MIN_BYTES).then(HashMap::default);
+        let memo = (bytes >= MEMO_MIN_BYTES).then(Memo::default);
         PieceCounter { tokenizer, cache, memo, hits: 0, misses: 0 }
     }
 
@@ -142,7 +177,7 @@ impl<'a> PieceCounter<'a> {
         let bytes = piece.as_bytes();
         if bytes.len() <= INLINE {
             let key = pack(bytes);
-            if let Some(n) = self.memo.as_ref().and_then(|m| m.get(&key)) {
+            if let Some(n) = self.memo.as_ref().and_then(|m| m.short.get(&key)) {
                 self.hits += 1;
                 return *n as usize;
             }
@@ -159,29 +194,42 @@ impl<'a> PieceCounter<'a> {
                 }
             };
             if let Some(memo) = self.memo.as_mut() {
-                memo.insert(key, n);
+                memo.short.insert(key, n);
             }
-            n as usize
-        } else if bytes.len() <= PieceCache::MAX_CACHED_PIECE {
+            return n as usize;
+        }
+        if let Some(n) = self.memo.as_ref().and_then(|m| m.long.get(bytes)) {
+            self.hits += 1;
+            return *n as usize;
+        }
+        let n = if bytes.len() <= PieceCache::MAX_CACHED_PIECE {
             match self.cache.long.get(bytes) {
                 Some(n) => {
                     self.hits += 1;
-                    n as usize
+                    n
                 }
                 None => {
                     self.misses += 1;
                     let n = self.merge(bytes);
                     self.cache.long.insert(bytes.into(), n);
-                    n as usize
+                    n
                 }
             }
+        } else if bytes.len() <= MEMO_MAX_PIECE {
+            self.misses += 1;
+            self.merge(bytes)
         } else {
-            self.tokenizer.bpe.count(bytes)
+            self.misses += 1;
+            return self.tokenizer.bpe.count(bytes);
+        };
+        if let Some(memo) = self.memo.as_mut() {
+            memo.long.insert(bytes.into(), n);
         }
+        n as usize
     }
 
     fn merge(&self, bytes: &[u8]) -> u32 {
-        // A piece of at most MAX_CACHED_PIECE bytes has at most that many tokens.
+        // Only pieces of at most MEMO_MAX_PIECE bytes get here: at most that many tokens.
         u32::try_from(self.tokenizer.bpe.count(bytes)).unwrap_or(u32::MAX)
     }
 
@@ -334,7 +382,7 @@ mod tests {
 
     #[test]
     fn the_sum_of_cached_pieces_is_the_tokenizer_count() {
-        let cache = PieceCache::new(64, 8);
+        let cache = PieceCache::new(64, 4096);
         let text = "fn main() {\n    println!(\"héllo, wörld\");\n}\n\n\n   trailing   \u{3000}東京 🦀 ".repeat(300);
         for _ in 0..2 {
             assert_eq!(PieceCounter::new(cl100k(), &cache, text.len()).count(&text), cl100k().count(text.as_str()));
@@ -346,7 +394,7 @@ mod tests {
 
     #[test]
     fn pieces_too_long_to_cache_are_counted_directly() {
-        let cache = PieceCache::new(16, 16);
+        let cache = PieceCache::new(16, 4096);
         let word = "x".repeat(PieceCache::MAX_CACHED_PIECE + 1);
         assert_eq!(PieceCounter::new(cl100k(), &cache, word.len()).count(&word), cl100k().count(word.as_str()));
         assert!(cache.is_empty());
@@ -354,7 +402,7 @@ mod tests {
 
     #[test]
     fn parallel_count_is_exact_whatever_the_seams() {
-        let cache = PieceCache::new(1024, 256);
+        let cache = PieceCache::new(1024, 64 * 1024);
         let unit = "The quick brown fox\n  jumps over\tthe lazy dog's 12345 back!!\n\n";
         let texts = [
             unit.repeat(PARALLEL_MIN_BYTES / unit.len() + 7),
@@ -370,18 +418,31 @@ mod tests {
         }
     }
 
+    /// `i` in `len` letters (base 26): distinct words for distinct `i`.
+    fn word(mut i: usize, len: usize) -> String {
+        (0..len)
+            .map(|_| {
+                let c = char::from(b'a' + (i % 26) as u8);
+                i /= 26;
+                c
+            })
+            .collect()
+    }
+
     #[test]
     fn memory_stops_growing_once_the_cache_is_full() {
-        let cache = PieceCache::new(512, 64);
-        // Distinct short and long pieces: `w123` and runs of `z` of 16 to 105 bytes.
+        let cache = PieceCache::new(512, 16 * 1024);
+        // Distinct short pieces (` abcde`) and distinct long ones (a space and 20 to 59 letters).
         let distinct = |from: usize, n: usize| -> String {
-            (from..from + n).map(|i| format!(" w{i} {}", "z".repeat(16 + i % 90))).collect()
+            (from..from + n).map(|i| format!(" {} {}", word(i, 5), word(i, 20 + i % 40))).collect()
         };
         PieceCounter::new(cl100k(), &cache, 0).count(&distinct(0, 2_000));
         let full = cache.memory_bytes();
         PieceCounter::new(cl100k(), &cache, 0).count(&distinct(2_000, 50_000));
         let churned = cache.memory_bytes();
         assert!(churned <= full + full / 2, "{full} bytes after 2,000 pieces, {churned} after 52,000");
-        assert!(cache.len() as u64 <= cache.short.capacity() + cache.long.capacity(), "{}", cache.len());
+        assert!(cache.short.len() as u64 <= cache.short.capacity(), "{}", cache.short.len());
+        assert!(cache.long.weight() <= 16 * 1024, "{}", cache.long.weight());
+        assert!(cache.long.len() > 16, "long pieces are cached: {}", cache.long.len());
     }
 }
