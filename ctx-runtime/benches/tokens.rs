@@ -306,7 +306,7 @@ fn interleaved(_c: &mut Criterion) {
 /// Growing a counted 1 MB context by 1 KB, beside counting the 1 KB alone and recounting all.
 fn append(c: &mut Criterion) {
     let corpus = corpus_files().concat();
-    let kb = chunks(&[corpus.clone()], 1024).into_iter().nth(100).expect("a 1 KB chunk");
+    let kb = chunks(std::slice::from_ref(&corpus), 1024).into_iter().nth(100).expect("a 1 KB chunk");
     for encoding in Encoding::ALL {
         let counter = fresh_counter(encoding);
         let context = CountedText::with_text(&counter, sized(&corpus, 1_000_000)).expect("count");
