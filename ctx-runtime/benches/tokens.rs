@@ -346,7 +346,7 @@ fn append(c: &mut Criterion) {
 fn parallel(c: &mut Criterion) {
     let corpus = corpus_files().concat();
     let encoding = Encoding::Cl100kBase;
-    let (one, many) = (single(encoding), BpeBackend::new(encoding));
+    let (one, many) = (single(encoding), BpeBackend::new(encoding).with_threads(0));
     let mut g = c.benchmark_group("tokens/parallel");
     g.sample_size(20);
     for bytes in [64_000usize, 256_000, 1_000_000, 4_000_000] {

@@ -103,8 +103,10 @@ fn longest_token(encoding: Encoding) -> usize {
 /// The linear-time backend (bpe-openai). ctx's default.
 ///
 /// It counts piece by piece through the encoding's process-wide [`PieceCache`] (each distinct
-/// pre-tokenizer piece is merged once), and counts texts of at least
-/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) on several threads.
+/// pre-tokenizer piece is merged once). With [`Self::with_threads`] it counts texts of at least
+/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) on several threads; by default it uses one,
+/// because on the shared two-core machine the benchmarks ran on a second thread never paid for
+/// itself (`tokens/parallel` in `benches/tokens.rs`).
 #[derive(Clone, Copy)]
 pub struct BpeBackend {
     encoding: Encoding,
@@ -125,20 +127,14 @@ impl BpeBackend {
             Encoding::Cl100kBase => 0,
             Encoding::O200kBase => 1,
         };
-        BpeBackend {
-            encoding,
-            tokenizer: bpe_tokenizer(encoding),
-            id,
-            pieces: pieces::shared_cache(slot),
-            threads: pieces::default_threads(),
-        }
+        BpeBackend { encoding, tokenizer: bpe_tokenizer(encoding), id, pieces: pieces::shared_cache(slot), threads: 1 }
     }
 
-    /// This backend counting on at most `threads` threads (at least 1); the default is the
-    /// machine's parallelism, up to 8.
+    /// This backend counting texts of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
+    /// on up to `threads` threads; 0 means the machine's parallelism (at most 8). The default is 1.
     #[must_use]
     pub fn with_threads(mut self, threads: usize) -> Self {
-        self.threads = threads.max(1);
+        self.threads = if threads == 0 { pieces::default_threads() } else { threads };
         self
     }
 

@@ -180,8 +180,10 @@ pub(super) fn advance(
 /// context.push_str("--- NODE ---\nid: a\ntext:\nfirst document\n")?;
 /// context.push_str("--- NODE ---\nid: b\ntext:\nsecond document\n")?;
 /// assert_eq!(context.tokens(), counter.count(context.as_str())?);
-/// // Append only if the result still fits in 20 tokens; otherwise nothing changes.
-/// assert_eq!(context.try_push_str(" and a great deal more text than fits", 20)?, None);
+/// // Append only if the result still fits the limit; otherwise nothing changes.
+/// let limit = context.tokens() + 3;
+/// assert_eq!(context.try_push_str(" and a great deal more text than fits", limit)?, None);
+/// assert_eq!(context.try_push_str(" end", limit)?, Some(context.tokens()));
 /// assert_eq!(context.tokens(), counter.count(context.as_str())?);
 /// # Ok::<(), ctx_runtime::error::TokenError>(())
 /// ```

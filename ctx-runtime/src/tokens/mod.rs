@@ -5,6 +5,11 @@
 //! chat-format overhead of the model family ([`ChatFormat`]). Every text is counted as ordinary
 //! text: a document containing `<|endoftext|>` is text, never a special token.
 //!
+//! Counting once: [`BpeBackend`] merges each distinct pre-tokenizer piece once per process
+//! ([`PieceCache`]; a text's count is exactly the sum of its pieces'), and a text that grows by
+//! appending ([`CountedText`]) is counted for what it adds, from the last piece the append can
+//! change, never again from the start.
+//!
 //! ```
 //! use ctx_runtime::tokens::{Encoding, ModelInfo, TokenCounter};
 //!

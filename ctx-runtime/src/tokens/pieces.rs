@@ -249,9 +249,10 @@ impl Drop for PieceCounter<'_> {
     }
 }
 
-/// Texts at least this long are counted on several threads when the machine has them. Measured
-/// with `cargo bench --bench tokens -- tokens/parallel`: below it, starting the threads and the
-/// duplicated split at each seam cost more than the second core saves.
+/// Texts at least this long are counted on several threads when a backend is given more than one
+/// ([`BpeBackend::with_threads`](super::BpeBackend::with_threads)). Below it, starting threads and
+/// the split repeated at each seam cost more than a free core saves; `tokens/parallel` in
+/// `benches/tokens.rs` measures one thread against all from 64 KB to 4 MB.
 pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
 
 /// Pieces each thread remembers from its start, to find where its split meets the previous one.
@@ -260,7 +261,7 @@ const SEAM_WINDOW: usize = 512;
 /// How far past an even cut a thread looks for a likely piece start.
 const SEAM_SEARCH: usize = 64 * 1024;
 
-/// Threads used for texts of at least [`PARALLEL_MIN_BYTES`]: the machine's parallelism, at most 8.
+/// The machine's parallelism, at most 8.
 pub(super) fn default_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
