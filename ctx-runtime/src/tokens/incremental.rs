@@ -103,11 +103,19 @@ pub(super) fn open_tail_start(text: &str, floor: usize) -> usize {
         rev.next();
     }
     best = best.min(at);
-    // An optional space, then punctuation and `[\r\n/]`.
+    // An optional space, punctuation, then `[\r\n/]`: line breaks only at the end (`/` is
+    // punctuation too), so a match of this kind never reaches back past an earlier line break.
     let mut at = len;
     let mut it = tail.char_indices().rev().peekable();
     while let Some(&(i, c)) = it.peek() {
-        if !(maybe_punct(c) || c == '\r' || c == '\n') {
+        if !matches!(c, '\r' | '\n' | '/') {
+            break;
+        }
+        at = i;
+        it.next();
+    }
+    while let Some(&(i, c)) = it.peek() {
+        if !maybe_punct(c) {
             break;
         }
         at = i;
@@ -295,6 +303,9 @@ mod tests {
         assert_eq!(open_tail_start("x = 1;\n", 0), 4);
         assert_eq!(open_tail_start("", 0), 0);
         assert_eq!(open_tail_start("abc def", 4), 4);
+        // Text outside ASCII is open up to the last line break, not further.
+        assert_eq!(open_tail_start("中文。\n中文字", 0), "中文。\n".len());
+        assert_eq!(open_tail_start("a.\n\n", 0), 1);
     }
 
     #[test]
