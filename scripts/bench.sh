@@ -23,7 +23,7 @@ out="$target/ctx-bench"
 # This run's results only: criterion writes here instead of the shared target/criterion.
 export CRITERION_HOME="$out/criterion"
 export CTX_BENCH_OUT="$out"
-[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME"
+[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME" "$out/tokens_interleaved.md"
 mkdir -p "$out"
 failed=()
 crit_args=(--warm-up-time 1 --measurement-time 3)
@@ -68,8 +68,15 @@ fi
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
 machine="Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores, $(uname -sm)), $(rustc --version)."
-python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
-    ${macro_txt:+--macro "$macro_txt"} --machine "$machine" | tee "$out/table.md"
+{
+    python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
+        ${macro_txt:+--macro "$macro_txt"} --machine "$machine"
+    # The tokens bench's interleaved rounds (its ratios are the ones the README quotes).
+    if [ -f "$out/tokens_interleaved.md" ]; then
+        printf '\n### Token counting, contenders interleaved\n\n'
+        cat "$out/tokens_interleaved.md"
+    fi
+} | tee "$out/table.md"
 if [ ${#failed[@]} -gt 0 ]; then
     echo
     echo "FAILED benches (partial or no figures above): ${failed[*]} — logs in $out/"
