@@ -23,7 +23,7 @@ out="$target/ctx-bench"
 # This run's results only: criterion writes here instead of the shared target/criterion.
 export CRITERION_HOME="$out/criterion"
 export CTX_BENCH_OUT="$out"
-[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME"
+[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME" "$out/tokens_interleaved.md"
 mkdir -p "$out"
 failed=()
 crit_args=(--warm-up-time 1 --measurement-time 3)
@@ -39,7 +39,8 @@ for b in "${wanted[@]}"; do
     fi
     echo "== cargo bench -p ctx-runtime --bench $b" >&2
     # A bench that fails (its own consistency check, a panic) is reported and the others still run.
-    if ! cargo bench -q -p ctx-runtime --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
+    # `tiktoken`: the benches compare with tiktoken-rs (their required feature).
+    if ! cargo bench -q -p ctx-runtime --features tiktoken --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
         echo "bench $b FAILED; see $out/$b.log" >&2
         failed+=("$b")
     fi
@@ -67,8 +68,15 @@ fi
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
 machine="Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores, $(uname -sm)), $(rustc --version)."
-python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
-    ${macro_txt:+--macro "$macro_txt"} --machine "$machine" | tee "$out/table.md"
+{
+    python3 scripts/bench_table.py "$CRITERION_HOME" ${python_json:+--python "$python_json"} \
+        ${macro_txt:+--macro "$macro_txt"} --machine "$machine"
+    # The tokens bench's interleaved rounds (its ratios are the ones the README quotes).
+    if [ -f "$out/tokens_interleaved.md" ]; then
+        printf '\n### Token counting, contenders interleaved\n\n'
+        cat "$out/tokens_interleaved.md"
+    fi
+} | tee "$out/table.md"
 if [ ${#failed[@]} -gt 0 ]; then
     echo
     echo "FAILED benches (partial or no figures above): ${failed[*]} — logs in $out/"

@@ -97,11 +97,10 @@ fn trim_217k(c: &mut Criterion) {
     group.bench_function("ctx_cold", |b| {
         b.iter_batched(
             || {
-                TokenCounter::with_backend(
-                    Arc::new(BpeBackend::new(Encoding::Cl100kBase)),
-                    ChatFormat::openai(),
-                    1 << 20,
-                )
+                // Nothing known: a fresh count cache, and the encoding's piece cache emptied.
+                let backend = BpeBackend::new(Encoding::Cl100kBase);
+                backend.piece_cache().clear();
+                TokenCounter::with_backend(Arc::new(backend), ChatFormat::openai(), 1 << 20)
             },
             |counter| black_box(trim_history(black_box(&history), KEEP_TOKENS, &counter).expect("trim")),
             BatchSize::PerIteration,

@@ -15,9 +15,12 @@ use ctx_runtime::history::trim_history;
 use ctx_runtime::tokens::BpeBackend;
 use ctx_runtime::{ChatFormat, Encoding, TokenCounter};
 
-/// A counter with its own empty cache: every text is tokenized on first sight.
+/// A counter with its own empty cache and the encoding's piece cache emptied: every text is
+/// tokenized on first sight, and every piece merged on first sight.
 fn cold_counter(entries: usize) -> TokenCounter {
-    TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), entries)
+    let backend = BpeBackend::new(Encoding::Cl100kBase);
+    backend.piece_cache().clear();
+    TokenCounter::with_backend(Arc::new(backend), ChatFormat::openai(), entries)
 }
 
 fn bench_case(c: &mut Criterion, name: &str, target: usize, keep: usize, naive_uncached: bool) {

@@ -1,10 +1,20 @@
-//! Token counting: ctx's `TokenCounter` (bpe-openai behind a count cache) against raw tiktoken-rs
-//! `encode_ordinary(..).len()`, on the same texts in the same run.
+//! Token counting: ctx's `TokenCounter` (bpe-openai pieces behind a piece cache and a whole-text
+//! count cache) against raw tiktoken-rs `encode_ordinary(..).len()` and bpe-openai's own
+//! `Tokenizer::count`, on the same texts in the same run.
 //!
 //! - `tokens/throughput/*`: the differential-test corpus (323 KB of prose, code, SQL, JSON,
 //!   logs, multilingual text, emoji and whitespace), as whole files and as 1 KB prompt-sized
-//!   chunks. ctx cold = the uncached backend, and a `TokenCounter` with a fresh cache; ctx
-//!   cached = the same texts counted again.
+//!   chunks, on one thread. ctx cold = both caches emptied before every pass (the piece cache
+//!   then only helps with the pieces a pass repeats); ctx warm-pieces = the piece cache as a
+//!   long-running process has it, the whole-text cache cold (new texts made of known words);
+//!   ctx cached = the same texts counted again.
+//! - `tokens/interleaved`: the same contenders on the whole corpus, one pass each in turn for
+//!   many rounds (so load on the machine hits them alike); prints medians and ratios, and the
+//!   piece caches' memory, to stderr and to `$CTX_BENCH_OUT/tokens_interleaved.md`.
+//! - `tokens/append`: a 1 MB context grown by 1 KB (`CountedText::push_str`) beside counting the
+//!   1 KB alone and recounting the whole; `tokens/repeat`: an unchanged 1 MB text counted again.
+//! - `tokens/parallel`: one thread against the machine's, 64 KB to 4 MB (where the parallel
+//!   threshold comes from).
 //! - `tokens/scaling/*`: 10 KB → 10 MB of random letters without spaces and of a whitespace run
 //!   ending in a word (the shape that overflows tiktoken-rs's regex stack). tiktoken-rs is
 //!   measured where one probe run does not panic and finishes within a few seconds.
@@ -18,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use ctx_runtime::tokens::{BpeBackend, ChatFormat, Encoding, TokenCounter, TokenizerBackend};
+use ctx_runtime::tokens::{BpeBackend, ChatFormat, CountedText, Encoding, PieceCache, TokenCounter, TokenizerBackend};
 
 fn raw_tiktoken(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
     match encoding {
@@ -56,8 +66,26 @@ fn chunks(files: &[String], size: usize) -> Vec<String> {
     out
 }
 
+fn raw_bpe(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
+    match encoding {
+        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        Encoding::O200kBase => bpe_openai::o200k_base(),
+    }
+}
+
+/// One thread: the single-thread figures are the ones compared with the single-thread peers.
+fn single(encoding: Encoding) -> BpeBackend {
+    BpeBackend::new(encoding).with_threads(1)
+}
+
 fn fresh_counter(encoding: Encoding) -> TokenCounter {
-    TokenCounter::with_backend(Arc::new(BpeBackend::new(encoding)), ChatFormat::openai(), 65_536)
+    TokenCounter::with_backend(Arc::new(single(encoding)), ChatFormat::openai(), 65_536)
+}
+
+/// A fresh counter with the encoding's piece cache emptied too: nothing is known.
+fn cold_counter(encoding: Encoding) -> TokenCounter {
+    single(encoding).piece_cache().clear();
+    fresh_counter(encoding)
 }
 
 fn throughput(c: &mut Criterion) {
@@ -72,17 +100,24 @@ fn throughput(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new("tiktoken-rs", encoding), |b| {
                 b.iter(|| texts.iter().map(|t| tk.encode_ordinary(black_box(t)).len()).sum::<usize>())
             });
-            let backend = BpeBackend::new(encoding);
-            g.bench_function(BenchmarkId::new("ctx-cold-backend", encoding), |b| {
-                b.iter(|| texts.iter().map(|t| backend.count(black_box(t)).unwrap_or(0)).sum::<usize>())
+            let bpe = raw_bpe(encoding);
+            g.bench_function(BenchmarkId::new("bpe-openai", encoding), |b| {
+                b.iter(|| texts.iter().map(|t| bpe.count(black_box(t.as_str()))).sum::<usize>())
             });
+            let backend = single(encoding);
             g.bench_function(BenchmarkId::new("ctx-cold-counter", encoding), |b| {
-                // `_ref`: building and dropping the fresh cache stay outside the measurement.
+                // `_ref`: building and dropping the fresh caches stay outside the measurement.
                 b.iter_batched_ref(
-                    || fresh_counter(encoding),
+                    || cold_counter(encoding),
                     |counter| texts.iter().map(|t| counter.count(black_box(t)).unwrap_or(0)).sum::<usize>(),
-                    BatchSize::LargeInput,
+                    BatchSize::PerIteration,
                 )
+            });
+            for t in texts {
+                backend.count(t).expect("count");
+            }
+            g.bench_function(BenchmarkId::new("ctx-warm-pieces", encoding), |b| {
+                b.iter(|| texts.iter().map(|t| backend.count(black_box(t)).unwrap_or(0)).sum::<usize>())
             });
             let warm = fresh_counter(encoding);
             for t in texts {
@@ -173,9 +208,164 @@ fn scaling(c: &mut Criterion) {
     }
 }
 
+/// `text` repeated (and cut on a character boundary) to `bytes` bytes.
+fn sized(text: &str, bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + text.len());
+    while out.len() < bytes {
+        out.push_str(text);
+    }
+    let mut end = bytes;
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.truncate(end);
+    out
+}
+
+/// `i` written in `len` letters (base 26): distinct words for distinct `i`.
+fn letters_of(mut i: usize, len: usize) -> String {
+    (0..len)
+        .map(|_| {
+            let c = char::from(b'a' + (i % 26) as u8);
+            i /= 26;
+            c
+        })
+        .collect()
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort_unstable();
+    xs[xs.len() / 2]
+}
+
+/// Every contender once per round, in turn, for `ROUNDS` rounds: load on the machine falls on
+/// all of them alike, so the ratios hold even when the absolute figures wander.
+fn interleaved(_c: &mut Criterion) {
+    const ROUNDS: usize = 15;
+    let corpus = corpus_files().concat();
+    let mut report = format!(
+        "Interleaved single-thread passes over the {} KB corpus (whole), {ROUNDS} rounds, medians:\n\n\
+         | encoding | tiktoken-rs | bpe-openai | ctx cold (both caches empty) | ctx warm pieces | ×tiktoken cold / warm | ×bpe-openai cold / warm | pre-tokenizer alone (the bound) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        corpus.len() / 1000
+    );
+    for encoding in Encoding::ALL {
+        let (tk, bpe, backend) = (raw_tiktoken(encoding), raw_bpe(encoding), single(encoding));
+        let mut times: [Vec<Duration>; 5] = Default::default();
+        for round in 0..ROUNDS {
+            for k in 0..5 {
+                let which = (k + round) % 5;
+                if which == 2 {
+                    backend.piece_cache().clear();
+                }
+                let start = Instant::now();
+                let n = match which {
+                    0 => tk.encode_ordinary(black_box(&corpus)).len(),
+                    1 => bpe.count(black_box(corpus.as_str())),
+                    4 => bpe.split(black_box(corpus.as_str())).count(),
+                    _ => backend.count(black_box(&corpus)).unwrap_or(0),
+                };
+                times[which].push(start.elapsed());
+                black_box(n);
+            }
+        }
+        let [t, b, cold, warm, split] = times.map(median);
+        let r = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
+        report.push_str(&format!(
+            "| {encoding} | {t:.1?} | {b:.1?} | {cold:.1?} | {warm:.1?} | ×{:.2} / ×{:.2} | ×{:.2} / ×{:.2} | {split:.1?} (×{:.2} tiktoken-rs) |\n",
+            r(t, cold),
+            r(t, warm),
+            r(b, cold),
+            r(b, warm),
+            r(t, split)
+        ));
+    }
+    // Memory: the caches after the corpus, and after far more distinct pieces than they hold.
+    for encoding in Encoding::ALL {
+        let cache: &PieceCache = single(encoding).piece_cache();
+        let after_corpus = (cache.len(), cache.memory_bytes());
+        let churn: String = (0..200_000).map(|i| format!(" {} {}", letters_of(i, 6), letters_of(i, 20))).collect();
+        single(encoding).count(&churn).expect("count");
+        report.push_str(&format!(
+            "\n{encoding} piece cache: {} pieces in {:.1} MiB after the corpus; {} pieces in {:.1} MiB after 400,000 \
+             distinct ones (its bound: {} pieces of ≤ 15 bytes + {} MiB of longer ones, pieces over {} bytes not kept)",
+            after_corpus.0,
+            after_corpus.1 as f64 / 1048576.0,
+            cache.len(),
+            cache.memory_bytes() as f64 / 1048576.0,
+            PieceCache::DEFAULT_SHORT_ENTRIES,
+            PieceCache::DEFAULT_LONG_BYTES >> 20,
+            PieceCache::MAX_CACHED_PIECE,
+        ));
+    }
+    eprintln!("{report}");
+    if let Ok(dir) = std::env::var("CTX_BENCH_OUT") {
+        let _ = std::fs::write(PathBuf::from(dir).join("tokens_interleaved.md"), &report);
+    }
+}
+
+/// Growing a counted 1 MB context by 1 KB, beside counting the 1 KB alone and recounting all.
+fn append(c: &mut Criterion) {
+    let corpus = corpus_files().concat();
+    let kb = chunks(std::slice::from_ref(&corpus), 1024).into_iter().nth(100).expect("a 1 KB chunk");
+    for encoding in Encoding::ALL {
+        let counter = fresh_counter(encoding);
+        let context = CountedText::with_text(&counter, sized(&corpus, 1_000_000)).expect("count");
+        let backend = single(encoding);
+        let whole = format!("{}{kb}", context.as_str());
+        backend.count(&whole).expect("warm the piece cache alike for every contender");
+        let mut g = c.benchmark_group(format!("tokens/append/{encoding}"));
+        g.sample_size(30);
+        g.bench_function("ctx-append-1KB-to-1MB", |b| {
+            b.iter_batched_ref(
+                || {
+                    // A context that grows has room to grow (a String doubles its capacity):
+                    // the clone's exact-fit allocation would add a 1 MB copy to the append.
+                    let mut ctx = context.clone();
+                    ctx.reserve(kb.len());
+                    ctx
+                },
+                |ctx| ctx.push_str(black_box(&kb)).unwrap_or(0),
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function("count-1KB-alone", |b| b.iter(|| backend.count(black_box(&kb)).unwrap_or(0)));
+        g.bench_function("naive-recount-1MB+1KB", |b| b.iter(|| backend.count(black_box(&whole)).unwrap_or(0)));
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("tokens/repeat/{encoding}"));
+        let text = context.as_str().to_owned();
+        counter.count(&text).expect("count");
+        g.bench_function("ctx-cached-count-1MB", |b| b.iter(|| counter.count(black_box(&text)).unwrap_or(0)));
+        g.bench_function("ctx-counted-text-1MB", |b| b.iter(|| black_box(&context).tokens()));
+        g.bench_function("naive-recount-1MB", |b| b.iter(|| backend.count(black_box(&text)).unwrap_or(0)));
+        g.finish();
+    }
+}
+
+/// One thread against several, by size: where counting in parallel starts to pay.
+fn parallel(c: &mut Criterion) {
+    let corpus = corpus_files().concat();
+    let encoding = Encoding::Cl100kBase;
+    let (one, many) = (single(encoding), BpeBackend::new(encoding).with_threads(0));
+    let mut g = c.benchmark_group("tokens/parallel");
+    g.sample_size(20);
+    for bytes in [64_000usize, 256_000, 1_000_000, 4_000_000] {
+        let text = sized(&corpus, bytes);
+        one.count(&text).expect("warm");
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_with_input(BenchmarkId::new("one-thread", bytes), &text, |b, t| {
+            b.iter(|| one.count(black_box(t)).unwrap_or(0))
+        });
+        g.bench_with_input(BenchmarkId::new("all-threads", bytes), &text, |b, t| {
+            b.iter(|| many.count(black_box(t)).unwrap_or(0))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = throughput, scaling
+    targets = interleaved, throughput, append, parallel, scaling
 }
 criterion_main!(benches);

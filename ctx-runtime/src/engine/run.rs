@@ -25,8 +25,8 @@ use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_
 use super::report::{AssemblyReport, pack_reports};
 use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
 use crate::chat::ChatMessage;
-use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
+use crate::tokens::{CountedText, TokenCounter};
 
 type Fut<'s, T> = Pin<Box<dyn Future<Output = T> + Send + 's>>;
 
@@ -483,17 +483,20 @@ fn greedy(
     blocks: &[ContextPackBlock],
     cap: Option<usize>,
 ) -> Result<(usize, String), TokenError> {
-    let mut text = String::new();
+    let Some(cap) = cap else {
+        return Ok((blocks.len(), join_blocks(blocks.iter().map(|b| b.text.as_str()))));
+    };
+    // The joined text grows block by block and is counted for what each block adds (the join can
+    // merge pieces across it, so a sum of block counts would not be exact).
+    let mut text = CountedText::new(counter);
     for (n, block) in blocks.iter().enumerate() {
-        let candidate = if n == 0 { block.text.clone() } else { format!("{text}{PACK_BLOCK_SEPARATOR}{}", block.text) };
-        if let Some(cap) = cap
-            && !counter.fits(&candidate, cap)?
-        {
-            return Ok((n, text));
+        let more = if n == 0 { block.text.clone() } else { format!("{PACK_BLOCK_SEPARATOR}{}", block.text) };
+        // Too many bytes to fit even at the longest token per byte: refused without counting.
+        if counter.min_tokens_for_bytes(text.len() + more.len()) > cap || text.try_push_str(&more, cap)?.is_none() {
+            return Ok((n, text.into_string()));
         }
-        text = candidate;
     }
-    Ok((blocks.len(), text))
+    Ok((blocks.len(), text.into_string()))
 }
 
 /// Drops the oldest messages that free at least `excess` tokens (at least one message), keeping a

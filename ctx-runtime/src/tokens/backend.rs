@@ -15,6 +15,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use super::encoding::Encoding;
+use super::incremental::{self, CountCheckpoint};
+use super::pieces::{self, PieceCache, PieceCounter};
 use crate::tokens::TokenError;
 
 /// A tokenizer: counts, encodes and decodes text. The OpenAI backends read special-token text
@@ -56,6 +58,15 @@ pub trait TokenizerBackend: Send + Sync + fmt::Debug {
     /// counts by a margin.
     fn at_most_one_token_per_byte(&self) -> bool {
         true
+    }
+
+    /// Counts `text`, which extends the text `from` was taken of (`text` starts with it). The
+    /// default counts `text` from the start; a backend that knows where appending stops
+    /// changing its tokenization re-counts only from there ([`BpeBackend`] does). A checkpoint
+    /// that cannot belong to `text` (longer, or not on a character boundary) is ignored.
+    fn count_appended(&self, text: &str, from: CountCheckpoint) -> Result<CountCheckpoint, TokenError> {
+        let _ = from;
+        Ok(CountCheckpoint::whole(text.len(), self.count(text)?))
     }
 }
 
@@ -101,11 +112,19 @@ fn longest_token(encoding: Encoding) -> usize {
 }
 
 /// The linear-time backend (bpe-openai). ctx's default.
+///
+/// It counts piece by piece through the encoding's process-wide [`PieceCache`] (each distinct
+/// pre-tokenizer piece is merged once). With [`Self::with_threads`] it counts texts of at least
+/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) on several threads; by default it uses one,
+/// because on the shared two-core machine the benchmarks ran on a second thread never paid for
+/// itself (`tokens/parallel` in `benches/tokens.rs`).
 #[derive(Clone, Copy)]
 pub struct BpeBackend {
     encoding: Encoding,
     tokenizer: &'static bpe_openai::Tokenizer,
     id: &'static str,
+    pieces: &'static PieceCache,
+    threads: usize,
 }
 
 impl BpeBackend {
@@ -115,7 +134,24 @@ impl BpeBackend {
             Encoding::Cl100kBase => "bpe-openai/cl100k_base",
             Encoding::O200kBase => "bpe-openai/o200k_base",
         };
-        BpeBackend { encoding, tokenizer: bpe_tokenizer(encoding), id }
+        let slot = match encoding {
+            Encoding::Cl100kBase => 0,
+            Encoding::O200kBase => 1,
+        };
+        BpeBackend { encoding, tokenizer: bpe_tokenizer(encoding), id, pieces: pieces::shared_cache(slot), threads: 1 }
+    }
+
+    /// This backend counting texts of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
+    /// on up to `threads` threads; 0 means the machine's parallelism (at most 8). The default is 1.
+    #[must_use]
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = if threads == 0 { pieces::default_threads() } else { threads };
+        self
+    }
+
+    /// The encoding's process-wide piece cache, shared by every `BpeBackend` of this encoding.
+    pub fn piece_cache(&self) -> &'static PieceCache {
+        self.pieces
     }
 
     /// The encoding this backend counts with.
@@ -130,7 +166,7 @@ impl BpeBackend {
 
 impl fmt::Debug for BpeBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BpeBackend").field("encoding", &self.encoding).finish()
+        f.debug_struct("BpeBackend").field("encoding", &self.encoding).field("threads", &self.threads).finish()
     }
 }
 
@@ -140,7 +176,16 @@ impl TokenizerBackend for BpeBackend {
     }
 
     fn count(&self, text: &str) -> Result<usize, TokenError> {
-        guarded(self.id, || self.tokenizer.count(text))
+        // cl100k and o200k do not normalize (`normalize` borrows the text unchanged), so the
+        // pieces of the text as given are the pieces bpe-openai's own `count` sums.
+        let text = self.tokenizer.normalize(text);
+        guarded(self.id, || {
+            if self.threads > 1 && text.as_str().len() >= pieces::PARALLEL_MIN_BYTES {
+                pieces::count_parallel(self.tokenizer, self.pieces, text.as_str(), self.threads)
+            } else {
+                PieceCounter::new(self.tokenizer, self.pieces, text.as_str().len()).count(text.as_str())
+            }
+        })
     }
 
     /// Counts piece by piece (pre-tokenizer pieces are counted independently, so their counts
@@ -154,6 +199,7 @@ impl TokenizerBackend for BpeBackend {
         let longest = longest_token(self.encoding);
         let counted = guarded(self.id, || {
             let normalized = self.tokenizer.normalize(text);
+            let mut counter = PieceCounter::new(self.tokenizer, self.pieces, normalized.as_str().len());
             let mut consumed = 0usize;
             let mut rest = normalized.as_str().len();
             for piece in self.tokenizer.split(normalized.as_str()) {
@@ -161,7 +207,7 @@ impl TokenizerBackend for BpeBackend {
                 if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
                     return Some(None);
                 }
-                consumed += self.tokenizer.bpe.count(piece.as_bytes());
+                consumed += counter.piece(piece);
                 rest = rest.checked_sub(piece.len())?;
             }
             // Pieces always cover the whole text; if they did not, the count would be short.
@@ -188,6 +234,12 @@ impl TokenizerBackend for BpeBackend {
 
     fn max_token_bytes(&self) -> Option<usize> {
         Some(longest_token(self.encoding))
+    }
+
+    /// Re-splits from the last piece an append could change (see [`CountedText`](super::CountedText)).
+    fn count_appended(&self, text: &str, from: CountCheckpoint) -> Result<CountCheckpoint, TokenError> {
+        let from = if from.fits_within(text) { from } else { CountCheckpoint::default() };
+        guarded(self.id, || incremental::advance(self.tokenizer, self.pieces, text, from))
     }
 }
 

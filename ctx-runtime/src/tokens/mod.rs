@@ -7,6 +7,11 @@
 //! special token. A local model's own tokenizer and chat template come from its files
 //! (`ModelFiles`, feature `hf`), and count special-token text as the server will.
 //!
+//! Counting once: [`BpeBackend`] merges each distinct pre-tokenizer piece once per process
+//! ([`PieceCache`]; a text's count is exactly the sum of its pieces'), and a text that grows by
+//! appending ([`CountedText`]) is counted for what it adds, from the last piece the append can
+//! change, never again from the start.
+//!
 //! ```
 //! use ctx_runtime::tokens::{Encoding, ModelInfo, TokenCounter};
 //!
@@ -35,6 +40,8 @@ pub mod jinja;
 mod jinja_counts;
 #[cfg(feature = "hf")]
 mod model_files;
+mod incremental;
+mod pieces;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;
@@ -59,6 +66,8 @@ pub use hf::HfTokenizer;
 pub use jinja::JinjaTemplate;
 #[cfg(feature = "hf")]
 pub use model_files::ModelFiles;
+pub use incremental::{CountCheckpoint, CountedText};
+pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 #[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
 pub use template::ChatTemplate;

@@ -1,0 +1,449 @@
+//! Counting piece by piece: every distinct pre-tokenizer piece is tokenized once.
+//!
+//! bpe-openai (like tiktoken) first cuts a text into pieces with a regex, then runs byte-pair
+//! merges inside each piece on its own. A piece's count therefore never depends on its
+//! neighbours, and a text's count is exactly the sum of its pieces' counts. Splitting runs several
+//! times faster than merging, and most pieces of real text repeat (words, indentation, `": "`), so
+//! [`PieceCache`] remembers the count of each distinct piece and a text costs one split plus one
+//! lookup per piece; only pieces never seen before are merged.
+//!
+//! Keys are the piece's bytes themselves, never a hash of them, so a lookup cannot confuse two
+//! pieces: a piece of at most 15 bytes is packed with its length into a `u128` (most pieces),
+//! a longer one up to [`PieceCache::MAX_CACHED_PIECE`] bytes is stored as a byte string (that
+//! part of the cache is bounded in bytes), and a longer piece still (a megabyte of letters is one
+//! piece) is only remembered for the rest of the text being counted. Each encoding has its own
+//! cache, so no entry is ever shared between vocabularies.
+//!
+//! Large texts are counted on several threads ([`count_parallel`]): each thread splits from a
+//! guessed boundary, and its result is used only from the first boundary where its split meets
+//! the split coming from the start — the pieces after a true boundary depend only on the text
+//! after it, so the sum is exact whatever the guess.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
+
+use super::cache::CacheStats;
+
+/// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
+const INLINE: usize = 15;
+
+/// Below this size a text is counted without a per-call memo: setting one up costs more than the
+/// few repeated pieces of a short text save.
+const MEMO_MIN_BYTES: usize = 2048;
+
+/// Pieces longer than this are not remembered even for the rest of one text (a 10 MB run of
+/// letters is one piece: copying it into a memo would cost more than it could save).
+const MEMO_MAX_PIECE: usize = 64 * 1024;
+
+/// What a long piece weighs in the byte budget of the long-piece cache: its bytes plus the
+/// entry's own footprint (key pointer and length, count, table slot, eviction state).
+#[derive(Clone, Copy, Debug)]
+struct PieceBytes;
+
+impl Weighter<Box<[u8]>, u32> for PieceBytes {
+    fn weight(&self, key: &Box<[u8]>, _: &u32) -> u64 {
+        key.len() as u64 + PieceCache::LONG_ENTRY_OVERHEAD as u64
+    }
+}
+
+type LongCache = Cache<Box<[u8]>, u32, PieceBytes, DefaultHashBuilder, DefaultLifecycle<Box<[u8]>, u32>>;
+
+/// A bounded, thread-safe map from pre-tokenizer piece to token count, for one encoding.
+pub struct PieceCache {
+    short: Cache<u128, u32, UnitWeighter>,
+    long: LongCache,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl fmt::Debug for PieceCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PieceCache").field("len", &self.len()).field("stats", &self.stats()).finish()
+    }
+}
+
+impl PieceCache {
+    /// Pieces longer than this are not kept from one count to the next.
+    pub const MAX_CACHED_PIECE: usize = 1024;
+    /// Entries for pieces of at most 15 bytes kept by the process-wide caches.
+    pub const DEFAULT_SHORT_ENTRIES: usize = 131_072;
+    /// Bytes (pieces plus [`Self::LONG_ENTRY_OVERHEAD`] each) of pieces of 16 to
+    /// [`Self::MAX_CACHED_PIECE`] bytes kept by the process-wide caches.
+    pub const DEFAULT_LONG_BYTES: usize = 4 << 20;
+    /// What each long piece is charged beside its bytes.
+    pub const LONG_ENTRY_OVERHEAD: usize = 64;
+
+    /// A cache of at most `short_entries` pieces of up to 15 bytes, and longer pieces weighing
+    /// at most `long_bytes` in all.
+    pub fn new(short_entries: usize, long_bytes: usize) -> Self {
+        let long_bytes = long_bytes.max(Self::MAX_CACHED_PIECE + Self::LONG_ENTRY_OVERHEAD);
+        let long_items = long_bytes / (Self::LONG_ENTRY_OVERHEAD + 32);
+        PieceCache {
+            short: Cache::new(short_entries.max(1)),
+            long: Cache::with(
+                long_items,
+                long_bytes as u64,
+                PieceBytes,
+                DefaultHashBuilder::default(),
+                DefaultLifecycle::default(),
+            ),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Pieces currently held.
+    pub fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Whether no piece is held.
+    pub fn is_empty(&self) -> bool {
+        self.short.is_empty() && self.long.is_empty()
+    }
+
+    /// Forgets every piece (the statistics are kept).
+    pub fn clear(&self) {
+        self.short.clear();
+        self.long.clear();
+    }
+
+    /// Lookups answered from the cache, and pieces that had to be merged.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
+    }
+
+    /// Bytes the cache's tables and keys occupy now.
+    pub fn memory_bytes(&self) -> usize {
+        let long_keys: usize = self.long.iter().map(|(k, _)| k.len()).sum();
+        self.short.memory_used().total() + self.long.memory_used().total() + long_keys
+    }
+
+    fn record(&self, hits: u64, misses: u64) {
+        if hits > 0 {
+            self.hits.fetch_add(hits, Ordering::Relaxed);
+        }
+        if misses > 0 {
+            self.misses.fetch_add(misses, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The process-wide piece cache of one of the two built-in encodings (index 0 or 1).
+pub(super) fn shared_cache(slot: usize) -> &'static PieceCache {
+    static SHARED: [OnceLock<PieceCache>; 2] = [OnceLock::new(), OnceLock::new()];
+    SHARED[slot.min(1)]
+        .get_or_init(|| PieceCache::new(PieceCache::DEFAULT_SHORT_ENTRIES, PieceCache::DEFAULT_LONG_BYTES))
+}
+
+fn pack(piece: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    bytes[..piece.len()].copy_from_slice(piece);
+    bytes[INLINE] = piece.len() as u8;
+    u128::from_le_bytes(bytes)
+}
+
+/// The pieces one count has met so far.
+#[derive(Default)]
+struct Memo {
+    short: HashMap<u128, u32, DefaultHashBuilder>,
+    long: HashMap<Box<[u8]>, u32, DefaultHashBuilder>,
+}
+
+/// One count: the tokenizer, the shared cache, and what this call has seen so far (a memo that
+/// spares the shared cache's locks for pieces repeated inside one text).
+pub(super) struct PieceCounter<'a> {
+    tokenizer: &'a bpe_openai::Tokenizer,
+    cache: &'a PieceCache,
+    memo: Option<Memo>,
+    hits: u64,
+    misses: u64,
+}
+
+impl<'a> PieceCounter<'a> {
+    /// A counter for a text of about `bytes` bytes.
+    pub(super) fn new(tokenizer: &'a bpe_openai::Tokenizer, cache: &'a PieceCache, bytes: usize) -> Self {
+        let memo = (bytes >= MEMO_MIN_BYTES).then(Memo::default);
+        PieceCounter { tokenizer, cache, memo, hits: 0, misses: 0 }
+    }
+
+    /// The exact count of one piece.
+    pub(super) fn piece(&mut self, piece: &str) -> usize {
+        let bytes = piece.as_bytes();
+        if bytes.len() <= INLINE {
+            let key = pack(bytes);
+            if let Some(n) = self.memo.as_ref().and_then(|m| m.short.get(&key)) {
+                self.hits += 1;
+                return *n as usize;
+            }
+            let n = match self.cache.short.get(&key) {
+                Some(n) => {
+                    self.hits += 1;
+                    n
+                }
+                None => {
+                    self.misses += 1;
+                    let n = self.merge(bytes);
+                    self.cache.short.insert(key, n);
+                    n
+                }
+            };
+            if let Some(memo) = self.memo.as_mut() {
+                memo.short.insert(key, n);
+            }
+            return n as usize;
+        }
+        if let Some(n) = self.memo.as_ref().and_then(|m| m.long.get(bytes)) {
+            self.hits += 1;
+            return *n as usize;
+        }
+        let n = if bytes.len() <= PieceCache::MAX_CACHED_PIECE {
+            match self.cache.long.get(bytes) {
+                Some(n) => {
+                    self.hits += 1;
+                    n
+                }
+                None => {
+                    self.misses += 1;
+                    let n = self.merge(bytes);
+                    self.cache.long.insert(bytes.into(), n);
+                    n
+                }
+            }
+        } else if bytes.len() <= MEMO_MAX_PIECE {
+            self.misses += 1;
+            self.merge(bytes)
+        } else {
+            self.misses += 1;
+            return self.tokenizer.bpe.count(bytes);
+        };
+        if let Some(memo) = self.memo.as_mut() {
+            memo.long.insert(bytes.into(), n);
+        }
+        n as usize
+    }
+
+    fn merge(&self, bytes: &[u8]) -> u32 {
+        // Only pieces of at most MEMO_MAX_PIECE bytes get here: at most that many tokens.
+        u32::try_from(self.tokenizer.bpe.count(bytes)).unwrap_or(u32::MAX)
+    }
+
+    /// The exact count of `text`: the sum of its pieces.
+    pub(super) fn count(&mut self, text: &str) -> usize {
+        let mut total = 0;
+        for piece in self.tokenizer.split(text) {
+            total += self.piece(piece);
+        }
+        total
+    }
+}
+
+impl Drop for PieceCounter<'_> {
+    fn drop(&mut self) {
+        self.cache.record(self.hits, self.misses);
+    }
+}
+
+/// Texts at least this long are counted on several threads when a backend is given more than one
+/// ([`BpeBackend::with_threads`](super::BpeBackend::with_threads)). Below it, starting threads and
+/// the split repeated at each seam cost more than a free core saves; `tokens/parallel` in
+/// `benches/tokens.rs` measures one thread against all from 64 KB to 4 MB.
+pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+
+/// Pieces each thread remembers from its start, to find where its split meets the previous one.
+const SEAM_WINDOW: usize = 512;
+
+/// How far past an even cut a thread looks for a likely piece start.
+const SEAM_SEARCH: usize = 64 * 1024;
+
+/// The machine's parallelism, at most 8.
+pub(super) fn default_threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+}
+
+/// A position at or after `from` where a piece very likely starts: a space between a non-space
+/// and an ASCII letter (` word`), or the start of a line that begins with a letter or digit.
+/// `None` when there is none within [`SEAM_SEARCH`] bytes.
+fn likely_boundary(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let end = from.saturating_add(SEAM_SEARCH).min(bytes.len().saturating_sub(1));
+    (from.max(1)..end).find_map(|i| {
+        let (prev, here, next) = (bytes[i - 1], bytes[i], bytes[i + 1]);
+        if here == b' ' && !prev.is_ascii_whitespace() && next.is_ascii_alphabetic() {
+            Some(i)
+        } else if here == b'\n' && next.is_ascii_alphanumeric() {
+            Some(i + 1)
+        } else {
+            None
+        }
+    })
+}
+
+/// What one thread counted from its guessed start.
+struct Run {
+    /// The first pieces' starts, with the tokens counted before each.
+    starts: Vec<(usize, usize)>,
+    /// Tokens from the guessed start to `end`.
+    tokens: usize,
+    /// The start of the first piece at or after the next thread's guess (or the text's end).
+    end: usize,
+}
+
+fn run(tokenizer: &bpe_openai::Tokenizer, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
+    let mut counter = PieceCounter::new(tokenizer, cache, stop - start);
+    let mut at = start;
+    let mut out = Run { starts: Vec::new(), tokens: 0, end: text.len() };
+    for piece in tokenizer.split(&text[start..]) {
+        if at >= stop {
+            out.end = at;
+            break;
+        }
+        if out.starts.len() < SEAM_WINDOW {
+            out.starts.push((at, out.tokens));
+        }
+        out.tokens += counter.piece(piece);
+        at += piece.len();
+    }
+    out
+}
+
+/// The exact count of `text` on up to `threads` threads (one when the text is short or offers no
+/// place to cut).
+pub(super) fn count_parallel(
+    tokenizer: &bpe_openai::Tokenizer,
+    cache: &PieceCache,
+    text: &str,
+    threads: usize,
+) -> usize {
+    let threads = threads.clamp(1, 64);
+    let mut cuts = vec![0];
+    if text.len() >= PARALLEL_MIN_BYTES {
+        for k in 1..threads {
+            let even = text.len() / threads * k;
+            if let Some(cut) = likely_boundary(text, even.max(*cuts.last().unwrap_or(&0) + 1)) {
+                cuts.push(cut);
+            }
+        }
+    }
+    if cuts.len() == 1 {
+        return PieceCounter::new(tokenizer, cache, text.len()).count(text);
+    }
+    let stops: Vec<usize> = cuts.iter().skip(1).copied().chain([text.len()]).collect();
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cuts
+            .iter()
+            .zip(&stops)
+            .skip(1)
+            .map(|(&start, &stop)| scope.spawn(move || run(tokenizer, cache, text, start, stop)))
+            .collect();
+        let first = run(tokenizer, cache, text, 0, stops[0]);
+        // A panic in a thread is the tokenizer's: re-raise it where the backend catches it.
+        std::iter::once(first)
+            .chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+            .collect()
+    });
+    // `pos` is always a true piece start: the end of a run whose split is the true one.
+    let (mut pos, mut total) = (runs[0].end, runs[0].tokens);
+    for run in &runs[1..] {
+        if pos >= run.end {
+            continue; // the previous run's last piece swallowed this whole range
+        }
+        match run.starts.binary_search_by_key(&pos, |&(at, _)| at) {
+            Ok(i) => {
+                total += run.tokens - run.starts[i].1;
+                pos = run.end;
+            }
+            // The splits never met within the window: count the rest from the true boundary.
+            Err(_) => return total + PieceCounter::new(tokenizer, cache, text.len() - pos).count(&text[pos..]),
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cl100k() -> &'static bpe_openai::Tokenizer {
+        bpe_openai::cl100k_base()
+    }
+
+    #[test]
+    fn packed_keys_differ_for_every_short_piece_and_length() {
+        assert_ne!(pack(b"a"), pack(b"a\0"));
+        assert_ne!(pack(b""), pack(b"\0"));
+        assert_ne!(pack(b"abcdefghijklmno"), pack(b"abcdefghijklmn"));
+    }
+
+    #[test]
+    fn the_sum_of_cached_pieces_is_the_tokenizer_count() {
+        let cache = PieceCache::new(64, 4096);
+        let text = "fn main() {\n    println!(\"héllo, wörld\");\n}\n\n\n   trailing   \u{3000}東京 🦀 ".repeat(300);
+        for _ in 0..2 {
+            assert_eq!(PieceCounter::new(cl100k(), &cache, text.len()).count(&text), cl100k().count(text.as_str()));
+        }
+        assert!(cache.len() <= cache.short.capacity() as usize + cache.long.capacity() as usize);
+        let stats = cache.stats();
+        assert!(stats.hits > stats.misses, "{stats:?}");
+    }
+
+    #[test]
+    fn pieces_too_long_to_cache_are_counted_directly() {
+        let cache = PieceCache::new(16, 4096);
+        let word = "x".repeat(PieceCache::MAX_CACHED_PIECE + 1);
+        assert_eq!(PieceCounter::new(cl100k(), &cache, word.len()).count(&word), cl100k().count(word.as_str()));
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn parallel_count_is_exact_whatever_the_seams() {
+        let cache = PieceCache::new(1024, 64 * 1024);
+        let unit = "The quick brown fox\n  jumps over\tthe lazy dog's 12345 back!!\n\n";
+        let texts = [
+            unit.repeat(PARALLEL_MIN_BYTES / unit.len() + 7),
+            // No likely boundary at all: one piece, counted on one thread.
+            "y".repeat(PARALLEL_MIN_BYTES + 3),
+            // Seams inside whitespace runs, where a guessed start is usually wrong.
+            format!("{}{}", " a".repeat(PARALLEL_MIN_BYTES / 2), "\n b".repeat(1000)),
+        ];
+        for text in &texts {
+            for threads in [1, 2, 3, 7] {
+                assert_eq!(count_parallel(cl100k(), &cache, text, threads), cl100k().count(text.as_str()), "{threads}");
+            }
+        }
+    }
+
+    /// `i` in `len` letters (base 26): distinct words for distinct `i`.
+    fn word(mut i: usize, len: usize) -> String {
+        (0..len)
+            .map(|_| {
+                let c = char::from(b'a' + (i % 26) as u8);
+                i /= 26;
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn memory_stops_growing_once_the_cache_is_full() {
+        let cache = PieceCache::new(512, 16 * 1024);
+        // Distinct short pieces (` abcde`) and distinct long ones (a space and 20 to 59 letters).
+        let distinct = |from: usize, n: usize| -> String {
+            (from..from + n).map(|i| format!(" {} {}", word(i, 5), word(i, 20 + i % 40))).collect()
+        };
+        PieceCounter::new(cl100k(), &cache, 0).count(&distinct(0, 2_000));
+        let full = cache.memory_bytes();
+        PieceCounter::new(cl100k(), &cache, 0).count(&distinct(2_000, 50_000));
+        let churned = cache.memory_bytes();
+        assert!(churned <= full + full / 2, "{full} bytes after 2,000 pieces, {churned} after 52,000");
+        assert!(cache.short.len() as u64 <= cache.short.capacity(), "{}", cache.short.len());
+        assert!(cache.long.weight() <= 16 * 1024, "{}", cache.long.weight());
+        assert!(cache.long.len() > 16, "long pieces are cached: {}", cache.long.len());
+    }
+}
