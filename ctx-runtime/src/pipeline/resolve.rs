@@ -93,8 +93,8 @@ pub(crate) fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut V
                     files_counter = Some(counter);
                     ModelConfig::from_spec(&completed, &root.key("model")).map_err(|e| found.extend(e)).ok()
                 }
-                Err(issue) => {
-                    found.push(issue);
+                Err(issues) => {
+                    found.extend(issues);
                     None
                 }
             }
