@@ -11,16 +11,6 @@ use ctx_runtime::pipeline::yaml::{PipelineFile, to_yaml};
 use ctx_runtime::pipeline::*;
 use proptest::prelude::*;
 
-/// Keys with a meaning of their own in `settings`: a named setting cannot be called so.
-const TYPED_SETTINGS: [&str; 6] = [
-    "max_context_tokens",
-    "max_history_tokens",
-    "budget_safety_margin_tokens",
-    "limits_policy",
-    "compactors",
-    "node_frame",
-];
-
 fn text() -> impl Strategy<Value = String> {
     let tricky = prop::sample::select(vec![
         '"', '\'', '\\', '\n', '\r', '\t', '#', ':', '{', '}', '[', ']', ',', '&', '*', '!', '|', '>', '%', '@', '`',
@@ -74,7 +64,7 @@ fn model() -> impl Strategy<Value = ModelSource> {
 
 fn settings() -> impl Strategy<Value = SettingsSpec> {
     let extra = prop::collection::btree_map(
-        text().prop_filter("a typed setting", |k| !TYPED_SETTINGS.contains(&k.as_str())),
+        text().prop_filter("a typed setting", |k| !ctx_runtime::config::SETTING_NAMES.contains(&k.as_str())),
         any::<i64>(),
         0..4,
     );

@@ -59,10 +59,12 @@ pub(crate) fn complete_spec(
     at: &FieldPath,
 ) -> Result<(ModelSpec, TokenCounter), Vec<ConfigIssue>> {
     let written = spec.tokenizer.as_deref().unwrap_or_default();
-    Err(vec![ConfigIssue::new(
-        "MODEL_FILES_NEED_FEATURE",
-        at.key("tokenizer"),
-        format!("counting with the model files `{written}` needs the `hf` feature of ctx"),
-    )
-    .with_help("enable it: `ctx = { version = \"…\", features = [\"hf\"] }`")])
+    Err(vec![
+        ConfigIssue::new(
+            "MODEL_FILES_NEED_FEATURE",
+            at.key("tokenizer"),
+            format!("counting with the model files `{written}` needs the `hf` feature of ctx"),
+        )
+        .with_help("enable it: `ctx = { version = \"…\", features = [\"hf\"] }`"),
+    ])
 }

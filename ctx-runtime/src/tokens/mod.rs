@@ -34,13 +34,13 @@ mod error;
 pub mod gguf;
 #[cfg(feature = "hf")]
 mod hf;
+mod incremental;
 #[cfg(feature = "hf")]
 pub mod jinja;
 #[cfg(feature = "hf")]
 mod jinja_counts;
 #[cfg(feature = "hf")]
 mod model_files;
-mod incremental;
 mod pieces;
 #[cfg(feature = "llama")]
 mod remote;
@@ -62,11 +62,11 @@ pub use error::TokenError;
 pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 pub use hf::HfTokenizer;
+pub use incremental::{CountCheckpoint, CountedText};
 #[cfg(feature = "hf")]
 pub use jinja::JinjaTemplate;
 #[cfg(feature = "hf")]
 pub use model_files::ModelFiles;
-pub use incremental::{CountCheckpoint, CountedText};
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 #[cfg(feature = "llama")]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::llm::openai::RetryPolicy;
+use crate::llm::openai::config::timing_issues;
 use crate::llm::{ApiKey, ModelError};
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 
@@ -129,31 +130,15 @@ impl AnthropicConfig {
                 .with_help(format!("use `{ANTHROPIC_VERSION}`")),
             );
         }
-        for (name, value) in [
-            ("request_timeout", self.request_timeout),
-            ("connect_timeout", self.connect_timeout),
-            ("stream_idle_timeout", self.stream_idle_timeout),
-        ] {
-            if value.is_zero() {
-                issues.push(
-                    ConfigIssue::new("MODEL_CONFIG_TIMEOUT", root.key(name), format!("`{name}` is zero"))
-                        .with_help("a zero timeout fails every request; give a positive duration"),
-                );
-            }
-        }
-        if self.retry.initial_backoff > self.retry.max_backoff {
-            issues.push(
-                ConfigIssue::new(
-                    "MODEL_CONFIG_RETRY",
-                    root.key("retry").key("initial_backoff"),
-                    format!(
-                        "`initial_backoff` ({:?}) is longer than `max_backoff` ({:?})",
-                        self.retry.initial_backoff, self.retry.max_backoff
-                    ),
-                )
-                .with_help("make `max_backoff` at least `initial_backoff`"),
-            );
-        }
+        issues.extend(timing_issues(
+            &root,
+            [
+                ("request_timeout", self.request_timeout),
+                ("connect_timeout", self.connect_timeout),
+                ("stream_idle_timeout", self.stream_idle_timeout),
+            ],
+            &self.retry,
+        ));
         issues
     }
 

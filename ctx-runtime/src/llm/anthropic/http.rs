@@ -10,10 +10,7 @@ use serde::Serialize;
 
 use super::config::AnthropicConfig;
 use crate::llm::ModelError;
-use crate::llm::openai::failure::{Phase, ServerError, excerpt, status_error, transport_error};
-
-/// The largest body read, whole or streamed.
-pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+use crate::llm::openai::failure::{Phase, ServerError, read_body, status_error, transport_error};
 
 /// The status an error type stands for, for an error that arrived inside a successful response
 /// (a stream's `error` event): an overloaded stream is as retryable as a 529.
@@ -124,29 +121,7 @@ impl Http {
         phase: Phase,
         idle: Option<Duration>,
     ) -> Result<Vec<u8>, ModelError> {
-        let mut body = Vec::new();
-        loop {
-            let next = match idle {
-                Some(limit) => tokio::time::timeout(limit, response.chunk())
-                    .await
-                    .map_err(|_| self.timeout(Phase { name: phase.name, limit }))?,
-                None => response.chunk().await,
-            };
-            match next {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > MAX_BODY_BYTES {
-                        return Err(ModelError::MalformedBody {
-                            model: self.config.model.clone(),
-                            message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-                            excerpt: excerpt(&body),
-                        });
-                    }
-                }
-                Ok(None) => return Ok(body),
-                Err(e) => return Err(self.transport(&e, phase, body.len())),
-            }
-        }
+        read_body(response, &self.config.model, phase, idle, |e, p, n| self.transport(e, p, n)).await
     }
 
     /// The error of a non-success response; a 429's `retry-after` is kept, a 529 (overloaded)

@@ -100,7 +100,7 @@ use stream::{EventError, MessageStream};
 use wire::{WireReply, WireRequest};
 
 pub use crate::llm::openai::RetryPolicy;
-use crate::llm::openai::failure::{Phase, ServerError, excerpt, parse_error, redact_error};
+use crate::llm::openai::failure::{MAX_BODY_BYTES, Phase, ServerError, excerpt, parse_error, redact_error};
 use crate::llm::openai::retry::RetryState;
 use crate::llm::openai::sse::SseParser;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
@@ -210,10 +210,10 @@ impl AnthropicClient {
                 Ok(Ok(Some(chunk))) => chunk,
             };
             received += chunk.len();
-            if received > http::MAX_BODY_BYTES {
+            if received > MAX_BODY_BYTES {
                 return Err(ModelError::MalformedBody {
                     model: config.model.clone(),
-                    message: format!("the stream is larger than {} bytes", http::MAX_BODY_BYTES),
+                    message: format!("the stream is larger than {} bytes", MAX_BODY_BYTES),
                     excerpt: excerpt(&chunk),
                 });
             }

@@ -219,31 +219,15 @@ impl OpenAiConfig {
                     .with_help("give the model the server serves, e.g. `gpt-4o-mini`"),
             );
         }
-        for (name, value) in [
-            ("request_timeout", self.request_timeout),
-            ("connect_timeout", self.connect_timeout),
-            ("stream_idle_timeout", self.stream_idle_timeout),
-        ] {
-            if value.is_zero() {
-                issues.push(
-                    ConfigIssue::new("MODEL_CONFIG_TIMEOUT", root.key(name), format!("`{name}` is zero"))
-                        .with_help("a zero timeout fails every request; give a positive duration"),
-                );
-            }
-        }
-        if self.retry.initial_backoff > self.retry.max_backoff {
-            issues.push(
-                ConfigIssue::new(
-                    "MODEL_CONFIG_RETRY",
-                    root.key("retry").key("initial_backoff"),
-                    format!(
-                        "`initial_backoff` ({:?}) is longer than `max_backoff` ({:?})",
-                        self.retry.initial_backoff, self.retry.max_backoff
-                    ),
-                )
-                .with_help("make `max_backoff` at least `initial_backoff`"),
-            );
-        }
+        issues.extend(timing_issues(
+            &root,
+            [
+                ("request_timeout", self.request_timeout),
+                ("connect_timeout", self.connect_timeout),
+                ("stream_idle_timeout", self.stream_idle_timeout),
+            ],
+            &self.retry,
+        ));
         issues
     }
 
@@ -252,6 +236,38 @@ impl OpenAiConfig {
         let base = self.base_url.trim_end_matches('/');
         if base.ends_with("/chat/completions") { base.to_owned() } else { format!("{base}/chat/completions") }
     }
+}
+
+/// The timing rules every HTTP client's configuration follows (OpenAI's, Anthropic's): no zero
+/// timeout, a backoff that does not start above its own maximum. Issues under `root`.
+pub(crate) fn timing_issues(
+    root: &FieldPath,
+    timeouts: [(&str, Duration); 3],
+    retry: &RetryPolicy,
+) -> Vec<ConfigIssue> {
+    let mut issues = Vec::new();
+    for (name, value) in timeouts {
+        if value.is_zero() {
+            issues.push(
+                ConfigIssue::new("MODEL_CONFIG_TIMEOUT", root.key(name), format!("`{name}` is zero"))
+                    .with_help("a zero timeout fails every request; give a positive duration"),
+            );
+        }
+    }
+    if retry.initial_backoff > retry.max_backoff {
+        issues.push(
+            ConfigIssue::new(
+                "MODEL_CONFIG_RETRY",
+                root.key("retry").key("initial_backoff"),
+                format!(
+                    "`initial_backoff` ({:?}) is longer than `max_backoff` ({:?})",
+                    retry.initial_backoff, retry.max_backoff
+                ),
+            )
+            .with_help("make `max_backoff` at least `initial_backoff`"),
+        );
+    }
+    issues
 }
 
 #[cfg(test)]

@@ -182,6 +182,45 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..end]).into_owned()
 }
 
+/// The largest response body a client reads (a model's reply is far smaller; anything larger is
+/// a misbehaving server, not a reply).
+pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Reads a whole body; each chunk must arrive within `idle` when given (the request's own timeout
+/// covers the rest). `transport` makes the client's error for a failure of reqwest.
+pub(crate) async fn read_body(
+    response: &mut reqwest::Response,
+    model: &str,
+    phase: Phase,
+    idle: Option<Duration>,
+    transport: impl Fn(&reqwest::Error, Phase, usize) -> ModelError,
+) -> Result<Vec<u8>, ModelError> {
+    let mut body = Vec::new();
+    loop {
+        let next =
+            match idle {
+                Some(limit) => tokio::time::timeout(limit, response.chunk())
+                    .await
+                    .map_err(|_| ModelError::Timeout { model: model.to_owned(), phase: phase.name, limit })?,
+                None => response.chunk().await,
+            };
+        match next {
+            Ok(Some(chunk)) => {
+                body.extend_from_slice(&chunk);
+                if body.len() > MAX_BODY_BYTES {
+                    return Err(ModelError::MalformedBody {
+                        model: model.to_owned(),
+                        message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+                        excerpt: excerpt(&body),
+                    });
+                }
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => return Err(transport(&e, phase, body.len())),
+        }
+    }
+}
+
 /// What a request was waiting for when a transport error happened.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Phase {

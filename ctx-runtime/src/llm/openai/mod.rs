@@ -40,7 +40,7 @@
 //! # Ok(()) }
 //! ```
 
-mod config;
+pub(crate) mod config;
 // The error classification, the retry decision and the event-stream framing are shared with the
 // Anthropic client (`llm::anthropic`).
 pub(crate) mod failure;
@@ -59,18 +59,13 @@ pub use config::{
     DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_BASE_URL, MaxTokensParam, OpenAiConfig,
     RetryPolicy,
 };
-use failure::{Phase, ServerError, parse_error, status_error, transport_error};
+use failure::{MAX_BODY_BYTES, Phase, ServerError, parse_error, status_error, transport_error};
 use retry::RetryState;
 use sse::{ChunkError, SseParser, StreamState};
 use wire::{WireCompletion, WireRequest};
 
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use crate::validation::ConfigIssues;
-
-/// The largest response body read, whole or streamed; a larger one is reported as malformed
-/// instead of filling memory (a stream without line breaks would otherwise grow the parser's
-/// line buffer without end).
-const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// A client for an OpenAI-compatible chat-completions endpoint. Cheap to clone (the connection
 /// pool is shared). `Debug` shows the configuration with the key redacted.
@@ -155,29 +150,7 @@ impl OpenAiClient {
         phase: Phase,
         idle: Option<Duration>,
     ) -> Result<Vec<u8>, ModelError> {
-        let mut body = Vec::new();
-        loop {
-            let next = match idle {
-                Some(limit) => tokio::time::timeout(limit, response.chunk())
-                    .await
-                    .map_err(|_| self.timeout(Phase { name: phase.name, limit }))?,
-                None => response.chunk().await,
-            };
-            match next {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > MAX_BODY_BYTES {
-                        return Err(ModelError::MalformedBody {
-                            model: self.config.model.clone(),
-                            message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-                            excerpt: failure::excerpt(&body),
-                        });
-                    }
-                }
-                Ok(None) => return Ok(body),
-                Err(e) => return Err(self.transport(&e, phase, body.len())),
-            }
-        }
+        failure::read_body(response, &self.config.model, phase, idle, |e, p, n| self.transport(e, p, n)).await
     }
 
     /// The reply in a whole (non-streamed) completion body.
