@@ -58,22 +58,8 @@ impl Http {
             }
             None => None,
         };
-        let mut builder = reqwest::Client::builder();
-        if !config.system_proxy {
-            builder = builder.no_proxy();
-        }
-        if !pooled {
-            builder = builder.pool_max_idle_per_host(0);
-        }
-        let client = builder
-            .use_rustls_tls()
-            .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ModelError::Failed {
-                model: config.model.clone(),
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let client =
+            crate::llm::openai::http_client(&config.model, config.connect_timeout, config.system_proxy, pooled)?;
         Ok(Http {
             messages_url: config.messages_url(),
             count_url: config.count_tokens_url(),

@@ -86,19 +86,7 @@ impl OpenAiClient {
     /// A client for `config`, after checking it ([`OpenAiConfig::validate`]: every problem at once).
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         ConfigIssues::check("OpenAiConfig", config.validate())?;
-        let mut builder = reqwest::Client::builder();
-        if !config.system_proxy {
-            builder = builder.no_proxy();
-        }
-        let http = builder
-            .use_rustls_tls()
-            .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ModelError::Failed {
-                model: config.model.clone(),
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let http = http_client(&config.model, config.connect_timeout, config.system_proxy, true)?;
         Ok(OpenAiClient { endpoint: config.endpoint(), config, http })
     }
 
@@ -377,4 +365,30 @@ impl ChatModel for OpenAiClient {
         .instrument(self.span(request, true))
         .await
     }
+}
+
+/// The HTTP client of a model API client (OpenAI's, Anthropic's): rustls, ctx's user agent, the
+/// connect timeout; the system proxy only when allowed; idle connections kept only when `pooled`.
+pub(crate) fn http_client(
+    model: &str,
+    connect_timeout: Duration,
+    system_proxy: bool,
+    pooled: bool,
+) -> Result<reqwest::Client, ModelError> {
+    let mut builder = reqwest::Client::builder();
+    if !system_proxy {
+        builder = builder.no_proxy();
+    }
+    if !pooled {
+        builder = builder.pool_max_idle_per_host(0);
+    }
+    builder
+        .use_rustls_tls()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ModelError::Failed {
+            model: model.to_owned(),
+            message: format!("cannot build the HTTP client: {e}"),
+        })
 }
