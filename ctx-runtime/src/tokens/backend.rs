@@ -202,7 +202,7 @@ impl TokenizerBackend for BpeBackend {
             let mut counter = PieceCounter::new(self.tokenizer, self.pieces, normalized.as_str().len());
             let mut consumed = 0usize;
             let mut rest = normalized.as_str().len();
-            for piece in self.tokenizer.split(normalized.as_str()) {
+            for piece in super::pretokenize::split(self.tokenizer, normalized.as_str()) {
                 // The rest has at least ceil(rest / longest) tokens; ceil(r / l) > k iff r > k·l.
                 if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
                     return Some(None);

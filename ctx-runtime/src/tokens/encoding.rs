@@ -40,6 +40,30 @@ impl Encoding {
     pub fn for_model(model: &str) -> Result<Encoding, TokenError> {
         Ok(resolve(model)?.encoding)
     }
+
+    /// The pieces this encoding's pre-tokenizer cuts `text` into, in order (they concatenate to
+    /// `text`). Byte-pair merges happen inside each piece, so a text's count is the sum of its
+    /// pieces' counts, and a piece boundary is a place where a text can be cut without changing
+    /// the count of either side.
+    ///
+    /// ```
+    /// use ctx_runtime::tokens::Encoding;
+    ///
+    /// let pieces: Vec<&str> = Encoding::O200kBase.pieces("It's 2024:  done!").collect();
+    /// assert_eq!(pieces, ["It's", " ", "202", "4", ":", " ", " done", "!"]);
+    /// ```
+    pub fn pieces(self, text: &str) -> impl Iterator<Item = &str> {
+        super::pretokenize::Pieces::new(self.into(), text)
+    }
+}
+
+impl From<Encoding> for super::pretokenize::Pattern {
+    fn from(encoding: Encoding) -> Self {
+        match encoding {
+            Encoding::Cl100kBase => super::pretokenize::Pattern::Cl100k,
+            Encoding::O200kBase => super::pretokenize::Pattern::O200k,
+        }
+    }
 }
 
 impl fmt::Display for Encoding {

@@ -166,7 +166,7 @@ pub(super) fn advance(
     let mut counter = PieceCounter::new(tokenizer, cache, text.len() - floor);
     let (mut at, mut tokens) = (floor, from.stable_tokens);
     let (mut stable_bytes, mut stable_tokens) = (floor, from.stable_tokens);
-    for piece in tokenizer.split(&text[floor..]) {
+    for piece in super::pretokenize::split(tokenizer, &text[floor..]) {
         if at <= open {
             (stable_bytes, stable_tokens) = (at, tokens);
         }

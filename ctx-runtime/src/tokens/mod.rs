@@ -28,6 +28,7 @@
 mod anthropic;
 mod backend;
 mod cache;
+mod char_classes;
 mod chat;
 mod encoding;
 mod error;
@@ -42,6 +43,7 @@ mod jinja_counts;
 #[cfg(feature = "hf")]
 mod model_files;
 mod pieces;
+mod pretokenize;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;

@@ -28,6 +28,7 @@ use quick_cache::sync::{Cache, DefaultLifecycle};
 use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
+use super::pretokenize::split;
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
 const INLINE: usize = 15;
@@ -236,7 +237,7 @@ impl<'a> PieceCounter<'a> {
     /// The exact count of `text`: the sum of its pieces.
     pub(super) fn count(&mut self, text: &str) -> usize {
         let mut total = 0;
-        for piece in self.tokenizer.split(text) {
+        for piece in split(self.tokenizer, text) {
             total += self.piece(piece);
         }
         total
@@ -299,7 +300,7 @@ fn run(tokenizer: &bpe_openai::Tokenizer, cache: &PieceCache, text: &str, start:
     let mut counter = PieceCounter::new(tokenizer, cache, stop - start);
     let mut at = start;
     let mut out = Run { starts: Vec::new(), tokens: 0, end: text.len() };
-    for piece in tokenizer.split(&text[start..]) {
+    for piece in split(tokenizer, &text[start..]) {
         if at >= stop {
             out.end = at;
             break;
