@@ -142,11 +142,26 @@ pub(super) fn shared_cache(slot: usize) -> &'static PieceCache {
         .get_or_init(|| PieceCache::new(PieceCache::DEFAULT_SHORT_ENTRIES, PieceCache::DEFAULT_LONG_BYTES))
 }
 
+/// The key of a piece of at most [`INLINE`] bytes: its bytes in order (little-endian), zeros, and
+/// its length in the top byte — so two pieces share a key only when they are equal.
+///
+/// Built from overlapping word reads rather than a copy into a buffer: most pieces are a few
+/// bytes long, and a variable-length copy costs more than the lookup it prepares.
+#[inline]
 fn pack(piece: &[u8]) -> u128 {
-    let mut bytes = [0u8; 16];
-    bytes[..piece.len()].copy_from_slice(piece);
-    bytes[INLINE] = piece.len() as u8;
-    u128::from_le_bytes(bytes)
+    let n = piece.len();
+    debug_assert!(n <= INLINE);
+    let word = |at: usize| u64::from_le_bytes(piece[at..at + 8].try_into().unwrap_or([0; 8]));
+    let half = |at: usize| u64::from(u32::from_le_bytes(piece[at..at + 4].try_into().unwrap_or([0; 4])));
+    let (lo, hi) = match n {
+        // The last word overlaps the first: shifting drops the overlap, leaving bytes 8..n.
+        9..=15 => (word(0), word(n - 8) >> (8 * (16 - n))),
+        8 => (word(0), 0),
+        // The same with two half-words for 4 to 7 bytes.
+        4..=7 => (half(0) | ((half(n - 4) >> (8 * (8 - n))) << 32), 0),
+        _ => (piece.iter().rev().fold(0, |acc, &b| (acc << 8) | u64::from(b)), 0),
+    };
+    (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
 }
 
 /// The pieces one count has met so far.
@@ -373,6 +388,17 @@ mod tests {
 
     fn cl100k() -> &'static bpe_openai::Tokenizer {
         bpe_openai::cl100k_base()
+    }
+
+    #[test]
+    fn packed_keys_are_the_bytes_then_the_length() {
+        let bytes: Vec<u8> = (1..=15).map(|i| i * 17).collect();
+        for n in 0..=INLINE {
+            let mut expected = [0u8; 16];
+            expected[..n].copy_from_slice(&bytes[..n]);
+            expected[INLINE] = n as u8;
+            assert_eq!(pack(&bytes[..n]), u128::from_le_bytes(expected), "{n} bytes");
+        }
     }
 
     #[test]

@@ -233,7 +233,12 @@ impl Scanner<'_> {
 
     /// o200k's two word alternatives, each tried with its optional prefix char first.
     fn o200k_words(&self, at: usize, flags: u8, len: usize) -> Option<usize> {
-        let prefix = self.prefix(at, flags) && at + len < self.bytes.len();
+        // Both need a character of U or W, at `at` or right after a prefix character.
+        let wordy = |f: u8| f & (UPPER | LOWER) != 0;
+        let prefix = self.prefix(at, flags) && self.peek(at + len).is_some_and(|(next, _)| wordy(next));
+        if !prefix && !wordy(flags) {
+            return None;
+        }
         let end = prefix
             .then(|| self.lower_word(at + len))
             .flatten()
