@@ -170,6 +170,8 @@ fn fragment() -> impl Strategy<Value = String> {
         "[\u{300}-\u{36f}]{1,2}",
         "[Α-ωА-я]{1,5}",
         "[\u{4e00}-\u{9fff}\u{3040}-\u{30ff}]{1,4}",
+        "[，。、「」！？・…—]{1,2}",
+        "[٠-٩Ⅰ-Ⅻ½¾]{1,3}",
         "[\u{1f300}-\u{1f3ff}\u{fe0f}\u{200d}]{1,3}",
         Just("--- NODE ---\nid: x\ntext:\n".to_owned()),
     ]

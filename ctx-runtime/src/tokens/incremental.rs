@@ -15,15 +15,16 @@
 //! an optional space then punctuation and `[\r\n/]` (` ?[^\s\p{L}\p{N}]+[\r\n/]*`); whitespace only
 //! (`\s*[\r\n]+`, `\s+$`, `\s+(?!\S)`, `\s+`). Every such language is closed under taking
 //! prefixes and suffixes, so the positions it accepts form one interval reaching the end, and they
-//! only move forward as the text grows. Outside ASCII only whitespace is classified (Unicode
-//! `White_Space`, the regex's `\s`): any other character is taken to be a possible letter, mark,
-//! digit or punctuation, so a Unicode table newer than Rust's can make the tail longer, never
-//! wrong. Pieces starting before that position are final; a [`CountCheckpoint`] remembers the
+//! only move forward as the text grows. Characters are classified by the pre-tokenizer's own
+//! classes ([`CharClasses`], the regex's Unicode tables), so a paragraph of Chinese keeps its
+//! open tail after its last `，` or `。`, not back at its last line break. Pieces starting before
+//! that position are final; a [`CountCheckpoint`] remembers the
 //! last piece start at or before it and the tokens before it, and the next count re-splits from
 //! there. The proptest in `tests/tokens_incremental.rs` checks incremental == whole count on
 //! random texts and random appends, under both encodings.
 
 use super::TokenCounter;
+use super::char_classes::{CharClasses, LETTER, LOWER, NUMBER, SPACE, UPPER};
 use super::error::TokenError;
 use super::pieces::{PieceCache, PieceCounter};
 
@@ -69,16 +70,28 @@ impl CountCheckpoint {
     }
 }
 
+fn flags(c: char) -> u8 {
+    CharClasses::get().of(u32::from(c))
+}
+
+/// A character of a word run of either encoding: cl100k's `\p{L}`, o200k's cased classes (which
+/// also take combining marks).
 fn maybe_letter(c: char) -> bool {
-    c.is_ascii_alphabetic() || (!c.is_ascii() && !c.is_whitespace())
+    flags(c) & (LETTER | UPPER | LOWER) != 0
 }
 
+/// `[^\s\p{L}\p{N}]`.
 fn maybe_punct(c: char) -> bool {
-    !c.is_whitespace() && !c.is_ascii_alphanumeric()
+    flags(c) & (SPACE | LETTER | NUMBER) == 0
 }
 
+/// `[^\r\n\p{L}\p{N}]`.
 fn maybe_letter_prefix(c: char) -> bool {
-    c != '\r' && c != '\n' && !c.is_ascii_alphanumeric()
+    c != '\r' && c != '\n' && flags(c) & (LETTER | NUMBER) == 0
+}
+
+fn is_space(c: char) -> bool {
+    flags(c) & SPACE != 0
 }
 
 /// The smallest position at or after `floor` from which the rest of `text` could be a prefix of
@@ -96,7 +109,7 @@ pub(super) fn open_tail_start(text: &str, floor: usize) -> usize {
     // Whitespace only.
     let mut at = len;
     while let Some(&(i, c)) = rev.peek() {
-        if !c.is_whitespace() {
+        if !is_space(c) {
             break;
         }
         at = i;
@@ -305,6 +318,8 @@ mod tests {
         assert_eq!(open_tail_start("abc def", 4), 4);
         // Text outside ASCII is open up to the last line break, not further.
         assert_eq!(open_tail_start("中文。\n中文字", 0), "中文。\n".len());
+        // Chinese punctuation ends a word run: the tail opens at the last `。`, not the text's start.
+        assert_eq!(open_tail_start("中文中文，中文中文。中文", 0), "中文中文，中文中文".len());
         assert_eq!(open_tail_start("a.\n\n", 0), 1);
     }
 
