@@ -212,7 +212,7 @@ fn hostile_text() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
 }
 
-/// A block start after which `prefix.rs` claims a piece boundary: not whitespace, not `/`.
+/// A block start after which a block boundary is a piece boundary: not whitespace, not `/`.
 fn clean_start() -> impl Strategy<Value = String> {
     (prop::sample::select(vec!["-", "<", "a", "Z", "7", "é", "\u{301}", "😀", "'", "\"", "#", "="]), hostile_text())
         .prop_map(|(first, rest)| format!("{first}{rest}"))
@@ -221,7 +221,9 @@ fn clean_start() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// The identity `manage_context_budget`'s threshold checks rest on (see `budget/prefix.rs`).
+    /// For the OpenAI patterns, `"\n\n"` followed by a clean start is a piece boundary, so the
+    /// count of a context and the count of a node framed as `--- NODE ---` add up there (what
+    /// callers that count blocks one by one may rely on).
     #[test]
     fn block_boundaries_split_pieces(x in hostile_text(), y in clean_start()) {
         use ctx_runtime::tokens::{ChatFormat, TiktokenBackend};

@@ -53,12 +53,12 @@
 //!
 //! Every number compared with a limit is the tokenizer's count of the exact string. The decision
 //! counts the rendered context (a cache hit on a retry with unchanged inputs). A threshold check
-//! needs the count of the rendered context with the candidate appended: with the tokenizers ctx
-//! ships it is obtained exactly from per-block counts, because their pre-tokenizer provably splits
-//! at every block boundary (the proof is in `prefix.rs`; it is checked against the direct count in
-//! debug builds and by a property test); with any other backend the whole candidate is counted,
-//! stopping as soon as the trigger is passed. Each block is counted once, so a decision costs
-//! about two passes over the text when cold and hash lookups when warm.
+//! needs the count of the rendered context with the candidate appended: the rendered prefix is a
+//! [`CountedText`](crate::tokens::CountedText) (see `prefix.rs`), so that count costs the
+//! candidate and the last pieces before it, exactly, whatever the blocks hold; a backend that
+//! cannot count incrementally recounts the whole candidate. A node is counted once as a
+//! candidate and once as the block appended, so a decision costs about two passes over the new
+//! text (piece-cache lookups for pieces seen before), plus one count of the existing context.
 //!
 //! # Validation
 //!

@@ -253,10 +253,34 @@ impl CountedText {
         if tokens <= limit {
             return Ok(Some(tokens));
         }
-        // Back to the exact text `before` was taken of, so `before` is exact again.
+        self.restore(before);
+        Ok(None)
+    }
+
+    /// The count the text would have with `more` appended, leaving the text as it is. Costs what
+    /// appending costs (the appended bytes and the last pieces before them), never a recount.
+    ///
+    /// ```
+    /// use ctx_runtime::tokens::{CountedText, Encoding, TokenCounter};
+    ///
+    /// let counter = TokenCounter::for_encoding(Encoding::O200kBase);
+    /// let mut context = CountedText::with_text(&counter, "retrieved passages\n\n")?;
+    /// let with = context.tokens_with("  an indented candidate")?;
+    /// assert_eq!(with, counter.count("retrieved passages\n\n  an indented candidate")?);
+    /// assert_eq!(context.as_str(), "retrieved passages\n\n");
+    /// # Ok::<(), ctx_runtime::error::TokenError>(())
+    /// ```
+    pub fn tokens_with(&mut self, more: &str) -> Result<usize, TokenError> {
+        let before = self.at;
+        let tokens = self.push_str(more)?;
+        self.restore(before);
+        Ok(tokens)
+    }
+
+    /// Back to the exact text `before` was taken of, so `before` is exact again.
+    fn restore(&mut self, before: CountCheckpoint) {
         self.text.truncate(before.bytes);
         self.at = before;
-        Ok(None)
     }
 
     /// Makes room for `additional` more bytes, so that appending them does not move the text.
