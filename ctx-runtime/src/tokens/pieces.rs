@@ -1,6 +1,7 @@
 //! Counting piece by piece: every distinct pre-tokenizer piece is tokenized once.
 //!
-//! bpe-openai (like tiktoken) first cuts a text into pieces with a regex, then runs byte-pair
+//! BPE first cuts a text into pieces by the encoding's pattern (ctx's scanners in
+//! `pretokenize.rs`, the same cuts as bpe-openai's and tiktoken's regex), then runs byte-pair
 //! merges inside each piece on its own. A piece's count therefore never depends on its
 //! neighbours, and a text's count is exactly the sum of its pieces' counts. Splitting runs several
 //! times faster than merging, and most pieces of real text repeat (words, indentation, `": "`), so

@@ -96,9 +96,11 @@ impl<'a> Iterator for Pieces<'a> {
         }
         let start = self.at;
         let end = self.scanner.piece_end(start);
-        self.at = end;
-        // `end` is always a character boundary past `start`; `get` keeps a slip from panicking.
-        self.text.get(start..end)
+        // `end` is always a character boundary past `start` (every step moves by whole
+        // characters); were it ever not, the rest would be one piece rather than lost or a panic.
+        let piece = self.text.get(start..end).or_else(|| self.text.get(start..))?;
+        self.at = start + piece.len();
+        Some(piece)
     }
 }
 
