@@ -41,6 +41,7 @@ pub mod jinja;
 mod jinja_counts;
 #[cfg(feature = "hf")]
 mod model_files;
+mod merge;
 mod pieces;
 #[cfg(feature = "llama")]
 mod remote;
@@ -63,6 +64,7 @@ pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 pub use hf::HfTokenizer;
 pub use incremental::{CountCheckpoint, CountedText};
+pub use merge::Ranks;
 #[cfg(feature = "hf")]
 pub use jinja::JinjaTemplate;
 #[cfg(feature = "hf")]
