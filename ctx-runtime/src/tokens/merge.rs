@@ -8,12 +8,16 @@
 //!
 //! 1. a piece that is itself a token counts 1 (tiktoken returns its rank without merging, and
 //!    every token of these vocabularies encodes to itself), one probe of the index;
-//! 2. a short piece is merged on the stack, a linear scan per merge as tiktoken does;
-//! 3. a piece made of a few runs of one repeated byte (280 spaces, a tab then 120 spaces, a line
-//!    of `=`) is merged run by run: identical parts side by side are one run, and the merges
-//!    inside a run are applied all at once when no merge they create can come first;
-//! 4. other pieces up to [`HEAP_MAX`] bytes go through a heap of candidate pairs;
+//! 2. a piece of at least [`RUNS_MIN_LEN`] bytes made of a few runs of one repeated byte (280
+//!    spaces, a tab then 120 spaces, a line of `=`) is merged run by run: identical parts side
+//!    by side are one run, and the merges inside a run are applied all at once when no merge
+//!    they create can come first;
+//! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
+//!    merge as tiktoken does;
+//! 4. up to [`HEAP_MAX`] bytes, through a heap of candidate pairs;
 //! 5. longer ones go to bpe-openai, which is linear on them.
+//!
+//! The thresholds come from `tokens/merge` in `benches/tokens.rs`.
 //!
 //! Each path computes exactly tiktoken's result: at every step, merge the leftmost of the
 //! adjacent pairs whose concatenation has the lowest rank (ranks are token ids in both
@@ -21,7 +25,7 @@
 //! tiktoken-rs.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -32,13 +36,13 @@ use quick_cache::DefaultHashBuilder;
 const NONE: u32 = u32::MAX;
 
 /// The longest piece merged on the stack (a linear scan per merge beats a heap below this).
-pub(crate) const SMALL_MAX: usize = 24;
+pub(crate) const SMALL_MAX: usize = 64;
 
 /// Pieces of more bytes than this and no few-runs shape go to bpe-openai.
 pub(crate) const HEAP_MAX: usize = 4096;
 
 /// The run-by-run merge is tried on pieces of at least this many bytes...
-pub(crate) const RUNS_MIN_LEN: usize = 25;
+pub(crate) const RUNS_MIN_LEN: usize = 32;
 
 /// ...made of at most this many runs of one repeated byte.
 pub(crate) const RUNS_MAX_BYTE_RUNS: usize = 8;
@@ -48,20 +52,23 @@ pub(crate) const RUNS_MAX_BYTE_RUNS: usize = 8;
 const RUNS_MAX_RUNS: usize = 32;
 const RUNS_MAX_STEPS: usize = 4096;
 
-/// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map,
-/// compact.
+/// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map.
 ///
-/// An open-addressing table of `u32` slots, each holding a rank and the top bits of its bytes'
-/// hash; a probe whose hash bits match is confirmed against the vocabulary's own bytes
-/// (`BytePairEncoding::token_bytes`), so a lookup is exact and the table stores no keys. The
-/// table is at most 3/8 full. Beside it, for each byte value, the ranks of the tokens made of
-/// that byte repeated, by length (runs of spaces, `=`, `-`, newlines).
+/// Tokens of at most 15 bytes (all but a few hundred) are keys of a hash map, packed with their
+/// length into a `u128`: one probe, no pointer to follow, which is what makes the merge's many
+/// pair lookups cheaper than bpe-openai's count. Longer tokens go in an open-addressing table
+/// of `u32` slots, each holding a rank and the top bits of its bytes' hash; a probe whose hash
+/// bits match is confirmed against the vocabulary's own bytes (`BytePairEncoding::token_bytes`),
+/// so that table stores no keys and is at most half full. Beside them, for each byte value, the
+/// ranks of the tokens made of that byte repeated, by length (runs of spaces, `=`, `-`,
+/// newlines), for the run-by-run merge.
 ///
-/// Measured on the benchmark machine (`tokens/merge` in `benches/tokens.rs` prints them):
-/// cl100k_base builds in about 4 ms into 1.0 MiB, o200k_base in about 9 ms into 2.0 MiB,
-/// once per process and encoding.
+/// Built once per process and encoding, on the first piece the piece cache misses. Measured by
+/// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
+/// cl100k_base in about 5 ms into 3.6 MiB, o200k_base in about 12 ms into 7.3 MiB.
 pub struct Ranks {
     bpe: &'static BytePairEncoding,
+    short: HashMap<u128, u32, DefaultHashBuilder>,
     hasher: DefaultHashBuilder,
     slots: Box<[u32]>,
     /// `slots.len() - 1`.
@@ -95,12 +102,14 @@ impl Ranks {
     /// cl100k_base and o200k_base).
     pub fn new(bpe: &'static BytePairEncoding) -> Self {
         let tokens = bpe.num_tokens();
-        let size = (tokens * 8 / 3).next_power_of_two().max(16);
+        let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) >= 16).count();
+        let size = (long * 2).next_power_of_two().max(16);
         // Rank + 1 needs `rank_bits`; the rest of the slot carries hash bits.
         let rank_bits = usize::BITS - tokens.leading_zeros();
         let tag_mask = if rank_bits >= 32 { 0 } else { !((1u32 << rank_bits) - 1) };
         let mut ranks = Ranks {
             bpe,
+            short: HashMap::with_capacity_and_hasher(tokens - long, DefaultHashBuilder::default()),
             hasher: DefaultHashBuilder::default(),
             slots: vec![0; size].into_boxed_slice(),
             mask: size - 1,
@@ -113,7 +122,9 @@ impl Ranks {
             let bytes = bpe.token_bytes(id);
             let Some(&first) = bytes.first() else { continue };
             ranks.longest = ranks.longest.max(bytes.len());
-            if ranks.rank(bytes).is_none() {
+            if bytes.len() < 16 {
+                ranks.short.entry(pack(bytes)).or_insert(id);
+            } else if ranks.rank(bytes).is_none() {
                 ranks.insert(bytes, id);
             }
             if bytes.iter().all(|&b| b == first) {
@@ -131,12 +142,13 @@ impl Ranks {
     /// Bytes held by the index (its slots and the repeated-byte tables).
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
+            + self.short.capacity() * 33
             + self.slots.len() * 4
             + self.uniform.iter().map(|t| t.len() * 4 + std::mem::size_of::<Box<[u32]>>()).sum::<usize>()
     }
 
     fn hash(&self, bytes: &[u8]) -> u64 {
-        if bytes.len() < 16 { self.hasher.hash_one(pack(bytes)) } else { self.hasher.hash_one(bytes) }
+        self.hasher.hash_one(bytes)
     }
 
     fn tag(&self, hash: u64) -> u32 {
@@ -147,7 +159,7 @@ impl Ranks {
         let hash = self.hash(bytes);
         let slot = self.tag(hash) | (rank + 1);
         let mut i = hash as usize & self.mask;
-        // The table is at most 3/8 full: an empty slot is always found.
+        // The table is at most half full: an empty slot is always found.
         while self.slots[i] != 0 {
             i = (i + 1) & self.mask;
         }
@@ -158,6 +170,9 @@ impl Ranks {
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         if bytes.is_empty() || bytes.len() > self.longest {
             return None;
+        }
+        if bytes.len() < 16 {
+            return self.short.get(&pack(bytes)).copied();
         }
         let hash = self.hash(bytes);
         let tag = self.tag(hash);
@@ -194,10 +209,10 @@ impl Ranks {
             len => {
                 if self.rank(piece).is_some() {
                     1
-                } else if len <= SMALL_MAX {
-                    self.count_small(piece)
                 } else if let Some(n) = self.count_runs_if_few(piece) {
                     n
+                } else if len <= SMALL_MAX {
+                    self.count_small(piece)
                 } else if len <= HEAP_MAX {
                     self.count_heap(piece)
                 } else {
