@@ -14,8 +14,8 @@
 //!    they create can come first;
 //! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
 //!    merge as tiktoken does;
-//! 4. up to [`HEAP_MAX`] bytes, through a heap of candidate pairs;
-//! 5. longer ones go to bpe-openai, which is linear on them.
+//! 4. longer ones go to bpe-openai, which is linear on them (a heap of candidate pairs, as
+//!    tiktoken uses on long pieces, lost to it there and to the array merge below).
 //!
 //! The thresholds come from `tokens/merge` in `benches/tokens.rs`.
 //!
@@ -24,8 +24,7 @@
 //! encodings). The tests in `merge/tests.rs` check every path against bpe-openai and
 //! tiktoken-rs.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -35,11 +34,11 @@ use quick_cache::DefaultHashBuilder;
 /// No rank: the pair is not a token.
 const NONE: u32 = u32::MAX;
 
-/// The longest piece merged on the stack (a linear scan per merge beats a heap below this).
+/// The longest piece merged here when it is not a few runs; longer ones go to bpe-openai.
+///
+/// Up to this length the array merge beat a heap of candidate pairs; past it, on long pieces
+/// of letters, bpe-openai beat both (`tokens/merge` in `benches/tokens.rs`).
 pub(crate) const SMALL_MAX: usize = 64;
-
-/// Pieces of more bytes than this and no few-runs shape go to bpe-openai.
-pub(crate) const HEAP_MAX: usize = 4096;
 
 /// The run-by-run merge is tried on pieces of at least this many bytes...
 pub(crate) const RUNS_MIN_LEN: usize = 32;
@@ -47,7 +46,7 @@ pub(crate) const RUNS_MIN_LEN: usize = 32;
 /// ...made of at most this many runs of one repeated byte.
 pub(crate) const RUNS_MAX_BYTE_RUNS: usize = 8;
 
-/// The run-by-run merge gives up (and the heap or bpe-openai takes over) past this many runs of
+/// The run-by-run merge gives up (and the array merge or bpe-openai takes over) past this many runs of
 /// identical parts, or this many steps: its cost is steps × runs, small only while both are.
 const RUNS_MAX_RUNS: usize = 32;
 const RUNS_MAX_STEPS: usize = 4096;
@@ -65,7 +64,7 @@ const RUNS_MAX_STEPS: usize = 4096;
 ///
 /// Built once per process and encoding, on the first piece the piece cache misses. Measured by
 /// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
-/// cl100k_base in about 5 ms into 3.6 MiB, o200k_base in about 12 ms into 7.3 MiB.
+/// cl100k_base in about 5 ms into 3.6 MiB, o200k_base in 12 to 20 ms into 7.3 MiB.
 pub struct Ranks {
     bpe: &'static BytePairEncoding,
     short: HashMap<u128, u32, DefaultHashBuilder>,
@@ -213,8 +212,6 @@ impl Ranks {
                     n
                 } else if len <= SMALL_MAX {
                     self.count_small(piece)
-                } else if len <= HEAP_MAX {
-                    self.count_heap(piece)
                 } else {
                     self.bpe.count(piece)
                 }
@@ -223,12 +220,12 @@ impl Ranks {
     }
 
     /// tiktoken's merge as tiktoken runs it: parts in an array, a scan for the leftmost
-    /// lowest-ranked pair, one merge, the two neighbouring pairs re-ranked. `piece` has 2 to
-    /// [`SMALL_MAX`] bytes.
+    /// lowest-ranked pair, one merge, the two neighbouring pairs re-ranked. Pieces longer than
+    /// [`SMALL_MAX`] bytes go to bpe-openai.
     pub(crate) fn count_small(&self, piece: &[u8]) -> usize {
         let n = piece.len();
         if n > SMALL_MAX {
-            return self.count_heap(piece);
+            return self.bpe.count(piece);
         }
         // starts[i]: where part i starts (starts[parts] == n); ranks[i]: rank of parts i, i + 1.
         let mut starts = [0u8; SMALL_MAX + 1];
@@ -259,57 +256,6 @@ impl Ranks {
             }
             if at + 1 < parts {
                 ranks[at] = self.rank_or_none(span(&starts, at, at + 2));
-            }
-        }
-        parts
-    }
-
-    /// tiktoken's merge with the candidate pairs in a min-heap by (rank, start): the leftmost
-    /// lowest-ranked pair comes out first. A popped pair is stale when the part at its start is
-    /// gone or the part after it no longer ends where the pair did; its rank depends only on
-    /// the bytes it spans, so a live pair's rank is still right.
-    pub(crate) fn count_heap(&self, piece: &[u8]) -> usize {
-        let n = piece.len();
-        if n < 2 {
-            return n;
-        }
-        // next[i]: the end of the part starting at i; prev[i]: the start of the part before it.
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let mut alive = vec![true; n];
-        let mut heap = BinaryHeap::with_capacity(n);
-        for i in 0..n - 1 {
-            let r = self.rank_or_none(&piece[i..i + 2]);
-            if r != NONE {
-                heap.push(Reverse((r, i, i + 2)));
-            }
-        }
-        let mut parts = n;
-        while let Some(Reverse((_, start, end))) = heap.pop() {
-            if !alive[start] {
-                continue;
-            }
-            let mid = next[start];
-            if mid >= n || next[mid] != end {
-                continue;
-            }
-            alive[mid] = false;
-            next[start] = end;
-            parts -= 1;
-            if end < n {
-                prev[end] = start;
-                let after = next[end];
-                let r = self.rank_or_none(&piece[start..after]);
-                if r != NONE {
-                    heap.push(Reverse((r, start, after)));
-                }
-            }
-            let before = prev[start];
-            if before < n {
-                let r = self.rank_or_none(&piece[before..end]);
-                if r != NONE {
-                    heap.push(Reverse((r, before, end)));
-                }
             }
         }
         parts

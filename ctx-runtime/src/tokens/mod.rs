@@ -39,9 +39,9 @@ mod incremental;
 pub mod jinja;
 #[cfg(feature = "hf")]
 mod jinja_counts;
+mod merge;
 #[cfg(feature = "hf")]
 mod model_files;
-mod merge;
 mod pieces;
 #[cfg(feature = "llama")]
 mod remote;
@@ -64,9 +64,9 @@ pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 pub use hf::HfTokenizer;
 pub use incremental::{CountCheckpoint, CountedText};
-pub use merge::Ranks;
 #[cfg(feature = "hf")]
 pub use jinja::JinjaTemplate;
+pub use merge::Ranks;
 #[cfg(feature = "hf")]
 pub use model_files::ModelFiles;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};

@@ -37,9 +37,6 @@ fn check(ranks: &Ranks, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
         if piece.len() <= SMALL_MAX {
             assert_eq!(ranks.count_small(piece), expected, "array merge of {:?}", shown());
         }
-        if piece.len() <= 2 * HEAP_MAX {
-            assert_eq!(ranks.count_heap(piece), expected, "heap merge of {:?}", shown());
-        }
         if let Some(runs) = byte_runs(piece, RUNS_MAX_BYTE_RUNS)
             && let Some(n) = ranks.count_runs(piece, &runs)
         {
@@ -59,7 +56,9 @@ fn every_distinct_piece_of_the_corpus_counts_as_bpe_openai_counts_it() {
         let mut by_runs = 0;
         for piece in &pieces {
             check(ranks, &tokenizer.bpe, piece.as_bytes());
-            by_runs += usize::from(ranks.rank(piece.as_bytes()).is_none() && ranks.count_runs_if_few(piece.as_bytes()).is_some());
+            by_runs += usize::from(
+                ranks.rank(piece.as_bytes()).is_none() && ranks.count_runs_if_few(piece.as_bytes()).is_some(),
+            );
         }
         assert!(by_runs > 50, "the corpus's whitespace runs take the run-by-run path: {by_runs}");
     }
