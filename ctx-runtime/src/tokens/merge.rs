@@ -53,9 +53,10 @@ const RUNS_MAX_STEPS: usize = 4096;
 
 /// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map.
 ///
-/// Tokens of at most 15 bytes (all but a few hundred) are keys of a hash map, packed with their
-/// length into a `u128`: one probe, no pointer to follow, which is what makes the merge's many
-/// pair lookups cheaper than bpe-openai's count. Longer tokens go in an open-addressing table
+/// Tokens of at most 15 bytes (nearly all) are keys of a hash map, packed with their
+/// length into two words: one probe, no pointer to follow, which is what makes the merge's many
+/// pair lookups cheaper than bpe-openai's count; two-byte tokens, the first lookups of every
+/// merge, are also in a table indexed by the two bytes. Longer tokens go in an open-addressing table
 /// of `u32` slots, each holding a rank and the top bits of its bytes' hash; a probe whose hash
 /// bits match is confirmed against the vocabulary's own bytes (`BytePairEncoding::token_bytes`),
 /// so that table stores no keys and is at most half full. Beside them, for each byte value, the
@@ -64,10 +65,13 @@ const RUNS_MAX_STEPS: usize = 4096;
 ///
 /// Built once per process and encoding, on the first piece the piece cache misses. Measured by
 /// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
-/// cl100k_base in about 5 ms into 3.6 MiB, o200k_base in 12 to 20 ms into 7.3 MiB.
+/// cl100k_base in about 4 ms into 3.4 MiB, o200k_base in about 9 ms into 6.6 MiB.
 pub struct Ranks {
     bpe: &'static BytePairEncoding,
-    short: HashMap<u128, u32, DefaultHashBuilder>,
+    short: HashMap<Short, u32, DefaultHashBuilder>,
+    /// `pairs[a << 8 | b]`: the rank of the two bytes `a b` ([`NONE`] when not a token); every
+    /// merge starts with the pairs of bytes.
+    pairs: Box<[u32]>,
     hasher: DefaultHashBuilder,
     slots: Box<[u32]>,
     /// `slots.len() - 1`.
@@ -88,19 +92,25 @@ impl std::fmt::Debug for Ranks {
     }
 }
 
-/// A piece of at most 15 bytes and its length in one `u128` (hashed in one step).
-fn pack(piece: &[u8]) -> u128 {
+/// A token of at most 15 bytes and its length, packed: two words, aligned to 8 (a `u128`
+/// would pad each map entry from 24 bytes to 32).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Short(u64, u64);
+
+fn pack(piece: &[u8]) -> Short {
     let mut bytes = [0u8; 16];
     bytes[..piece.len()].copy_from_slice(piece);
     bytes[15] = piece.len() as u8;
-    u128::from_le_bytes(bytes)
+    let [a, b, c, d, e, f, g, h, rest @ ..] = bytes;
+    let [i, j, k, l, m, n, o, p] = rest;
+    Short(u64::from_le_bytes([a, b, c, d, e, f, g, h]), u64::from_le_bytes([i, j, k, l, m, n, o, p]))
 }
 
 impl Ranks {
     /// The index of `bpe`'s vocabulary, whose token ids are its merge ranks (so for
-    /// cl100k_base and o200k_base).
+    /// cl100k_base and o200k_base). Ids from `u32::MAX - 1` on, if any, are left out.
     pub fn new(bpe: &'static BytePairEncoding) -> Self {
-        let tokens = bpe.num_tokens();
+        let tokens = bpe.num_tokens().min(u32::MAX as usize - 1);
         let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) >= 16).count();
         let size = (long * 2).next_power_of_two().max(16);
         // Rank + 1 needs `rank_bits`; the rest of the slot carries hash bits.
@@ -109,6 +119,7 @@ impl Ranks {
         let mut ranks = Ranks {
             bpe,
             short: HashMap::with_capacity_and_hasher(tokens - long, DefaultHashBuilder::default()),
+            pairs: vec![NONE; 1 << 16].into_boxed_slice(),
             hasher: DefaultHashBuilder::default(),
             slots: vec![0; size].into_boxed_slice(),
             mask: size - 1,
@@ -121,6 +132,10 @@ impl Ranks {
             let bytes = bpe.token_bytes(id);
             let Some(&first) = bytes.first() else { continue };
             ranks.longest = ranks.longest.max(bytes.len());
+            if let &[a, b] = bytes {
+                let pair = &mut ranks.pairs[usize::from(a) << 8 | usize::from(b)];
+                *pair = (*pair).min(id);
+            }
             if bytes.len() < 16 {
                 ranks.short.entry(pack(bytes)).or_insert(id);
             } else if ranks.rank(bytes).is_none() {
@@ -138,11 +153,14 @@ impl Ranks {
         ranks
     }
 
-    /// Bytes held by the index (its slots and the repeated-byte tables).
+    /// Bytes held by the index (its tables).
     pub fn memory_bytes(&self) -> usize {
+        // The map allocates a power of two of buckets, at most 7/8 used, and a control byte each.
+        let buckets = (self.short.capacity() * 8 / 7).next_power_of_two();
         std::mem::size_of::<Self>()
-            + self.short.capacity() * 33
+            + buckets * (std::mem::size_of::<(Short, u32)>() + 1)
             + self.slots.len() * 4
+            + self.pairs.len() * 4
             + self.uniform.iter().map(|t| t.len() * 4 + std::mem::size_of::<Box<[u32]>>()).sum::<usize>()
     }
 
@@ -169,6 +187,10 @@ impl Ranks {
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         if bytes.is_empty() || bytes.len() > self.longest {
             return None;
+        }
+        if let &[a, b] = bytes {
+            let rank = self.pairs[usize::from(a) << 8 | usize::from(b)];
+            return (rank != NONE).then_some(rank);
         }
         if bytes.len() < 16 {
             return self.short.get(&pack(bytes)).copied();
