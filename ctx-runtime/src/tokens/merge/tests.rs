@@ -102,6 +102,7 @@ fn runs_of_every_byte_with_and_without_neighbours() {
     }
 }
 
+/// Without batching these would need far more than `RUNS_MAX_STEPS` steps and come back `None`.
 #[test]
 fn huge_runs_take_the_run_path_and_stay_exact() {
     for tokenizer in tokenizers() {
