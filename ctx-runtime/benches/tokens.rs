@@ -19,6 +19,11 @@
 //!   ending in a word (the shape that overflows tiktoken-rs's regex stack). tiktoken-rs is
 //!   measured where one probe run does not panic and finishes within a few seconds.
 //!
+//! - `tokens/merge/*`: what a cold count spends its time on, the merge of each distinct piece:
+//!   bpe-openai's `count` against ctx's [`Ranks::count`] over the corpus's distinct pieces, by
+//!   piece length (≤ 8, 9–64, > 64 bytes), and on single pieces of 100 to 16,000 random letters;
+//!   the rank index's build time and memory go to stderr.
+//!
 //! Run briefly: `cargo bench -p ctx-runtime --bench tokens -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
@@ -28,7 +33,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use ctx_runtime::tokens::{BpeBackend, ChatFormat, CountedText, Encoding, PieceCache, TokenCounter, TokenizerBackend};
+use ctx_runtime::tokens::{
+    BpeBackend, ChatFormat, CountedText, Encoding, PieceCache, Ranks, TokenCounter, TokenizerBackend,
+};
 
 fn raw_tiktoken(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
     match encoding {
@@ -364,9 +371,55 @@ fn parallel(c: &mut Criterion) {
     g.finish();
 }
 
+/// The merge alone: every distinct piece of the corpus, by length, bpe-openai against ctx.
+fn merge(c: &mut Criterion) {
+    let corpus = corpus_files().concat();
+    for encoding in Encoding::ALL {
+        let bpe = raw_bpe(encoding);
+        let builds: Vec<Duration> = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                black_box(Ranks::new(&bpe.bpe));
+                start.elapsed()
+            })
+            .collect();
+        let ranks = Ranks::new(&bpe.bpe);
+        let mut pieces: Vec<&str> = bpe.split(&corpus).collect();
+        pieces.sort_unstable();
+        pieces.dedup();
+        let single = pieces.iter().filter(|p| ranks.rank(p.as_bytes()).is_some()).count();
+        eprintln!(
+            "{encoding}: rank index built in {:.1?} (median of 5), {:.2} MiB; corpus: {} distinct pieces, {single} of them one token",
+            median(builds),
+            ranks.memory_bytes() as f64 / 1048576.0,
+            pieces.len(),
+        );
+        let mut g = c.benchmark_group(format!("tokens/merge/{encoding}"));
+        g.sample_size(20);
+        // Long pieces that are not runs (where the heap merge stops and bpe-openai takes over).
+        let long_words: Vec<String> = [100, 300, 1000, 4000, 16000].map(letters).into();
+        let buckets = [("le8", 1..=8), ("9-64", 9..=64), ("gt64", 65..=usize::MAX)].map(|(bucket, lengths)| {
+            (bucket, pieces.iter().map(|p| p.as_bytes()).filter(|p| lengths.contains(&p.len())).collect::<Vec<_>>())
+        });
+        let letters_bucket = ("letters-100-to-16000", long_words.iter().map(|w| w.as_bytes()).collect());
+        for (bucket, some) in buckets.into_iter().chain([letters_bucket]) {
+            let expected: usize = some.iter().map(|p| bpe.bpe.count(p)).sum();
+            assert_eq!(some.iter().map(|p| ranks.count(p)).sum::<usize>(), expected, "{encoding} {bucket}");
+            eprintln!("{encoding} {bucket}: {} distinct pieces, {expected} tokens", some.len());
+            g.bench_with_input(BenchmarkId::new("bpe-openai", bucket), &some, |b, some| {
+                b.iter(|| some.iter().map(|p| bpe.bpe.count(black_box(p))).sum::<usize>())
+            });
+            g.bench_with_input(BenchmarkId::new("ctx-ranks", bucket), &some, |b, some| {
+                b.iter(|| some.iter().map(|p| ranks.count(black_box(p))).sum::<usize>())
+            });
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = interleaved, throughput, append, parallel, scaling
+    targets = interleaved, throughput, append, parallel, scaling, merge
 }
 criterion_main!(benches);

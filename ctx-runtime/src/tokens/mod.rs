@@ -40,6 +40,7 @@ mod incremental;
 pub mod jinja;
 #[cfg(feature = "hf")]
 mod jinja_counts;
+mod merge;
 #[cfg(feature = "hf")]
 mod model_files;
 mod pieces;
@@ -67,6 +68,10 @@ pub use hf::HfTokenizer;
 pub use incremental::{CountCheckpoint, CountedText};
 #[cfg(feature = "hf")]
 pub use jinja::JinjaTemplate;
+// For `benches/tokens.rs` (its index build and merge paths); it names bpe-openai's vocabulary type,
+// so it is not part of the documented API.
+#[doc(hidden)]
+pub use merge::Ranks;
 #[cfg(feature = "hf")]
 pub use model_files::ModelFiles;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};

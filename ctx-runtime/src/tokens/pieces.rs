@@ -29,6 +29,7 @@ use quick_cache::sync::{Cache, DefaultLifecycle};
 use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
+use super::merge;
 use super::pretokenize::split;
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
@@ -237,7 +238,7 @@ impl<'a> PieceCounter<'a> {
             self.merge(bytes)
         } else {
             self.misses += 1;
-            return self.tokenizer.bpe.count(bytes);
+            return merge::count_piece(self.tokenizer, bytes);
         };
         if let Some(memo) = self.memo.as_mut() {
             memo.long.insert(bytes.into(), n);
@@ -247,7 +248,7 @@ impl<'a> PieceCounter<'a> {
 
     fn merge(&self, bytes: &[u8]) -> u32 {
         // Only pieces of at most MEMO_MAX_PIECE bytes get here: at most that many tokens.
-        u32::try_from(self.tokenizer.bpe.count(bytes)).unwrap_or(u32::MAX)
+        u32::try_from(merge::count_piece(self.tokenizer, bytes)).unwrap_or(u32::MAX)
     }
 
     /// The exact count of `text`: the sum of its pieces.

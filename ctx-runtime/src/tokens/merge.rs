@@ -1,0 +1,484 @@
+//! tiktoken's byte-pair merge, on our own rank index, for the pieces the piece cache misses.
+//!
+//! A cold count spends most of its time merging the distinct pieces of a text. bpe-openai's
+//! `count` is linear in theory but pays a fixed cost on every piece (its backtracking encoder
+//! and automaton), and it backtracks badly on long runs of spaces. Most pieces are short, many
+//! are already one token, and the long ones are nearly all runs of one repeated byte. So
+//! [`Ranks::count`] answers, in order:
+//!
+//! 1. a piece that is itself a token counts 1 (tiktoken returns its rank without merging, and
+//!    every token of these vocabularies encodes to itself), one probe of the index;
+//! 2. a piece of at least [`RUNS_MIN_LEN`] bytes made of a few runs of one repeated byte (280
+//!    spaces, a tab then 120 spaces, a line of `=`) is merged run by run: identical parts side
+//!    by side are one run, and the merges inside a run are applied all at once when no merge
+//!    they create can come first;
+//! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
+//!    merge as tiktoken does;
+//! 4. longer ones go to bpe-openai, which is linear on them (a heap of candidate pairs, as
+//!    tiktoken uses on long pieces, lost to it there and to the array merge below).
+//!
+//! The thresholds come from `tokens/merge` in `benches/tokens.rs`.
+//!
+//! Each path computes exactly tiktoken's result: at every step, merge the leftmost of the
+//! adjacent pairs whose concatenation has the lowest rank (ranks are token ids in both
+//! encodings). The tests in `merge/tests.rs` check every path against bpe-openai and
+//! tiktoken-rs.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::OnceLock;
+
+use bpe_openai::byte_pair_encoding::BytePairEncoding;
+use quick_cache::DefaultHashBuilder;
+
+/// No rank: the pair is not a token.
+const NONE: u32 = u32::MAX;
+
+/// The longest piece merged here when it is not a few runs; longer ones go to bpe-openai.
+///
+/// Up to this length the array merge beat a heap of candidate pairs; past it, on long pieces
+/// of letters, bpe-openai beat both (`tokens/merge` in `benches/tokens.rs`).
+pub(crate) const SMALL_MAX: usize = 64;
+
+/// The run-by-run merge is tried on pieces of at least this many bytes...
+pub(crate) const RUNS_MIN_LEN: usize = 32;
+
+/// ...made of at most this many runs of one repeated byte.
+pub(crate) const RUNS_MAX_BYTE_RUNS: usize = 8;
+
+/// The run-by-run merge gives up (and the array merge or bpe-openai takes over) past this many runs of
+/// identical parts, or this many steps: its cost is steps × runs, small only while both are.
+const RUNS_MAX_RUNS: usize = 32;
+const RUNS_MAX_STEPS: usize = 4096;
+
+/// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map.
+///
+/// Tokens of at most 15 bytes (nearly all) are keys of a hash map, packed with their
+/// length into two words: one probe, no pointer to follow, which is what makes the merge's many
+/// pair lookups cheaper than bpe-openai's count; two-byte tokens, the first lookups of every
+/// merge, are also in a table indexed by the two bytes. Longer tokens go in an open-addressing table
+/// of `u32` slots, each holding a rank and the top bits of its bytes' hash; a probe whose hash
+/// bits match is confirmed against the vocabulary's own bytes (`BytePairEncoding::token_bytes`),
+/// so that table stores no keys and is at most half full. Beside them, for each byte value, the
+/// ranks of the tokens made of that byte repeated, by length (runs of spaces, `=`, `-`,
+/// newlines), for the run-by-run merge.
+///
+/// Built once per process and encoding, on the first piece the piece cache misses. Measured by
+/// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
+/// cl100k_base in about 4 ms into 3.4 MiB, o200k_base in about 9 ms into 6.6 MiB.
+pub struct Ranks {
+    bpe: &'static BytePairEncoding,
+    short: HashMap<Short, u32, DefaultHashBuilder>,
+    /// `pairs[a << 8 | b]`: the rank of the two bytes `a b` ([`NONE`] when not a token); every
+    /// merge starts with the pairs of bytes.
+    pairs: Box<[u32]>,
+    hasher: DefaultHashBuilder,
+    slots: Box<[u32]>,
+    /// `slots.len() - 1`.
+    mask: usize,
+    /// The slot bits holding the hash tag; the others hold rank + 1 (0 is an empty slot).
+    tag_mask: u32,
+    /// `uniform[b][k]`: the rank of byte `b` repeated `k` times, [`NONE`] when not a token.
+    uniform: Vec<Box<[u32]>>,
+    longest: usize,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ranks")
+            .field("tokens", &self.bpe.num_tokens())
+            .field("memory_bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
+/// A token of at most 15 bytes and its length, packed: two words, aligned to 8 (a `u128`
+/// would pad each map entry from 24 bytes to 32).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Short(u64, u64);
+
+fn pack(piece: &[u8]) -> Short {
+    let mut bytes = [0u8; 16];
+    bytes[..piece.len()].copy_from_slice(piece);
+    bytes[15] = piece.len() as u8;
+    let [a, b, c, d, e, f, g, h, rest @ ..] = bytes;
+    let [i, j, k, l, m, n, o, p] = rest;
+    Short(u64::from_le_bytes([a, b, c, d, e, f, g, h]), u64::from_le_bytes([i, j, k, l, m, n, o, p]))
+}
+
+impl Ranks {
+    /// The index of `bpe`'s vocabulary, whose token ids are its merge ranks (so for
+    /// cl100k_base and o200k_base). Ids from `u32::MAX - 1` on, if any, are left out.
+    pub fn new(bpe: &'static BytePairEncoding) -> Self {
+        let tokens = bpe.num_tokens().min(u32::MAX as usize - 1);
+        let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) >= 16).count();
+        let size = (long * 2).next_power_of_two().max(16);
+        // Rank + 1 needs `rank_bits`; the rest of the slot carries hash bits.
+        let rank_bits = usize::BITS - tokens.leading_zeros();
+        let tag_mask = if rank_bits >= 32 { 0 } else { !((1u32 << rank_bits) - 1) };
+        let mut ranks = Ranks {
+            bpe,
+            short: HashMap::with_capacity_and_hasher(tokens - long, DefaultHashBuilder::default()),
+            pairs: vec![NONE; 1 << 16].into_boxed_slice(),
+            hasher: DefaultHashBuilder::default(),
+            slots: vec![0; size].into_boxed_slice(),
+            mask: size - 1,
+            tag_mask,
+            uniform: vec![Box::default(); 256],
+            longest: 0,
+        };
+        let mut uniform: Vec<Vec<u32>> = vec![Vec::new(); 256];
+        for id in (0..tokens).filter_map(|id| u32::try_from(id).ok()) {
+            let bytes = bpe.token_bytes(id);
+            let Some(&first) = bytes.first() else { continue };
+            ranks.longest = ranks.longest.max(bytes.len());
+            if let &[a, b] = bytes {
+                let pair = &mut ranks.pairs[usize::from(a) << 8 | usize::from(b)];
+                *pair = (*pair).min(id);
+            }
+            if bytes.len() < 16 {
+                ranks.short.entry(pack(bytes)).or_insert(id);
+            } else if ranks.rank(bytes).is_none() {
+                ranks.insert(bytes, id);
+            }
+            if bytes.iter().all(|&b| b == first) {
+                let table = &mut uniform[usize::from(first)];
+                if table.len() <= bytes.len() {
+                    table.resize(bytes.len() + 1, NONE);
+                }
+                table[bytes.len()] = table[bytes.len()].min(id);
+            }
+        }
+        ranks.uniform = uniform.into_iter().map(Vec::into_boxed_slice).collect();
+        ranks
+    }
+
+    /// Bytes held by the index (its tables).
+    pub fn memory_bytes(&self) -> usize {
+        // The map allocates a power of two of buckets, at most 7/8 used, and a control byte each.
+        let buckets = (self.short.capacity() * 8 / 7).next_power_of_two();
+        std::mem::size_of::<Self>()
+            + buckets * (std::mem::size_of::<(Short, u32)>() + 1)
+            + self.slots.len() * 4
+            + self.pairs.len() * 4
+            + self.uniform.iter().map(|t| t.len() * 4 + std::mem::size_of::<Box<[u32]>>()).sum::<usize>()
+    }
+
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    fn tag(&self, hash: u64) -> u32 {
+        ((hash >> 32) as u32) & self.tag_mask
+    }
+
+    fn insert(&mut self, bytes: &[u8], rank: u32) {
+        let hash = self.hash(bytes);
+        let slot = self.tag(hash) | (rank + 1);
+        let mut i = hash as usize & self.mask;
+        // The table is at most half full: an empty slot is always found.
+        while self.slots[i] != 0 {
+            i = (i + 1) & self.mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    /// The rank of the token whose bytes are `bytes`, if there is one.
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.is_empty() || bytes.len() > self.longest {
+            return None;
+        }
+        if let &[a, b] = bytes {
+            let rank = self.pairs[usize::from(a) << 8 | usize::from(b)];
+            return (rank != NONE).then_some(rank);
+        }
+        if bytes.len() < 16 {
+            return self.short.get(&pack(bytes)).copied();
+        }
+        let hash = self.hash(bytes);
+        let tag = self.tag(hash);
+        let mut i = hash as usize & self.mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if slot & self.tag_mask == tag {
+                let rank = (slot & !self.tag_mask) - 1;
+                if self.bpe.token_bytes(rank) == bytes {
+                    return Some(rank);
+                }
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn rank_or_none(&self, bytes: &[u8]) -> u32 {
+        self.rank(bytes).unwrap_or(NONE)
+    }
+
+    /// The rank of byte `byte` repeated `len` times.
+    fn uniform_rank(&self, byte: u8, len: usize) -> u32 {
+        self.uniform[usize::from(byte)].get(len).copied().unwrap_or(NONE)
+    }
+
+    /// Exactly tiktoken's token count of one pre-tokenizer piece (any bytes; 0 for none).
+    pub fn count(&self, piece: &[u8]) -> usize {
+        match piece.len() {
+            0 => 0,
+            1 => 1,
+            len => {
+                if self.rank(piece).is_some() {
+                    1
+                } else if let Some(n) = self.count_runs_if_few(piece) {
+                    n
+                } else if len <= SMALL_MAX {
+                    self.count_small(piece)
+                } else {
+                    self.bpe.count(piece)
+                }
+            }
+        }
+    }
+
+    /// tiktoken's merge as tiktoken runs it: parts in an array, a scan for the leftmost
+    /// lowest-ranked pair, one merge, the two neighbouring pairs re-ranked. Pieces longer than
+    /// [`SMALL_MAX`] bytes go to bpe-openai.
+    pub(crate) fn count_small(&self, piece: &[u8]) -> usize {
+        let n = piece.len();
+        if n > SMALL_MAX {
+            return self.bpe.count(piece);
+        }
+        // starts[i]: where part i starts (starts[parts] == n); ranks[i]: rank of parts i, i + 1.
+        let mut starts = [0u8; SMALL_MAX + 1];
+        let mut ranks = [NONE; SMALL_MAX];
+        for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
+            *start = i as u8;
+        }
+        for (i, rank) in ranks.iter_mut().enumerate().take(n.saturating_sub(1)) {
+            *rank = self.rank_or_none(&piece[i..i + 2]);
+        }
+        let span = |starts: &[u8], a: usize, b: usize| &piece[usize::from(starts[a])..usize::from(starts[b])];
+        let mut parts = n;
+        while parts > 1 {
+            let (mut best, mut at) = (NONE, 0);
+            for (i, &r) in ranks[..parts - 1].iter().enumerate() {
+                if r < best {
+                    (best, at) = (r, i);
+                }
+            }
+            if best == NONE {
+                break;
+            }
+            starts.copy_within(at + 2..=parts, at + 1);
+            ranks.copy_within(at + 1..parts - 1, at);
+            parts -= 1;
+            if at > 0 {
+                ranks[at - 1] = self.rank_or_none(span(&starts, at - 1, at + 1));
+            }
+            if at + 1 < parts {
+                ranks[at] = self.rank_or_none(span(&starts, at, at + 2));
+            }
+        }
+        parts
+    }
+}
+
+/// Identical parts side by side: `count` copies of `piece[pos..pos + len]`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    pos: usize,
+    len: usize,
+    count: usize,
+    /// Rank of two of these parts (meaningful when `count >= 2`).
+    inner: u32,
+    /// Rank of this run's last part followed by the next run's first.
+    next: u32,
+    /// `inner` and `next` are out of date.
+    dirty: bool,
+}
+
+impl Run {
+    fn new(pos: usize, len: usize, count: usize) -> Self {
+        Run { pos, len, count, inner: NONE, next: NONE, dirty: true }
+    }
+
+    fn end(&self) -> usize {
+        self.pos + self.len * self.count
+    }
+}
+
+/// The maximal runs of one repeated byte in `piece`, as (start, end); `None` past `max`.
+fn byte_runs(piece: &[u8], max: usize) -> Option<Vec<(usize, usize)>> {
+    let mut runs = Vec::with_capacity(max);
+    let mut start = 0;
+    for i in 1..=piece.len() {
+        if i == piece.len() || piece[i] != piece[start] {
+            if runs.len() == max {
+                return None;
+            }
+            runs.push((start, i));
+            start = i;
+        }
+    }
+    Some(runs)
+}
+
+impl Ranks {
+    /// The run-by-run merge when `piece` has at least [`RUNS_MIN_LEN`] bytes in at most
+    /// [`RUNS_MAX_BYTE_RUNS`] runs of one repeated byte; `None` when it does not apply.
+    fn count_runs_if_few(&self, piece: &[u8]) -> Option<usize> {
+        if piece.len() < RUNS_MIN_LEN {
+            return None;
+        }
+        self.count_runs(piece, &byte_runs(piece, RUNS_MAX_BYTE_RUNS)?)
+    }
+
+    /// The rank of `piece[a..b]`, from the repeated-byte tables when the span lies inside one
+    /// of the piece's byte runs.
+    fn span_rank(&self, piece: &[u8], bytes: &[(usize, usize)], a: usize, b: usize) -> u32 {
+        match bytes.iter().find(|&&(s, e)| s <= a && a < e) {
+            Some(&(_, e)) if b <= e => self.uniform_rank(piece[a], b - a),
+            _ => self.rank_or_none(&piece[a..b]),
+        }
+    }
+
+    /// tiktoken's merge over runs of identical parts. Each step finds the leftmost
+    /// lowest-ranked candidate among each run's first pair of its own parts and each pair
+    /// across two runs, applies it, and joins neighbouring runs of identical parts.
+    ///
+    /// Batching. Say the chosen pair is two parts `P` at the start of a run of `c ≥ 4` parts,
+    /// with rank `r`; before it, a run whose last part is `L` (or nothing). Merging the run's
+    /// pairs left to right gives, after `k` merges, `(PP × k)(P × (c − 2k))`. If `PPP`,
+    /// `PPPP` and `L·PP` are not tokens of rank below `r`, then for every `k < c/2` the next
+    /// merge is the `P·P` pair just after the `PP`s: the candidates are
+    /// - pairs left of the run, unchanged: above `r`, or they would have come first;
+    /// - `L·PP`, `PP·PP`, `PP·P`: above `r` by the test (they differ in length from `PP`, so
+    ///   cannot tie with it);
+    /// - the `P·P` pairs: rank `r`, the leftmost one first;
+    /// - the pair across to the next run and everything after it: unchanged, at least `r`, and
+    ///   to the right of that `P·P` pair.
+    ///
+    /// So the `⌊c/2⌋` merges come in a row, and are applied at once.
+    fn count_runs(&self, piece: &[u8], bytes: &[(usize, usize)]) -> Option<usize> {
+        let mut runs: Vec<Run> = bytes.iter().map(|&(s, e)| Run::new(s, 1, e - s)).collect();
+        self.refresh(piece, bytes, &mut runs);
+        for _ in 0..RUNS_MAX_STEPS {
+            if runs.len() > RUNS_MAX_RUNS {
+                return None;
+            }
+            // (rank, position, run, across to the next run?)
+            let mut best = (NONE, usize::MAX, 0, false);
+            for (i, run) in runs.iter().enumerate() {
+                if run.count >= 2 && (run.inner, run.pos) < (best.0, best.1) {
+                    best = (run.inner, run.pos, i, false);
+                }
+                let across = run.end() - run.len;
+                if i + 1 < runs.len() && (run.next, across) < (best.0, best.1) {
+                    best = (run.next, across, i, true);
+                }
+            }
+            let (rank, _, i, across) = best;
+            if rank == NONE {
+                return Some(runs.iter().map(|r| r.count).sum());
+            }
+            let run = runs[i];
+            if across {
+                let after = runs[i + 1];
+                let joined = Run::new(run.end() - run.len, run.len + after.len, 1);
+                let mut new = Vec::with_capacity(3);
+                if run.count > 1 {
+                    new.push(Run::new(run.pos, run.len, run.count - 1));
+                }
+                new.push(joined);
+                if after.count > 1 {
+                    new.push(Run::new(after.pos + after.len, after.len, after.count - 1));
+                }
+                runs.splice(i..i + 2, new);
+            } else {
+                let (pos, len, c) = (run.pos, run.len, run.count);
+                let pairs = if c >= 4 && self.batchable(piece, bytes, &runs, i, rank) { c / 2 } else { 1 };
+                let mut new = Vec::with_capacity(2);
+                new.push(Run::new(pos, 2 * len, pairs));
+                if c > 2 * pairs {
+                    new.push(Run::new(pos + 2 * len * pairs, len, c - 2 * pairs));
+                }
+                runs.splice(i..=i, new);
+            }
+            self.join(piece, &mut runs);
+            self.refresh(piece, bytes, &mut runs);
+        }
+        None
+    }
+
+    /// Whether the pairs of run `i` (its inner pair has rank `rank`, at least 4 parts) can all
+    /// be merged at once; see [`Self::count_runs`].
+    fn batchable(&self, piece: &[u8], bytes: &[(usize, usize)], runs: &[Run], i: usize, rank: u32) -> bool {
+        let Run { pos, len, .. } = runs[i];
+        let three = self.span_rank(piece, bytes, pos, pos + 3 * len);
+        let four = self.span_rank(piece, bytes, pos, pos + 4 * len);
+        let left = match i.checked_sub(1).map(|j| runs[j]) {
+            Some(before) => self.span_rank(piece, bytes, pos - before.len, pos + 2 * len),
+            None => NONE,
+        };
+        three > rank && four > rank && left > rank
+    }
+
+    /// Joins neighbouring runs whose parts have the same bytes.
+    fn join(&self, piece: &[u8], runs: &mut Vec<Run>) {
+        let mut i = 1;
+        while i < runs.len() {
+            let (a, b) = (runs[i - 1], runs[i]);
+            if a.len == b.len && piece[a.pos..a.pos + a.len] == piece[b.pos..b.pos + b.len] {
+                runs[i - 1] = Run::new(a.pos, a.len, a.count + b.count);
+                runs.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Re-ranks the candidates of runs that changed, and the pairs across into them.
+    fn refresh(&self, piece: &[u8], bytes: &[(usize, usize)], runs: &mut [Run]) {
+        for i in 0..runs.len() {
+            let run = runs[i];
+            if run.dirty {
+                runs[i].inner =
+                    if run.count >= 2 { self.span_rank(piece, bytes, run.pos, run.pos + 2 * run.len) } else { NONE };
+            }
+            if let Some(after) = runs.get(i + 1).copied()
+                && (run.dirty || after.dirty)
+            {
+                runs[i].next = self.span_rank(piece, bytes, run.end() - run.len, after.pos + after.len);
+            }
+        }
+        for run in runs.iter_mut() {
+            run.dirty = false;
+        }
+    }
+}
+
+/// The process-wide index of a built-in vocabulary (cl100k_base or o200k_base), built on first
+/// use; `None` for any other tokenizer.
+pub(super) fn ranks(tokenizer: &bpe_openai::Tokenizer) -> Option<&'static Ranks> {
+    static SHARED: [OnceLock<Ranks>; 2] = [OnceLock::new(), OnceLock::new()];
+    // Telling the two apart by size first spares loading the other vocabulary; the address
+    // check makes sure `tokenizer` is the process-wide one.
+    let (slot, builtin) = if tokenizer.bpe.num_tokens() < 150_000 {
+        (0, bpe_openai::cl100k_base())
+    } else {
+        (1, bpe_openai::o200k_base())
+    };
+    std::ptr::eq(builtin, tokenizer).then(|| SHARED[slot].get_or_init(|| Ranks::new(&builtin.bpe)))
+}
+
+/// Exactly tiktoken's token count of one piece of `tokenizer`'s pre-tokenizer.
+pub(super) fn count_piece(tokenizer: &bpe_openai::Tokenizer, piece: &[u8]) -> usize {
+    match ranks(tokenizer) {
+        Some(ranks) => ranks.count(piece),
+        None => tokenizer.bpe.count(piece),
+    }
+}
+
+#[cfg(test)]
+mod tests;
