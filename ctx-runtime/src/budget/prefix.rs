@@ -17,7 +17,7 @@ use crate::tokens::{CountedText, TokenCounter, TokenError};
 /// The text a next block is appended to.
 enum Open {
     /// Counted as it grows (threshold rules will ask).
-    Counted(CountedText),
+    Counted(Box<CountedText>),
     /// Not counted: no rule asks.
     Plain(String),
 }
@@ -43,7 +43,8 @@ impl<'c> Prefix<'c> {
         if blocks > 0 {
             text.push_str(CONTEXT_BLOCK_SEPARATOR);
         }
-        let open = if counted { Open::Counted(CountedText::with_text(counter, text)?) } else { Open::Plain(text) };
+        let open =
+            if counted { Open::Counted(Box::new(CountedText::with_text(counter, text)?)) } else { Open::Plain(text) };
         Ok(Prefix { open, blocks, counter })
     }
 

@@ -217,12 +217,11 @@ impl Scanner<'_> {
         if is_letter(flags) {
             return Some(self.run(at + len, is_letter));
         }
-        if self.prefix(at, flags) {
-            if let Some((next, next_len)) = self.peek(at + len) {
-                if is_letter(next) {
-                    return Some(self.run(at + len + next_len, is_letter));
-                }
-            }
+        if self.prefix(at, flags)
+            && let Some((next, next_len)) = self.peek(at + len)
+            && is_letter(next)
+        {
+            return Some(self.run(at + len + next_len, is_letter));
         }
         None
     }
