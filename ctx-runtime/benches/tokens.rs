@@ -183,7 +183,7 @@ fn tiktoken_probe(encoding: Encoding, text: &str, previous: Option<Duration>) ->
 
 fn scaling(c: &mut Criterion) {
     let encoding = Encoding::Cl100kBase;
-    let backend = BpeBackend::new(encoding);
+    let backend = single(encoding);
     let tk = raw_tiktoken(encoding);
     for (shape, make) in [("letters", letters as fn(usize) -> String), ("whitespace", whitespace)] {
         let mut g = c.benchmark_group(format!("tokens/scaling/{shape}"));
@@ -357,7 +357,7 @@ fn parallel(c: &mut Criterion) {
     let (one, many) = (single(encoding), BpeBackend::new(encoding).with_threads(0));
     let mut g = c.benchmark_group("tokens/parallel");
     g.sample_size(20);
-    for bytes in [64_000usize, 256_000, 1_000_000, 4_000_000] {
+    for bytes in [64_000usize, 300_000, 1_000_000, 4_000_000] {
         let text = sized(&corpus, bytes);
         one.count(&text).expect("warm");
         g.throughput(Throughput::Bytes(bytes as u64));

@@ -114,10 +114,10 @@ fn longest_token(encoding: Encoding) -> usize {
 /// The linear-time backend (bpe-openai). ctx's default.
 ///
 /// It counts piece by piece through the encoding's process-wide [`PieceCache`] (each distinct
-/// pre-tokenizer piece is merged once). With [`Self::with_threads`] it counts texts of at least
-/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) on several threads; by default it uses one,
-/// because on the shared two-core machine the benchmarks ran on a second thread never paid for
-/// itself (`tokens/parallel` in `benches/tokens.rs`).
+/// pre-tokenizer piece is merged once). Texts of at least
+/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) are counted on the machine's cores (at most
+/// 8): on two cores that halves the time of a megabyte (`tokens/parallel` in
+/// `benches/tokens.rs`); [`Self::with_threads`] sets another number, 1 for none.
 #[derive(Clone, Copy)]
 pub struct BpeBackend {
     encoding: Encoding,
@@ -138,11 +138,17 @@ impl BpeBackend {
             Encoding::Cl100kBase => 0,
             Encoding::O200kBase => 1,
         };
-        BpeBackend { encoding, tokenizer: bpe_tokenizer(encoding), id, pieces: pieces::shared_cache(slot), threads: 1 }
+        BpeBackend {
+            encoding,
+            tokenizer: bpe_tokenizer(encoding),
+            id,
+            pieces: pieces::shared_cache(slot),
+            threads: pieces::default_threads(),
+        }
     }
 
     /// This backend counting texts of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
-    /// on up to `threads` threads; 0 means the machine's parallelism (at most 8). The default is 1.
+    /// on up to `threads` threads; 0 means the machine's parallelism (at most 8), the default.
     #[must_use]
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = if threads == 0 { pieces::default_threads() } else { threads };

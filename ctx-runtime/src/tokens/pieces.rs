@@ -267,8 +267,8 @@ impl Drop for PieceCounter<'_> {
     }
 }
 
-/// Texts at least this long are counted on several threads when a backend is given more than one
-/// ([`BpeBackend::with_threads`](super::BpeBackend::with_threads)). Below it, starting threads and
+/// Texts at least this long are counted on several threads (the machine's cores by default,
+/// [`BpeBackend::with_threads`](super::BpeBackend::with_threads)). Below it, starting threads and
 /// the split repeated at each seam cost more than a free core saves; `tokens/parallel` in
 /// `benches/tokens.rs` measures one thread against all from 64 KB to 4 MB.
 pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
