@@ -2,7 +2,7 @@
 //! count cache) against raw tiktoken-rs `encode_ordinary(..).len()` and bpe-openai's own
 //! `Tokenizer::count`, on the same texts in the same run.
 //!
-//! - `tokens/throughput/*`: the differential-test corpus (323 KB of prose, code, SQL, JSON,
+//! - `tokens/throughput/*`: the differential-test corpus (320 KB of prose, code, SQL, JSON,
 //!   logs, multilingual text, emoji and whitespace), as whole files and as 1 KB prompt-sized
 //!   chunks, on one thread. ctx cold = both caches emptied before every pass (the piece cache
 //!   then only helps with the pieces a pass repeats); ctx warm-pieces = the piece cache as a
@@ -44,15 +44,12 @@ fn raw_tiktoken(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
     }
 }
 
+#[path = "../tests/corpus/mod.rs"]
+mod corpus;
+
+/// The corpus files' texts, in name order.
 fn corpus_files() -> Vec<String> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokens");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x != "py") && p.file_name().is_some_and(|n| n != ".gitattributes"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| std::fs::read_to_string(p).expect("corpus file")).collect()
+    corpus::corpus_files().into_iter().map(|(_, text)| text).collect()
 }
 
 /// The corpus cut into chunks of about `size` bytes (on character boundaries), like the

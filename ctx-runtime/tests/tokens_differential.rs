@@ -2,26 +2,13 @@
 //! sequence for token sequence, on a committed corpus and on generated strings, under both
 //! encodings. Any disagreement is a counting bug in one of them.
 
-use std::path::PathBuf;
-
 use ctx_runtime::tokens::{BpeBackend, ChatFormat, Encoding, TiktokenBackend, TokenCounter, TokenizerBackend};
 use proptest::prelude::*;
 use std::sync::Arc;
 
-fn corpus() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokens");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .expect("corpus directory")
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x != "py") && p.file_name().is_some_and(|n| n != ".gitattributes"))
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p.file_name().unwrap().to_string_lossy().into_owned(), text)
-        })
-        .collect();
-    files.sort();
-    files
-}
+mod corpus;
+
+use corpus::corpus_files as corpus;
 
 #[track_caller]
 fn assert_same_tokens(encoding: Encoding, text: &str, what: &str) {

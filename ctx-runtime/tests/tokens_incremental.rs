@@ -3,7 +3,6 @@
 //! `encode_ordinary(..).len()` of the whole text, under both encodings — on the corpus, on the
 //! `--- NODE ---` framing whose joins do not add up, and on generated texts and appends.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use ctx_runtime::tokens::{
@@ -12,20 +11,9 @@ use ctx_runtime::tokens::{
 };
 use proptest::prelude::*;
 
-fn corpus() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokens");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .expect("corpus directory")
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x != "py") && p.file_name().is_some_and(|n| n != ".gitattributes"))
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p.file_name().unwrap().to_string_lossy().into_owned(), text)
-        })
-        .collect();
-    files.sort();
-    files
-}
+mod corpus;
+
+use corpus::corpus_files as corpus;
 
 fn tiktoken(encoding: Encoding, text: &str) -> usize {
     TiktokenBackend::new(encoding).count(text).unwrap()

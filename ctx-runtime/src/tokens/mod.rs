@@ -48,6 +48,10 @@ mod pretokenize;
 #[cfg(feature = "llama")]
 mod remote;
 mod template;
+/// The token corpus, read as the integration tests and benches read it.
+#[cfg(test)]
+#[path = "../../tests/corpus/mod.rs"]
+mod test_corpus;
 
 use std::sync::{Arc, OnceLock};
 

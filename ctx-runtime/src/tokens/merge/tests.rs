@@ -2,7 +2,6 @@
 //! sums against tiktoken-rs.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use proptest::prelude::*;
 
@@ -16,15 +15,9 @@ fn index(tokenizer: &'static bpe_openai::Tokenizer) -> &'static Ranks {
     ranks(tokenizer).expect("a built-in vocabulary has an index")
 }
 
+/// The whole corpus as one text.
 fn corpus() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokens");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x != "py") && p.file_name().is_some_and(|n| n != ".gitattributes"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| std::fs::read_to_string(p).expect("corpus file")).collect()
+    crate::tokens::test_corpus::corpus_files().into_iter().map(|(_, text)| text).collect()
 }
 
 /// Every path that applies to `piece` gives bpe-openai's count; returns it.
