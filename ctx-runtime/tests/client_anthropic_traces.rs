@@ -5,42 +5,21 @@
 //! and lose lines from the capture.
 
 mod anthropic_support;
+mod trace_capture;
 
 use anthropic_support::{KEY, MockAnthropic, Reply, fast_retries};
 use ctx_runtime::ChatMessage;
 use ctx_runtime::llm::{ChatModel, ChatRequest};
 use ctx_runtime::tokens::RequestCounter;
+use trace_capture::Captured;
 
 fn request() -> ChatRequest {
     ChatRequest::new(vec![ChatMessage::system("Be brief."), ChatMessage::user("Weather in Oslo?")], 256)
 }
 
-/// Everything a tracing subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_stays_in_its_header_not_in_debug_errors_or_traces() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // A callsite first hit by another test thread, before any subscriber existed, caches "never".
-    tracing::callsite::rebuild_interest_cache();
+    let (captured, _guard) = Captured::traces();
 
     let echo = format!("rate limited for key {KEY}");
     let server = MockAnthropic::start(vec![
@@ -62,7 +41,7 @@ async fn the_key_stays_in_its_header_not_in_debug_errors_or_traces() {
     for shown in [err.to_string(), format!("{err:?}"), count_err.to_string(), format!("{count_err:?}")] {
         assert!(!shown.contains(KEY), "{shown}");
     }
-    let log = String::from_utf8_lossy(&captured.0.lock().expect("lock")).into_owned();
+    let log = captured.text();
     assert!(log.contains("model_call") && log.contains("retrying"), "traced: {log}");
     assert!(!log.contains(KEY), "{log}");
 }

@@ -23,16 +23,7 @@ fn debug_of_config_and_client_redacts_the_key() {
 
 #[tokio::test]
 async fn errors_and_traces_never_carry_the_key() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // A callsite first hit by another test thread, before any subscriber existed, caches "never".
-    tracing::callsite::rebuild_interest_cache();
+    let (captured, _guard) = Captured::traces();
 
     let limited = Reply::Json {
         status: 429,

@@ -93,14 +93,7 @@ fn malformed_bodies() -> Vec<Failure> {
 /// Runs each failure against a fresh server and returns every place the key showed up: errors
 /// (`Display`, `Debug`, wrapped in `CtxError`) and trace lines at TRACE level.
 async fn leaks_of(failures: Vec<Failure>) -> Vec<String> {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::traces();
 
     let mut leaks = Vec::new();
     for (name, script, stream, code) in failures {
@@ -190,14 +183,7 @@ async fn a_traced_pipeline_run_never_writes_the_key() {
     use ctx_runtime::pipeline::*;
     use ctx_runtime::state::PipelineState;
 
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::traces();
 
     let definition = PipelineDef {
         name: "Keyed".into(),

@@ -21,26 +21,10 @@ use serde_json::{Value, json};
 /// The API key every test client is configured with; secrets tests search output for it.
 pub const KEY: &str = "sk-test-SECRET-0123456789";
 
-/// Everything a tracing subscriber writes, kept for inspection.
-#[derive(Clone, Default)]
-pub struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    /// What was written so far, lossily decoded.
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
-    }
-}
+#[path = "../trace_capture/mod.rs"]
+mod trace_capture;
+#[allow(unused_imports)] // not every test binary that includes this module captures traces
+pub use trace_capture::Captured;
 
 /// One scripted answer.
 #[derive(Debug, Clone)]

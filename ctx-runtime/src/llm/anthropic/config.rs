@@ -132,11 +132,7 @@ impl AnthropicConfig {
         }
         issues.extend(timing_issues(
             &root,
-            [
-                ("request_timeout", self.request_timeout),
-                ("connect_timeout", self.connect_timeout),
-                ("stream_idle_timeout", self.stream_idle_timeout),
-            ],
+            [self.request_timeout, self.connect_timeout, self.stream_idle_timeout],
             &self.retry,
         ));
         issues

@@ -221,11 +221,7 @@ impl OpenAiConfig {
         }
         issues.extend(timing_issues(
             &root,
-            [
-                ("request_timeout", self.request_timeout),
-                ("connect_timeout", self.connect_timeout),
-                ("stream_idle_timeout", self.stream_idle_timeout),
-            ],
+            [self.request_timeout, self.connect_timeout, self.stream_idle_timeout],
             &self.retry,
         ));
         issues
@@ -239,14 +235,17 @@ impl OpenAiConfig {
 }
 
 /// The timing rules every HTTP client's configuration follows (OpenAI's, Anthropic's): no zero
-/// timeout, a backoff that does not start above its own maximum. Issues under `root`.
+/// timeout, a backoff that does not start above its own maximum. Issues under `root`, for its
+/// `request_timeout`, `connect_timeout` and `stream_idle_timeout`, in that order.
 pub(crate) fn timing_issues(
     root: &FieldPath,
-    timeouts: [(&str, Duration); 3],
+    [request, connect, stream_idle]: [Duration; 3],
     retry: &RetryPolicy,
 ) -> Vec<ConfigIssue> {
     let mut issues = Vec::new();
-    for (name, value) in timeouts {
+    for (name, value) in
+        [("request_timeout", request), ("connect_timeout", connect), ("stream_idle_timeout", stream_idle)]
+    {
         if value.is_zero() {
             issues.push(
                 ConfigIssue::new("MODEL_CONFIG_TIMEOUT", root.key(name), format!("`{name}` is zero"))
