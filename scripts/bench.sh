@@ -50,7 +50,7 @@ done
 python_json=""
 if [ -z "${CTX_BENCH_NO_PEERS:-}" ]; then
     echo "== peers: history trim, ctx (Rust) and LangChain (Python) on the same JSON" >&2
-    cargo bench -q -p ctx --bench peers -- "${crit_args[@]}" >"$out/peers.log" 2>&1 \
+    cargo bench -q -p ctx-llm --bench peers -- "${crit_args[@]}" >"$out/peers.log" 2>&1 \
         || { echo "bench peers failed; see $out/peers.log" >&2; exit 1; }
     eval "$(benches/peers/setup.sh)"
     # No network for the Python side: an unreachable proxy makes any download attempt fail.

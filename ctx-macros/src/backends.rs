@@ -10,7 +10,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use ctx_runtime::pipeline::{StepKind, variant_name};
+use ctx_spec::pipeline::{StepKind, variant_name};
 
 use crate::ast::PipelineInput;
 use crate::ctxt::Ctxt;

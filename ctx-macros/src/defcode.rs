@@ -1,8 +1,8 @@
 //! The constructor code of a `PipelineDef`: the generated `definition()` rebuilds, at run time,
 //! exactly the values the macro validated at compile time.
 
-use ctx_runtime::llm::{ModelParams, ResponseFormat};
-use ctx_runtime::pipeline::{
+use ctx_spec::params::{ModelParams, ResponseFormat};
+use ctx_spec::pipeline::{
     CallModelSpec, CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind,
     UserPartSpec,
 };

@@ -113,10 +113,10 @@ impl Variants {
         for (index, (step, id_token)) in lowered.def.steps.iter().zip(&lowered.step_ids).enumerate() {
             // A duplicated id is the runtime's finding (reported on the second id); the enum keeps
             // the first so that the rest of the expansion stays well-formed.
-            if steps.iter().any(|(_, id, _)| *id == step.id) || step.id == ctx_runtime::pipeline::END {
+            if steps.iter().any(|(_, id, _)| *id == step.id) || step.id == ctx_spec::pipeline::END {
                 continue;
             }
-            let camel = ctx_runtime::pipeline::variant_name(&step.id);
+            let camel = ctx_spec::pipeline::variant_name(&step.id);
             // Clashing names are the runtime's finding too (STEP_VARIANT_CLASH); skip them here.
             if camel == "End" || steps.iter().any(|(_, _, v)| *v == camel) {
                 continue;
@@ -139,7 +139,7 @@ impl Variants {
 
     /// The variant a transition target names (`end` → `End`).
     fn target(&self, id: &str) -> Option<&Ident> {
-        if id == ctx_runtime::pipeline::END {
+        if id == ctx_spec::pipeline::END {
             return Some(&self.end);
         }
         self.steps.iter().find(|(_, s, _)| s == id).map(|(_, _, v)| v)
@@ -240,7 +240,7 @@ fn machine(
     let enum_name = &variants.enum_name;
     let end = &variants.end;
     let p = quote!(#rt::pipeline);
-    let end_id = ctx_runtime::pipeline::END;
+    let end_id = ctx_spec::pipeline::END;
     let vs: Vec<&Ident> = variants.steps.iter().map(|(_, _, v)| v).collect();
     let ids = variants.steps.iter().map(|(_, id, _)| id);
     let indices = variants.steps.iter().map(|(i, _, _)| *i);
@@ -309,8 +309,8 @@ fn machine(
 }
 
 /// The `Transition` value of the transition at `position` of `kind`.
-fn transition(p: &TokenStream, kind: &ctx_runtime::pipeline::StepKind, position: usize) -> TokenStream {
-    use ctx_runtime::pipeline::Transition;
+fn transition(p: &TokenStream, kind: &ctx_spec::pipeline::StepKind, position: usize) -> TokenStream {
+    use ctx_spec::pipeline::Transition;
     match Transition::of(kind, position) {
         Transition::Next => quote!(#p::Transition::Next),
         Transition::OnOk => quote!(#p::Transition::OnOk),

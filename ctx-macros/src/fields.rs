@@ -2,7 +2,7 @@
 //! then report every key nobody took. Duplicate keys, missing required keys and values of the
 //! wrong type are reported here, under the offending token, with the fix spelled out.
 
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::validation::FieldPath;
 use proc_macro2::Ident;
 
 use crate::ast::{Item, Items, Value};
@@ -17,7 +17,7 @@ pub fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) 
 
 /// The runtime's one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
 /// `config.json` get the same suggestion.
-pub use ctx_runtime::validation::did_you_mean;
+pub use ctx_spec::validation::did_you_mean;
 
 /// The entries of one block, consumed key by key.
 pub struct Fields<'a> {

@@ -141,8 +141,8 @@ pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
     }
     #[cfg(feature = "yaml")]
     {
-        use ctx_runtime::pipeline::ValidateOptions;
-        use ctx_runtime::pipeline::yaml::PipelineFile;
+        use ctx_spec::pipeline::ValidateOptions;
+        use ctx_spec::pipeline::yaml::PipelineFile;
 
         let opts = ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir: None };
         let (def, sources) = match PipelineFile::load_with(&path, &opts) {
@@ -177,8 +177,8 @@ pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
             }
         };
         match &mut def.model {
-            ctx_runtime::pipeline::ModelSource::ConfigFile(config) => relative(config),
-            ctx_runtime::pipeline::ModelSource::Inline(spec) => spec.tokenizer.iter_mut().for_each(relative),
+            ctx_spec::pipeline::ModelSource::ConfigFile(config) => relative(config),
+            ctx_spec::pipeline::ModelSource::Inline(spec) => spec.tokenizer.iter_mut().for_each(relative),
         }
         identifiers_ok(cx, span, &def, &lit.value());
         let lowered = stub_lowered(span, def.name.clone(), Some(def));
@@ -192,10 +192,10 @@ fn crate_root() -> PathBuf {
 }
 
 /// A [`Lowered`] for `def` whose every value points at the path literal.
-fn stub_lowered(span: Span, name: String, def: Option<ctx_runtime::pipeline::PipelineDef>) -> Lowered {
-    let def = def.unwrap_or_else(|| ctx_runtime::pipeline::PipelineDef {
+fn stub_lowered(span: Span, name: String, def: Option<ctx_spec::pipeline::PipelineDef>) -> Lowered {
+    let def = def.unwrap_or_else(|| ctx_spec::pipeline::PipelineDef {
         name,
-        model: ctx_runtime::pipeline::ModelSource::ConfigFile(String::new()),
+        model: ctx_spec::pipeline::ModelSource::ConfigFile(String::new()),
         settings: Default::default(),
         prompts: Vec::new(),
         steps: Vec::new(),
@@ -215,8 +215,8 @@ fn stub_lowered(span: Span, name: String, def: Option<ctx_runtime::pipeline::Pip
 /// Custom steps, their outcomes and agent tools become Rust items (methods, variants): names a
 /// YAML file may spell in ways Rust cannot are reported here, naming the file.
 #[cfg(feature = "yaml")]
-fn identifiers_ok(cx: &Ctxt, span: Span, def: &ctx_runtime::pipeline::PipelineDef, file: &str) {
-    use ctx_runtime::pipeline::StepKind;
+fn identifiers_ok(cx: &Ctxt, span: Span, def: &ctx_spec::pipeline::PipelineDef, file: &str) {
+    use ctx_spec::pipeline::StepKind;
     let check = |name: &str, what: String| {
         if syn::parse_str::<Ident>(name).is_err() {
             cx.error_at(
@@ -245,8 +245,8 @@ fn identifiers_ok(cx: &Ctxt, span: Span, def: &ctx_runtime::pipeline::PipelineDe
 /// new tokenizer rebuilds the crate: a `tokenizer.json` and the `tokenizer_config.json` and
 /// `chat_template.jinja` beside it. A GGUF is not named: `include_bytes!` would read gigabytes of
 /// weights into the compiler; touch the invoking file after replacing one.
-pub fn model_tracking(def: &ctx_runtime::pipeline::PipelineDef) -> TokenStream {
-    let ctx_runtime::pipeline::ModelSource::Inline(spec) = &def.model else { return TokenStream::new() };
+pub fn model_tracking(def: &ctx_spec::pipeline::PipelineDef) -> TokenStream {
+    let ctx_spec::pipeline::ModelSource::Inline(spec) = &def.model else { return TokenStream::new() };
     let Some(written) = &spec.tokenizer else { return TokenStream::new() };
     if written.to_ascii_lowercase().ends_with(".gguf") {
         return TokenStream::new();
@@ -261,7 +261,7 @@ pub fn model_tracking(def: &ctx_runtime::pipeline::PipelineDef) -> TokenStream {
 /// `include_bytes!` of every file that was read, so that a change to one rebuilds the crate.
 /// (A file that could not be read is not tracked: stable Rust offers no way to.)
 #[cfg(feature = "yaml")]
-fn tracking(sources: &[ctx_runtime::pipeline::yaml::SourceFile]) -> TokenStream {
+fn tracking(sources: &[ctx_spec::pipeline::yaml::SourceFile]) -> TokenStream {
     let paths = sources.iter().filter(|s| s.digest.is_some()).map(|s| s.path.to_string_lossy().into_owned());
     quote!(#(const _: &[u8] = ::core::include_bytes!(#paths);)*)
 }
@@ -269,7 +269,7 @@ fn tracking(sources: &[ctx_runtime::pipeline::yaml::SourceFile]) -> TokenStream 
 /// One located problem as rustc-like text: `file:line:column: message`, the source line with a
 /// caret under the column, then the help.
 #[cfg(feature = "yaml")]
-fn render(issue: &ctx_runtime::pipeline::yaml::YamlIssue) -> String {
+fn render(issue: &ctx_spec::pipeline::yaml::YamlIssue) -> String {
     let shown = issue.file.strip_prefix(crate_root()).unwrap_or(&issue.file).display().to_string();
     let mut text = if issue.line == 0 {
         format!("{shown}: {} [{}]", issue.message, issue.code)
@@ -294,7 +294,7 @@ fn render(issue: &ctx_runtime::pipeline::yaml::YamlIssue) -> String {
 
 /// The pipeline input of the short form, named after the file.
 pub fn short_input(name: &str, span: Span) -> Option<PipelineInput> {
-    let camel = ctx_runtime::pipeline::variant_name(name);
+    let camel = ctx_spec::pipeline::variant_name(name);
     let name: Ident = syn::parse_str(&camel).ok()?;
     let name = Ident::new(&name.to_string(), span);
     Some(PipelineInput {

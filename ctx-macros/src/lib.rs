@@ -39,7 +39,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 }
 
 /// Declares the context engine's contexts, retrievers and compactors, checked when compiled, and
-/// expands into a function returning the `ctx_runtime::engine::EngineSpec` they make.
+/// expands into a function returning the `ctx::engine::EngineSpec` they make.
 ///
 /// ```
 /// ctx::context_engine! {
@@ -90,7 +90,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 ///
 /// Every problem is a compile error under the token that caused it, all at once: unknown keys and
 /// message kinds (with "did you mean"), missing keys, values of the wrong type, and every rule of
-/// `ctx_runtime::engine::validate_spec` — ratios in (0, 1] summing to at most 1, known retrievers,
+/// `ctx::engine::validate_spec` — ratios in (0, 1] summing to at most 1, known retrievers,
 /// contexts and compactors, template variables among the context's inputs and packs, `max_pages`
 /// at least 1, `min_fill_ratio` in (0, 1], no nested history, no cycles.
 #[proc_macro]
@@ -99,7 +99,7 @@ pub fn context_engine(input: TokenStream) -> TokenStream {
 }
 
 /// Declares an agent turn's progressive-budget settings, checked when compiled, and expands into a
-/// function returning the `ctx_runtime::turn::TurnBudgetConfig`.
+/// function returning the `ctx::turn::TurnBudgetConfig`.
 ///
 /// ```
 /// ctx::turn_budget! {
@@ -121,10 +121,10 @@ pub fn context_engine(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// `budget_tokens` and `context_window` are required; `context_window: model("…")` takes the
-/// window from the model table of `ctx_runtime::tokens::ModelInfo` when compiling. The others
+/// window from the model table of `ctx::tokens::ModelInfo` when compiling. The others
 /// default as in `TurnBudgetConfig::new`. Every problem is a compile error under the token that
 /// caused it, all at once: unknown keys, values of the wrong type, an unknown model, and every rule
-/// of `ctx_runtime::turn::validate_turn_budget` — positive budgets, a budget within the window, a
+/// of `ctx::turn::validate_turn_budget` — positive budgets, a budget within the window, a
 /// fraction in (0, 1], a known `on_partial` policy, a template holding `{text}` exactly once.
 #[proc_macro]
 pub fn turn_budget(input: TokenStream) -> TokenStream {

@@ -4,14 +4,14 @@
 //!
 //! Only *syntax* is judged here: unknown sections and keys, missing required keys, values of the
 //! wrong type, duplicate keys. Whether a value is *acceptable* (a threshold in range, a target that
-//! exists, a reachable `end`) is a pipeline rule, which lives once in `ctx_runtime::pipeline`.
+//! exists, a reachable `end`) is a pipeline rule, which lives once in `ctx_spec::pipeline`.
 
 use std::path::{Path, PathBuf};
 
-use ctx_runtime::pipeline::{
+use ctx_spec::pipeline::{
     CustomSpec, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
 };
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::validation::FieldPath;
 use proc_macro2::{Ident, TokenStream};
 use syn::LitStr;
 

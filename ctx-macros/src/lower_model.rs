@@ -9,8 +9,8 @@
 //! The macro reads the shapes; the ranges are the runtime validator's (`params_issues`), so a
 //! pipeline loaded from a file gets the same messages.
 
-use ctx_runtime::llm::{ModelParams, ResponseFormat};
-use ctx_runtime::pipeline::ToolSpec;
+use ctx_spec::params::{ModelParams, ResponseFormat};
+use ctx_spec::pipeline::ToolSpec;
 use proc_macro2::Ident;
 
 use crate::ast::{Item, Value};

@@ -3,11 +3,11 @@
 //! A new step kind is a new `Symbol` in `symbol.rs`, a row in [`keys_of`] and an arm in
 //! [`lower_kind`]; the runtime validates its values.
 
-use ctx_runtime::pipeline::{
+use ctx_spec::pipeline::{
     AgentSpec, CallModelSpec, CompactRuleSpec, CustomSpec, END, ExpandSpec, FetchSpec, LoopGuardSpec, ManageBudgetSpec,
     SearchNodesSpec, SetRuleSpec, SetValueSpec, SetVariablesSpec, StepKind, UserPartSpec,
 };
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::validation::FieldPath;
 use proc_macro2::Ident;
 
 use crate::ast::{Item, Items, Value};
@@ -451,7 +451,7 @@ fn literal_json(value: &Value) -> Option<serde_json::Value> {
 #[cfg(test)]
 mod schema_tests {
     use super::*;
-    use ctx_runtime::pipeline::schema::STEP_SCHEMAS;
+    use ctx_spec::pipeline::schema::STEP_SCHEMAS;
 
     /// The macro's keyword table is the runtime's schema: same kinds, same keys, same order.
     #[test]

@@ -1,7 +1,7 @@
 //! Lowering on whole invocations: the values produced, the spans recorded, the syntax errors.
 
-use ctx_runtime::pipeline::*;
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::pipeline::*;
+use ctx_spec::validation::FieldPath;
 use proc_macro2::TokenStream;
 use quote::quote;
 

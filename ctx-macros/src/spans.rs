@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::validation::FieldPath;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 

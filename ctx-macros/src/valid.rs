@@ -2,8 +2,8 @@
 //! definition, and each `ConfigIssue` becomes a compile error under the token its path names.
 //! No pipeline rule is written here.
 
-use ctx_runtime::pipeline::{GRAPH_WIDE_CODES, PipelineDef};
-use ctx_runtime::validation::ConfigIssue;
+use ctx_spec::pipeline::{GRAPH_WIDE_CODES, PipelineDef};
+use ctx_spec::validation::ConfigIssue;
 
 use crate::ctxt::Ctxt;
 use crate::fields::with_help;
@@ -21,13 +21,13 @@ pub fn check(cx: &Ctxt, lowered: &Lowered) {
 fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     // Model files (`model { tokenizer: … }`) are read relative to the crate, as cargo paths are.
     let base_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
-    let opts = ctx_runtime::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir };
-    ctx_runtime::pipeline::validate_definition(def, &opts)
+    let opts = ctx_spec::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir };
+    ctx_spec::pipeline::validate_definition(def, &opts)
 }
 
 /// The Mermaid flowchart of `def`, as a string literal for the generated `MERMAID` constant.
 pub fn mermaid(def: &PipelineDef) -> String {
-    ctx_runtime::pipeline::to_mermaid(def)
+    ctx_spec::pipeline::to_mermaid(def)
 }
 
 /// Reports `issues`, skipping those that only echo a syntax error already reported: an issue at
@@ -52,7 +52,7 @@ fn report(cx: &Ctxt, spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIs
 mod tests {
     use super::*;
     use crate::spans::{SpanRange, step_path};
-    use ctx_runtime::validation::FieldPath;
+    use ctx_spec::validation::FieldPath;
     use proc_macro2::Span;
 
     fn issue(code: &'static str, path: FieldPath) -> ConfigIssue {

@@ -142,8 +142,8 @@ fn allowed_cuts(history: &[ChatMessage]) -> Vec<bool> {
 /// `max_tokens` (it is never dropped silently); [`HistoryError::Token`] when the tokenizer fails.
 ///
 /// ```
-/// use ctx_runtime::history::trim_history;
-/// use ctx_runtime::{ChatMessage, Encoding, TokenCounter};
+/// use ctx::history::trim_history;
+/// use ctx::{ChatMessage, Encoding, TokenCounter};
 ///
 /// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
 /// let history = vec![
@@ -160,7 +160,7 @@ fn allowed_cuts(history: &[ChatMessage]) -> Vec<bool> {
 /// with_system.extend(history.iter().cloned());
 /// let trim = trim_history(&with_system, 20, &counter)?;
 /// assert_eq!(trim.kept(&with_system), [with_system[0].clone(), with_system[3].clone()]);
-/// # Ok::<(), ctx_runtime::history::HistoryError>(())
+/// # Ok::<(), ctx::history::HistoryError>(())
 /// ```
 pub fn trim_history(
     history: &[ChatMessage],

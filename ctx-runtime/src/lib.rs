@@ -7,12 +7,9 @@
 #![warn(missing_docs)]
 
 pub mod budget;
-pub mod chat;
+pub use ctx_spec::{chat, codes, config, contract, lang, state, validation};
 pub mod classify;
-pub mod codes;
 pub mod compact;
-pub mod config;
-pub mod contract;
 #[cfg(feature = "restate")]
 pub mod durable;
 pub mod engine;
@@ -22,10 +19,8 @@ pub mod llm;
 pub mod negotiate;
 pub mod pipeline;
 pub mod retrieve;
-pub mod state;
 pub mod tokens;
 pub mod turn;
-pub mod validation;
 
 pub use chat::{ChatMessage, Role, ToolCall, ToolSchema};
 pub use error::{CtxError, ErrorCode, Result, TokenError};

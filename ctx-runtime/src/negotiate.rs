@@ -205,8 +205,8 @@ pub fn render_memories(memories: &[String]) -> Option<ChatMessage> {
 /// Negotiates the output limit of `req` (see the module documentation).
 ///
 /// ```
-/// use ctx_runtime::negotiate::{NegotiationRequest, negotiate_max_output};
-/// use ctx_runtime::{ChatMessage, Encoding, TokenCounter};
+/// use ctx::negotiate::{NegotiationRequest, negotiate_max_output};
+/// use ctx::{ChatMessage, Encoding, TokenCounter};
 ///
 /// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
 /// let mut req = NegotiationRequest::new("gpt-4", 3_000); // an 8,192-token window
@@ -215,7 +215,7 @@ pub fn render_memories(memories: &[String]) -> Option<ChatMessage> {
 /// let n = negotiate_max_output(&req, &counter)?;
 /// assert_eq!(n.max_output_tokens, 3_000);
 /// assert_eq!(n.meta.input_tokens, counter.count_request(&n.messages, &n.tools)?);
-/// # Ok::<(), ctx_runtime::negotiate::NegotiationError>(())
+/// # Ok::<(), ctx::negotiate::NegotiationError>(())
 /// ```
 pub fn negotiate_max_output(req: &NegotiationRequest, counter: &TokenCounter) -> Result<Negotiated, NegotiationError> {
     if req.requested_max_tokens == 0 {

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ctx_runtime::contract::{ContractCache, ContractCacheStats};
-use ctx_runtime::pipeline::LoadOptions;
 use ctx_runtime::pipeline::yaml::PipelineCache;
+use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};
 
 const BASE: &str = "config: config.json
 settings:
@@ -100,7 +100,7 @@ fn files_are_checked_again_only_when_one_of_them_changed() {
 
     // Loading the checked file for running finds its contract in the process-wide cache.
     let before = ContractCache::shared().stats();
-    let loaded = first.load_pipeline(LoadOptions::new()).unwrap();
+    let loaded = LoadedPipeline::load_file(&first, LoadOptions::new()).unwrap();
     let after = ContractCache::shared().stats();
     assert_eq!((after.misses - before.misses, after.hits - before.hits), (0, 1));
     assert_eq!(loaded.contract_report().context_window, 9600);

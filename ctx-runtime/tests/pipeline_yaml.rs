@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ctx_runtime::ErrorCode;
 use ctx_runtime::llm::offline::OfflineModel;
 use ctx_runtime::pipeline::yaml::{PipelineFile, PipelineFileError};
-use ctx_runtime::pipeline::{LoadOptions, StepEnv, StepKind};
+use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline, StepEnv, StepKind};
 use ctx_runtime::state::PipelineState;
 use ctx_runtime::validation::FieldPath;
 use pipeline_support::{Corpus, WordSearch};
@@ -158,7 +158,7 @@ fn every_spec_example_loads_with_its_locations_and_files() {
 #[tokio::test]
 async fn the_compaction_loop_runs_with_the_offline_model() {
     let file = PipelineFile::load(data("compaction_loop.yaml")).unwrap();
-    let p = file.load_pipeline(LoadOptions::new()).unwrap();
+    let p = LoadedPipeline::load_file(&file, LoadOptions::new()).unwrap();
     let corpus = Corpus::invoicing();
     let search = WordSearch(&corpus);
     let model = OfflineModel::new(p.counter().clone());
@@ -323,8 +323,9 @@ fn load_time_problems_are_located_too() {
         .unwrap()
         .replace("answer: { file: prompts/answer.txt }", "answer: null");
     let file = PipelineFile::parse(&text, data("compaction_loop.yaml")).unwrap();
-    let err = file.load_pipeline(LoadOptions::new()).unwrap_err();
+    let err = LoadedPipeline::load_file(&file, LoadOptions::new()).unwrap_err();
     assert_eq!(located(&err), [("compaction_loop.yaml".into(), 61, 15, "MISSING_PROMPT_TEXT")]);
-    let p = file.load_pipeline(LoadOptions::new().prompt("answer", "Answer from the context only.")).unwrap();
+    let p =
+        LoadedPipeline::load_file(&file, LoadOptions::new().prompt("answer", "Answer from the context only.")).unwrap();
     assert_eq!(p.name(), "CompactionLoop");
 }

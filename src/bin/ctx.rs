@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use ctx::llm::ChatModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
-use ctx::pipeline::{LoadOptions, StepDetail, StepEnv, to_dot, to_mermaid};
+use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 use ctx::{ErrorCode, PipelineState};
 
@@ -228,7 +228,7 @@ fn value_span(source: &str, line: usize, column: usize) -> Option<std::ops::Rang
 }
 
 fn explain(file: &LoadedFile) -> ExitCode {
-    let pipeline = match file.load_pipeline(LoadOptions::from_env()) {
+    let pipeline = match LoadedPipeline::load_file(&file, LoadOptions::from_env()) {
         Ok(p) => p,
         Err(e) => {
             render(e.issues());
@@ -268,7 +268,7 @@ fn explain(file: &LoadedFile) -> ExitCode {
 
 fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, String> {
     let loaded = load(file)?;
-    let pipeline = loaded.load_pipeline(LoadOptions::from_env()).map_err(|e| {
+    let pipeline = LoadedPipeline::load_file(&loaded, LoadOptions::from_env()).map_err(|e| {
         render(e.issues());
         format!("{} cannot be loaded", file.display())
     })?;

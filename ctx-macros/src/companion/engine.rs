@@ -1,5 +1,5 @@
 //! `context_engine!`: the context engine's declarations, lowered into the runtime's `EngineSpec`
-//! with the span of every value, then checked by `ctx_runtime::engine::validate_spec`.
+//! with the span of every value, then checked by `ctx_spec::engine::validate_spec`.
 //!
 //! ```text
 //! context_engine! {
@@ -36,11 +36,11 @@
 //! is acceptable — a ratio in range, ratios summing to at most 1, a known retriever, compactor or
 //! template variable — is the runtime's rule, reported under the token that wrote the value.
 
-use ctx_runtime::engine::{
+use ctx_spec::engine::{
     CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, InputBudgetSpec,
     MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl, validate_spec,
 };
-use ctx_runtime::validation::{ConfigIssue, FieldPath, PathSegment};
+use ctx_spec::validation::{ConfigIssue, FieldPath, PathSegment};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 

@@ -2,7 +2,7 @@
 //! literal, so nothing is parsed or validated again when it runs (the assembler still checks it
 //! when built, with the same rules).
 
-use ctx_runtime::engine::{
+use ctx_spec::engine::{
     CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, MessageSpec,
     PackPlacement, RetrieverDecl,
 };

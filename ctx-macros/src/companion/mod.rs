@@ -5,7 +5,7 @@
 //! ([`crate::ast::Items`]), keyed reading with "did you mean" ([`crate::fields`]), the error
 //! accumulator and the field-path → token map. Each lowers into the runtime's own "as written"
 //! value (`EngineSpec`, `TurnBudgetSpec`), runs the runtime's validation on it — the rules live
-//! once, in `ctx_runtime` — and reports every issue under the token its path names. The expansion
+//! once, in `ctx-spec` — and reports every issue under the token its path names. The expansion
 //! is a function returning the validated value; it is emitted with a stub body when there are
 //! errors, so that callers keep type-checking while the declaration is fixed.
 
@@ -18,7 +18,7 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
-use ctx_runtime::validation::ConfigIssue;
+use ctx_spec::validation::ConfigIssue;
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -1,11 +1,11 @@
 //! Lowering, error reporting and expansion snapshots of `context_engine!` and `turn_budget!`.
 //! Where each error lands (its span) is checked by the trybuild cases in `ui-tests/cases/`.
 
-use ctx_runtime::engine::{
+use ctx_spec::engine::{
     CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, InputBudgetSpec,
     MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl,
 };
-use ctx_runtime::turn::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec};
+use ctx_spec::turn::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec};
 use expect_test::{ExpectFile, expect_file};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,11 +18,7 @@ fn engine(body: TokenStream) -> (EngineSpec, Vec<String>) {
     let EngineInput(header) = syn::parse2(quote!(fn engine { #body })).expect("header parses");
     let cx = Ctxt::new();
     let lowered = super::engine::lower(&cx, &header);
-    super::report(
-        &cx,
-        &lowered.spans,
-        super::engine::without_echoes(ctx_runtime::engine::validate_spec(&lowered.spec)),
-    );
+    super::report(&cx, &lowered.spans, super::engine::without_echoes(ctx_spec::engine::validate_spec(&lowered.spec)));
     (lowered.spec, errors(cx))
 }
 
@@ -30,7 +26,7 @@ fn turn(body: TokenStream) -> (TurnBudgetSpec, Vec<String>) {
     let TurnInput(header) = syn::parse2(quote!(fn turn { #body })).expect("header parses");
     let cx = Ctxt::new();
     let (spec, spans) = super::turn::lower(&cx, &header);
-    if let Err(issues) = spec.resolve(&ctx_runtime::validation::FieldPath::root()) {
+    if let Err(issues) = spec.resolve(&ctx_spec::validation::FieldPath::root()) {
         super::report(&cx, &spans, issues);
     }
     (spec, errors(cx))
@@ -204,7 +200,7 @@ fn every_runtime_issue_path_is_recorded_exactly() {
     let cx = Ctxt::new();
     let lowered = super::engine::lower(&cx, &header);
     assert!(cx.check().is_ok(), "no syntax errors in this declaration");
-    let issues = ctx_runtime::engine::validate_spec(&lowered.spec);
+    let issues = ctx_spec::engine::validate_spec(&lowered.spec);
     let mut codes: Vec<&str> = issues.iter().map(|i| i.code).collect();
     codes.sort_unstable();
     codes.dedup();
@@ -319,8 +315,8 @@ fn turn_settings_lower_and_resolve() {
         document_separator: "\n---\n",
     });
     assert_eq!(errors, Vec::<String>::new());
-    let config = spec.resolve(&ctx_runtime::validation::FieldPath::root()).unwrap();
-    let window = ctx_runtime::tokens::ModelInfo::lookup("gpt-4o").unwrap().context_window;
+    let config = spec.resolve(&ctx_spec::validation::FieldPath::root()).unwrap();
+    let window = ctx_spec::tokens::ModelInfo::lookup("gpt-4o").unwrap().context_window;
     assert_eq!(
         config,
         TurnBudgetConfig {
@@ -390,7 +386,7 @@ fn every_turn_issue_of_a_written_value_is_recorded_exactly() {
     let cx = Ctxt::new();
     let (spec, spans) = super::turn::lower(&cx, &header);
     assert!(cx.check().is_ok());
-    let issues = ctx_runtime::turn::validate_turn_budget(&spec, &ctx_runtime::validation::FieldPath::root());
+    let issues = ctx_spec::turn::validate_turn_budget(&spec, &ctx_spec::validation::FieldPath::root());
     assert_eq!(issues.len(), 6, "{issues:#?}");
     for issue in &issues {
         assert!(spans.get(&issue.path).is_some(), "{} at `{}` has no token of its own", issue.code, issue.path);

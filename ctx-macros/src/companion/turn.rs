@@ -20,9 +20,9 @@
 //! `context_window: model("…")` takes the window from the model table the runtime uses
 //! (`ModelInfo::lookup`), when compiling; an unknown model is an error under its name.
 
-use ctx_runtime::tokens::ModelInfo;
-use ctx_runtime::turn::{PartialPolicy, TurnBudgetConfig, TurnBudgetSpec};
-use ctx_runtime::validation::FieldPath;
+use ctx_spec::tokens::ModelInfo;
+use ctx_spec::turn::{PartialPolicy, TurnBudgetConfig, TurnBudgetSpec};
+use ctx_spec::validation::FieldPath;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{ToTokens, quote};
 

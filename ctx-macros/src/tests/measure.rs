@@ -81,7 +81,7 @@ fn measure_expansion_of_forty_steps() {
     // What the contract check adds once it counts: building the encoder (once per compiler
     // process) and counting the prompts. Measured apart so it shows before the check lands.
     let start = Instant::now();
-    let counter = ctx_runtime::TokenCounter::for_encoding(ctx_runtime::Encoding::Cl100kBase);
+    let counter = ctx_spec::tokens::TokenCounter::for_encoding(ctx_spec::tokens::Encoding::Cl100kBase);
     let built = start.elapsed();
     let prompt = "You are a code-review assistant. Quote identifiers and SQL verbatim. ".repeat(16);
     let start = Instant::now();

@@ -62,9 +62,8 @@ fn the_same_prompt_fits_one_models_tokenizer_and_not_anothers() {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no fixed prompt count in {message}"));
-    let o200k_count = ctx_runtime::tokens::TokenCounter::for_encoding(ctx_runtime::tokens::Encoding::O200kBase)
-        .count(&prompt)
-        .unwrap();
+    let o200k_count =
+        ctx_spec::tokens::TokenCounter::for_encoding(ctx_spec::tokens::Encoding::O200kBase).count(&prompt).unwrap();
     assert!(fixed > 1_308 && fixed > 2 * o200k_count, "SmolLM2 {fixed} vs o200k {o200k_count}");
     eprintln!("fixed prompt: SmolLM2 {fixed} tokens, o200k text alone {o200k_count}");
 }

@@ -5,11 +5,11 @@ use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks}
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
-use super::config::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 use super::error::BudgetError;
-use super::frame::NodeFrame;
 use super::prefix::Prefix;
 use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
+use ctx_spec::budget::NodeFrame;
+use ctx_spec::budget::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 
 /// Decides whether the retrieved `state.node_texts` join `state.context_blocks` within
 /// `max_context_tokens`, compacting nodes by the rules of `cfg` (see the [module
@@ -21,11 +21,11 @@ use super::report::{AppliedRule, BudgetDecision, BudgetReport, NodeTrace};
 /// the consumed demand messages are put back in the inbox. On error the state is unchanged.
 ///
 /// ```
-/// use ctx_runtime::budget::{BudgetDecision, manage_context_budget, validate_manage_budget};
-/// use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
-/// use ctx_runtime::state::{NodeText, PipelineState};
-/// use ctx_runtime::tokens::{Encoding, TokenCounter};
-/// use ctx_runtime::validation::FieldPath;
+/// use ctx::budget::{BudgetDecision, manage_context_budget, validate_manage_budget};
+/// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx::state::{NodeText, PipelineState};
+/// use ctx::tokens::{Encoding, TokenCounter};
+/// use ctx::validation::FieldPath;
 ///
 /// let always_sql = CompactRuleSpec { language: "sql".into(), policy: "always".into(), threshold: None, inbox_key: None };
 /// let spec = ManageBudgetSpec {

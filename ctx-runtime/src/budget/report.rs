@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::classify::Language;
 use crate::state::InboxMessage;
 
-use super::config::{ManageBudgetConfig, PolicyKind};
+use ctx_spec::budget::{ManageBudgetConfig, PolicyKind};
 
 /// The outcome of a `manage_context_budget` step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

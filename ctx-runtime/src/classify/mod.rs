@@ -10,35 +10,8 @@
 mod embedded;
 mod signals;
 
-use serde::{Deserialize, Serialize};
-
+pub use ctx_spec::lang::Language;
 pub use embedded::looks_like_sql_statement;
-
-/// The classification of a node's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Language {
-    /// SQL: DDL, DML, procedures, views, migrations.
-    Sql,
-    /// .NET: C#, Razor, MSBuild and other .NET project files.
-    Dotnet,
-    /// C# (or Razor) with SQL statements in its string literals.
-    DotnetWithSql,
-    /// Anything else: prose, Python, JavaScript, …
-    Unknown,
-}
-
-impl Language {
-    /// The name a `compact_code` rule and the `--- NODE ---` header use: `sql`, `dotnet`
-    /// (for both .NET kinds) or `unknown`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Language::Sql => "sql",
-            Language::Dotnet | Language::DotnetWithSql => "dotnet",
-            Language::Unknown => "unknown",
-        }
-    }
-}
 
 /// Extensions that are SQL whatever they contain.
 const SQL_EXTENSIONS: &[&str] = &["sql", "tsql", "pgsql", "psql", "ddl", "dml"];
@@ -114,7 +87,7 @@ const OTHER_EXTENSIONS: &[&str] = &[
 /// Classifies `text`, using `path` (a file path or any source name) as a hint.
 ///
 /// ```
-/// use ctx_runtime::classify::{Language, classify};
+/// use ctx::classify::{Language, classify};
 /// assert_eq!(classify("SELECT Id FROM dbo.Invoices WHERE Status = 'PAID';", None), Language::Sql);
 /// assert_eq!(classify("anything", Some("src/Billing/Invoice.cs")), Language::Dotnet);
 /// assert_eq!(classify("import os\nprint(os.getcwd())", None), Language::Unknown);

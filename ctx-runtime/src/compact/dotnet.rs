@@ -51,7 +51,7 @@ impl DotnetSyntax {
 /// `text` compacted by the rules of `syntax`, or `text` itself (borrowed) when nothing changes.
 ///
 /// ```
-/// use ctx_runtime::compact::dotnet::{DotnetSyntax, strip};
+/// use ctx::compact::dotnet::{DotnetSyntax, strip};
 /// let cs = "/// <summary>Totals.</summary>\npublic decimal Total  => Lines.Sum(l => l.Net); // cached\n#region x\n";
 /// assert_eq!(strip(cs, DotnetSyntax::CSharp), "public decimal Total => Lines.Sum(l => l.Net);");
 /// let sql_in_string = "var q = @\"SELECT Id  -- kept\n    FROM T\";  // dropped";

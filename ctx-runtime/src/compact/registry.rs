@@ -21,9 +21,7 @@ use super::{Compacted, guard_tokens, prose};
 use crate::classify::{Language, classify};
 use crate::state::NodeText;
 use crate::tokens::{TokenCounter, TokenError};
-
-/// The languages a rule can name without registering anything.
-pub const BUILTIN_LANGUAGES: [&str; 5] = ["sql", "dotnet", "markdown", "text", "json"];
+pub use ctx_spec::lang::{BUILTIN_LANGUAGES, NodeLanguage, is_language_name};
 
 /// A user compactor: it names its language, says which nodes are its, and compacts a text.
 ///
@@ -31,8 +29,8 @@ pub const BUILTIN_LANGUAGES: [&str; 5] = ["sql", "dotnet", "markdown", "text", "
 /// compactor cannot make a node larger.
 ///
 /// ```
-/// use ctx_runtime::compact::{CompactorRegistry, TextCompactor};
-/// use ctx_runtime::state::NodeText;
+/// use ctx::compact::{CompactorRegistry, TextCompactor};
+/// use ctx::state::NodeText;
 ///
 /// /// YAML without comment lines.
 /// struct Yaml;
@@ -50,7 +48,7 @@ pub const BUILTIN_LANGUAGES: [&str; 5] = ["sql", "dotnet", "markdown", "text", "
 /// let node = NodeText::new("ci", "# build\nrun: cargo test\n").with_path("ci.yaml");
 /// assert_eq!(registry.language_of(&node).name(), "yaml");
 /// assert_eq!(registry.language_of(&NodeText::new("n", "x").with_path("a.md")).name(), "markdown");
-/// # Ok::<(), ctx_runtime::compact::CompactorError>(())
+/// # Ok::<(), ctx::compact::CompactorError>(())
 /// ```
 pub trait TextCompactor: Send + Sync {
     /// The name rules use (`language: yaml`). Not one of [`BUILTIN_LANGUAGES`].
@@ -76,31 +74,6 @@ pub enum CompactorError {
     BadName(String),
 }
 
-/// A node's compaction language.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NodeLanguage {
-    /// SQL or .NET, as [`classify`] found.
-    Code(Language),
-    /// `markdown`, `text` or `json`.
-    Prose(&'static str),
-    /// A registered compactor's language.
-    Custom(String),
-    /// None of these: no rule applies.
-    Unknown,
-}
-
-impl NodeLanguage {
-    /// The name rules and the node frame use.
-    pub fn name(&self) -> &str {
-        match self {
-            NodeLanguage::Code(l) => l.label(),
-            NodeLanguage::Prose(name) => name,
-            NodeLanguage::Custom(name) => name,
-            NodeLanguage::Unknown => "unknown",
-        }
-    }
-}
-
 /// The user compactors a pipeline run can use. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct CompactorRegistry {
@@ -120,11 +93,6 @@ impl PartialEq for CompactorRegistry {
 }
 
 impl Eq for CompactorRegistry {}
-
-/// Whether `name` can name a compactor: what the DSL accepts as a name.
-pub fn is_language_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
 
 impl CompactorRegistry {
     /// No user compactors.

@@ -31,7 +31,7 @@ use crate::tokens::TokenError;
 /// when nothing changes or when it cannot be compacted safely (see the module documentation).
 ///
 /// ```
-/// use ctx_runtime::compact::sql::strip;
+/// use ctx::compact::sql::strip;
 /// let text = "SELECT  N'--not a comment', [Net  Amount]  -- a comment\n\n    FROM dbo.T /* why */;\nGO";
 /// assert_eq!(strip(text), "SELECT N'--not a comment', [Net  Amount]\nFROM dbo.T ;\nGO");
 /// ```

@@ -15,11 +15,11 @@
 //! instance registered behind it.
 //!
 //! ```no_run
-//! # async fn demo<S: ctx_runtime::pipeline::StepMachine>(
-//! #     pipeline: ctx_runtime::pipeline::Pipeline<S>,
-//! #     backends: impl ctx_runtime::pipeline::Backends<S> + Send + 'static,
+//! # async fn demo<S: ctx::pipeline::StepMachine>(
+//! #     pipeline: ctx::pipeline::Pipeline<S>,
+//! #     backends: impl ctx::pipeline::Backends<S> + Send + 'static,
 //! # ) -> std::io::Result<()> {
-//! use ctx_runtime::durable::{DurableSteps, PipelineObject};
+//! use ctx::durable::{DurableSteps, PipelineObject};
 //!
 //! let object = PipelineObject::new(DurableSteps::new(pipeline, backends));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9080").await?;

@@ -7,17 +7,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::compactor::{Compactor, CompactorRegistry};
-use super::declaration::{EngineSpec, MessageSpec, PackPlacement, RetrieverDecl};
 use super::error::EngineError;
-use super::policy::{Policy, pack_ratios};
 use super::report::AssemblyReport;
 use super::retriever::Retriever;
 use super::run::Run;
-use super::template::Template;
-use super::validate::validate_spec;
 use crate::chat::{ChatMessage, Role};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
+use ctx_spec::engine::Template;
+use ctx_spec::engine::validate_spec;
+use ctx_spec::engine::{EngineSpec, MessageSpec, PackPlacement, RetrieverDecl};
+use ctx_spec::engine::{Policy, pack_ratios};
 
 /// What one assembly is given at run time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -20,11 +20,7 @@ use crate::llm::ModelError;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
-/// The name of the built-in token-exact truncating compactor.
-pub const TRUNCATE: &str = "truncate";
-
-/// The names every [`CompactorRegistry`] starts with.
-pub const BUILTIN_COMPACTORS: [&str; 4] = [TRUNCATE, "sql", "dotnet", "code"];
+pub use ctx_spec::engine::{BUILTIN_COMPACTORS, TRUNCATE};
 
 /// One compaction.
 #[derive(Debug, Clone, Copy)]
@@ -123,7 +119,7 @@ impl Compactor for CodeCompactor {
 }
 
 /// A synchronous function as a compactor: the hook for compactors written as plain functions
-/// (the SQL/.NET compactors of `ctx_runtime::compact`, for instance).
+/// (the SQL/.NET compactors of `ctx::compact`, for instance).
 pub struct FnCompactor<F>(pub F);
 
 impl<F> fmt::Debug for FnCompactor<F> {

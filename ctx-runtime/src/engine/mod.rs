@@ -18,8 +18,8 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use ctx_runtime::engine::*;
-//! use ctx_runtime::tokens::{Encoding, TokenCounter};
+//! use ctx::engine::*;
+//! use ctx::tokens::{Encoding, TokenCounter};
 //!
 //! let spec = EngineSpec {
 //!     contexts: vec![ContextDeclaration {
@@ -38,34 +38,25 @@
 //! assert_eq!(out.system_prompt, "You are a support agent.");
 //! assert_eq!(out.user_message, "Question: Where is my order?");
 //! assert_eq!(out.report.total_tokens, assembler.counter().count_messages(&out.messages())?);
-//! # Ok::<(), ctx_runtime::CtxError>(())
+//! # Ok::<(), ctx::CtxError>(())
 //! # }).unwrap();
 //! ```
 
 mod assembler;
 mod compactor;
-mod declaration;
 mod error;
-mod policy;
 mod render;
 mod report;
 mod retriever;
 mod run;
 mod summarize;
-mod template;
-mod validate;
 
 pub use assembler::{AssemblyInput, ContextAssembler, ContextAssemblerBuilder, ContextAssembly};
 pub use compactor::{
     BUILTIN_COMPACTORS, CodeCompactor, CompactError, CompactionRequest, Compactor, CompactorRegistry, FnCompactor,
     TRUNCATE, TruncateAfter, TruncateCompactor,
 };
-pub use declaration::{
-    CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec, InputBudgetSpec,
-    MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl,
-};
 pub use error::EngineError;
-pub use policy::{Expansion, Overflow, Policy, allocation, pack_ratios};
 pub use render::PART_SEPARATOR;
 pub use report::{AssemblyReport, PackKind, PackReport};
 pub use retriever::{
@@ -73,5 +64,5 @@ pub use retriever::{
     join_blocks,
 };
 pub use summarize::{DEFAULT_SUMMARY_INSTRUCTIONS, SummarizingCompactor};
-pub use template::{SyntaxErrorKind, Template, TemplateSyntaxError, VarRef};
-pub use validate::{validate_policy, validate_spec, validate_spec_at};
+// Declarations, policies, templates and their rules: checked by the companion macro too.
+pub use ctx_spec::engine::*;

@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use super::assembler::{Compiled, Directive, assembled_messages};
-use super::declaration::PackPlacement;
 use super::error::EngineError;
-use super::template::{Template, VarRef};
 use crate::chat::{ChatMessage, Role};
+use ctx_spec::engine::PackPlacement;
+use ctx_spec::engine::{Template, VarRef};
 
 /// What joins the parts of the system prompt, and the messages of a nested context's text.
 pub const PART_SEPARATOR: &str = "\n\n";

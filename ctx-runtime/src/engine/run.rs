@@ -20,13 +20,13 @@ use std::pin::Pin;
 use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembly, RetrieverEntry};
 use super::compactor::{CompactError, CompactionRequest};
 use super::error::EngineError;
-use super::policy::{Overflow, Policy, allocation};
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::{AssemblyReport, pack_reports};
 use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
 use crate::chat::ChatMessage;
 use crate::tokens::TokenError;
 use crate::tokens::{CountedText, TokenCounter};
+use ctx_spec::engine::{Overflow, Policy, allocation};
 
 type Fut<'s, T> = Pin<Box<dyn Future<Output = T> + Send + 's>>;
 

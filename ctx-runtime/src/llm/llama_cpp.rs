@@ -16,9 +16,9 @@
 //! | `CTX_LLAMA_GGUF` | the served model file, read for its tokenizer and chat template |
 //!
 //! ```no_run
-//! # async fn demo(def: ctx_runtime::pipeline::PipelineDef) -> Result<(), ctx_runtime::CtxError> {
-//! use ctx_runtime::llm::llama_cpp::LocalModel;
-//! use ctx_runtime::pipeline::LoadOptions;
+//! # async fn demo(def: ctx::pipeline::PipelineDef) -> Result<(), ctx::CtxError> {
+//! use ctx::llm::llama_cpp::LocalModel;
+//! use ctx::pipeline::LoadOptions;
 //!
 //! let Some(local) = LocalModel::from_env()? else { return Ok(()) };
 //! // The pipeline counts with the server's tokenizer and uses the server's context size.

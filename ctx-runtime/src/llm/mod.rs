@@ -24,12 +24,11 @@ pub mod llama_cpp;
 pub mod offline;
 #[cfg(feature = "openai")]
 pub mod openai;
-mod params;
 #[cfg(feature = "openai")]
 pub mod secret;
 
+pub use ctx_spec::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 pub use error::ModelError;
-pub use params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 #[cfg(feature = "openai")]
 pub use secret::ApiKey;
 

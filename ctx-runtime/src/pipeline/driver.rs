@@ -14,14 +14,14 @@ use crate::error::CtxError;
 use crate::llm::ChatModel;
 use crate::state::{NodeText, PipelineState, SearchHit};
 
+use super::Target;
+use super::Transition;
 use super::definition::StepKind;
 use super::error::{BoxError, PipelineError};
-use super::graph::Target;
 use super::loaded::LoadedPipeline;
 use super::steps;
 use super::stream::TokenSink;
 use super::tools::ToolHandlers;
-use super::transition::Transition;
 
 /// Finds nodes for a query (`search_nodes`).
 #[async_trait]
@@ -54,7 +54,7 @@ pub trait CustomSteps: Send + Sync {
 /// [`PipelineError::MissingBackend`] (before touching the state).
 ///
 /// ```
-/// use ctx_runtime::pipeline::StepEnv;
+/// use ctx::pipeline::StepEnv;
 ///
 /// let env = StepEnv::builder().build();
 /// assert!(env.search_backend().is_none());
@@ -219,6 +219,11 @@ pub async fn run_step(
             StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await?,
             StepKind::Agent(spec) => steps::agent::agent(p, &step.id, spec, &mut work, env).await?,
             StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work)?,
+            // `StepKind` is non-exhaustive for users; the facade pins ctx-spec and ctx-runtime to
+            // one version, so this arm is only reached with mismatched crates.
+            other => {
+                return Err(PipelineError::UnsupportedStep { step: step.id.clone(), kind: other.keyword() }.into());
+            }
         };
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {
             pipeline: def.name.clone(),

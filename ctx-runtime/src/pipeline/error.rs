@@ -22,6 +22,17 @@ pub enum PipelineError {
         /// How many steps there are.
         steps: usize,
     },
+    /// The step's kind is newer than this runtime: `ctx-spec` and `ctx-runtime` of different
+    /// versions (they are released together; the facade pins both).
+    #[error(
+        "step `{step}`: this ctx-runtime cannot run `{kind}` steps; use ctx-spec and ctx-runtime of the same version"
+    )]
+    UnsupportedStep {
+        /// The step id.
+        step: String,
+        /// The step's kind keyword.
+        kind: &'static str,
+    },
     /// A snapshot names a step the pipeline does not have.
     #[error("snapshot resumes at step `{step}`, which pipeline `{pipeline}` does not have")]
     UnknownSnapshotStep {
@@ -224,6 +235,7 @@ impl ErrorCode for PipelineError {
         match self {
             PipelineError::StepIndexOutOfRange { .. } => "PIPELINE_STEP_INDEX",
             PipelineError::UnknownSnapshotStep { .. } => "PIPELINE_UNKNOWN_SNAPSHOT_STEP",
+            PipelineError::UnsupportedStep { .. } => "PIPELINE_UNSUPPORTED_STEP",
             PipelineError::MissingBackend { .. } => "PIPELINE_MISSING_BACKEND",
             PipelineError::Backend { .. } => "PIPELINE_BACKEND_FAILED",
             PipelineError::UnknownOutcome { .. } => "PIPELINE_UNKNOWN_OUTCOME",

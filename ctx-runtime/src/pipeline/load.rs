@@ -14,7 +14,7 @@ pub(crate) enum PromptSource {
 /// Options of [`LoadedPipeline::load`](super::LoadedPipeline::load).
 ///
 /// ```
-/// use ctx_runtime::pipeline::LoadOptions;
+/// use ctx::pipeline::LoadOptions;
 ///
 /// let opts = LoadOptions::new()
 ///     .prompt("answer", "Answer from the context only.")
@@ -62,9 +62,9 @@ impl LoadOptions {
     /// error.
     ///
     /// ```
-    /// use ctx_runtime::compact::TextCompactor;
-    /// use ctx_runtime::pipeline::LoadOptions;
-    /// use ctx_runtime::state::NodeText;
+    /// use ctx::compact::TextCompactor;
+    /// use ctx::pipeline::LoadOptions;
+    /// use ctx::state::NodeText;
     ///
     /// struct Yaml;
     /// impl TextCompactor for Yaml {
@@ -73,7 +73,7 @@ impl LoadOptions {
     ///     fn compact(&self, text: &str) -> String { text.replace("\n\n", "\n") }
     /// }
     /// let opts = LoadOptions::new().compactor(Yaml)?;
-    /// # Ok::<(), ctx_runtime::compact::CompactorError>(())
+    /// # Ok::<(), ctx::compact::CompactorError>(())
     /// ```
     pub fn compactor(
         mut self,

@@ -11,14 +11,15 @@ use crate::error::CtxError;
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 
+use super::Target;
+use super::Transition;
 use super::definition::{END, ModelSource, PipelineDef, StepKind};
 use super::error::PipelineError;
-use super::graph::{StepGraph, Target};
 use super::load::{LoadOptions, PromptSource};
-use super::resolve::{ModelInput, ResolveInput, resolve};
-use super::suggest::help_for_unknown;
-use super::transition::Transition;
-use super::validate::structural_issues;
+use ctx_spec::pipeline::graph::StepGraph;
+use ctx_spec::pipeline::resolve::{ModelInput, ResolveInput, resolve};
+use ctx_spec::pipeline::suggest::help_for_unknown;
+use ctx_spec::pipeline::validate::structural_issues;
 
 /// A pipeline ready to run.
 #[derive(Debug, Clone)]
@@ -38,6 +39,34 @@ pub struct LoadedPipeline {
 }
 
 impl LoadedPipeline {
+    /// Loads a pipeline file's definition for running ([`LoadedPipeline::load`]), relative paths
+    /// starting at the pipeline file's directory unless `opts` sets a base directory. Every
+    /// problem is reported at its location in the file.
+    #[cfg(feature = "yaml")]
+    pub fn load_file(
+        file: &crate::pipeline::yaml::LoadedFile,
+        opts: LoadOptions,
+    ) -> Result<LoadedPipeline, crate::pipeline::yaml::PipelineFileError> {
+        use crate::codes::ErrorCode as _;
+        use crate::pipeline::yaml::{Location, PipelineFileError, YamlIssue};
+        let path = file.path();
+        let opts = match opts.base_dir {
+            Some(_) => opts,
+            None => opts.base_dir(path.parent().map(std::path::Path::to_owned).unwrap_or_default()),
+        };
+        LoadedPipeline::load(file.definition().clone(), opts).map_err(|e| {
+            let issues = match &e {
+                CtxError::Config(c) => c.issues.iter().map(|i| file.locate(i)).collect(),
+                other => {
+                    let at = file.locations().nearest(&FieldPath::root().key("model").key("config"));
+                    let at = at.cloned().unwrap_or_else(|| Location::whole_file(path));
+                    vec![YamlIssue::new(&at, other.code(), other.to_string())]
+                }
+            };
+            PipelineFileError::new(path, issues)
+        })
+    }
+
     /// Loads `def`: reads its `config.json` when the model comes from one (relative to
     /// [`LoadOptions::base_dir`]), adds the prompts given in `opts`, and runs every check of
     /// [`validate_definition`](super::validate_definition) plus the budget contract with the

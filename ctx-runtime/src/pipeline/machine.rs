@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use crate::error::CtxError;
 use crate::state::PipelineState;
 
+use super::Transition;
 use super::definition::PipelineDef;
 use super::driver::{CustomSteps, StepEnv, StepReport, run_step};
 use super::error::PipelineError;
@@ -27,7 +28,6 @@ use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
 use super::stream::TokenSink;
 use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
-use super::transition::Transition;
 
 /// A future a custom step returns through [`Backends::run_custom`].
 pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, CtxError>> + Send + 'a>>;
@@ -220,12 +220,12 @@ impl<S: StepMachine> Pipeline<S> {
     /// run ends, so a channel sender moved into it closes its channel.
     ///
     /// ```no_run
-    /// # async fn demo<S: ctx_runtime::pipeline::StepMachine>(
-    /// #     pipeline: &ctx_runtime::pipeline::Pipeline<S>,
-    /// #     env: &impl ctx_runtime::pipeline::Backends<S>,
-    /// # ) -> Result<(), ctx_runtime::CtxError> {
-    /// use ctx_runtime::pipeline::Token;
-    /// use ctx_runtime::PipelineState;
+    /// # async fn demo<S: ctx::pipeline::StepMachine>(
+    /// #     pipeline: &ctx::pipeline::Pipeline<S>,
+    /// #     env: &impl ctx::pipeline::Backends<S>,
+    /// # ) -> Result<(), ctx::CtxError> {
+    /// use ctx::pipeline::Token;
+    /// use ctx::PipelineState;
     ///
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     /// let printer = tokio::spawn(async move {

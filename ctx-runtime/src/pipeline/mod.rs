@@ -30,54 +30,38 @@
 //! ```
 
 mod conversation;
-pub mod definition;
-mod driver;
+pub mod driver;
 mod error;
-mod graph;
 mod load;
 mod loaded;
 mod machine;
-mod mermaid;
-mod model_files;
-mod resolve;
 mod run;
-pub mod schema;
-mod steps;
+pub mod steps;
+// Shadows ctx-spec's `testing` (feature `__test-util`), which it re-exports with `loaded`.
 mod stream;
-mod suggest;
-mod tools;
-mod transition;
-mod validate;
-mod validate_agent;
-mod validate_params;
-pub use validate_agent::{MAX_TOOL_NAME_LEN, is_tool_name};
-mod values;
-#[cfg(feature = "yaml")]
-pub mod yaml;
-
 #[cfg(test)]
+#[allow(hidden_glob_reexports)]
 pub(crate) mod testing;
+mod tools;
 
-/// The sampling parameters a model step declares (defined with the model clients).
-pub use crate::llm::{ModelParams, ResponseFormat};
 #[cfg(feature = "restate")]
 pub(crate) use conversation::follow_up_state;
 pub use conversation::{Answer, Conversation};
-pub use definition::*;
 pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
 pub use error::{BoxError, PipelineError};
-pub use graph::{GRAPH_WIDE_CODES, Target, variant_name};
 pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
-pub use mermaid::{to_dot, to_mermaid};
 pub use run::Snapshot;
 pub use steps::{
-    AgentEnd, AgentReport, CallReport, FetchReport, MAX_TOOL_CALLS_CAP, MIN_TRUNCATED_TOKENS, ModelRequestReport,
-    OUTPUT_FLOOR_TOKENS, SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind,
-    ToolCallReport, TruncatedNode,
+    AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
+    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
+    TruncatedNode,
 };
 pub use stream::{Token, TokenSink};
 pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
-pub use transition::Transition;
-pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};
+
+// The vocabulary and the rules of a pipeline (its definition, schema, transitions, values and
+// validation, the YAML front end) are what the `pipeline!` macro checks with: they live in
+// ctx-spec, which runs nothing.
+pub use ctx_spec::pipeline::*;

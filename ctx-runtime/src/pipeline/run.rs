@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::CtxError;
 use crate::state::PipelineState;
 
+use super::Target;
 use super::definition::END;
 use super::driver::{StepEnv, StepReport, run_step};
 use super::error::PipelineError;
-use super::graph::Target;
 use super::loaded::LoadedPipeline;
 
 /// Where a run is: the step to perform next (a step id, or `end`) and the state.

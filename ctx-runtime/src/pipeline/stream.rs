@@ -10,7 +10,7 @@
 //! closure: the channel closes when the run ends, so the receiving loop ends too.
 //!
 //! ```
-//! use ctx_runtime::pipeline::{Token, TokenSink};
+//! use ctx::pipeline::{Token, TokenSink};
 //!
 //! let (tx, rx) = std::sync::mpsc::channel::<(String, String)>();
 //! let sink = move |t: Token<'_>| {

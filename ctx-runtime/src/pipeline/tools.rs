@@ -21,9 +21,9 @@ use super::error::PipelineError;
 ///
 /// ```
 /// use async_trait::async_trait;
-/// use ctx_runtime::pipeline::{ToolHandlers, ToolOutput, ToolRequest};
-/// use ctx_runtime::turn::RankedDocument;
-/// use ctx_runtime::CtxError;
+/// use ctx::pipeline::{ToolHandlers, ToolOutput, ToolRequest};
+/// use ctx::turn::RankedDocument;
+/// use ctx::CtxError;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Search { query: String }

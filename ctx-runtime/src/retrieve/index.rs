@@ -83,7 +83,7 @@ impl From<Chunk> for Doc {
 /// never reads outside its root.
 ///
 /// ```
-/// use ctx_runtime::retrieve::Bm25Index;
+/// use ctx::retrieve::Bm25Index;
 /// let index = Bm25Index::from_documents([
 ///     ("sql/orders.sql", "CREATE PROCEDURE usp_GetOrderTotals AS SELECT SUM(total) FROM Orders"),
 ///     ("src/Customer.cs", "public class Customer { public string Name { get; set; } }"),
@@ -91,7 +91,7 @@ impl From<Chunk> for Doc {
 /// let hits = index.search("how are order totals computed", 5);
 /// assert_eq!(hits[0].id, "sql/orders.sql");
 /// assert_eq!(index.node_text("src/Customer.cs")?.path.as_deref(), Some("src/Customer.cs"));
-/// # Ok::<(), ctx_runtime::retrieve::RetrieveError>(())
+/// # Ok::<(), ctx::retrieve::RetrieveError>(())
 /// ```
 pub struct Bm25Index {
     root: Option<PathBuf>,
@@ -164,8 +164,8 @@ impl Bm25Index {
     /// so a heading or a file name matches the question too.
     ///
     /// ```
-    /// use ctx_runtime::retrieve::{Bm25Index, ChunkOptions, Chunker};
-    /// use ctx_runtime::tokens::TokenCounter;
+    /// use ctx::retrieve::{Bm25Index, ChunkOptions, Chunker};
+    /// use ctx::tokens::TokenCounter;
     ///
     /// let chunker = Chunker::new(TokenCounter::for_model("gpt-4o")?, ChunkOptions::new(64))?;
     /// let chunks = chunker.chunk("guide.md", "# Install\nRun cargo.\n# Refunds\nRefunds take 5 days.\n")?;

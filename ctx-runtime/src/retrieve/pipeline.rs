@@ -2,8 +2,8 @@
 //! [`NodeStore`] (`fetch_node_texts`, `expand_dependency_tree`), so one index serves a whole run:
 //!
 //! ```
-//! use ctx_runtime::pipeline::StepEnv;
-//! use ctx_runtime::retrieve::Bm25Index;
+//! use ctx::pipeline::StepEnv;
+//! use ctx::retrieve::Bm25Index;
 //!
 //! let index = Bm25Index::from_documents([("sql/usp_Total.sql", "CREATE PROCEDURE dbo.usp_Total AS SELECT 1")]);
 //! let env = StepEnv::builder().search(&index).store(&index).build();
@@ -58,7 +58,7 @@ impl Bm25Index {
     /// documentation of `retrieve`'s pipeline adapters for the convention.
     ///
     /// ```
-    /// use ctx_runtime::retrieve::Bm25Index;
+    /// use ctx::retrieve::Bm25Index;
     ///
     /// let index = Bm25Index::from_documents([
     ///     ("src/InvoiceService.cs", "class InvoiceService { Money Total() => Run(\"dbo.usp_Total\"); }"),

@@ -15,7 +15,7 @@ use bm25::{DefaultTokenizer, Language, Tokenizer};
 /// of an uppercase run followed by a lowercase one.
 ///
 /// ```
-/// use ctx_runtime::retrieve::split_identifier;
+/// use ctx::retrieve::split_identifier;
 /// assert_eq!(split_identifier("HTTPServerError_v2"), ["HTTP", "Server", "Error", "v2"]);
 /// assert_eq!(split_identifier("order_total"), ["order", "total"]);
 /// ```

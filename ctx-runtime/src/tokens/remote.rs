@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::cache::CountCache;
-use super::template::ChatTemplate;
+use super::ChatTemplate;
+use super::CountCache;
 use super::{ChatFormat, TokenCounter, TokenizerBackend};
 use crate::tokens::TokenError;
 

@@ -10,11 +10,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::TurnError;
-use super::config::{PartialPolicy, TurnBudgetConfig};
 use super::pack::{Compactor, Inclusion, Packed, Partial, RankedDocument, pack_documents};
 use crate::chat::{ChatMessage, Role, ToolCall};
 use crate::tokens::TokenCounter;
 use crate::validation::ConfigIssues;
+use ctx_spec::turn::{PartialPolicy, TurnBudgetConfig};
 
 /// A document the model has seen in this turn, in the order first seen.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

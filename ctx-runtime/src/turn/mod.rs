@@ -8,8 +8,8 @@
 //! room it was given; [`dedup_by_id`] and [`fallback_check`] cover what the model sees at the end.
 //!
 //! ```
-//! use ctx_runtime::turn::{RankedDocument, TurnBudgetConfig, TurnLedger};
-//! use ctx_runtime::{ChatMessage, Encoding, TokenCounter, ToolCall};
+//! use ctx::turn::{RankedDocument, TurnBudgetConfig, TurnLedger};
+//! use ctx::{ChatMessage, Encoding, TokenCounter, ToolCall};
 //!
 //! let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
 //! let mut ledger = TurnLedger::with_messages(
@@ -24,15 +24,14 @@
 //! assert_eq!(packed.included.len(), 1);
 //! assert_eq!(tool_message.tool_call_id.as_deref(), Some("call_1"));
 //! assert!(ledger.contains("kb-7"));
-//! # Ok::<(), ctx_runtime::turn::TurnError>(())
+//! # Ok::<(), ctx::turn::TurnError>(())
 //! ```
 
-mod config;
 mod final_view;
 mod ledger;
 mod pack;
 
-pub use config::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec, validate_turn_budget};
+pub use ctx_spec::turn::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec, validate_turn_budget};
 pub use final_view::{DocumentId, FallbackVerdict, dedup_by_id, fallback_check};
 pub use ledger::{CallBudget, LedgerBreakdown, SeenDocument, TurnLedger};
 pub use pack::{Compactor, Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};

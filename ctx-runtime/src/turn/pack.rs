@@ -10,8 +10,8 @@
 use std::collections::HashSet;
 
 use super::TurnError;
-use super::config::DocumentFormat;
 use crate::tokens::TokenCounter;
+use ctx_spec::turn::DocumentFormat;
 
 /// One retrieval result, in rank order with its peers.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

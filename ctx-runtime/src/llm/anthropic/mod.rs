@@ -60,11 +60,11 @@
 //! # Example
 //!
 //! ```no_run
-//! # async fn demo(def: ctx_runtime::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
-//! use ctx_runtime::llm::anthropic::{AnthropicClient, AnthropicConfig};
-//! use ctx_runtime::llm::{ChatModel, ChatRequest};
-//! use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};
-//! use ctx_runtime::{ChatMessage, Encoding};
+//! # async fn demo(def: ctx::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
+//! use ctx::llm::anthropic::{AnthropicClient, AnthropicConfig};
+//! use ctx::llm::{ChatModel, ChatRequest};
+//! use ctx::pipeline::{LoadOptions, LoadedPipeline};
+//! use ctx::{ChatMessage, Encoding};
 //!
 //! // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, when set) from the environment.
 //! let client = AnthropicClient::new(AnthropicConfig::from_env("claude-sonnet-4-5"))?;

@@ -84,10 +84,10 @@ pub enum OfflineTask {
 /// The offline extractive model. See the [module documentation](self).
 ///
 /// ```
-/// # async fn demo() -> Result<(), ctx_runtime::llm::ModelError> {
-/// use ctx_runtime::ChatMessage;
-/// use ctx_runtime::llm::offline::OfflineModel;
-/// use ctx_runtime::llm::{ChatModel, ChatRequest};
+/// # async fn demo() -> Result<(), ctx::llm::ModelError> {
+/// use ctx::ChatMessage;
+/// use ctx::llm::offline::OfflineModel;
+/// use ctx::llm::{ChatModel, ChatRequest};
 ///
 /// let model = OfflineModel::default();
 /// let user = "### Context:\n--- NODE ---\nid: db/orders.sql\ntext:\nSELECT SUM(total) FROM Orders\n\n\

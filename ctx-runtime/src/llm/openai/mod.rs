@@ -28,10 +28,10 @@
 //! # Example
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), ctx_runtime::llm::ModelError> {
-//! use ctx_runtime::ChatMessage;
-//! use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig};
-//! use ctx_runtime::llm::{ChatModel, ChatRequest};
+//! # async fn demo() -> Result<(), ctx::llm::ModelError> {
+//! use ctx::ChatMessage;
+//! use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
+//! use ctx::llm::{ChatModel, ChatRequest};
 //!
 //! let client = OpenAiClient::new(OpenAiConfig::new("http://localhost:8080/v1", "llama"))?;
 //! let request = ChatRequest::new(vec![ChatMessage::user("Say hi.")], 16);

@@ -46,8 +46,7 @@ mod batch;
 /// The result sent for a tool call beyond `max_tool_calls`.
 pub const TOOL_LIMIT_MESSAGE: &str = "tool call limit reached; answer with what you have";
 
-/// The most `max_tool_calls` an agent step may declare.
-pub const MAX_TOOL_CALLS_CAP: i64 = 64;
+pub use ctx_spec::pipeline::MAX_TOOL_CALLS_CAP;
 
 /// How an agent step's loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::error::CtxError;
 
+use super::Transition;
 use super::error::PipelineError;
-use super::transition::Transition;
 
 pub use agent::{
     AgentEnd, AgentReport, MAX_TOOL_CALLS_CAP, ModelRequestReport, TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport,

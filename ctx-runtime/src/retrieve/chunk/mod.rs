@@ -22,8 +22,8 @@
 //! `overlap_tokens`. Each chunk counts at most `max_tokens` with the real tokenizer.
 //!
 //! ```
-//! use ctx_runtime::retrieve::{ChunkOptions, Chunker};
-//! use ctx_runtime::tokens::TokenCounter;
+//! use ctx::retrieve::{ChunkOptions, Chunker};
+//! use ctx::tokens::TokenCounter;
 //!
 //! let chunker = Chunker::new(TokenCounter::for_model("gpt-4o")?, ChunkOptions::new(200))?;
 //! let doc = "# Guide\nIntro.\n## Install\nRun `cargo add ctx`.\n";

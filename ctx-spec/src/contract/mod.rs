@@ -1,0 +1,175 @@
+//! The token budget contract between the model's limits, the pipeline's settings and its
+//! `call_model` steps: no request may need more than the model's context window.
+//!
+//! For each `call_model` step:
+//!
+//! ```text
+//! fixed_prompt_tokens(step) + max_history_tokens + max_context_tokens
+//!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
+//! ```
+//!
+//! - [`output_limit`] / [`max_output_tokens`]: the step's output limit (`max_output_tokens`, then
+//!   `max_tokens`, then the model's `max_tokens`).
+//! - [`fixed_prompt_tokens`]: system prompt + user templates with empty `{}` + chat overhead,
+//!   counted exactly.
+//! - [`check_contract`]: the inequality for every step, under `fail_fast` or `auto_clamp`.
+//! - [`Fingerprint`] / [`ContractCache`]: recompute only when an input changes.
+//! - [`guard_request`]: the last check of the exact request before it is sent.
+//!
+//! An `agent` step is checked as a `call_model` step whose requests also carry its tool schemas,
+//! counted exactly with the chat format's tool rule ([`StepBudget::tool_schema_tokens`]); its
+//! report also gives the turn budget in effect and the most requests one visit makes
+//! ([`StepBudget::turn_budget_tokens`], [`StepBudget::max_model_requests`]), and a declared
+//! `turn_budget_tokens` must leave the output, the margin, the tools and the reply priming their
+//! room (`TURN_BUDGET_EXCEEDS_ROOM`).
+//!
+//! Everything here is a plain function over plain values, free of I/O and async, so the
+//! `pipeline!` macro runs the same check at compile time when the window and prompts are literals.
+//!
+//! ```
+//! use ctx::config::{ModelConfig, Settings};
+//! use ctx::contract::{call_model_checks, check_contract, pipeline_uses_history};
+//! use ctx::pipeline::*;
+//! use ctx::FieldPath;
+//!
+//! let def = PipelineDef {
+//!     name: "Qa".into(),
+//!     model: ModelSource::Inline(ModelSpec { model: Some("gpt-4".into()), max_tokens: Some(512), ..Default::default() }),
+//!     settings: SettingsSpec { max_context_tokens: Some(5_000), max_history_tokens: Some(1_000), ..Default::default() },
+//!     prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer from the context.".into()) }],
+//!     steps: vec![StepDef {
+//!         id: "answer".into(),
+//!         kind: StepKind::CallModel(CallModelSpec {
+//!             prompt_key: "answer".into(), max_output_tokens: None, max_tokens: None,
+//!             user_parts: vec![UserPartSpec { source: "context_blocks".into(), template: "{}".into() }],
+//!             use_history: true, params: Default::default(), next: END.into(),
+//!         }),
+//!     }],
+//! };
+//! let ModelSource::Inline(spec) = &def.model else { unreachable!() };
+//! let model = ModelConfig::from_spec(spec, &FieldPath::root().key("model")).unwrap();
+//! let settings =
+//!     Settings::from_spec(&def.settings, pipeline_uses_history(&def), &FieldPath::root().key("settings")).unwrap();
+//! let prompts = Default::default();
+//! let checks = call_model_checks(&def, &prompts).unwrap();
+//! let report = check_contract(&model, &settings, &checks, &model.counter()).unwrap();
+//! assert!(report.step("answer").unwrap().total_tokens() <= 8_192);
+//! ```
+
+mod check;
+mod error;
+mod fingerprint;
+mod guard;
+mod terms;
+
+use std::collections::BTreeMap;
+
+pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, check_contract};
+pub use error::ContractError;
+pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
+pub use guard::guard_request;
+pub(crate) use terms::invalid_output_limit;
+pub use terms::{
+    OutputLimit, OutputSource, fixed_prompt_tokens, max_output_tokens, output_limit, prompt_messages, render_template,
+    render_user_message,
+};
+
+use crate::pipeline::definition::{PipelineDef, StepKind};
+use crate::validation::{ConfigIssue, FieldPath};
+
+/// Whether any `call_model` or `agent` step of `def` has `use_history: true` (then `max_history_tokens` is
+/// required).
+pub fn pipeline_uses_history(def: &PipelineDef) -> bool {
+    def.steps.iter().any(|s| match &s.kind {
+        StepKind::CallModel(c) => c.use_history,
+        StepKind::Agent(a) => a.call.use_history,
+        _ => false,
+    })
+}
+
+/// The `call_model` and `agent` steps of `def`, each with its system prompt's text: the definition's inline
+/// text, else the one in `prompts` (texts provided at load time). A step whose prompt has no
+/// text anywhere is a `MISSING_PROMPT_TEXT` issue under its `prompt_key`.
+pub fn call_model_checks<'a>(
+    def: &'a PipelineDef,
+    prompts: &'a BTreeMap<String, String>,
+) -> Result<Vec<CallModelCheck<'a>>, Vec<ConfigIssue>> {
+    let (checks, issues) = call_model_checks_split(def, prompts);
+    if issues.is_empty() { Ok(checks) } else { Err(issues) }
+}
+
+/// [`call_model_checks`], both halves: the checks of the steps whose prompt has text, and the
+/// issues of those whose prompt has none. At compile time the contract of the first is checked
+/// while the others wait for their text (or for their prompt key to be fixed).
+pub fn call_model_checks_split<'a>(
+    def: &'a PipelineDef,
+    prompts: &'a BTreeMap<String, String>,
+) -> (Vec<CallModelCheck<'a>>, Vec<ConfigIssue>) {
+    let mut checks = Vec::new();
+    let mut issues = Vec::new();
+    for step in &def.steps {
+        let (spec, agent) = match &step.kind {
+            StepKind::CallModel(spec) => (spec, None),
+            StepKind::Agent(agent) => (&agent.call, Some(agent)),
+            _ => continue,
+        };
+        let at = FieldPath::root().key("steps").key(step.id.as_str());
+        let key = spec.prompt_key.as_str();
+        let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
+        match inline.or_else(|| prompts.get(key).map(String::as_str)) {
+            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt, agent }),
+            None => issues.push(
+                ConfigIssue::new(
+                    "MISSING_PROMPT_TEXT",
+                    at.key("prompt_key"),
+                    format!("{} step `{}` uses prompt `{key}`, which has no text", step.kind.keyword(), step.id),
+                )
+                .with_help(format!("declare `{key}` in `prompts` with its text, or provide it when loading")),
+            ),
+        }
+    }
+    (checks, issues)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::definition::{CallModelSpec, ModelSource, ModelSpec, PromptSpec, SettingsSpec, StepDef};
+
+    fn def(history: [bool; 2]) -> PipelineDef {
+        let call = |id: &str, use_history| StepDef {
+            id: id.into(),
+            kind: StepKind::CallModel(CallModelSpec {
+                prompt_key: "p".into(),
+                max_output_tokens: Some(10),
+                max_tokens: None,
+                user_parts: vec![],
+                use_history,
+                params: Default::default(),
+                next: "end".into(),
+            }),
+        };
+        PipelineDef {
+            name: "T".into(),
+            model: ModelSource::Inline(ModelSpec::default()),
+            settings: SettingsSpec::default(),
+            prompts: vec![PromptSpec { key: "p".into(), text: Some("inline".into()) }],
+            steps: vec![call("a", history[0]), call("b", history[1])],
+        }
+    }
+
+    #[test]
+    fn history_is_used_when_any_step_uses_it() {
+        assert!(!pipeline_uses_history(&def([false, false])));
+        assert!(pipeline_uses_history(&def([false, true])));
+    }
+
+    #[test]
+    fn inline_prompt_text_wins_over_provided_text() {
+        let d = def([false, false]);
+        let provided = BTreeMap::from([("p".to_owned(), "provided".to_owned())]);
+        let checks = call_model_checks(&d, &provided).unwrap();
+        assert!(checks.iter().all(|c| c.system_prompt == "inline"));
+        assert_eq!(checks[1].at.to_string(), "steps.b");
+    }
+}

@@ -1,0 +1,362 @@
+//! A pipeline definition as plain values: what `pipeline!` parsed, or what a loader read.
+//!
+//! Values are kept *as written* (numbers as `i64`, names as strings) so that validation can say
+//! what is wrong with them; the validation functions turn them into typed configurations. The
+//! `pipeline!` macro builds the same values at compile time, keeping a map from each
+//! [`FieldPath`](crate::validation::FieldPath) to the token it came from.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::params::ModelParams;
+
+/// The reserved target that ends a run.
+pub const END: &str = "end";
+
+/// A whole pipeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineDef {
+    /// The pipeline's name (the generated type's name).
+    pub name: String,
+    /// The model's limits, written inline or read from a `config.json` at load time.
+    pub model: ModelSource,
+    /// `settings { … }`.
+    pub settings: SettingsSpec,
+    /// `prompts { … }`, in declaration order.
+    pub prompts: Vec<PromptSpec>,
+    /// `steps { … }`, in declaration order; the first one is where a run starts.
+    pub steps: Vec<StepDef>,
+}
+
+/// Where the model's limits come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ModelSource {
+    /// Written in the pipeline.
+    Inline(ModelSpec),
+    /// Read from this `config.json` path when the pipeline is loaded.
+    ConfigFile(String),
+}
+
+/// `model { … }` as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// A model name known to ctx's model table (gives encoding and window).
+    pub model: Option<String>,
+    /// `context_window` (`model_context_window` in `config.json`).
+    pub context_window: Option<i64>,
+    /// `max_tokens` (`model_max_tokens` in `config.json`): the default output limit.
+    pub max_tokens: Option<i64>,
+    /// `encoding`: `cl100k_base` or `o200k_base`.
+    pub encoding: Option<String>,
+    /// `tokenizer` (or `gguf`): the model's own files — a Hugging Face `tokenizer.json` (with the
+    /// `tokenizer_config.json` beside it) or a `.gguf` model file — so prompts are counted with
+    /// the model's tokenizer and chat template (feature `hf`); the window comes from a GGUF's
+    /// metadata when not written. Relative to the crate when compiled, to
+    /// `LoadOptions::base_dir` when loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
+}
+
+/// `settings { … }` as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SettingsSpec {
+    /// `max_context_tokens`: the global budget of `context_blocks`.
+    pub max_context_tokens: Option<i64>,
+    /// `max_history_tokens`: the budget of `history_dialog` when a step uses history.
+    pub max_history_tokens: Option<i64>,
+    /// `budget_safety_margin_tokens` (default 128).
+    pub budget_safety_margin_tokens: Option<i64>,
+    /// `limits_policy`: `fail_fast` (default) or `auto_clamp`.
+    pub limits_policy: Option<String>,
+    /// `compactors: [yaml, …]`: the user compactor languages `compact_code` rules may name
+    /// besides the built-in ones; each must be registered when the pipeline is loaded.
+    #[serde(default)]
+    pub compactors: Vec<String>,
+    /// `node_frame: "…"`: the template nodes are wrapped in (placeholders `{id}`, `{path}`,
+    /// `{language}`, `{compact}`, `{text}`); `None` keeps the spec's `--- NODE ---` header.
+    #[serde(default)]
+    pub node_frame: Option<String>,
+    /// Any other named setting, e.g. `max_turn_loops`, by name.
+    pub extra: BTreeMap<String, i64>,
+}
+
+/// One prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptSpec {
+    /// Its key (`prompt_key` refers to it).
+    pub key: String,
+    /// Its text, or `None` when it is provided at load time.
+    pub text: Option<String>,
+}
+
+/// One step: its id and what it does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepDef {
+    /// The step id, unique in the pipeline.
+    pub id: String,
+    /// The step kind and its configuration.
+    pub kind: StepKind,
+}
+
+/// The kinds of step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum StepKind {
+    /// `search_nodes { top_k, next }`: fills `search_results` from the search backend.
+    SearchNodes(SearchNodesSpec),
+    /// `expand_dependency_tree { max_depth, next }`: adds the dependencies of the hits.
+    ExpandDependencyTree(ExpandSpec),
+    /// `fetch_node_texts { evidence_tokens, next }`: loads hit texts into `node_texts` within an
+    /// evidence budget.
+    FetchNodeTexts(FetchSpec),
+    /// `manage_context_budget { … }`.
+    ManageContextBudget(ManageBudgetSpec),
+    /// `call_model { … }`.
+    CallModel(CallModelSpec),
+    /// `agent { … }`: `call_model` with tools, looping over the model's tool calls.
+    Agent(AgentSpec),
+    /// `loop_guard { … }`.
+    LoopGuard(LoopGuardSpec),
+    /// `set_variables { rules, next }`.
+    SetVariables(SetVariablesSpec),
+    /// A user-written step with named outcomes.
+    Custom(CustomSpec),
+}
+
+/// `search_nodes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchNodesSpec {
+    /// How many hits to keep.
+    pub top_k: i64,
+    /// The next step.
+    pub next: String,
+}
+
+/// `expand_dependency_tree`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpandSpec {
+    /// How many dependency levels to follow.
+    pub max_depth: i64,
+    /// The next step.
+    pub next: String,
+}
+
+/// `fetch_node_texts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FetchSpec {
+    /// `evidence_tokens`: the evidence budget, total tokens of the fetched texts. Serialized
+    /// definitions written before the key was renamed spell it `max_tokens`; both are read.
+    #[serde(alias = "max_tokens")]
+    pub evidence_tokens: i64,
+    /// The next step.
+    pub next: String,
+}
+
+/// `manage_context_budget`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManageBudgetSpec {
+    /// `compact_code` rules, in order.
+    pub compact_code: Vec<CompactRuleSpec>,
+    /// `divide_new_content`: a divider put before each appended batch.
+    pub divide_new_content: Option<String>,
+    /// Where to go when the batch was appended.
+    pub on_ok: String,
+    /// Where to go when it did not fit.
+    pub on_over: String,
+}
+
+/// One `compact_code` rule as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactRuleSpec {
+    /// `sql` or `dotnet`.
+    pub language: String,
+    /// `always`, `threshold` or `demand`.
+    pub policy: String,
+    /// For `threshold`: a fraction of `max_context_tokens` in (0, 1].
+    pub threshold: Option<f64>,
+    /// For `demand`: the inbox topic that requests compaction.
+    pub inbox_key: Option<String>,
+}
+
+/// `call_model`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallModelSpec {
+    /// The system prompt's key.
+    pub prompt_key: String,
+    /// `max_output_tokens` (wins over `max_tokens`).
+    pub max_output_tokens: Option<i64>,
+    /// `max_tokens`.
+    pub max_tokens: Option<i64>,
+    /// The user message, assembled from state fields through templates. Empty means the
+    /// default, [`DEFAULT_USER_PARTS`]: the context, then the question (see
+    /// [`CallModelSpec::parts`]).
+    pub user_parts: Vec<UserPartSpec>,
+    /// Whether `history_dialog` is sent (trimmed to `max_history_tokens`).
+    pub use_history: bool,
+    /// Sampling parameters sent with the request (`temperature`, `top_p`, `stop`, `seed`,
+    /// `response_format`).
+    #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
+    pub params: ModelParams,
+    /// The next step.
+    pub next: String,
+}
+
+/// The user message of a `call_model` step that declares no `user_parts`: the specification's
+/// layout, `### Context:` with the context blocks, then `### User:` with the question.
+pub const DEFAULT_USER_PARTS: [(&str, &str); 2] =
+    [("context_blocks", "### Context:\n{}\n\n"), ("user_question_en", "### User:\n{}\n\n")];
+
+static DEFAULT_PARTS: LazyLock<Vec<UserPartSpec>> = LazyLock::new(|| {
+    DEFAULT_USER_PARTS
+        .iter()
+        .map(|(source, template)| UserPartSpec { source: (*source).to_owned(), template: (*template).to_owned() })
+        .collect()
+});
+
+impl CallModelSpec {
+    /// The user parts the step renders: those written, or [`DEFAULT_USER_PARTS`] when none are,
+    /// so a step never sends an empty user message. The contract measures the same parts.
+    pub fn parts(&self) -> &[UserPartSpec] {
+        if self.user_parts.is_empty() { &DEFAULT_PARTS } else { &self.user_parts }
+    }
+}
+
+/// `agent`: a `call_model` step that offers tools to the model and runs the calls it requests
+/// through the caller's [`ToolHandlers`](super::ToolHandlers), at most `max_tool_calls` of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    /// Everything a `call_model` step has; `next` is the agent's only transition.
+    pub call: CallModelSpec,
+    /// The tools the model may call, in declaration order.
+    pub tools: Vec<ToolSpec>,
+    /// The most tool calls one run of the step executes (at least 1); the step makes at most
+    /// `max_tool_calls + 1` model requests.
+    pub max_tool_calls: i64,
+    /// The turn's budget for the whole transcript (conversation, tool calls and results); by
+    /// default the window less the output limit, the tool schemas, the chat format's reply
+    /// priming and the safety margin.
+    pub turn_budget_tokens: Option<i64>,
+}
+
+/// One tool of an `agent` step, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The function name the model calls (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON schema of the arguments, as written (an `object` schema).
+    pub parameters: String,
+}
+
+impl ToolSpec {
+    /// The schema sent to the model, or the JSON error of `parameters` (validation reports it
+    /// as `INVALID_TOOL_PARAMETERS` before any run).
+    pub fn schema(&self) -> Result<crate::chat::ToolSchema, serde_json::Error> {
+        Ok(crate::chat::ToolSchema {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: serde_json::from_str(&self.parameters)?,
+        })
+    }
+}
+
+impl AgentSpec {
+    /// The schemas of every tool whose parameters parse, in declaration order.
+    pub fn schemas(&self) -> Vec<crate::chat::ToolSchema> {
+        self.tools.iter().filter_map(|t| t.schema().ok()).collect()
+    }
+}
+
+/// One user part: a state field rendered through a template with one `{}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserPartSpec {
+    /// The state field (`context_blocks`, `user_question_en`, a variable name…).
+    pub source: String,
+    /// The template, holding exactly one `{}`.
+    pub template: String,
+}
+
+/// `loop_guard`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopGuardSpec {
+    /// The setting holding the maximum number of loops.
+    pub max_turn_loops_from_settings: String,
+    /// Where to go while loops remain.
+    pub on_allow: String,
+    /// Where to go when they are used up.
+    pub on_deny: String,
+}
+
+/// `set_variables`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetVariablesSpec {
+    /// The rules, applied in order, all or nothing.
+    pub rules: Vec<SetRuleSpec>,
+    /// The next step.
+    pub next: String,
+}
+
+/// One `set_variables` rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetRuleSpec {
+    /// The field or variable to set.
+    pub set: String,
+    /// Where the value comes from.
+    pub value: SetValueSpec,
+}
+
+/// The value of a `set_variables` rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SetValueSpec {
+    /// `from: field` with an optional `transform`.
+    From {
+        /// The source field.
+        from: String,
+        /// A named transform, e.g. `to_context_blocks`.
+        transform: Option<String>,
+    },
+    /// `value: literal` (`null` clears).
+    Value(serde_json::Value),
+}
+
+/// A user-written step: the caller's handler returns one of `outcomes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomSpec {
+    /// Outcome name → next step, in declaration order.
+    pub outcomes: Vec<(String, String)>,
+}
+
+impl StepKind {
+    /// The kind's keyword in the DSL (`manage_context_budget`, …).
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            StepKind::SearchNodes(_) => "search_nodes",
+            StepKind::ExpandDependencyTree(_) => "expand_dependency_tree",
+            StepKind::FetchNodeTexts(_) => "fetch_node_texts",
+            StepKind::ManageContextBudget(_) => "manage_context_budget",
+            StepKind::CallModel(_) => "call_model",
+            StepKind::Agent(_) => "agent",
+            StepKind::LoopGuard(_) => "loop_guard",
+            StepKind::SetVariables(_) => "set_variables",
+            StepKind::Custom(_) => "custom",
+        }
+    }
+
+    /// Every transition as (key, target step id), in a stable order. Targets may be [`END`].
+    pub fn transitions(&self) -> Vec<(&str, &str)> {
+        match self {
+            StepKind::SearchNodes(s) => vec![("next", &s.next)],
+            StepKind::ExpandDependencyTree(s) => vec![("next", &s.next)],
+            StepKind::FetchNodeTexts(s) => vec![("next", &s.next)],
+            StepKind::ManageContextBudget(s) => vec![("on_ok", &s.on_ok), ("on_over", &s.on_over)],
+            StepKind::CallModel(s) => vec![("next", &s.next)],
+            StepKind::Agent(s) => vec![("next", &s.call.next)],
+            StepKind::LoopGuard(s) => vec![("on_allow", &s.on_allow), ("on_deny", &s.on_deny)],
+            StepKind::SetVariables(s) => vec![("next", &s.next)],
+            StepKind::Custom(s) => s.outcomes.iter().map(|(o, t)| (o.as_str(), t.as_str())).collect(),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! A pipeline as plain values and the rules that check it, without running anything.
+//!
+//! * [`PipelineDef`] and the step specs — a pipeline's definition, built by the `pipeline!`
+//!   macro, decoded from a YAML file ([`yaml`], feature `yaml`) or written by hand;
+//!   [`schema`] lists each step kind's keys.
+//! * [`validate_definition`] — every rule of a whole pipeline, all problems at once, each with
+//!   the field path of the offending value; the `pipeline!` macro calls it at compile time and
+//!   the runtime again when it loads a definition.
+//! * [`to_mermaid`] / [`to_dot`] — diagrams.
+
+pub mod definition;
+#[doc(hidden)]
+pub mod graph;
+mod mermaid;
+mod model_files;
+#[doc(hidden)]
+pub mod resolve;
+pub mod schema;
+#[doc(hidden)]
+pub mod suggest;
+mod transition;
+#[doc(hidden)]
+pub mod validate;
+mod validate_agent;
+mod validate_params;
+#[doc(hidden)]
+pub mod values;
+#[cfg(feature = "yaml")]
+pub mod yaml;
+
+#[cfg(any(test, feature = "__test-util"))]
+#[doc(hidden)]
+pub mod testing;
+
+/// The sampling parameters a model step declares.
+pub use crate::params::{ModelParams, ResponseFormat};
+pub use definition::*;
+pub use graph::{GRAPH_WIDE_CODES, Target, variant_name};
+pub use mermaid::{to_dot, to_mermaid};
+pub use transition::Transition;
+pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};
+pub use validate_agent::{MAX_TOOL_CALLS_CAP, MAX_TOOL_NAME_LEN, is_tool_name};

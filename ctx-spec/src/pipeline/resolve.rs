@@ -1,0 +1,252 @@
+//! The checks of a pipeline that need more than its own structure: the `manage_context_budget`
+//! configurations, the model, the settings, the evidence budgets and the budget contract. Each
+//! rule lives in its own module (`budget`, `config`, `contract`); this file calls them in order,
+//! puts their issues on index paths (`steps[i]…`) and keeps what they resolved.
+//!
+//! [`validate_definition`](super::validate_definition) calls it at compile time with what the
+//! definition holds; [`LoadedPipeline::load`](super::LoadedPipeline::load) calls it again once
+//! `config.json` and the prompts provided at load time are known. Same functions, same messages.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
+use crate::config::{ModelConfig, Settings};
+use crate::contract::{ContractCache, ContractReport, Fingerprint, call_model_checks_split, check_contract};
+use crate::tokens::TokenCounter;
+use crate::validation::{ConfigIssue, FieldPath, PathSegment};
+
+use super::definition::{PipelineDef, StepKind};
+use super::graph::step_path;
+
+/// Where the model's limits come from, as far as they are known.
+pub enum ModelInput<'a> {
+    /// The `model { … }` block.
+    Spec(&'a super::definition::ModelSpec),
+    /// A `config.json`, already read and validated.
+    Config(ModelConfig),
+    /// A `config.json` that is only read at load time.
+    Unknown,
+}
+
+/// What the checks need besides the definition.
+pub struct ResolveInput<'a> {
+    pub model: ModelInput<'a>,
+    /// `config.json`'s `allow_auto_clamp`.
+    pub allow_auto_clamp: bool,
+    /// The `PIPELINE_LIMITS_POLICY` value.
+    pub env_policy: Option<&'a str>,
+    /// Prompt texts provided at load time.
+    pub prompts: &'a BTreeMap<String, String>,
+    /// Whether to count prompts and check the contract.
+    pub check_tokens: bool,
+    /// Load time: every used prompt must have a text. At compile time a prompt without text is
+    /// provided later, and the contract waits for it.
+    pub require_prompts: bool,
+    /// Counts with this counter instead of the one of the model's encoding.
+    pub counter: Option<&'a TokenCounter>,
+    /// Where relative paths of model files start (the crate when compiled).
+    pub base_dir: Option<&'a Path>,
+}
+
+/// What the checks resolved; complete only when every check passed.
+pub struct Resolved {
+    pub model: ModelConfig,
+    pub settings: Settings,
+    pub report: ContractReport,
+    /// The configuration of each `manage_context_budget` step, by step index.
+    pub budgets: BTreeMap<usize, ManageBudgetConfig>,
+    /// The counter of the model's own files (`model { tokenizer: … }`), when it has them.
+    pub files_counter: Option<TokenCounter>,
+}
+
+/// Runs every check, appends its issues to `issues` (skipping one whose path already has an
+/// issue: the structural rules have said what is wrong there), and returns what was resolved.
+pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<ConfigIssue>) -> Option<Resolved> {
+    let mut found = Vec::new();
+    let root = FieldPath::root();
+
+    let mut budgets = BTreeMap::new();
+    let mut budgets_ok = true;
+    for (i, step) in def.steps.iter().enumerate() {
+        if let StepKind::ManageContextBudget(spec) = &step.kind {
+            match validate_manage_budget_with(spec, &step_path(i), &def.settings.compactors) {
+                Ok(cfg) => {
+                    budgets.insert(i, cfg);
+                }
+                Err(e) => {
+                    budgets_ok = false;
+                    found.extend(e);
+                }
+            }
+        }
+    }
+
+    found.extend(settings_issues(def));
+
+    let mut files_counter = None;
+    let model = match input.model {
+        ModelInput::Spec(spec) if spec.tokenizer.is_some() => {
+            match super::model_files::complete_spec(spec, input.base_dir, &root.key("model")) {
+                Ok((completed, counter)) => {
+                    files_counter = Some(counter);
+                    ModelConfig::from_spec(&completed, &root.key("model")).map_err(|e| found.extend(e)).ok()
+                }
+                Err(issues) => {
+                    found.extend(issues);
+                    None
+                }
+            }
+        }
+        ModelInput::Spec(spec) => ModelConfig::from_spec(spec, &root.key("model")).map_err(|e| found.extend(e)).ok(),
+        ModelInput::Config(model) => Some(model),
+        ModelInput::Unknown => None,
+    };
+    let settings = Settings::from_spec_with(
+        &def.settings,
+        // A step with `use_history` but no history budget is reported under that step (by the
+        // structural rules), not here under the settings.
+        false,
+        &root.key("settings"),
+        input.allow_auto_clamp,
+        input.env_policy,
+    )
+    .map_err(|e| found.extend(e))
+    .ok();
+
+    let mut report = None;
+    if input.check_tokens
+        && let (Some(model), Some(settings)) = (&model, &settings)
+    {
+        // Every step whose prompt has text gets its contract checked, whatever else is wrong;
+        // a step whose prompt has none is an issue once the prompts are required (at load), and
+        // waits for its text before then.
+        let (checks, missing) = call_model_checks_split(def, input.prompts);
+        let complete = missing.is_empty();
+        if input.require_prompts {
+            found.extend(missing);
+        }
+        if complete || !input.require_prompts {
+            let counter = input.counter.or(files_counter.as_ref()).cloned().unwrap_or_else(|| model.counter());
+            let check = || check_contract(model, settings, &checks, &counter);
+            // The contract is recomputed only when one of its inputs changed: the definition
+            // (prompt files and `extends` already read into it), the prompts provided at load,
+            // the model, the settings and the counter. Checking a file and then loading it for
+            // running counts its prompts once.
+            let outcome = match Fingerprint::of(def, input.prompts, model, settings, &counter) {
+                Ok(fingerprint) => ContractCache::shared().get_or_check(fingerprint, check),
+                Err(_) => Arc::new(check()),
+            };
+            match outcome.as_ref() {
+                // A report that leaves steps out is no report of the pipeline.
+                Ok(r) if complete => report = Some(r.clone()),
+                Ok(_) => {}
+                Err(e) => found.extend(e.iter().cloned()),
+            }
+        }
+    }
+
+    // The evidence budget must fit the global budget in effect (clamped by auto_clamp, if so).
+    let max_context = match (&report, def.settings.max_context_tokens) {
+        (Some(r), _) => i64::try_from(r.max_context_tokens).ok(),
+        (None, written) => written,
+    };
+    if let Some(max_context) = max_context {
+        for (i, step) in def.steps.iter().enumerate() {
+            if let StepKind::FetchNodeTexts(spec) = &step.kind {
+                found.extend(check_evidence_budget(spec.evidence_tokens, &step_path(i), max_context));
+            }
+        }
+    }
+
+    let ids = first_indices(def);
+    for issue in found {
+        let issue = on_index_path(issue, &ids);
+        if !issues.iter().any(|known| known.path == issue.path) {
+            issues.push(issue);
+        }
+    }
+    match (model, settings, report) {
+        (Some(model), Some(settings), Some(report)) if budgets_ok => {
+            Some(Resolved { model, settings, report, budgets, files_counter })
+        }
+        _ => None,
+    }
+}
+
+fn first_indices(def: &PipelineDef) -> HashMap<&str, usize> {
+    let mut ids = HashMap::new();
+    for (i, s) in def.steps.iter().enumerate() {
+        ids.entry(s.id.as_str()).or_insert(i);
+    }
+    ids
+}
+
+/// `steps.<id>…` → `steps[i]…`: the contract names steps by id; the pipeline's paths use indices
+/// so that duplicate ids stay unambiguous. Other paths are kept.
+fn on_index_path(mut issue: ConfigIssue, ids: &HashMap<&str, usize>) -> ConfigIssue {
+    if let [PathSegment::Key(steps), PathSegment::Key(id), ..] = issue.path.0.as_slice()
+        && steps == "steps"
+        && let Some(&i) = ids.get(id.as_str())
+    {
+        issue.path.0[1] = PathSegment::Index(i);
+    }
+    issue
+}
+
+/// The typed settings this module owns: `compactors` (names, not built in, each once) and
+/// `node_frame` (a valid template).
+fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
+    let at = FieldPath::root().key("settings");
+    let mut found = Vec::new();
+    for (i, name) in def.settings.compactors.iter().enumerate() {
+        let path = at.key("compactors").index(i);
+        if crate::lang::BUILTIN_LANGUAGES.contains(&name.as_str()) {
+            found.push(
+                ConfigIssue::new(
+                    "COMPACTOR_BUILTIN",
+                    path,
+                    format!("`{name}` is a built-in compactor; `compactors` declares user compactors only"),
+                )
+                .with_help(format!("remove `{name}` from `compactors`: rules can name it as it is")),
+            );
+        } else if !crate::lang::is_language_name(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_BAD_NAME", path, format!("compactor language {name:?} is not a name"))
+                    .with_help("use letters, digits and `_`, starting with a letter, e.g. `yaml`"),
+            );
+        } else if def.settings.compactors[..i].contains(name) {
+            found.push(
+                ConfigIssue::new("COMPACTOR_DUPLICATE", path, format!("compactor language `{name}` is declared twice"))
+                    .with_help("remove one of the two"),
+            );
+        }
+    }
+    if let Some(template) = &def.settings.node_frame
+        && let Err(e) = NodeFrame::parse(template)
+    {
+        found.push(ConfigIssue::new("NODE_FRAME_INVALID", at.key("node_frame"), e.to_string()).with_help(
+            "placeholders are `{id}`, `{path}`, `{language}`, `{compact}` and `{text}` (exactly once); write `{{` \
+                 and `}}` for literal braces, e.g. \"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"",
+        ));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_paths_move_to_indices() {
+        let def = crate::pipeline::testing::compaction_loop();
+        let ids = first_indices(&def);
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps.summarize.max_output_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[4].max_output_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("settings.max_context_tokens"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "settings.max_context_tokens");
+        let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
+        assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
+    }
+}

@@ -1,0 +1,198 @@
+//! Decoding every step kind and top-level form, and the YAML-level problems, located.
+
+use super::*;
+use crate::params::ResponseFormat;
+use crate::pipeline::definition::*;
+use crate::validation::FieldPath;
+
+const HEAD: &str = "model: { model: gpt-4o, context_window: 16000, max_tokens: 800 }
+settings: { max_context_tokens: 4000, max_history_tokens: 500 }
+prompts:
+  answer: \"Answer from the context.\"
+steps:
+";
+
+fn load(steps: &str) -> Result<LoadedFile, PipelineFileError> {
+    PipelineFile::parse(&format!("{HEAD}{steps}"), "/nonexistent/p.yaml")
+}
+
+/// (line, column, code) of each issue; lines count from the first step line as `HEAD` is 5 lines.
+fn issues(steps: &str) -> Vec<(usize, usize, &'static str)> {
+    let err = load(steps).expect_err("the file is broken");
+    err.issues().iter().map(|i| (i.line - 5, i.column, i.code)).collect()
+}
+
+#[test]
+fn agent_steps_with_tools_and_model_parameters_decode() {
+    let file = load(
+        "- id: answer
+  action: agent
+  prompt_key: answer
+  max_output_tokens: 600
+  temperature: 0.3
+  top_p: 1
+  seed: 7
+  stop: \"END\"
+  response_format: { json_schema: { name: reply, schema: { type: object, properties: { a: { type: string } } }, strict: true } }
+  tools:
+    - name: search_docs
+      description: Search the docs
+      parameters:
+        type: object
+        properties: { query: { type: string } }
+        required: [query]
+  max_tool_calls: 3
+  turn_budget_tokens: 9000
+  user_parts:
+    - { source: user_question_en, template: \"{}\" }
+  use_history: true
+  next: end
+",
+    )
+    .unwrap();
+    let StepKind::Agent(agent) = &file.definition().steps[0].kind else { panic!("an agent") };
+    assert_eq!((agent.max_tool_calls, agent.turn_budget_tokens), (3, Some(9000)));
+    let params = &agent.call.params;
+    assert_eq!((params.temperature, params.top_p, params.seed), (Some(0.3), Some(1.0), Some(7)));
+    assert_eq!(params.stop, ["END"]);
+    let Some(ResponseFormat::JsonSchema { name, schema, strict }) = &params.response_format else { panic!() };
+    assert_eq!((name.as_str(), *strict), ("reply", true));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(schema).unwrap()["type"], "object");
+    assert_eq!(agent.tools[0].schema().unwrap().parameters["required"][0], "query");
+    assert_eq!(agent.call.user_parts[0].source, "user_question_en");
+    let at = file.locations().get(&FieldPath::parse("steps[0].tools[0].name")).unwrap();
+    assert_eq!((at.line, at.column), (16, 13));
+}
+
+#[test]
+fn custom_steps_set_rules_and_user_part_names_decode() {
+    let file = load(
+        "- id: route
+  action: custom
+  outcomes: { simple: answer, hard: set }
+- id: set
+  action: set_variables
+  rules:
+    - { set: tries, value: 1 }
+    - { set: context_blocks, from: user_question_en, transform: to_context_blocks }
+  next: answer
+- id: answer
+  action: call_model
+  prompt_key: answer
+  response_format: json
+  user_parts:
+    user_question_en: { template: \"Q: {}\" }
+  next: end
+",
+    )
+    .unwrap();
+    let steps = &file.definition().steps;
+    let StepKind::Custom(custom) = &steps[0].kind else { panic!() };
+    assert_eq!(custom.outcomes, [("simple".into(), "answer".into()), ("hard".into(), "set".into())]);
+    let StepKind::SetVariables(set) = &steps[1].kind else { panic!() };
+    assert_eq!(set.rules[0].value, SetValueSpec::Value(serde_json::json!(1)));
+    assert_eq!(
+        set.rules[1].value,
+        SetValueSpec::From { from: "user_question_en".into(), transform: Some("to_context_blocks".into()) }
+    );
+    let StepKind::CallModel(call) = &steps[2].kind else { panic!() };
+    assert_eq!(
+        (call.user_parts[0].source.as_str(), call.user_parts[0].template.as_str()),
+        ("user_question_en", "Q: {}")
+    );
+    assert_eq!(call.params.response_format, Some(ResponseFormat::JsonObject));
+    assert!(file.locations().get(&FieldPath::parse("steps[0].outcomes.hard")).is_some());
+}
+
+#[test]
+fn yaml_level_problems_are_all_reported_where_written() {
+    let found = issues(
+        "- id: search
+  action: serch_nodes
+  top_k: 3
+  next: fetch
+- id: fetch
+  action: fetch_node_texts
+  evidence_tokens: 100
+  max_tokens: 100
+  next: answer
+- id: answer
+  action: call_model
+  prompt_key: answer
+  prompt_key: again
+  use_history: yes
+  next: end
+- id: set
+  action: set_variables
+  rules: [ { set: a, from: b, value: 1 } ]
+  next: end
+- just a string
+",
+    );
+    assert_eq!(
+        found,
+        [
+            (2, 11, "YAML_UNKNOWN_ACTION"),
+            (8, 3, "YAML_CONFLICTING_KEYS"),
+            (13, 3, "YAML_DUPLICATE_KEY"),
+            (14, 16, "YAML_WRONG_TYPE"),
+            (18, 12, "YAML_CONFLICTING_KEYS"),
+            (20, 3, "YAML_WRONG_TYPE"),
+        ]
+    );
+    let err = load("- id: s\n  action: serch_nodes\n").unwrap_err();
+    assert!(err.issues()[0].message.ends_with("did you mean `search_nodes`?"), "{}", err.issues()[0]);
+}
+
+#[test]
+fn top_level_keys_models_and_prompts() {
+    let text = "name: Demo
+model: gpt-4o
+settings:
+  max_context_tokens: 4000
+  max_turn_loops: 2
+prompts:
+  answer: { text: \"Answer.\" }
+  later: null
+steps:
+- { id: answer, action: call_model, prompt_key: answer, next: end }
+";
+    let file = PipelineFile::load_with_text(text);
+    let def = file.definition();
+    assert_eq!(def.name, "Demo");
+    assert_eq!(def.model, ModelSource::Inline(ModelSpec { model: Some("gpt-4o".into()), ..ModelSpec::default() }));
+    assert_eq!(def.settings.extra.get("max_turn_loops"), Some(&2));
+    assert_eq!(def.prompts[1], PromptSpec { key: "later".into(), text: None });
+
+    let twice = PipelineFile::parse("config: c.json\nmodel: { model: gpt-4o }\nsteps: []\n", "/nonexistent/p.yaml");
+    assert_eq!(twice.unwrap_err().issues()[0].code, "YAML_CONFLICTING_KEYS");
+    let typo = PipelineFile::parse("setings: {}\nsteps: []\n", "/nonexistent/p.yaml").unwrap_err();
+    assert_eq!((typo.issues()[0].code, typo.issues()[0].line), ("YAML_UNKNOWN_KEY", 1));
+    assert!(typo.issues()[0].message.contains("did you mean `settings`?"));
+    let named = PipelineFile::parse("settings: { max_turn_loops: many }\nsteps: []\n", "/nonexistent/p.yaml");
+    assert_eq!(named.unwrap_err().issues()[0].code, "YAML_WRONG_TYPE");
+    let missing = PipelineFile::parse("prompts: { a: { file: nowhere.txt } }\nsteps: []\n", "/nonexistent/p.yaml");
+    assert_eq!(missing.unwrap_err().issues()[0].code, "PROMPT_FILE_UNREADABLE");
+    let config = PipelineFile::parse("config: nowhere.json\nsteps: []\n", "/nonexistent/p.yaml").unwrap_err();
+    assert_eq!((config.issues()[0].line, config.issues()[0].column), (1, 9));
+}
+
+#[test]
+fn validation_issues_fall_back_to_the_nearest_located_ancestor() {
+    let file = PipelineFile::load_with_text("steps:\n- { id: a, action: search_nodes, top_k: 0, next: end }\n");
+    let issue = crate::validation::ConfigIssue::new("X", FieldPath::parse("steps[0].nowhere[3]"), "m");
+    let located = file.locate(&issue);
+    assert_eq!((located.line, located.column, located.code), (2, 3, "X"));
+    let root = file.locate(&crate::validation::ConfigIssue::new("Y", FieldPath::parse("elsewhere"), "m"));
+    assert_eq!((root.line, root.column), (1, 1));
+}
+
+impl PipelineFile {
+    /// Decodes `text` without the validation rules (tests of decoding).
+    fn load_with_text(text: &str) -> LoadedFile {
+        match PipelineFile::read(text, std::path::Path::new("/nonexistent/p.yaml")) {
+            Ok((file, _)) => file,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}

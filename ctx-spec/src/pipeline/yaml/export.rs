@@ -1,0 +1,311 @@
+//! [`to_yaml`]: a [`PipelineDef`] written back as a pipeline file, in the forms the loader reads
+//! back to an equal definition.
+
+use std::fmt::Write as _;
+
+use crate::params::{ModelParams, ResponseFormat};
+use crate::pipeline::definition::*;
+
+/// Writes `def` as a pipeline file (see the [module documentation](super) for the format) that
+/// [`PipelineFile::decode`](super::PipelineFile::decode) reads back to an equal definition.
+///
+/// Every string is a double-quoted scalar (JSON string syntax, with every control character,
+/// `U+2028`, `U+2029` and `U+FEFF` escaped), so no text can change its meaning; integers are
+/// written as they are, and numbers in their shortest form that reads back exactly. Prompts are
+/// written inline (a prompt given at load time as `null`), `user_parts` as a list of
+/// `{ source, template }`, `compact_code` as `{ rules: [ … ] }`, JSON schemas as JSON text, and
+/// a `config.json` as the top-level `config:` with the path as held (the loader resolves a
+/// relative path against the file's directory, so an absolute path reads back unchanged).
+///
+/// What cannot be read back: a number that is not finite (`NaN`, infinities), two prompts or
+/// named settings with the same key, and a named setting whose key is one of the typed settings
+/// (`max_context_tokens`, …) — none of which a loaded or validated definition holds.
+pub fn to_yaml(def: &PipelineDef) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, 0, &format!("name: {}", quote(&def.name)));
+    match &def.model {
+        ModelSource::ConfigFile(path) => line(w, 0, &format!("config: {}", quote(path))),
+        ModelSource::Inline(m) => {
+            let mut fields = Vec::new();
+            if let Some(v) = &m.model {
+                fields.push(format!("model: {}", quote(v)));
+            }
+            if let Some(v) = m.context_window {
+                fields.push(format!("context_window: {v}"));
+            }
+            if let Some(v) = m.max_tokens {
+                fields.push(format!("max_tokens: {v}"));
+            }
+            if let Some(v) = &m.encoding {
+                fields.push(format!("encoding: {}", quote(v)));
+            }
+            if let Some(v) = &m.tokenizer {
+                fields.push(format!("tokenizer: {}", quote(v)));
+            }
+            if fields.is_empty() {
+                line(w, 0, "model: {}");
+            } else {
+                line(w, 0, &format!("model: {{ {} }}", fields.join(", ")));
+            }
+        }
+    }
+    settings(w, &def.settings);
+    if !def.prompts.is_empty() {
+        line(w, 0, "prompts:");
+        for p in &def.prompts {
+            let text = p.text.as_deref().map_or_else(|| "null".to_owned(), quote);
+            line(w, 1, &format!("{}: {text}", quote(&p.key)));
+        }
+    }
+    if def.steps.is_empty() {
+        line(w, 0, "steps: []");
+    } else {
+        line(w, 0, "steps:");
+        for step in &def.steps {
+            line(w, 1, &format!("- id: {}", quote(&step.id)));
+            line(w, 2, &format!("action: {}", step.kind.keyword()));
+            step_keys(w, &step.kind);
+        }
+    }
+    out
+}
+
+fn settings(w: &mut String, s: &SettingsSpec) {
+    if *s == SettingsSpec::default() {
+        return;
+    }
+    line(w, 0, "settings:");
+    let ints = [
+        ("max_context_tokens", s.max_context_tokens),
+        ("max_history_tokens", s.max_history_tokens),
+        ("budget_safety_margin_tokens", s.budget_safety_margin_tokens),
+    ];
+    for (key, value) in ints {
+        if let Some(v) = value {
+            line(w, 1, &format!("{key}: {v}"));
+        }
+    }
+    if let Some(v) = &s.limits_policy {
+        line(w, 1, &format!("limits_policy: {}", quote(v)));
+    }
+    if !s.compactors.is_empty() {
+        line(w, 1, &format!("compactors: {}", list(&s.compactors)));
+    }
+    if let Some(v) = &s.node_frame {
+        line(w, 1, &format!("node_frame: {}", quote(v)));
+    }
+    for (key, value) in &s.extra {
+        line(w, 1, &format!("{}: {value}", quote(key)));
+    }
+}
+
+/// The keys of one step after `id` and `action`, at the step's indentation.
+fn step_keys(w: &mut String, kind: &StepKind) {
+    match kind {
+        StepKind::SearchNodes(s) => {
+            line(w, 2, &format!("top_k: {}", s.top_k));
+            next(w, "next", &s.next);
+        }
+        StepKind::ExpandDependencyTree(s) => {
+            line(w, 2, &format!("max_depth: {}", s.max_depth));
+            next(w, "next", &s.next);
+        }
+        StepKind::FetchNodeTexts(s) => {
+            line(w, 2, &format!("evidence_tokens: {}", s.evidence_tokens));
+            next(w, "next", &s.next);
+        }
+        StepKind::ManageContextBudget(s) => {
+            if !s.compact_code.is_empty() {
+                line(w, 2, "compact_code:");
+                line(w, 3, "rules:");
+                for r in &s.compact_code {
+                    let mut fields = vec![format!("language: {}", quote(&r.language))];
+                    fields.push(format!("policy: {}", quote(&r.policy)));
+                    if let Some(t) = r.threshold {
+                        fields.push(format!("threshold: {}", number(t)));
+                    }
+                    if let Some(k) = &r.inbox_key {
+                        fields.push(format!("inbox_key: {}", quote(k)));
+                    }
+                    line(w, 4, &format!("- {{ {} }}", fields.join(", ")));
+                }
+            }
+            if let Some(d) = &s.divide_new_content {
+                line(w, 2, &format!("divide_new_content: {}", quote(d)));
+            }
+            next(w, "on_ok", &s.on_ok);
+            next(w, "on_over", &s.on_over);
+        }
+        StepKind::CallModel(c) => call_model(w, c),
+        StepKind::Agent(a) => {
+            call_model(w, &a.call);
+            if !a.tools.is_empty() {
+                line(w, 2, "tools:");
+                for t in &a.tools {
+                    line(w, 3, &format!("- name: {}", quote(&t.name)));
+                    line(w, 4, &format!("description: {}", quote(&t.description)));
+                    line(w, 4, &format!("parameters: {}", quote(&t.parameters)));
+                }
+            }
+            line(w, 2, &format!("max_tool_calls: {}", a.max_tool_calls));
+            if let Some(b) = a.turn_budget_tokens {
+                line(w, 2, &format!("turn_budget_tokens: {b}"));
+            }
+        }
+        StepKind::LoopGuard(g) => {
+            line(w, 2, &format!("max_turn_loops_from_settings: {}", quote(&g.max_turn_loops_from_settings)));
+            next(w, "on_allow", &g.on_allow);
+            next(w, "on_deny", &g.on_deny);
+        }
+        StepKind::SetVariables(s) => {
+            if s.rules.is_empty() {
+                line(w, 2, "rules: []");
+            } else {
+                line(w, 2, "rules:");
+            }
+            for r in &s.rules {
+                let value = match &r.value {
+                    SetValueSpec::From { from, transform } => {
+                        let mut v = format!("from: {}", quote(from));
+                        if let Some(t) = transform {
+                            let _ = write!(v, ", transform: {}", quote(t));
+                        }
+                        v
+                    }
+                    SetValueSpec::Value(v) => format!("value: {}", json(v)),
+                };
+                line(w, 3, &format!("- {{ set: {}, {value} }}", quote(&r.set)));
+            }
+            next(w, "next", &s.next);
+        }
+        StepKind::Custom(c) => {
+            if c.outcomes.is_empty() {
+                line(w, 2, "outcomes: {}");
+            } else {
+                line(w, 2, "outcomes:");
+            }
+            for (outcome, target) in &c.outcomes {
+                line(w, 3, &format!("{}: {}", quote(outcome), quote(target)));
+            }
+        }
+    }
+}
+
+/// The keys of `call_model`, shared with `agent` (whose `next` is the call's).
+fn call_model(w: &mut String, c: &CallModelSpec) {
+    line(w, 2, &format!("prompt_key: {}", quote(&c.prompt_key)));
+    if let Some(v) = c.max_output_tokens {
+        line(w, 2, &format!("max_output_tokens: {v}"));
+    }
+    if let Some(v) = c.max_tokens {
+        line(w, 2, &format!("max_tokens: {v}"));
+    }
+    if !c.user_parts.is_empty() {
+        line(w, 2, "user_parts:");
+        for p in &c.user_parts {
+            line(w, 3, &format!("- {{ source: {}, template: {} }}", quote(&p.source), quote(&p.template)));
+        }
+    }
+    if c.use_history {
+        line(w, 2, "use_history: true");
+    }
+    params(w, &c.params);
+    next(w, "next", &c.next);
+}
+
+fn params(w: &mut String, p: &ModelParams) {
+    if let Some(t) = p.temperature {
+        line(w, 2, &format!("temperature: {}", number(t)));
+    }
+    if let Some(t) = p.top_p {
+        line(w, 2, &format!("top_p: {}", number(t)));
+    }
+    if !p.stop.is_empty() {
+        line(w, 2, &format!("stop: {}", list(&p.stop)));
+    }
+    if let Some(s) = p.seed {
+        line(w, 2, &format!("seed: {s}"));
+    }
+    match &p.response_format {
+        None => {}
+        Some(ResponseFormat::JsonObject) => line(w, 2, "response_format: json"),
+        Some(ResponseFormat::JsonSchema { name, schema, strict }) => {
+            line(w, 2, "response_format:");
+            line(w, 3, "json_schema:");
+            line(w, 4, &format!("name: {}", quote(name)));
+            line(w, 4, &format!("schema: {}", quote(schema)));
+            line(w, 4, &format!("strict: {strict}"));
+        }
+    }
+}
+
+fn next(w: &mut String, key: &str, target: &str) {
+    line(w, 2, &format!("{key}: {}", quote(target)));
+}
+
+/// One line at `depth` levels of two spaces.
+fn line(w: &mut String, depth: usize, text: &str) {
+    for _ in 0..depth {
+        w.push_str("  ");
+    }
+    w.push_str(text);
+    w.push('\n');
+}
+
+/// A flow list of strings.
+fn list(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|s| quote(s)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A number in the shortest form that parses back to the same `f64` (`0.1`, `1.0`, `1e300`).
+fn number(n: f64) -> String {
+    format!("{n:?}")
+}
+
+/// A JSON value in YAML flow style (JSON syntax, strings quoted by [`quote`]).
+fn json(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Null => "null".to_owned(),
+        J::Bool(b) => b.to_string(),
+        J::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(f)) if n.is_f64() => number(f),
+            _ => n.to_string(),
+        },
+        J::String(s) => quote(s),
+        J::Array(items) => format!("[{}]", items.iter().map(json).collect::<Vec<_>>().join(", ")),
+        J::Object(entries) => {
+            let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{}: {}", quote(k), json(v))).collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+    }
+}
+
+/// `s` as a YAML double-quoted scalar: JSON string syntax, every character YAML would not keep
+/// as written (control characters, `U+2028`, `U+2029`, `U+FEFF`) escaped.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod tests;

@@ -1,0 +1,216 @@
+//! [`PipelineFile`]: a YAML pipeline file read into a [`PipelineDef`], validated, and every
+//! problem reported at the file, line and column of the offending value.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::document::{Decoded, decode};
+use super::error::{Location, PipelineFileError, YamlIssue};
+use super::extends::Chain;
+use super::fields::Sink;
+use super::sources::{SourceFile, Sources};
+use crate::codes::ErrorCode;
+use crate::config::{ConfigFile, ConfigFileError};
+use crate::pipeline::definition::PipelineDef;
+use crate::pipeline::validate::{ValidateOptions, validate_with_config};
+use crate::validation::{ConfigIssue, FieldPath};
+
+/// Where each field of a definition was written, by [`FieldPath`] (`steps[2].compact_code[0].threshold`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocationMap(BTreeMap<FieldPath, Location>);
+
+impl LocationMap {
+    /// The location recorded for exactly `path`.
+    pub fn get(&self, path: &FieldPath) -> Option<&Location> {
+        self.0.get(path)
+    }
+
+    /// The location of `path`, or of its nearest ancestor that has one (the root always has
+    /// one in a map built by [`PipelineFile`]).
+    pub fn nearest(&self, path: &FieldPath) -> Option<&Location> {
+        let mut segments = path.0.clone();
+        loop {
+            if let Some(at) = self.0.get(&FieldPath(segments.clone())) {
+                return Some(at);
+            }
+            segments.pop()?;
+        }
+    }
+
+    /// Every recorded path and its location, in path order.
+    pub fn iter(&self) -> impl Iterator<Item = (&FieldPath, &Location)> {
+        self.0.iter()
+    }
+
+    /// How many paths are recorded.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no path is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A pipeline file, loaded: its definition, the files it was made from, and where each value
+/// was written.
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    path: PathBuf,
+    def: PipelineDef,
+    files: Vec<PathBuf>,
+    sources: Vec<SourceFile>,
+    locations: LocationMap,
+}
+
+impl LoadedFile {
+    /// The definition (its `extends` chain merged, prompt files read, the `config.json` path
+    /// made absolute).
+    pub fn definition(&self) -> &PipelineDef {
+        &self.def
+    }
+
+    /// The definition, by value.
+    pub fn into_definition(self) -> PipelineDef {
+        self.def
+    }
+
+    /// Every file the definition depends on, in the order read: the pipeline file, its
+    /// `extends` chain, the prompt files, then the `config.json`.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Every file the definition depends on with a digest of the bytes read, in the order read
+    /// (see [`SourceFile::is_current`]).
+    pub fn sources(&self) -> &[SourceFile] {
+        &self.sources
+    }
+
+    /// Where each field was written.
+    pub fn locations(&self) -> &LocationMap {
+        &self.locations
+    }
+
+    /// `issue` located at its field (or nearest written ancestor), same code, message and help.
+    pub fn locate(&self, issue: &ConfigIssue) -> YamlIssue {
+        locate(&self.locations, &self.path, issue)
+    }
+
+    /// The pipeline file itself (the first of [`files`](Self::files)).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn locate(locations: &LocationMap, file: &Path, issue: &ConfigIssue) -> YamlIssue {
+    let at = locations.nearest(&issue.path).cloned().unwrap_or_else(|| Location::whole_file(file));
+    YamlIssue::new(&at, issue.code, issue.message.clone()).with_help_opt(issue.help.clone())
+}
+
+/// Loads YAML pipeline files (see the [module documentation](super) for the format).
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineFile;
+
+impl PipelineFile {
+    /// Reads the pipeline file at `path` with its `extends` chain, prompt files and
+    /// `config.json`, decodes it and runs [`validate_definition`](crate::pipeline::validate_definition)
+    /// (graph, steps, the budget contract with the real tokenizer). Every problem is reported at
+    /// once, located.
+    pub fn load(path: impl AsRef<Path>) -> Result<LoadedFile, PipelineFileError> {
+        Self::load_with(path, &ValidateOptions::default())
+    }
+
+    /// [`Self::load`] with validation options (the environment's limits policy, or no token
+    /// counting).
+    pub fn load_with(path: impl AsRef<Path>, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
+        let path = path.as_ref();
+        let mut sources = Sources::default();
+        match sources.read(path) {
+            Ok(text) => Self::parse_with(&text, path, opts),
+            Err(e) => Err(PipelineFileError::new(
+                path,
+                vec![YamlIssue::new(
+                    &Location::whole_file(path),
+                    "PIPELINE_FILE_UNREADABLE",
+                    format!("cannot read pipeline file `{}`: {e}", path.display()),
+                )],
+            )
+            .with_sources(sources.into_vec())),
+        }
+    }
+
+    /// [`Self::load`] of `text`, as if read from `path` (files it names are read relative to
+    /// `path`'s directory).
+    pub fn parse(text: &str, path: impl AsRef<Path>) -> Result<LoadedFile, PipelineFileError> {
+        Self::parse_with(text, path.as_ref(), &ValidateOptions::default())
+    }
+
+    fn parse_with(text: &str, path: &Path, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
+        let (file, config) = Self::read(text, path)?;
+        let found = validate_with_config(&file.def, config.as_ref(), opts);
+        if !found.is_empty() {
+            let issues = found.iter().map(|i| file.locate(i)).collect();
+            return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
+        }
+        Ok(file)
+    }
+
+    /// Decodes `text`, as if read from `path`, into its definition — the `extends` chain merged
+    /// and prompt files read — and stops there: the `config.json` is neither read nor checked
+    /// (its path is resolved against the file that names it) and the rules of
+    /// [`validate_definition`](crate::pipeline::validate_definition) do not run. YAML-level
+    /// problems (syntax, unknown or missing keys, wrong types) are still reported, located. The
+    /// inverse of [`to_yaml`](super::to_yaml).
+    pub fn decode(text: &str, path: impl AsRef<Path>) -> Result<PipelineDef, PipelineFileError> {
+        let path = path.as_ref();
+        Ok(Self::decode_parts(text, path)?.0.def)
+    }
+
+    /// The decoded definition, the files read, and where each value was written.
+    fn decode_parts(text: &str, path: &Path) -> Result<(Decoded, Sources, Sink), PipelineFileError> {
+        let mut chain = Chain::new(path);
+        let merged = chain.load_text(path, text);
+        let mut sink = Sink::default();
+        let decoded = match merged {
+            Some(root) => {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                decode(&mut sink, &root, &stem)
+            }
+            None => None,
+        };
+        let mut issues = chain.issues;
+        issues.append(&mut sink.issues);
+        let mut sources = chain.sources;
+        sources.append(std::mem::take(&mut sink.sources));
+        match decoded.filter(|_| issues.is_empty()) {
+            Some(decoded) => Ok((decoded, sources, sink)),
+            None => Err(PipelineFileError::new(path, issues).with_sources(sources.into_vec())),
+        }
+    }
+
+    /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
+    /// the validation rules.
+    pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
+        let (decoded, mut sources, sink) = Self::decode_parts(text, path)?;
+        let config = match &decoded.config {
+            Some((file, at)) => {
+                let read = sources.read(file).map_err(|source| ConfigFileError::Read { path: file.clone(), source });
+                match read.and_then(|text| ConfigFile::from_json_str(&text, file)) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        let issue = YamlIssue::new(at, e.code(), e.to_string())
+                            .with_help("the `config` path is relative to the YAML file that names it");
+                        return Err(PipelineFileError::new(path, vec![issue]).with_sources(sources.into_vec()));
+                    }
+                }
+            }
+            None => None,
+        };
+        let locations = LocationMap(sink.locations);
+        let sources = sources.into_vec();
+        let files = sources.iter().map(|s| s.path.clone()).collect();
+        Ok((LoadedFile { path: path.to_owned(), def: decoded.def, files, sources, locations }, config))
+    }
+}
