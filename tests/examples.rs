@@ -1,7 +1,8 @@
-//! Keeps the examples and the README true: every example is run by `cargo test`, the Quick start
-//! is the two commands a fresh clone needs, and the compile errors the README shows are the ones
-//! the trybuild cases record. (The README's pipeline and diagram are checked against the example
-//! in `tests/rag_pipeline.rs`.)
+//! Keeps the examples, the README and the guide (`docs/`) true: every example is run by `cargo
+//! test`, the README's commands are the two a fresh clone needs and the second is what CI runs,
+//! the README's code is the crate documentation's (which compiles it), and the compile errors
+//! shown are the ones the trybuild cases record. (The worked example's pipeline and diagram are
+//! checked against the example in `tests/rag_pipeline.rs`.)
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,12 @@ fn fenced_blocks(markdown: &str) -> Vec<(String, String)> {
     }
     assert!(open.is_none(), "an unclosed code block");
     blocks
+}
+
+/// The code of a Rust block as shown: rustdoc's hidden lines (`# …`) left out.
+fn visible(block: &str) -> String {
+    let shown: Vec<&str> = block.lines().filter(|l| !(l.trim_start().starts_with("# ") || l.trim() == "#")).collect();
+    shown.join("\n")
 }
 
 /// The text of section `heading` (a `## ` line) up to the next `## ` heading.
@@ -84,9 +91,9 @@ fn every_example_is_run_by_cargo_test() {
 }
 
 #[test]
-fn the_quick_start_is_two_commands_and_the_second_is_what_ci_runs() {
+fn the_readme_commands_are_two_and_the_second_is_what_ci_runs() {
     let readme = read("README.md");
-    let quick = section(&readme, "Quick start");
+    let quick = section(&readme, "Try it on a sample code base");
     let blocks = fenced_blocks(quick);
     let (info, commands) = blocks.first().expect("a command block");
     assert_eq!(info, "sh");
@@ -98,40 +105,66 @@ fn the_quick_start_is_two_commands_and_the_second_is_what_ci_runs() {
             "cargo test --workspace --all-features"
         ]
     );
+    assert!(quick.contains("`bash .ci/run`"), "the README says what CI runs");
     let ci = read(".ci/run");
     assert!(ci.lines().any(|l| l.trim().starts_with(commands[1])), ".ci/run does not run `{}`", commands[1]);
+    let testing = read("docs/testing.md");
+    assert!(testing.contains(commands[1]) && testing.contains("bash .ci/run"), "docs/testing.md gives both commands");
+}
+
+#[test]
+fn the_readme_code_is_the_crate_documentation_which_compiles_it() {
+    let readme = read("README.md");
+    let lib = read("src/lib.rs");
+    let crate_docs: Vec<&str> =
+        lib.lines().filter_map(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+    let crate_docs = crate_docs.join("\n");
+    let rust: Vec<String> =
+        fenced_blocks(&readme).into_iter().filter(|(info, _)| info.starts_with("rust")).map(|(_, b)| b).collect();
+    assert!(!rust.is_empty(), "the README shows a pipeline");
+    for block in rust {
+        assert!(crate_docs.contains(&block), "README block is not in src/lib.rs's crate docs:\n{block}");
+    }
 }
 
 #[test]
 fn the_gallery_shows_the_recorded_compile_errors() {
     let readme = read("README.md");
-    let gallery = section(&readme, "Compile errors");
+    let shown = [
+        ("README.md", section(&readme, "The mistake it prevents").to_owned()),
+        ("docs/compile-errors.md", read("docs/compile-errors.md")),
+    ];
     let mut checked = 0;
-    // Each case is named as "(`ui-tests/cases/<name>.rs`):" right before its block.
-    for (i, _) in gallery.match_indices("(`ui-tests/cases/") {
-        let rest = &gallery[i + 2..];
-        let case = &rest[..rest.find('`').expect("a closing backtick")];
-        let stem = case.strip_suffix(".rs").expect("a .rs case");
-        let (info, shown) = fenced_blocks(rest).into_iter().next().expect("a block after the case name");
-        assert_eq!(info, "text");
-        let recorded = read(&format!("{stem}.stderr"));
-        assert_eq!(shown.trim_end(), recorded.trim_end(), "README block for {case} differs from its .stderr");
-        assert!(root().join(case).is_file(), "{case}");
-        checked += 1;
+    for (file, gallery) in &shown {
+        // Each case is named as "(`ui-tests/cases/<name>.rs`):" right before its block.
+        for (i, _) in gallery.match_indices("(`ui-tests/cases/") {
+            let rest = &gallery[i + 2..];
+            let case = &rest[..rest.find('`').expect("a closing backtick")];
+            let stem = case.strip_suffix(".rs").expect("a .rs case");
+            let (info, shown) = fenced_blocks(rest).into_iter().next().expect("a block after the case name");
+            assert_eq!(info, "text");
+            let recorded = read(&format!("{stem}.stderr"));
+            assert_eq!(shown.trim_end(), recorded.trim_end(), "{file}: block for {case} differs from its .stderr");
+            assert!(root().join(case).is_file(), "{case}");
+            checked += 1;
+        }
     }
-    assert!(checked >= 3, "the gallery shows {checked} recorded cases");
+    assert!(checked >= 4, "README and docs/compile-errors.md show {checked} recorded cases");
 }
 
 #[test]
-fn the_agent_section_shows_the_examples_own_pipeline_and_tools() {
-    let readme = read("README.md");
-    let agents = section(&readme, "Agents, streaming and conversations");
+fn the_agent_chapter_shows_the_examples_own_pipeline_and_tools() {
+    let agents = read("docs/agents.md");
     let example = read("examples/docs_support.rs");
-    let rust: Vec<String> =
-        fenced_blocks(agents).into_iter().filter(|(info, _)| info == "rust").map(|(_, b)| b).collect();
-    assert!(rust.len() >= 2, "the section shows the pipeline and the tools");
-    // The pipeline as the example declares it, and the start of its tools implementation.
+    // The chapter's prompt path is written from `docs/`, the example's from `examples/`.
+    let rust: Vec<String> = fenced_blocks(&agents)
+        .into_iter()
+        .filter(|(info, _)| info.starts_with("rust"))
+        .map(|(_, b)| visible(&b).replace("\"../examples/prompts/", "\"prompts/"))
+        .collect();
+    assert!(rust.len() >= 2, "the chapter shows the pipeline and the tools");
+    // The pipeline as the example declares it, and its tools implementation.
     for block in &rust[..2] {
-        assert!(example.contains(block.as_str()), "README block is not in examples/docs_support.rs:\n{block}");
+        assert!(example.contains(block.as_str()), "docs/agents.md block is not in examples/docs_support.rs:\n{block}");
     }
 }

@@ -298,19 +298,28 @@ async fn with_ctx_base_url_the_same_run_talks_to_a_server() {
 }
 
 #[test]
-fn the_readme_tour_is_this_example() {
+fn the_guides_worked_example_is_this_example() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("readable");
-    let readme = read("README.md");
-    let tour = readme.split("\n## A tour of the DSL\n").nth(1).expect("a tour").split("\n## ").next().expect("text");
+    let tour = read("docs/tour.md");
     let block = |fence: &str, nth: usize| -> String {
         let start = tour.match_indices(fence).nth(nth).map(|(i, _)| i + fence.len()).expect("a block");
         let body = &tour[start..];
-        body[..body.find("\n```").expect("closed")].trim_start_matches('\n').to_owned()
+        let body = body[..body.find("\n```").expect("closed")].trim_start_matches('\n');
+        // As shown: rustdoc's hidden lines left out, prompt paths written from `docs/`.
+        let shown: Vec<&str> =
+            body.lines().filter(|l| !(l.trim_start().starts_with("# ") || l.trim() == "#")).collect();
+        shown.join("\n").replace("\"../examples/prompts/", "\"../prompts/")
     };
     // The pipeline and the run are copied from the example's sources, the diagram from the macro.
-    assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 0)), "README pipeline differs");
-    assert!(read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust", 1)), "README custom step differs");
-    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust", 2)), "README run differs");
+    assert!(
+        read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust\n", 0)),
+        "docs/tour.md pipeline differs"
+    );
+    assert!(
+        read("examples/rag_pipeline/pipeline.rs").contains(&block("```rust\n", 1)),
+        "docs/tour.md custom step differs"
+    );
+    assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust\n", 2)), "docs/tour.md run differs");
     assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
 }

@@ -130,9 +130,9 @@ pub fn choose_model(
     Ok(Model::Server(OpenAiClient::new(OpenAiConfig::from_lookup(lookup)?)?))
 }
 
-/// The shortest complete use of the pipeline, shown in the README: one question, the offline
-/// model, no trace.
-#[allow(dead_code, reason = "the README's tour and tests/rag_pipeline.rs call it; `main` traces instead")]
+/// The shortest complete use of the pipeline, shown in the guide (`docs/tour.md`): one question,
+/// the offline model, no trace.
+#[allow(dead_code, reason = "the guide's worked example and tests/rag_pipeline.rs call it; `main` traces instead")]
 pub async fn answer_once(question: &str) -> Result<String, CtxError> {
     let qa = CodebaseQa::new()?;
     let index = Bm25Index::from_dir(CODEBASE_DIR, &IndexOptions::default())?;

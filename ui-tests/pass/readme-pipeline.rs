@@ -1,7 +1,7 @@
-// A crate whose one dependency is `ctx` declares the README's pipeline and implements its custom
-// step through the generated trait (both in examples/rag_pipeline/pipeline.rs), plugs in its
-// backends through the generated environment, and runs it to the end (trybuild builds and runs
-// this file as such a crate).
+// A crate whose one dependency is `ctx` declares the pipeline of the guide's worked example and
+// implements its custom step through the generated trait (both in
+// examples/rag_pipeline/pipeline.rs), plugs in its backends through the generated environment,
+// and runs it to the end (trybuild builds and runs this file as such a crate).
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
@@ -12,8 +12,8 @@ use ctx::pipeline::{BoxError, NodeSearch, NodeStore, StepDetail};
 use ctx::state::SearchHit;
 use ctx::{NodeText, PipelineState};
 
-// The README's pipeline, from the example's own file: `ctx::pipeline!` with its prompts, and
-// `NextBatch`, which implements the generated `CodebaseQaCustom`.
+// The worked example's pipeline (docs/tour.md), from the example's own file: `ctx::pipeline!`
+// with its prompts, and `NextBatch`, which implements the generated `CodebaseQaCustom`.
 #[path = "../../examples/rag_pipeline/pipeline.rs"]
 mod pipeline;
 
