@@ -52,17 +52,11 @@ pub fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenStream) -
             }
             PromptCode::AtLoad => quote!(::core::option::Option::None),
         };
-        quote!(#p::PromptSpec { key: ::std::string::String::from(#key), text: #text })
+        quote!(#p::PromptSpec::new(::std::string::String::from(#key), #text))
     });
     let steps = def.steps.iter().map(|s| step(rt, s));
     quote! {
-        #p::PipelineDef {
-            name: ::std::string::String::from(#name),
-            model: #model,
-            settings: #settings,
-            prompts: ::std::vec![#(#prompts),*],
-            steps: ::std::vec![#(#steps),*],
-        }
+        #p::PipelineDef::new(::std::string::String::from(#name)).model(#model).settings(#settings).prompts(::std::vec![#(#prompts),*]).steps(::std::vec![#(#steps),*])
     }
 }
 
@@ -75,9 +69,7 @@ fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
             let encoding = opt_string(&spec.encoding);
             let tokenizer = opt_string(&spec.tokenizer);
             quote! {
-                #p::ModelSource::Inline(#p::ModelSpec {
-                    model: #model, context_window: #window, max_tokens: #max_tokens, encoding: #encoding, tokenizer: #tokenizer,
-                })
+                #p::ModelSource::Inline(#p::ModelSpec::default().model(#model).context_window(#window).max_tokens(#max_tokens).encoding(#encoding).tokenizer(#tokenizer))
             }
         }
         ModelSource::ConfigFile(file) => {
@@ -96,15 +88,7 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
     let compactors = s.compactors.iter().map(|c| quote!(::std::string::String::from(#c)));
     let frame = opt_string(&s.node_frame);
     quote! {
-        #p::SettingsSpec {
-            max_context_tokens: #max_context,
-            max_history_tokens: #max_history,
-            budget_safety_margin_tokens: #margin,
-            limits_policy: #policy,
-            compactors: ::std::vec![#(#compactors),*],
-            node_frame: #frame,
-            extra: ::std::collections::BTreeMap::from([#(#extra),*]),
-        }
+        #p::SettingsSpec::default().max_context_tokens(#max_context).max_history_tokens(#max_history).budget_safety_margin_tokens(#margin).limits_policy(#policy).compactors(::std::vec![#(#compactors),*]).node_frame(#frame).extra(::std::collections::BTreeMap::from([#(#extra),*]))
     }
 }
 
@@ -114,27 +98,22 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
     let kind = match &step.kind {
         StepKind::SearchNodes(s) => {
             let (top_k, next) = (s.top_k, string(&s.next));
-            quote!(#p::StepKind::SearchNodes(#p::SearchNodesSpec { top_k: #top_k, next: #next }))
+            quote!(#p::StepKind::SearchNodes(#p::SearchNodesSpec::new(#top_k, #next)))
         }
         StepKind::ExpandDependencyTree(s) => {
             let (max_depth, next) = (s.max_depth, string(&s.next));
-            quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec { max_depth: #max_depth, next: #next }))
+            quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec::new(#max_depth, #next)))
         }
         StepKind::FetchNodeTexts(s) => {
             let (evidence_tokens, next) = (s.evidence_tokens, string(&s.next));
-            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec { evidence_tokens: #evidence_tokens, next: #next }))
+            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec::new(#evidence_tokens, #next)))
         }
         StepKind::ManageContextBudget(s) => {
             let rules = s.compact_code.iter().map(|r| compact_rule(p, r));
             let divider = opt_string(&s.divide_new_content);
             let (on_ok, on_over) = (string(&s.on_ok), string(&s.on_over));
             quote! {
-                #p::StepKind::ManageContextBudget(#p::ManageBudgetSpec {
-                    compact_code: ::std::vec![#(#rules),*],
-                    divide_new_content: #divider,
-                    on_ok: #on_ok,
-                    on_over: #on_over,
-                })
+                #p::StepKind::ManageContextBudget(#p::ManageBudgetSpec::new(#on_ok, #on_over).compact_code(::std::vec![#(#rules),*]).divide_new_content(#divider))
             }
         }
         StepKind::CallModel(s) => {
@@ -145,26 +124,19 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             let call = call_model(p, &s.call);
             let tools = s.tools.iter().map(|t| {
                 let (name, description, parameters) = (string(&t.name), string(&t.description), string(&t.parameters));
-                quote!(#p::ToolSpec { name: #name, description: #description, parameters: #parameters })
+                quote!(#p::ToolSpec::new(#name, #description, #parameters))
             });
             let max_tool_calls = s.max_tool_calls;
             let turn_budget = opt_i64(&s.turn_budget_tokens);
             quote! {
-                #p::StepKind::Agent(#p::AgentSpec {
-                    call: #call,
-                    tools: ::std::vec![#(#tools),*],
-                    max_tool_calls: #max_tool_calls,
-                    turn_budget_tokens: #turn_budget,
-                })
+                #p::StepKind::Agent(#p::AgentSpec::new(#call, ::std::vec![#(#tools),*], #max_tool_calls).turn_budget_tokens(#turn_budget))
             }
         }
         StepKind::LoopGuard(s) => {
             let setting = string(&s.max_turn_loops_from_settings);
             let (on_allow, on_deny) = (string(&s.on_allow), string(&s.on_deny));
             quote! {
-                #p::StepKind::LoopGuard(#p::LoopGuardSpec {
-                    max_turn_loops_from_settings: #setting, on_allow: #on_allow, on_deny: #on_deny,
-                })
+                #p::StepKind::LoopGuard(#p::LoopGuardSpec::new(#setting, #on_allow, #on_deny))
             }
         }
         StepKind::SetVariables(s) => {
@@ -181,23 +153,23 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
                         quote!(#p::SetValueSpec::Value(#json))
                     }
                 };
-                quote!(#p::SetRuleSpec { set: #set, value: #value })
+                quote!(#p::SetRuleSpec::new(#set, #value))
             });
             let next = string(&s.next);
-            quote!(#p::StepKind::SetVariables(#p::SetVariablesSpec { rules: ::std::vec![#(#rules),*], next: #next }))
+            quote!(#p::StepKind::SetVariables(#p::SetVariablesSpec::new(::std::vec![#(#rules),*], #next)))
         }
         StepKind::Custom(s) => {
             let outcomes = s.outcomes.iter().map(|(o, t)| {
                 let (o, t) = (string(o), string(t));
                 quote!((#o, #t))
             });
-            quote!(#p::StepKind::Custom(#p::CustomSpec { outcomes: ::std::vec![#(#outcomes),*] }))
+            quote!(#p::StepKind::Custom(#p::CustomSpec::new(::std::vec![#(#outcomes),*])))
         }
         // A kind the runtime added but this macro cannot write yet: the lowering never produces
         // one, so this is unreachable in practice; emitting a compile error keeps it loud.
         _ => quote!(::core::compile_error!("ctx-macros cannot emit this step kind; update ctx-macros")),
     };
-    quote!(#p::StepDef { id: ::std::string::String::from(#id), kind: #kind })
+    quote!(#p::StepDef::new(::std::string::String::from(#id), #kind))
 }
 
 /// A literal of a `target = value` rule (null, string, number or boolean: what the lowering
@@ -223,7 +195,7 @@ fn compact_rule(p: &TokenStream, rule: &CompactRuleSpec) -> TokenStream {
     let policy = string(&rule.policy);
     let threshold = opt(&rule.threshold, |t| quote!(#t));
     let inbox_key = opt_string(&rule.inbox_key);
-    quote!(#p::CompactRuleSpec { language: #language, policy: #policy, threshold: #threshold, inbox_key: #inbox_key })
+    quote!(#p::CompactRuleSpec::new(#language, #policy).threshold(#threshold).inbox_key(#inbox_key))
 }
 
 /// A `call_model` step's keys, which an `agent` step shares.
@@ -236,15 +208,7 @@ fn call_model(p: &TokenStream, s: &CallModelSpec) -> TokenStream {
     let params = params(p, &s.params);
     let next = string(&s.next);
     quote! {
-        #p::CallModelSpec {
-            prompt_key: #prompt_key,
-            max_output_tokens: #max_output,
-            max_tokens: #max_tokens,
-            user_parts: ::std::vec![#(#parts),*],
-            use_history: #use_history,
-            params: #params,
-            next: #next,
-        }
+        #p::CallModelSpec::new(#prompt_key, #next).max_output_tokens(#max_output).max_tokens(#max_tokens).user_parts(::std::vec![#(#parts),*]).use_history(#use_history).params(#params)
     }
 }
 
@@ -278,5 +242,5 @@ fn params(p: &TokenStream, params: &ModelParams) -> TokenStream {
 fn user_part(p: &TokenStream, part: &UserPartSpec) -> TokenStream {
     let source = string(&part.source);
     let template = string(&part.template);
-    quote!(#p::UserPartSpec { source: #source, template: #template })
+    quote!(#p::UserPartSpec::new(#source, #template))
 }

@@ -193,12 +193,8 @@ fn crate_root() -> PathBuf {
 
 /// A [`Lowered`] for `def` whose every value points at the path literal.
 fn stub_lowered(span: Span, name: String, def: Option<ctx_spec::pipeline::PipelineDef>) -> Lowered {
-    let def = def.unwrap_or_else(|| ctx_spec::pipeline::PipelineDef {
-        name,
-        model: ctx_spec::pipeline::ModelSource::ConfigFile(String::new()),
-        settings: Default::default(),
-        prompts: Vec::new(),
-        steps: Vec::new(),
+    let def = def.unwrap_or_else(|| {
+        ctx_spec::pipeline::PipelineDef::new(name).model(ctx_spec::pipeline::ModelSource::ConfigFile(String::new()))
     });
     let prompts = def
         .prompts

@@ -82,7 +82,7 @@ pub fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lower
 
     let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
     Lowered {
-        def: PipelineDef { name, model, settings, prompts, steps },
+        def: PipelineDef::new(name).model(model).settings(settings).prompts(prompts).steps(steps),
         spans,
         step_ids,
         prompts: prompt_code,
@@ -317,7 +317,7 @@ fn lower_prompts(
                 (None, PromptCode::AtLoad)
             }
         };
-        specs.push(PromptSpec { key: name, text });
+        specs.push(PromptSpec::new(name, text));
         code.push(emitted);
     }
     (specs, code)
@@ -406,9 +406,9 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
         let lowered = lower_kind(r, kind, &id_text, brace_body, step.clone());
         let kind = lowered.unwrap_or_else(|| {
             r.spans.poison(&step);
-            StepKind::Custom(CustomSpec { outcomes: Vec::new() })
+            StepKind::Custom(CustomSpec::default())
         });
-        steps.push(StepDef { id: id_text, kind });
+        steps.push(StepDef::new(id_text, kind));
         ids.push(id.clone());
     }
     if steps.is_empty() && !r.cx.has_errors() {

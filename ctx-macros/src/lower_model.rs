@@ -78,7 +78,7 @@ impl StepReader<'_, '_, '_> {
             let description = text(&mut f, DESCRIPTION, "\"What the tool does\"");
             let parameters = text(&mut f, PARAMETERS, "r#\"{\"type\":\"object\"}\"#");
             f.finish(self.r.cx, TOOL_KEYS, |_| &[]);
-            tools.push(ToolSpec { name, description, parameters });
+            tools.push(ToolSpec::new(name, description, parameters));
         }
         tools
     }

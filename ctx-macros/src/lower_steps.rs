@@ -73,37 +73,34 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
     let mut f = Fields::new(r.cx, format!("`{symbol}` step `{id}`"), SpanRange::single(kind.span()), body, path);
     let mut s = StepReader { r, f: &mut f };
     let lowered = match symbol {
-        SEARCH_NODES => {
-            StepKind::SearchNodes(SearchNodesSpec { top_k: s.required_int(TOP_K, "top_k: 20"), next: s.target(NEXT) })
+        SEARCH_NODES => StepKind::SearchNodes(SearchNodesSpec::new(s.required_int(TOP_K, "top_k: 20"), s.target(NEXT))),
+        EXPAND_DEPENDENCY_TREE => {
+            StepKind::ExpandDependencyTree(ExpandSpec::new(s.required_int(MAX_DEPTH, "max_depth: 2"), s.target(NEXT)))
         }
-        EXPAND_DEPENDENCY_TREE => StepKind::ExpandDependencyTree(ExpandSpec {
-            max_depth: s.required_int(MAX_DEPTH, "max_depth: 2"),
-            next: s.target(NEXT),
-        }),
-        FETCH_NODE_TEXTS => {
-            StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: s.evidence_tokens(), next: s.target(NEXT) })
-        }
-        MANAGE_CONTEXT_BUDGET => StepKind::ManageContextBudget(ManageBudgetSpec {
-            compact_code: s.compact_code(),
-            divide_new_content: s.optional(DIVIDE_NEW_CONTENT, |r, p, k, v| r.string(p, k, v, "\"<<<New content\"")),
-            on_ok: s.target(ON_OK),
-            on_over: s.target(ON_OVER),
-        }),
+        FETCH_NODE_TEXTS => StepKind::FetchNodeTexts(FetchSpec::new(s.evidence_tokens(), s.target(NEXT))),
+        MANAGE_CONTEXT_BUDGET => StepKind::ManageContextBudget(
+            ManageBudgetSpec::new(s.target(ON_OK), s.target(ON_OVER))
+                .compact_code(s.compact_code())
+                .divide_new_content(
+                    s.optional(DIVIDE_NEW_CONTENT, |r, p, k, v| r.string(p, k, v, "\"<<<New content\"")),
+                ),
+        ),
         CALL_MODEL => StepKind::CallModel(s.call_model()),
         AGENT => {
             let tools = s.tools();
             let max_tool_calls = s.required_int(MAX_TOOL_CALLS, "max_tool_calls: 4");
             let turn_budget_tokens = s.optional(TURN_BUDGET_TOKENS, |r, p, k, v| r.int(p, k, v, "6_000"));
-            StepKind::Agent(AgentSpec { call: s.call_model(), tools, max_tool_calls, turn_budget_tokens })
+            StepKind::Agent(
+                AgentSpec::new(s.call_model(), tools, max_tool_calls).turn_budget_tokens(turn_budget_tokens),
+            )
         }
-        LOOP_GUARD => StepKind::LoopGuard(LoopGuardSpec {
-            max_turn_loops_from_settings: s
-                .required_name(MAX_TURN_LOOPS_FROM_SETTINGS, "max_turn_loops_from_settings: max_turn_loops"),
-            on_allow: s.target(ON_ALLOW),
-            on_deny: s.target(ON_DENY),
-        }),
-        SET_VARIABLES => StepKind::SetVariables(SetVariablesSpec { rules: s.rules(), next: s.target(NEXT) }),
-        CUSTOM => StepKind::Custom(CustomSpec { outcomes: s.outcomes() }),
+        LOOP_GUARD => StepKind::LoopGuard(LoopGuardSpec::new(
+            s.required_name(MAX_TURN_LOOPS_FROM_SETTINGS, "max_turn_loops_from_settings: max_turn_loops"),
+            s.target(ON_ALLOW),
+            s.target(ON_DENY),
+        )),
+        SET_VARIABLES => StepKind::SetVariables(SetVariablesSpec::new(s.rules(), s.target(NEXT))),
+        CUSTOM => StepKind::Custom(CustomSpec::new(s.outcomes())),
         _ => unreachable_kind(symbol),
     };
     f.finish(r.cx, keys_of(symbol), keys_of);
@@ -113,7 +110,7 @@ pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path
 /// Every symbol in `STEP_KINDS` has an arm above; this keeps the match total without a panic.
 fn unreachable_kind(symbol: Symbol) -> StepKind {
     debug_assert!(false, "step kind `{symbol}` has no lowering");
-    StepKind::Custom(CustomSpec { outcomes: Vec::new() })
+    StepKind::Custom(CustomSpec::default())
 }
 
 /// Reads the keys of one step.
@@ -168,15 +165,12 @@ impl StepReader<'_, '_, '_> {
 
     /// The keys of a model request: those of `call_model`, which `agent` steps share.
     fn call_model(&mut self) -> CallModelSpec {
-        CallModelSpec {
-            prompt_key: self.required_name(PROMPT_KEY, "prompt_key: answer"),
-            max_output_tokens: self.optional(MAX_OUTPUT_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
-            max_tokens: self.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")),
-            user_parts: self.user_parts(),
-            use_history: self.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false),
-            params: self.model_params(),
-            next: self.target(NEXT),
-        }
+        CallModelSpec::new(self.required_name(PROMPT_KEY, "prompt_key: answer"), self.target(NEXT))
+            .max_output_tokens(self.optional(MAX_OUTPUT_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")))
+            .max_tokens(self.optional(MAX_TOKENS, |r, p, k, v| r.int(p, k, v, "2_000")))
+            .user_parts(self.user_parts())
+            .use_history(self.optional(USE_HISTORY, |r, p, k, v| r.boolean(p, k, v)).unwrap_or(false))
+            .params(self.model_params())
     }
 
     /// `evidence_tokens` of `fetch_node_texts`, or its deprecated spelling `max_tokens` (which
@@ -234,12 +228,7 @@ impl StepReader<'_, '_, '_> {
                         "write e.g. `{ language: sql, policy: always }`",
                     ),
                 );
-                rules.push(CompactRuleSpec {
-                    language: String::new(),
-                    policy: String::new(),
-                    threshold: None,
-                    inbox_key: None,
-                });
+                rules.push(CompactRuleSpec::new(String::new(), String::new()));
                 continue;
             };
             let brace_range = SpanRange { start: brace.span.open(), end: brace.span.close() };
@@ -263,7 +252,7 @@ impl StepReader<'_, '_, '_> {
             let p = rule_path.key(INBOX_KEY.as_str());
             let inbox_key = rule.take(INBOX_KEY).and_then(|(k, v)| self.r.name_or_string(&p, k, v, "\"compact_sql\""));
             rule.finish(self.r.cx, COMPACT_RULE_KEYS, |_| &[]);
-            rules.push(CompactRuleSpec { language, policy, threshold, inbox_key });
+            rules.push(CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key));
         }
         rules
     }
@@ -296,7 +285,7 @@ impl StepReader<'_, '_, '_> {
                 Item::Arrow { from, to: Value::Str(template), .. } => {
                     self.r.spans.record(&part.key("source"), SpanRange::single(from.span()));
                     self.r.spans.record(&part.key("template"), SpanRange::single(template.span()));
-                    parts.push(UserPartSpec { source: unraw(from), template: template.value() });
+                    parts.push(UserPartSpec::new(unraw(from), template.value()));
                 }
                 other => {
                     self.r.spans.poison(&part);
@@ -337,19 +326,19 @@ impl StepReader<'_, '_, '_> {
                     if let Some((_, t)) = transform {
                         spans.record(&rule.key("transform"), SpanRange::single(t.span()));
                     }
-                    rules.push(SetRuleSpec {
-                        set: unraw(target),
-                        value: SetValueSpec::From {
+                    rules.push(SetRuleSpec::new(
+                        unraw(target),
+                        SetValueSpec::From {
                             from: unraw(source),
                             transform: transform.as_ref().map(|(_, t)| unraw(t)),
                         },
-                    });
+                    ));
                 }
                 Item::Assign { target, value, .. } => {
                     spans.record(&rule.key("set"), SpanRange::single(target.span()));
                     spans.record(&rule.key("value"), value.range());
                     match literal_json(value) {
-                        Some(json) => rules.push(SetRuleSpec { set: unraw(target), value: SetValueSpec::Value(json) }),
+                        Some(json) => rules.push(SetRuleSpec::new(unraw(target), SetValueSpec::Value(json))),
                         None => {
                             spans.poison(&rule);
                             self.r.cx.error_range(

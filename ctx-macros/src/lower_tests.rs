@@ -73,24 +73,23 @@ fn the_readme_sketch_lowers_to_the_runtime_definition() {
     assert_eq!(def.name, "CodeQa");
     assert_eq!(
         def.model,
-        ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(16_384),
-            max_tokens: Some(1_024),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None
-        })
+        ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(16_384))
+                .max_tokens(Some(1_024))
+                .encoding(Some("cl100k_base".into()))
+        )
     );
     assert_eq!(def.settings.max_context_tokens, Some(9_000));
     assert_eq!(def.settings.budget_safety_margin_tokens, Some(128));
     assert_eq!(def.settings.extra.get("max_turn_loops"), Some(&3));
-    assert_eq!(def.prompts[0], PromptSpec { key: "answer".into(), text: None });
+    assert_eq!(def.prompts[0], PromptSpec::default().key("answer".into()));
     let ids: Vec<&str> = def.steps.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
         ["search", "fetch", "manage_budget", "budget_loop_guard", "summarize", "set_context_from_summary", "answer"]
     );
-    assert_eq!(def.steps[0].kind, StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() }));
+    assert_eq!(def.steps[0].kind, StepKind::SearchNodes(SearchNodesSpec::new(20, "fetch")));
     let StepKind::ManageContextBudget(manage) = &def.steps[2].kind else { panic!("kind") };
     assert_eq!(manage.compact_code.len(), 3);
     assert_eq!(manage.compact_code[0].inbox_key.as_deref(), Some("compact_sql"));
@@ -105,14 +104,11 @@ fn the_readme_sketch_lowers_to_the_runtime_definition() {
     assert_eq!(
         set.rules,
         vec![
-            SetRuleSpec {
-                set: "context_blocks".into(),
-                value: SetValueSpec::From {
-                    from: "last_model_response".into(),
-                    transform: Some("to_context_blocks".into())
-                }
-            },
-            SetRuleSpec { set: "last_model_response".into(), value: SetValueSpec::Value(serde_json::Value::Null) },
+            SetRuleSpec::new(
+                "context_blocks",
+                SetValueSpec::From { from: "last_model_response".into(), transform: Some("to_context_blocks".into()) }
+            ),
+            SetRuleSpec::new("last_model_response", SetValueSpec::Value(serde_json::Value::Null)),
         ]
     );
     let StepKind::CallModel(answer) = &def.steps[6].kind else { panic!("kind") };
@@ -163,9 +159,7 @@ fn custom_steps_and_config_models_lower() {
     assert_eq!(lowered.def.model, ModelSource::ConfigFile("config.json".into()));
     assert_eq!(
         lowered.def.steps[0].kind,
-        StepKind::Custom(CustomSpec {
-            outcomes: vec![("sql".into(), "answer".into()), ("other".into(), "end".into())]
-        })
+        StepKind::Custom(CustomSpec::new(vec![("sql".into(), "answer".into()), ("other".into(), "end".into())]))
     );
     assert!(lowered.spans.get(&FieldPath::parse("steps[0].outcomes.sql")).is_some());
 }
@@ -270,7 +264,7 @@ fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
         }
     });
     assert!(!ok.contains("compile_error"), "{ok}");
-    assert!(ok.contains("compactors : :: std :: vec ! [:: std :: string :: String :: from (\"yaml\")]"), "{ok}");
+    assert!(ok.contains(". compactors (:: std :: vec ! [:: std :: string :: String :: from (\"yaml\")])"), "{ok}");
     let typo = expansion_errors(quote! {
         pipeline P {
             model { model: "gpt-4o" }

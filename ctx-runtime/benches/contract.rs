@@ -25,49 +25,41 @@ use ctx_runtime::{Encoding, FieldPath};
 /// is a few thousand tokens of instructions, as production prompts often are).
 fn definition() -> (PipelineDef, BTreeMap<String, String>) {
     let call = |prompt: &str, out: i64, history: bool| {
-        StepKind::CallModel(CallModelSpec {
-            prompt_key: prompt.into(),
-            max_output_tokens: Some(out),
-            max_tokens: None,
-            user_parts: vec![
-                UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-                UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
-            ],
-            use_history: history,
-            params: Default::default(),
-            next: END.into(),
-        })
+        StepKind::CallModel(
+            CallModelSpec::new(prompt, END)
+                .max_output_tokens(Some(out))
+                .user_parts(vec![
+                    UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                    UserPartSpec::new("user_question_en", "### User:\n{}\n\n"),
+                ])
+                .use_history(history),
+        )
     };
     let rules = "- Quote table, column and class names exactly as they appear in the context.\n\
                  - When the context does not answer the question, say which file would.\n";
-    let def = PipelineDef {
-        name: "CodeQa".into(),
-        model: ModelSource::Inline(ModelSpec {
-            context_window: Some(128_000),
-            max_tokens: Some(1_024),
-            encoding: Some("cl100k_base".into()),
-            model: None,
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(80_000),
-            max_history_tokens: Some(12_000),
-            budget_safety_margin_tokens: Some(256),
-            limits_policy: None,
-            extra: BTreeMap::new(),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec { key: "answer".into(), text: None },
-            PromptSpec { key: "summarizer".into(), text: Some(rules.repeat(40)) },
-            PromptSpec { key: "router".into(), text: Some("Answer `search` or `answer`.".into()) },
-        ],
-        steps: vec![
-            StepDef { id: "route".into(), kind: call("router", 10, false) },
-            StepDef { id: "summarize".into(), kind: call("summarizer", 4_000, false) },
-            StepDef { id: "answer".into(), kind: call("answer", 2_000, true) },
-        ],
-    };
+    let def = PipelineDef::new("CodeQa")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(128_000))
+                .max_tokens(Some(1_024))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(80_000))
+                .max_history_tokens(Some(12_000))
+                .budget_safety_margin_tokens(Some(256)),
+        )
+        .prompts(vec![
+            PromptSpec::default().key("answer".into()),
+            PromptSpec::new("summarizer", Some(rules.repeat(40))),
+            PromptSpec::new("router", Some("Answer `search` or `answer`.".into())),
+        ])
+        .steps(vec![
+            StepDef::new("route", call("router", 10, false)),
+            StepDef::new("summarize", call("summarizer", 4_000, false)),
+            StepDef::new("answer", call("answer", 2_000, true)),
+        ]);
     let prompts = BTreeMap::from([("answer".to_owned(), rules.repeat(120))]);
     (def, prompts)
 }

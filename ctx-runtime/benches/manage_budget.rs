@@ -61,19 +61,13 @@ fn nodes(n: usize) -> Vec<NodeText> {
 fn config(rules: Vec<(&str, &str, Option<f64>, Option<&str>)>) -> ManageBudgetConfig {
     let compact_code = rules
         .into_iter()
-        .map(|(language, policy, threshold, inbox_key)| CompactRuleSpec {
-            language: language.into(),
-            policy: policy.into(),
-            threshold,
-            inbox_key: inbox_key.map(Into::into),
+        .map(|(language, policy, threshold, inbox_key)| {
+            CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key.map(Into::into))
         })
         .collect();
-    let spec = ManageBudgetSpec {
-        compact_code,
-        divide_new_content: Some("<<<New content".into()),
-        on_ok: "answer".into(),
-        on_over: "summarize".into(),
-    };
+    let spec = ManageBudgetSpec::new("answer", "summarize")
+        .compact_code(compact_code)
+        .divide_new_content(Some("<<<New content".into()));
     validate_manage_budget(&spec, &FieldPath::root()).expect("valid")
 }
 

@@ -17,36 +17,29 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ctx_runtime::pipeline::*;
 
 fn step(id: String, kind: StepKind) -> StepDef {
-    StepDef { id, kind }
+    StepDef::new(id, kind)
 }
 
 fn base(name: &str, steps: Vec<StepDef>) -> PipelineDef {
-    PipelineDef {
-        name: name.into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(16_384),
-            max_tokens: Some(1_024),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(9_000),
-            max_history_tokens: Some(2_000),
-            budget_safety_margin_tokens: Some(128),
-            limits_policy: None,
-            extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec {
-                key: "answer".into(),
-                text: Some("Answer from the context; quote identifiers exactly.".into()),
-            },
-            PromptSpec { key: "summarizer".into(), text: Some("Summarise the context; keep SQL verbatim.".into()) },
-        ],
-        steps,
-    }
+    PipelineDef::new(name)
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(16_384))
+                .max_tokens(Some(1_024))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(9_000))
+                .max_history_tokens(Some(2_000))
+                .budget_safety_margin_tokens(Some(128))
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), 3)])),
+        )
+        .prompts(vec![
+            PromptSpec::new("answer", Some("Answer from the context; quote identifiers exactly.".into())),
+            PromptSpec::new("summarizer", Some("Summarise the context; keep SQL verbatim.".into())),
+        ])
+        .steps(steps)
 }
 
 /// `loops` guarded loops in a row: work_k → guard_k (on_allow: work_k, on_deny: next_k) → next_k → work_{k+1}.
@@ -56,17 +49,13 @@ fn chain(loops: usize) -> PipelineDef {
         let after = if k + 1 == loops { END.to_owned() } else { format!("work_{}", k + 1) };
         steps.push(step(
             format!("work_{k}"),
-            StepKind::SetVariables(SetVariablesSpec { rules: vec![], next: format!("guard_{k}") }),
+            StepKind::SetVariables(SetVariablesSpec::default().next(format!("guard_{k}"))),
         ));
         steps.push(step(
             format!("guard_{k}"),
-            StepKind::LoopGuard(LoopGuardSpec {
-                max_turn_loops_from_settings: "max_turn_loops".into(),
-                on_allow: format!("work_{k}"),
-                on_deny: format!("next_{k}"),
-            }),
+            StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", format!("work_{k}"), format!("next_{k}"))),
         ));
-        steps.push(step(format!("next_{k}"), StepKind::SearchNodes(SearchNodesSpec { top_k: 5, next: after })));
+        steps.push(step(format!("next_{k}"), StepKind::SearchNodes(SearchNodesSpec::new(5, after))));
     }
     base("Chain", steps)
 }
@@ -103,62 +92,42 @@ fn naive_has_unguarded_cycle(def: &PipelineDef) -> bool {
 
 fn compaction_loop() -> PipelineDef {
     let call = |prompt: &str, next: &str, history: bool| {
-        StepKind::CallModel(CallModelSpec {
-            prompt_key: prompt.into(),
-            max_output_tokens: None,
-            max_tokens: None,
-            user_parts: vec![
-                UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-                UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
-            ],
-            use_history: history,
-            params: Default::default(),
-            next: next.into(),
-        })
+        StepKind::CallModel(
+            CallModelSpec::new(prompt, next)
+                .user_parts(vec![
+                    UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                    UserPartSpec::new("user_question_en", "### User:\n{}\n\n"),
+                ])
+                .use_history(history),
+        )
     };
     base(
         "CodeQa",
         vec![
-            step("search".into(), StepKind::SearchNodes(SearchNodesSpec { top_k: 20, next: "fetch".into() })),
-            step(
-                "fetch".into(),
-                StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 3_000, next: "manage_budget".into() }),
-            ),
+            step("search".into(), StepKind::SearchNodes(SearchNodesSpec::new(20, "fetch"))),
+            step("fetch".into(), StepKind::FetchNodeTexts(FetchSpec::new(3_000, "manage_budget"))),
             step(
                 "manage_budget".into(),
-                StepKind::ManageContextBudget(ManageBudgetSpec {
-                    compact_code: vec![CompactRuleSpec {
-                        language: "sql".into(),
-                        policy: "threshold".into(),
-                        threshold: Some(0.4),
-                        inbox_key: None,
-                    }],
-                    divide_new_content: Some("<<<New content".into()),
-                    on_ok: "answer".into(),
-                    on_over: "guard".into(),
-                }),
+                StepKind::ManageContextBudget(
+                    ManageBudgetSpec::new("answer", "guard")
+                        .compact_code(vec![CompactRuleSpec::new("sql", "threshold").threshold(Some(0.4))])
+                        .divide_new_content(Some("<<<New content".into())),
+                ),
             ),
-            step(
-                "guard".into(),
-                StepKind::LoopGuard(LoopGuardSpec {
-                    max_turn_loops_from_settings: "max_turn_loops".into(),
-                    on_allow: "summarize".into(),
-                    on_deny: "answer".into(),
-                }),
-            ),
+            step("guard".into(), StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", "summarize", "answer"))),
             step("summarize".into(), call("summarizer", "set_context", false)),
             step(
                 "set_context".into(),
-                StepKind::SetVariables(SetVariablesSpec {
-                    rules: vec![SetRuleSpec {
-                        set: "context_blocks".into(),
-                        value: SetValueSpec::From {
+                StepKind::SetVariables(SetVariablesSpec::new(
+                    vec![SetRuleSpec::new(
+                        "context_blocks",
+                        SetValueSpec::From {
                             from: "last_model_response".into(),
                             transform: Some("to_context_blocks".into()),
                         },
-                    }],
-                    next: "manage_budget".into(),
-                }),
+                    )],
+                    "manage_budget",
+                )),
             ),
             step("answer".into(), call("answer", END, true)),
         ],

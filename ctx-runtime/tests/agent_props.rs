@@ -124,11 +124,7 @@ proptest! {
         let tools: Vec<ToolSpec> = schemas
             .iter()
             .enumerate()
-            .map(|(i, (parameters, description))| ToolSpec {
-                name: format!("tool_{i}"),
-                description: description.clone(),
-                parameters: parameters.clone(),
-            })
+            .map(|(i, (parameters, description))| ToolSpec::new(format!("tool_{i}"), description.clone(), parameters.clone()))
             .collect();
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let p = load(definition(WINDOW as i64, output, max_tool_calls, tools));

@@ -14,13 +14,11 @@ use ctx_runtime::{ChatFormat, ChatMessage, Encoding, FieldPath, TokenCounter};
 const PROMPT: &str = "You answer questions about the attached contracts. Quote clause numbers verbatim.";
 
 fn model(name: &str, window: i64) -> ModelConfig {
-    let spec = ModelSpec {
-        model: Some(name.into()),
-        context_window: Some(window),
-        max_tokens: Some(512),
-        encoding: Some("o200k_base".into()),
-        tokenizer: None,
-    };
+    let spec = ModelSpec::default()
+        .model(Some(name.into()))
+        .context_window(Some(window))
+        .max_tokens(Some(512))
+        .encoding(Some("o200k_base".into()));
     ModelConfig::from_spec(&spec, &FieldPath::root().key("model")).expect("valid model block")
 }
 
@@ -35,15 +33,7 @@ fn settings() -> Settings {
 }
 
 fn step() -> CallModelSpec {
-    CallModelSpec {
-        prompt_key: "answer".into(),
-        max_output_tokens: None,
-        max_tokens: None,
-        user_parts: vec![UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() }],
-        use_history: false,
-        params: Default::default(),
-        next: "end".into(),
-    }
+    CallModelSpec::new("answer", "end").user_parts(vec![UserPartSpec::new("context_blocks", "### Context:\n{}\n\n")])
 }
 
 #[test]

@@ -15,45 +15,38 @@ use ctx_runtime::{ChatFormat, FieldPath};
 
 fn definition() -> PipelineDef {
     let call = |prompt: &str, out: i64, history: bool| {
-        StepKind::CallModel(CallModelSpec {
-            prompt_key: prompt.into(),
-            max_output_tokens: Some(out),
-            max_tokens: None,
-            user_parts: vec![
-                UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-                UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
-            ],
-            use_history: history,
-            params: Default::default(),
-            next: END.into(),
-        })
+        StepKind::CallModel(
+            CallModelSpec::new(prompt, END)
+                .max_output_tokens(Some(out))
+                .user_parts(vec![
+                    UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                    UserPartSpec::new("user_question_en", "### User:\n{}\n\n"),
+                ])
+                .use_history(history),
+        )
     };
-    PipelineDef {
-        name: "CodeQa".into(),
-        model: ModelSource::Inline(ModelSpec {
-            context_window: Some(16_384),
-            max_tokens: Some(1_024),
-            encoding: Some("cl100k_base".into()),
-            model: None,
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(9_000),
-            max_history_tokens: Some(2_000),
-            budget_safety_margin_tokens: Some(128),
-            limits_policy: None,
-            extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec { key: "answer".into(), text: None },
-            PromptSpec { key: "summarizer".into(), text: Some("Summarise the context; keep SQL verbatim.".into()) },
-        ],
-        steps: vec![
-            StepDef { id: "summarize".into(), kind: call("summarizer", 2_000, false) },
-            StepDef { id: "answer".into(), kind: call("answer", 1_000, true) },
-        ],
-    }
+    PipelineDef::new("CodeQa")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(16_384))
+                .max_tokens(Some(1_024))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(9_000))
+                .max_history_tokens(Some(2_000))
+                .budget_safety_margin_tokens(Some(128))
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), 3)])),
+        )
+        .prompts(vec![
+            PromptSpec::default().key("answer".into()),
+            PromptSpec::new("summarizer", Some("Summarise the context; keep SQL verbatim.".into())),
+        ])
+        .steps(vec![
+            StepDef::new("summarize", call("summarizer", 2_000, false)),
+            StepDef::new("answer", call("answer", 1_000, true)),
+        ])
 }
 
 struct Inputs {

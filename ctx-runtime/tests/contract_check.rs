@@ -39,19 +39,16 @@ fn settings(ctx: usize, history: Option<usize>, margin: usize, policy: LimitsPol
 }
 
 fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallModelSpec {
-    CallModelSpec {
-        prompt_key: prompt_key.into(),
-        max_output_tokens: max_output,
-        max_tokens: None,
-        user_parts: TEMPLATES
-            .iter()
-            .zip(["context_blocks", "user_question_en"])
-            .map(|(t, s)| UserPartSpec { source: s.into(), template: (*t).into() })
-            .collect(),
-        use_history,
-        params: Default::default(),
-        next: "end".into(),
-    }
+    CallModelSpec::new(prompt_key, "end")
+        .max_output_tokens(max_output)
+        .user_parts(
+            TEMPLATES
+                .iter()
+                .zip(["context_blocks", "user_question_en"])
+                .map(|(t, s)| UserPartSpec::new(s, (*t)))
+                .collect(),
+        )
+        .use_history(use_history)
 }
 
 fn check<'a>(id: &'a str, spec: &'a CallModelSpec, prompt: &'a str) -> CallModelCheck<'a> {
@@ -344,7 +341,7 @@ fn the_file_opt_in_turns_a_violation_into_clamps() {
         "config.json",
     )
     .unwrap();
-    let spec = SettingsSpec { max_context_tokens: Some(4000), ..Default::default() };
+    let spec = SettingsSpec::default().max_context_tokens(Some(4000));
     let at = FieldPath::root().key("settings");
     let strict = Settings::from_spec(&spec, false, &at).unwrap();
     let relaxed = Settings::from_spec_with(&spec, false, &at, file.allow_auto_clamp, None).unwrap();

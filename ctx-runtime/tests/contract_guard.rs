@@ -23,19 +23,16 @@ fn counter() -> TokenCounter {
 }
 
 fn answer_step(max_output: i64) -> CallModelSpec {
-    CallModelSpec {
-        prompt_key: "answer".into(),
-        max_output_tokens: Some(max_output),
-        max_tokens: None,
-        user_parts: TEMPLATES
-            .iter()
-            .zip(["context_blocks", "user_question_en"])
-            .map(|(t, s)| UserPartSpec { source: s.into(), template: (*t).into() })
-            .collect(),
-        use_history: true,
-        params: Default::default(),
-        next: "end".into(),
-    }
+    CallModelSpec::new("answer", "end")
+        .max_output_tokens(Some(max_output))
+        .user_parts(
+            TEMPLATES
+                .iter()
+                .zip(["context_blocks", "user_question_en"])
+                .map(|(t, s)| UserPartSpec::new(s, (*t)))
+                .collect(),
+        )
+        .use_history(true)
 }
 
 fn model(window: usize) -> ModelConfig {

@@ -29,65 +29,41 @@ const ANSWERED: &str = "The total is the sum of the line amounts plus tax, round
 /// rewrite (call 1) → set_question → search → fetch → manage → answer (call 2, with history).
 fn definition() -> PipelineDef {
     let call = |prompt: &str, parts: Vec<UserPartSpec>, use_history, next: &str| {
-        StepKind::CallModel(CallModelSpec {
-            prompt_key: prompt.into(),
-            max_output_tokens: Some(200),
-            max_tokens: None,
-            user_parts: parts,
-            use_history,
-            params: Default::default(),
-            next: next.into(),
-        })
+        StepKind::CallModel(
+            CallModelSpec::new(prompt, next).max_output_tokens(Some(200)).user_parts(parts).use_history(use_history),
+        )
     };
-    let part = |source: &str, template: &str| UserPartSpec { source: source.into(), template: template.into() };
-    let step = |id: &str, kind| StepDef { id: id.into(), kind };
-    PipelineDef {
-        name: "Faulty".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(4_096),
-            max_tokens: Some(256),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(2_000),
-            max_history_tokens: Some(500),
-            budget_safety_margin_tokens: Some(128),
-            limits_policy: None,
-            extra: BTreeMap::new(),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec { key: "rewrite".into(), text: Some("Rewrite the question in plain English.".into()) },
-            PromptSpec { key: "answer".into(), text: Some("Answer from the context.".into()) },
-        ],
-        steps: vec![
+    let part = |source: &str, template: &str| UserPartSpec::new(source, template);
+    let step = |id: &str, kind| StepDef::new(id, kind);
+    PipelineDef::new("Faulty")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(4_096)).max_tokens(Some(256)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(2_000))
+                .max_history_tokens(Some(500))
+                .budget_safety_margin_tokens(Some(128)),
+        )
+        .prompts(vec![
+            PromptSpec::new("rewrite", Some("Rewrite the question in plain English.".into())),
+            PromptSpec::new("answer", Some("Answer from the context.".into())),
+        ])
+        .steps(vec![
             step("rewrite", call("rewrite", vec![part("user_question", "Question: {}")], false, "set_question")),
             step(
                 "set_question",
-                StepKind::SetVariables(SetVariablesSpec {
-                    rules: vec![SetRuleSpec {
-                        set: "user_question_en".into(),
-                        value: SetValueSpec::From {
-                            from: "last_model_response".into(),
-                            transform: Some("trim".into()),
-                        },
-                    }],
-                    next: "search".into(),
-                }),
+                StepKind::SetVariables(SetVariablesSpec::new(
+                    vec![SetRuleSpec::new(
+                        "user_question_en",
+                        SetValueSpec::From { from: "last_model_response".into(), transform: Some("trim".into()) },
+                    )],
+                    "search",
+                )),
             ),
-            step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 2, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 800, next: "manage".into() })),
-            step(
-                "manage",
-                StepKind::ManageContextBudget(ManageBudgetSpec {
-                    compact_code: vec![],
-                    divide_new_content: None,
-                    on_ok: "answer".into(),
-                    on_over: "answer".into(),
-                }),
-            ),
+            step("search", StepKind::SearchNodes(SearchNodesSpec::new(2, "fetch"))),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec::new(800, "manage"))),
+            step("manage", StepKind::ManageContextBudget(ManageBudgetSpec::new("answer", "answer"))),
             step(
                 "answer",
                 call(
@@ -97,8 +73,7 @@ fn definition() -> PipelineDef {
                     END,
                 ),
             ),
-        ],
-    }
+        ])
 }
 
 struct Store;

@@ -49,97 +49,75 @@ fn codebase() -> CodeBase {
 }
 
 fn step(id: &str, kind: StepKind) -> StepDef {
-    StepDef { id: id.into(), kind }
+    StepDef::new(id, kind)
 }
 
 fn call(prompt_key: &str, max_output_tokens: i64, use_history: bool, next: &str) -> StepKind {
-    StepKind::CallModel(CallModelSpec {
-        prompt_key: prompt_key.into(),
-        max_output_tokens: Some(max_output_tokens),
-        max_tokens: None,
-        user_parts: vec![
-            UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-            UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
-        ],
-        use_history,
-        params: Default::default(),
-        next: next.into(),
-    })
+    StepKind::CallModel(
+        CallModelSpec::new(prompt_key, next)
+            .max_output_tokens(Some(max_output_tokens))
+            .user_parts(vec![
+                UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                UserPartSpec::new("user_question_en", "### User:\n{}\n\n"),
+            ])
+            .use_history(use_history),
+    )
 }
 
 /// The spec's `CodeQa` pipeline, scaled to a 2,048-token model.
 fn code_qa(window: usize) -> PipelineDef {
-    let rule = |language: &str, policy: &str, threshold: Option<f64>| CompactRuleSpec {
-        language: language.into(),
-        policy: policy.into(),
-        threshold,
-        inbox_key: None,
+    let rule = |language: &str, policy: &str, threshold: Option<f64>| {
+        CompactRuleSpec::new(language, policy).threshold(threshold)
     };
-    PipelineDef {
-        name: "CodeQaLocal".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(window as i64),
-            max_tokens: Some(256),
-            // Required by the model block; not used for counting (`load_with_counter`).
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(900),
-            max_history_tokens: Some(200),
-            budget_safety_margin_tokens: Some(64),
-            limits_policy: None,
-            extra: BTreeMap::from([("max_turn_loops".to_owned(), 2)]),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },
-            PromptSpec { key: "answer".into(), text: Some(ANSWER.into()) },
-        ],
-        steps: vec![
-            step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 6, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
+    PipelineDef::new("CodeQaLocal")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(window as i64))
+                .max_tokens(Some(256))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(900))
+                .max_history_tokens(Some(200))
+                .budget_safety_margin_tokens(Some(64))
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), 2)])),
+        )
+        .prompts(vec![
+            PromptSpec::new("summarizer", Some(SUMMARIZER.into())),
+            PromptSpec::new("answer", Some(ANSWER.into())),
+        ])
+        .steps(vec![
+            step("search", StepKind::SearchNodes(SearchNodesSpec::new(6, "fetch"))),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec::new(600, "manage_budget"))),
             step(
                 "manage_budget",
-                StepKind::ManageContextBudget(ManageBudgetSpec {
-                    compact_code: vec![rule("sql", "threshold", Some(0.4)), rule("dotnet", "always", None)],
-                    divide_new_content: Some("<<<New content".into()),
-                    on_ok: "answer".into(),
-                    on_over: "budget_loop_guard".into(),
-                }),
+                StepKind::ManageContextBudget(
+                    ManageBudgetSpec::new("answer", "budget_loop_guard")
+                        .compact_code(vec![rule("sql", "threshold", Some(0.4)), rule("dotnet", "always", None)])
+                        .divide_new_content(Some("<<<New content".into())),
+                ),
             ),
-            step(
-                "budget_loop_guard",
-                StepKind::LoopGuard(LoopGuardSpec {
-                    max_turn_loops_from_settings: "max_turn_loops".into(),
-                    on_allow: "summarize".into(),
-                    on_deny: "answer".into(),
-                }),
-            ),
+            step("budget_loop_guard", StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", "summarize", "answer"))),
             step("summarize", call("summarizer", 200, false, "set_context_from_summary")),
             step(
                 "set_context_from_summary",
-                StepKind::SetVariables(SetVariablesSpec {
-                    rules: vec![
-                        SetRuleSpec {
-                            set: "context_blocks".into(),
-                            value: SetValueSpec::From {
+                StepKind::SetVariables(SetVariablesSpec::new(
+                    vec![
+                        SetRuleSpec::new(
+                            "context_blocks",
+                            SetValueSpec::From {
                                 from: "last_model_response".into(),
                                 transform: Some("to_context_blocks".into()),
                             },
-                        },
-                        SetRuleSpec {
-                            set: "last_model_response".into(),
-                            value: SetValueSpec::Value(serde_json::Value::Null),
-                        },
+                        ),
+                        SetRuleSpec::new("last_model_response", SetValueSpec::Value(serde_json::Value::Null)),
                     ],
-                    next: "manage_budget".into(),
-                }),
+                    "manage_budget",
+                )),
             ),
             step("answer", call("answer", 700, true, END)),
-        ],
-    }
+        ])
 }
 
 /// Loaded through [`LocalModel::load`](ctx_runtime::llm::llama_cpp::LocalModel::load): the

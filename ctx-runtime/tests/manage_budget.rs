@@ -25,21 +25,13 @@ fn counter() -> TokenCounter {
 }
 
 fn rule(language: &str, policy: &str, threshold: Option<f64>, inbox_key: Option<&str>) -> CompactRuleSpec {
-    CompactRuleSpec {
-        language: language.into(),
-        policy: policy.into(),
-        threshold,
-        inbox_key: inbox_key.map(Into::into),
-    }
+    CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key.map(Into::into))
 }
 
 fn config(rules: Vec<CompactRuleSpec>, divider: Option<&str>) -> ManageBudgetConfig {
-    let spec = ManageBudgetSpec {
-        compact_code: rules,
-        divide_new_content: divider.map(Into::into),
-        on_ok: "call_model_answer".into(),
-        on_over: "call_summarize_context".into(),
-    };
+    let spec = ManageBudgetSpec::new("call_model_answer", "call_summarize_context")
+        .compact_code(rules)
+        .divide_new_content(divider.map(Into::into));
     validate_manage_budget(&spec, &FieldPath::parse("steps[3]")).expect("valid configuration")
 }
 
@@ -405,12 +397,7 @@ fn a_counting_failure_names_the_step_and_changes_nothing() {
 
 #[test]
 fn validation_failure_modes_fail_fast() {
-    let spec = |rules| ManageBudgetSpec {
-        compact_code: rules,
-        divide_new_content: None,
-        on_ok: "a".into(),
-        on_over: "b".into(),
-    };
+    let spec = |rules| ManageBudgetSpec::new("a", "b").compact_code(rules);
     let codes = |rules| {
         validate_manage_budget(&spec(rules), &FieldPath::root())
             .unwrap_err()

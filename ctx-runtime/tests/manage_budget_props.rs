@@ -68,12 +68,7 @@ fn message() -> impl Strategy<Value = InboxMessage> {
 }
 
 fn rule(language: &str, policy: &str, threshold: Option<f64>, inbox_key: Option<&str>) -> CompactRuleSpec {
-    CompactRuleSpec {
-        language: language.into(),
-        policy: policy.into(),
-        threshold,
-        inbox_key: inbox_key.map(Into::into),
-    }
+    CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key.map(Into::into))
 }
 
 fn config() -> impl Strategy<Value = ManageBudgetConfig> {
@@ -89,12 +84,9 @@ fn config() -> impl Strategy<Value = ManageBudgetConfig> {
     ];
     (prop::sample::select(presets), prop::option::of(prop::sample::select(vec!["<<<New content", "=== batch ==="])))
         .prop_map(|(rules, divider)| {
-            let spec = ManageBudgetSpec {
-                compact_code: rules,
-                divide_new_content: divider.map(Into::into),
-                on_ok: "answer".into(),
-                on_over: "summarize".into(),
-            };
+            let spec = ManageBudgetSpec::new("answer", "summarize")
+                .compact_code(rules)
+                .divide_new_content(divider.map(Into::into));
             validate_manage_budget(&spec, &FieldPath::root()).expect("presets are valid")
         })
 }

@@ -32,16 +32,11 @@ impl TextCompactor for Ini {
 }
 
 fn rule(language: &str) -> CompactRuleSpec {
-    CompactRuleSpec { language: language.into(), policy: "always".into(), threshold: None, inbox_key: None }
+    CompactRuleSpec::new(language, "always")
 }
 
 fn budget_spec(languages: &[&str]) -> ManageBudgetSpec {
-    ManageBudgetSpec {
-        compact_code: languages.iter().map(|l| rule(l)).collect(),
-        divide_new_content: None,
-        on_ok: "end".into(),
-        on_over: "end".into(),
-    }
+    ManageBudgetSpec::new("end", "end").compact_code(languages.iter().map(|l| rule(l)).collect())
 }
 
 #[test]
@@ -97,30 +92,20 @@ fn an_undeclared_language_is_an_error_with_the_builtins_listed() {
 }
 
 fn def(settings: SettingsSpec) -> PipelineDef {
-    PipelineDef {
-        name: "Docs".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(8_192),
-            max_tokens: Some(512),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings,
-        prompts: Vec::new(),
-        steps: vec![StepDef { id: "m".into(), kind: StepKind::ManageContextBudget(budget_spec(&["ini", "markdown"])) }],
-    }
+    PipelineDef::new("Docs")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(8_192)).max_tokens(Some(512)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(settings)
+        .steps(vec![StepDef::new("m", StepKind::ManageContextBudget(budget_spec(&["ini", "markdown"])))])
 }
 
 #[test]
 fn a_declared_compactor_must_be_registered_and_a_frame_must_hold_the_text() {
-    let settings = SettingsSpec {
-        max_context_tokens: Some(4_000),
-        compactors: vec!["ini".into()],
-        node_frame: Some("[{id}]\n{text}".into()),
-        extra: BTreeMap::new(),
-        ..SettingsSpec::default()
-    };
+    let settings = SettingsSpec::default()
+        .max_context_tokens(Some(4_000))
+        .compactors(vec!["ini".into()])
+        .node_frame(Some("[{id}]\n{text}".into()));
     let err = LoadedPipeline::load(def(settings.clone()), LoadOptions::new()).unwrap_err();
     assert_eq!(err.code(), "COMPACTOR_NOT_REGISTERED");
     assert!(
@@ -132,7 +117,7 @@ fn a_declared_compactor_must_be_registered_and_a_frame_must_hold_the_text() {
     assert_eq!(loaded.budget_options().frame.template(), Some("[{id}]\n{text}"));
     assert_eq!(loaded.budget_options().compactors.names().collect::<Vec<_>>(), ["ini"]);
 
-    let bad_frame = SettingsSpec { node_frame: Some("[{id}] {body}".into()), ..settings };
+    let bad_frame = settings.node_frame(Some("[{id}] {body}".into()));
     let err = LoadedPipeline::load(def(bad_frame), LoadOptions::new().compactor(Ini).unwrap()).unwrap_err();
     assert!(err.to_string().contains("unknown placeholder `{body}`"), "{err}");
     assert!(err.to_string().contains("settings.node_frame"), "{err}");

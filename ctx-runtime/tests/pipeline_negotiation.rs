@@ -18,40 +18,29 @@ const MARGIN: usize = 128;
 const PROMPT: &str = "Answer the question from the context.";
 
 fn pipeline(max_output_tokens: usize) -> LoadedPipeline {
-    let def = PipelineDef {
-        name: "Negotiated".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(WINDOW as i64),
-            max_tokens: None,
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(2_000),
-            max_history_tokens: Some(300),
-            budget_safety_margin_tokens: Some(MARGIN as i64),
-            limits_policy: None,
-            extra: BTreeMap::new(),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![PromptSpec { key: "answer".into(), text: Some(PROMPT.into()) }],
-        steps: vec![StepDef {
-            id: "answer".into(),
-            kind: StepKind::CallModel(CallModelSpec {
-                prompt_key: "answer".into(),
-                max_output_tokens: Some(max_output_tokens as i64),
-                max_tokens: None,
-                user_parts: vec![
-                    UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-                    UserPartSpec { source: "user_question".into(), template: "### User:\n{}\n\n".into() },
-                ],
-                use_history: true,
-                params: Default::default(),
-                next: END.into(),
-            }),
-        }],
-    };
+    let def = PipelineDef::new("Negotiated")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(WINDOW as i64)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(2_000))
+                .max_history_tokens(Some(300))
+                .budget_safety_margin_tokens(Some(MARGIN as i64)),
+        )
+        .prompts(vec![PromptSpec::new("answer", Some(PROMPT.into()))])
+        .steps(vec![StepDef::new(
+            "answer",
+            StepKind::CallModel(
+                CallModelSpec::new("answer", END)
+                    .max_output_tokens(Some(max_output_tokens as i64))
+                    .user_parts(vec![
+                        UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                        UserPartSpec::new("user_question", "### User:\n{}\n\n"),
+                    ])
+                    .use_history(true),
+            ),
+        )]);
     LoadedPipeline::load(def, LoadOptions::new()).unwrap()
 }
 

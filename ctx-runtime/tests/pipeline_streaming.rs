@@ -17,42 +17,29 @@ use serde_json::{Value, json};
 const PIECES: [&str; 4] = ["Totals are ", "rounded per ", "invoice, to two ", "decimals."];
 
 fn definition() -> PipelineDef {
-    PipelineDef {
-        name: "Streamed".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(4_096),
-            max_tokens: Some(512),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(2_000),
-            max_history_tokens: Some(300),
-            budget_safety_margin_tokens: Some(128),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer from the context.".into()) }],
-        steps: vec![StepDef {
-            id: "answer".into(),
-            kind: StepKind::CallModel(CallModelSpec {
-                prompt_key: "answer".into(),
-                max_output_tokens: Some(200),
-                max_tokens: None,
-                // None written: the default parts, the context then the question.
-                user_parts: vec![],
-                use_history: true,
-                params: ModelParams {
+    PipelineDef::new("Streamed")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(4_096)).max_tokens(Some(512)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(2_000))
+                .max_history_tokens(Some(300))
+                .budget_safety_margin_tokens(Some(128)),
+        )
+        .prompts(vec![PromptSpec::new("answer", Some("Answer from the context.".into()))])
+        .steps(vec![StepDef::new(
+            "answer",
+            StepKind::CallModel(
+                CallModelSpec::new("answer", END).max_output_tokens(Some(200)).use_history(true).params(ModelParams {
                     temperature: Some(0.2),
                     top_p: Some(0.9),
                     stop: vec!["\n\n###".into()],
                     seed: Some(7),
                     response_format: None,
-                },
-                next: END.into(),
-            }),
-        }],
-    }
+                }),
+            ),
+        )])
 }
 
 fn chunk(content: &str) -> String {

@@ -54,7 +54,13 @@ fn model() -> impl Strategy<Value = ModelSource> {
     prop_oneof![
         (opt(text()), opt(any::<i64>()), opt(any::<i64>()), opt(text())).prop_map(
             |(model, context_window, max_tokens, encoding)| {
-                ModelSource::Inline(ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None })
+                ModelSource::Inline(
+                    ModelSpec::default()
+                        .model(model)
+                        .context_window(context_window)
+                        .max_tokens(max_tokens)
+                        .encoding(encoding),
+                )
             }
         ),
         // The loader resolves the path against the file: an absolute, normalized one reads back as is.
@@ -72,14 +78,15 @@ fn settings() -> impl Strategy<Value = SettingsSpec> {
         (opt(any::<i64>()), opt(any::<i64>()), opt(any::<i64>()), opt(text())),
         (prop::collection::vec(text(), 0..3), opt(text()), extra),
     )
-        .prop_map(|((a, b, c, limits_policy), (compactors, node_frame, extra))| SettingsSpec {
-            max_context_tokens: a,
-            max_history_tokens: b,
-            budget_safety_margin_tokens: c,
-            limits_policy,
-            compactors,
-            node_frame,
-            extra,
+        .prop_map(|((a, b, c, limits_policy), (compactors, node_frame, extra))| {
+            SettingsSpec::default()
+                .max_context_tokens(a)
+                .max_history_tokens(b)
+                .budget_safety_margin_tokens(c)
+                .limits_policy(limits_policy)
+                .compactors(compactors)
+                .node_frame(node_frame)
+                .extra(extra)
         })
 }
 
@@ -91,7 +98,7 @@ fn unique<T>(items: Vec<(String, T)>) -> Vec<(String, T)> {
 
 fn prompts() -> impl Strategy<Value = Vec<PromptSpec>> {
     prop::collection::vec((text(), opt(text())), 0..4)
-        .prop_map(|p| unique(p).into_iter().map(|(key, text)| PromptSpec { key, text }).collect())
+        .prop_map(|p| unique(p).into_iter().map(|(key, text)| PromptSpec::new(key, text)).collect())
 }
 
 fn params() -> impl Strategy<Value = ModelParams> {
@@ -117,67 +124,65 @@ fn params() -> impl Strategy<Value = ModelParams> {
 
 fn call() -> impl Strategy<Value = CallModelSpec> {
     let parts = prop::collection::vec((text(), text()), 0..3)
-        .prop_map(|p| p.into_iter().map(|(source, template)| UserPartSpec { source, template }).collect());
+        .prop_map(|p| p.into_iter().map(|(source, template)| UserPartSpec::new(source, template)).collect());
     (text(), opt(any::<i64>()), opt(any::<i64>()), parts, any::<bool>(), params(), text()).prop_map(
-        |(prompt_key, max_output_tokens, max_tokens, user_parts, use_history, params, next)| CallModelSpec {
-            prompt_key,
-            max_output_tokens,
-            max_tokens,
-            user_parts,
-            use_history,
-            params,
-            next,
+        |(prompt_key, max_output_tokens, max_tokens, user_parts, use_history, params, next)| {
+            CallModelSpec::new(prompt_key, next)
+                .max_output_tokens(max_output_tokens)
+                .max_tokens(max_tokens)
+                .user_parts(user_parts)
+                .use_history(use_history)
+                .params(params)
         },
     )
 }
 
 fn kind() -> impl Strategy<Value = StepKind> {
     let rule = (text(), text(), opt(number()), opt(text())).prop_map(|(language, policy, threshold, inbox_key)| {
-        CompactRuleSpec { language, policy, threshold, inbox_key }
+        CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key)
     });
-    let tool =
-        (text(), text(), text()).prop_map(|(name, description, parameters)| ToolSpec { name, description, parameters });
+    let tool = (text(), text(), text())
+        .prop_map(|(name, description, parameters)| ToolSpec::new(name, description, parameters));
     let set_value = prop_oneof![
         (text(), opt(text())).prop_map(|(from, transform)| SetValueSpec::From { from, transform }),
         json().prop_map(SetValueSpec::Value),
     ];
     prop_oneof![
-        (any::<i64>(), text()).prop_map(|(top_k, next)| StepKind::SearchNodes(SearchNodesSpec { top_k, next })),
+        (any::<i64>(), text()).prop_map(|(top_k, next)| StepKind::SearchNodes(SearchNodesSpec::new(top_k, next))),
         (any::<i64>(), text())
-            .prop_map(|(max_depth, next)| StepKind::ExpandDependencyTree(ExpandSpec { max_depth, next })),
+            .prop_map(|(max_depth, next)| StepKind::ExpandDependencyTree(ExpandSpec::new(max_depth, next))),
         (any::<i64>(), text())
-            .prop_map(|(evidence_tokens, next)| StepKind::FetchNodeTexts(FetchSpec { evidence_tokens, next })),
+            .prop_map(|(evidence_tokens, next)| StepKind::FetchNodeTexts(FetchSpec::new(evidence_tokens, next))),
         (prop::collection::vec(rule, 0..3), opt(text()), text(), text()).prop_map(
             |(compact_code, divide_new_content, on_ok, on_over)| {
-                StepKind::ManageContextBudget(ManageBudgetSpec { compact_code, divide_new_content, on_ok, on_over })
+                StepKind::ManageContextBudget(
+                    ManageBudgetSpec::new(on_ok, on_over)
+                        .compact_code(compact_code)
+                        .divide_new_content(divide_new_content),
+                )
             }
         ),
         call().prop_map(StepKind::CallModel),
         (call(), prop::collection::vec(tool, 0..3), any::<i64>(), opt(any::<i64>())).prop_map(
             |(call, tools, max_tool_calls, turn_budget_tokens)| {
-                StepKind::Agent(AgentSpec { call, tools, max_tool_calls, turn_budget_tokens })
+                StepKind::Agent(AgentSpec::new(call, tools, max_tool_calls).turn_budget_tokens(turn_budget_tokens))
             }
         ),
         (text(), text(), text()).prop_map(|(max_turn_loops_from_settings, on_allow, on_deny)| {
-            StepKind::LoopGuard(LoopGuardSpec { max_turn_loops_from_settings, on_allow, on_deny })
+            StepKind::LoopGuard(LoopGuardSpec::new(max_turn_loops_from_settings, on_allow, on_deny))
         }),
         (prop::collection::vec((text(), set_value), 0..4), text()).prop_map(|(rules, next)| {
-            let rules = rules.into_iter().map(|(set, value)| SetRuleSpec { set, value }).collect();
-            StepKind::SetVariables(SetVariablesSpec { rules, next })
+            let rules = rules.into_iter().map(|(set, value)| SetRuleSpec::new(set, value)).collect();
+            StepKind::SetVariables(SetVariablesSpec::new(rules, next))
         }),
-        prop::collection::vec((text(), text()), 0..4)
-            .prop_map(|o| StepKind::Custom(CustomSpec { outcomes: unique(o) })),
+        prop::collection::vec((text(), text()), 0..4).prop_map(|o| StepKind::Custom(CustomSpec::new(unique(o)))),
     ]
 }
 
 fn definition() -> impl Strategy<Value = PipelineDef> {
-    let steps = prop::collection::vec((text(), kind()).prop_map(|(id, kind)| StepDef { id, kind }), 0..5);
-    (text(), model(), settings(), prompts(), steps).prop_map(|(name, model, settings, prompts, steps)| PipelineDef {
-        name,
-        model,
-        settings,
-        prompts,
-        steps,
+    let steps = prop::collection::vec((text(), kind()).prop_map(|(id, kind)| StepDef::new(id, kind)), 0..5);
+    (text(), model(), settings(), prompts(), steps).prop_map(|(name, model, settings, prompts, steps)| {
+        PipelineDef::new(name).model(model).settings(settings).prompts(prompts).steps(steps)
     })
 }
 

@@ -178,19 +178,16 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn step(id: &str, kind: StepKind) -> StepDef {
-    StepDef { id: id.into(), kind }
+    StepDef::new(id, kind)
 }
 
 fn call(prompt_key: &str, out: i64, use_history: bool, parts: &[(&str, &str)], next: &str) -> StepKind {
-    StepKind::CallModel(CallModelSpec {
-        prompt_key: prompt_key.into(),
-        max_output_tokens: Some(out),
-        max_tokens: None,
-        user_parts: parts.iter().map(|(s, t)| UserPartSpec { source: (*s).into(), template: (*t).into() }).collect(),
-        use_history,
-        params: Default::default(),
-        next: next.into(),
-    })
+    StepKind::CallModel(
+        CallModelSpec::new(prompt_key, next)
+            .max_output_tokens(Some(out))
+            .user_parts(parts.iter().map(|(s, t)| UserPartSpec::new((*s), (*t))).collect())
+            .use_history(use_history),
+    )
 }
 
 const CONTEXT_AND_QUESTION: &[(&str, &str)] =
@@ -202,13 +199,13 @@ fn definition(c: &Case) -> PipelineDef {
         steps.push(step("rewrite", call("rewrite", 60, false, &[("user_question", "Question: {}")], "set_question")));
         steps.push(step(
             "set_question",
-            StepKind::SetVariables(SetVariablesSpec {
-                rules: vec![SetRuleSpec {
-                    set: "user_question_en".into(),
-                    value: SetValueSpec::From { from: "last_model_response".into(), transform: Some("trim".into()) },
-                }],
-                next: "search".into(),
-            }),
+            StepKind::SetVariables(SetVariablesSpec::new(
+                vec![SetRuleSpec::new(
+                    "user_question_en",
+                    SetValueSpec::From { from: "last_model_response".into(), transform: Some("trim".into()) },
+                )],
+                "search",
+            )),
         ));
     }
     let on_over = match c.shape {
@@ -219,84 +216,67 @@ fn definition(c: &Case) -> PipelineDef {
     let rules = c
         .rules
         .iter()
-        .map(|&(dotnet, policy, threshold)| CompactRuleSpec {
-            language: if dotnet { "dotnet" } else { "sql" }.into(),
-            policy: ["always", "threshold", "demand"][usize::from(policy % 3)].into(),
-            threshold: (policy % 3 == 1).then(|| f64::from(threshold) / 100.0),
-            inbox_key: (policy % 3 == 2).then(|| "compact_sql".into()),
+        .map(|&(dotnet, policy, threshold)| {
+            CompactRuleSpec::new(
+                if dotnet { "dotnet" } else { "sql" },
+                ["always", "threshold", "demand"][usize::from(policy % 3)],
+            )
+            .threshold((policy % 3 == 1).then(|| f64::from(threshold) / 100.0))
+            .inbox_key((policy % 3 == 2).then(|| "compact_sql".into()))
         })
         .collect();
-    steps.push(step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: c.top_k, next: "fetch".into() })));
-    steps.push(step(
-        "fetch",
-        StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: c.fetch_max, next: "manage".into() }),
-    ));
+    steps.push(step("search", StepKind::SearchNodes(SearchNodesSpec::new(c.top_k, "fetch"))));
+    steps.push(step("fetch", StepKind::FetchNodeTexts(FetchSpec::new(c.fetch_max, "manage"))));
     steps.push(step(
         "manage",
-        StepKind::ManageContextBudget(ManageBudgetSpec {
-            compact_code: rules,
-            divide_new_content: c.divider.clone(),
-            on_ok: "answer".into(),
-            on_over: on_over.into(),
-        }),
+        StepKind::ManageContextBudget(
+            ManageBudgetSpec::new("answer", on_over).compact_code(rules).divide_new_content(c.divider.clone()),
+        ),
     ));
     if c.shape == Shape::Loop {
-        steps.push(step(
-            "guard",
-            StepKind::LoopGuard(LoopGuardSpec {
-                max_turn_loops_from_settings: "max_turn_loops".into(),
-                on_allow: "summarize".into(),
-                on_deny: "answer".into(),
-            }),
-        ));
+        steps.push(step("guard", StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", "summarize", "answer"))));
     }
     if c.shape != Shape::Direct {
         steps.push(step("summarize", call("summarizer", c.summarize_out, false, CONTEXT_AND_QUESTION, "set_context")));
         steps.push(step(
             "set_context",
-            StepKind::SetVariables(SetVariablesSpec {
-                rules: vec![
-                    SetRuleSpec {
-                        set: "context_blocks".into(),
-                        value: SetValueSpec::From {
+            StepKind::SetVariables(SetVariablesSpec::new(
+                vec![
+                    SetRuleSpec::new(
+                        "context_blocks",
+                        SetValueSpec::From {
                             from: "last_model_response".into(),
                             transform: Some("to_context_blocks".into()),
                         },
-                    },
-                    SetRuleSpec {
-                        set: "last_model_response".into(),
-                        value: SetValueSpec::Value(serde_json::Value::Null),
-                    },
+                    ),
+                    SetRuleSpec::new("last_model_response", SetValueSpec::Value(serde_json::Value::Null)),
                 ],
-                next: if c.shape == Shape::Loop { "manage" } else { "answer" }.into(),
-            }),
+                if c.shape == Shape::Loop { "manage" } else { "answer" },
+            )),
         ));
     }
     steps.push(step("answer", call("answer", c.answer_out, c.use_history, CONTEXT_AND_QUESTION, END)));
-    PipelineDef {
-        name: "Random".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(c.window),
-            max_tokens: Some(c.model_max_tokens),
-            encoding: Some(c.encoding.into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(c.max_context),
-            max_history_tokens: Some(c.max_history),
-            budget_safety_margin_tokens: Some(c.margin),
-            limits_policy: Some(if c.auto_clamp { "auto_clamp" } else { "fail_fast" }.into()),
-            extra: BTreeMap::from([("max_turn_loops".to_owned(), c.loops)]),
-            ..SettingsSpec::default()
-        },
-        prompts: vec![
-            PromptSpec { key: "summarizer".into(), text: Some(SUMMARIZER.into()) },
-            PromptSpec { key: "answer".into(), text: Some(ANSWER.into()) },
-            PromptSpec { key: "rewrite".into(), text: Some(REWRITE.into()) },
-        ],
-        steps,
-    }
+    PipelineDef::new("Random")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(c.window))
+                .max_tokens(Some(c.model_max_tokens))
+                .encoding(Some(c.encoding.into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(c.max_context))
+                .max_history_tokens(Some(c.max_history))
+                .budget_safety_margin_tokens(Some(c.margin))
+                .limits_policy(Some(if c.auto_clamp { "auto_clamp" } else { "fail_fast" }.into()))
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), c.loops)])),
+        )
+        .prompts(vec![
+            PromptSpec::new("summarizer", Some(SUMMARIZER.into())),
+            PromptSpec::new("answer", Some(ANSWER.into())),
+            PromptSpec::new("rewrite", Some(REWRITE.into())),
+        ])
+        .steps(steps)
 }
 
 /// Returns every document for any query, best first in the order given.

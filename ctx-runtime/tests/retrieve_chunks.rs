@@ -80,28 +80,15 @@ async fn fetch_truncates_a_file_larger_than_the_evidence_budget_and_says_so() {
 
     let dir = sample();
     let index = Bm25Index::from_dir(dir.path(), &IndexOptions::default()).expect("index");
-    let def = PipelineDef {
-        name: "Fetch".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(8_192),
-            max_tokens: Some(512),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec { max_context_tokens: Some(4_000), ..SettingsSpec::default() },
-        prompts: Vec::new(),
-        steps: vec![
-            StepDef {
-                id: "search".into(),
-                kind: StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() }),
-            },
-            StepDef {
-                id: "fetch".into(),
-                kind: StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 100, next: "end".into() }),
-            },
-        ],
-    };
+    let def = PipelineDef::new("Fetch")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(8_192)).max_tokens(Some(512)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(SettingsSpec::default().max_context_tokens(Some(4_000)))
+        .steps(vec![
+            StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(1, "fetch"))),
+            StepDef::new("fetch", StepKind::FetchNodeTexts(FetchSpec::new(100, "end"))),
+        ]);
     let p = LoadedPipeline::load(def, LoadOptions::new()).expect("loads");
     let env = StepEnv::builder().search(&index).store(&index).build();
     let (state, reports) = p.run(PipelineState::new("where do parcels ship from"), &env).await.expect("runs");

@@ -185,30 +185,20 @@ async fn a_traced_pipeline_run_never_writes_the_key() {
 
     let (captured, _guard) = Captured::traces();
 
-    let definition = PipelineDef {
-        name: "Keyed".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(4_096),
-            max_tokens: Some(256),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec { max_context_tokens: Some(1_000), ..SettingsSpec::default() },
-        prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
-        steps: vec![StepDef {
-            id: "answer".into(),
-            kind: StepKind::CallModel(CallModelSpec {
-                prompt_key: "answer".into(),
-                max_output_tokens: Some(50),
-                max_tokens: None,
-                user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],
-                use_history: false,
-                params: Default::default(),
-                next: END.into(),
-            }),
-        }],
-    };
+    let definition = PipelineDef::new("Keyed")
+        .model(ModelSource::Inline(
+            ModelSpec::default().context_window(Some(4_096)).max_tokens(Some(256)).encoding(Some("cl100k_base".into())),
+        ))
+        .settings(SettingsSpec::default().max_context_tokens(Some(1_000)))
+        .prompts(vec![PromptSpec::new("answer", Some("Answer.".into()))])
+        .steps(vec![StepDef::new(
+            "answer",
+            StepKind::CallModel(
+                CallModelSpec::new("answer", END)
+                    .max_output_tokens(Some(50))
+                    .user_parts(vec![UserPartSpec::new("user_question", "Q: {}")]),
+            ),
+        )]);
     let p = LoadedPipeline::load(definition, LoadOptions::new()).expect("loads");
     let server = MockServer::start(vec![
         Reply::ok(client_support::completion("fine", 10, 1)),

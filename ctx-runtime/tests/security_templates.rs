@@ -169,48 +169,31 @@ mod through_a_pipeline {
     }
 
     fn definition() -> PipelineDef {
-        let part = |source: &str, template: &str| UserPartSpec { source: source.into(), template: template.into() };
-        let step = |id: &str, kind| StepDef { id: id.into(), kind };
-        PipelineDef {
-            name: "Braces".into(),
-            model: ModelSource::Inline(ModelSpec {
-                model: None,
-                context_window: Some(4_096),
-                max_tokens: Some(256),
-                encoding: Some("o200k_base".into()),
-                tokenizer: None,
-            }),
-            settings: SettingsSpec { max_context_tokens: Some(2_000), ..SettingsSpec::default() },
-            prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer.".into()) }],
-            steps: vec![
-                step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 1, next: "fetch".into() })),
-                step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 500, next: "manage".into() })),
-                step(
-                    "manage",
-                    StepKind::ManageContextBudget(ManageBudgetSpec {
-                        compact_code: vec![],
-                        divide_new_content: None,
-                        on_ok: "answer".into(),
-                        on_over: "answer".into(),
-                    }),
-                ),
+        let part = |source: &str, template: &str| UserPartSpec::new(source, template);
+        let step = |id: &str, kind| StepDef::new(id, kind);
+        PipelineDef::new("Braces")
+            .model(ModelSource::Inline(
+                ModelSpec::default()
+                    .context_window(Some(4_096))
+                    .max_tokens(Some(256))
+                    .encoding(Some("o200k_base".into())),
+            ))
+            .settings(SettingsSpec::default().max_context_tokens(Some(2_000)))
+            .prompts(vec![PromptSpec::new("answer", Some("Answer.".into()))])
+            .steps(vec![
+                step("search", StepKind::SearchNodes(SearchNodesSpec::new(1, "fetch"))),
+                step("fetch", StepKind::FetchNodeTexts(FetchSpec::new(500, "manage"))),
+                step("manage", StepKind::ManageContextBudget(ManageBudgetSpec::new("answer", "answer"))),
                 step(
                     "answer",
-                    StepKind::CallModel(CallModelSpec {
-                        prompt_key: "answer".into(),
-                        max_output_tokens: Some(100),
-                        max_tokens: None,
-                        user_parts: vec![
+                    StepKind::CallModel(CallModelSpec::new("answer", END).max_output_tokens(Some(100)).user_parts(
+                        vec![
                             part("context_blocks", "### Context:\n{}\n\n"),
                             part("user_question_en", "### User:\n{}\n\n"),
                         ],
-                        use_history: false,
-                        params: Default::default(),
-                        next: END.into(),
-                    }),
+                    )),
                 ),
-            ],
-        }
+            ])
     }
 
     #[tokio::test]

@@ -27,13 +27,10 @@ use ctx_spec::budget::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 /// use ctx::tokens::{Encoding, TokenCounter};
 /// use ctx::validation::FieldPath;
 ///
-/// let always_sql = CompactRuleSpec { language: "sql".into(), policy: "always".into(), threshold: None, inbox_key: None };
-/// let spec = ManageBudgetSpec {
-///     compact_code: vec![always_sql],
-///     divide_new_content: Some("<<<New content".into()),
-///     on_ok: "answer".into(),
-///     on_over: "summarize".into(),
-/// };
+/// let always_sql = CompactRuleSpec::new("sql", "always");
+/// let spec = ManageBudgetSpec::new("answer", "summarize")
+///     .compact_code(vec![always_sql])
+///     .divide_new_content(Some("<<<New content".into()));
 /// let cfg = validate_manage_budget(&spec, &FieldPath::parse("steps[2]")).unwrap();
 ///
 /// let mut state = PipelineState::new("How is the invoice total computed?");

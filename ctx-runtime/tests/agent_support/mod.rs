@@ -20,52 +20,39 @@ pub const SEARCH_PARAMETERS: &str = r#"{"type":"object","properties":{"query":{"
 
 /// A pipeline named `Agent` with one agent step `answer` (tool `search_docs`).
 pub fn definition(window: i64, output: i64, max_tool_calls: i64, tools: Vec<ToolSpec>) -> PipelineDef {
-    PipelineDef {
-        name: "Agent".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: Some(window),
-            max_tokens: Some(output),
-            encoding: Some("cl100k_base".into()),
-            tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: Some(1),
-            max_history_tokens: Some(window / 8),
-            budget_safety_margin_tokens: Some(128),
-            ..Default::default()
-        },
-        prompts: vec![PromptSpec {
-            key: "answer".into(),
-            text: Some("Answer from the documents the search returns; cite their ids.".into()),
-        }],
-        steps: vec![StepDef {
-            id: "answer".into(),
-            kind: StepKind::Agent(AgentSpec {
-                call: CallModelSpec {
-                    prompt_key: "answer".into(),
-                    max_output_tokens: Some(output),
-                    max_tokens: None,
-                    user_parts: vec![UserPartSpec { source: "user_question".into(), template: "{}".into() }],
-                    use_history: true,
-                    params: Default::default(),
-                    next: "end".into(),
-                },
+    PipelineDef::new("Agent")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(window))
+                .max_tokens(Some(output))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(1))
+                .max_history_tokens(Some(window / 8))
+                .budget_safety_margin_tokens(Some(128)),
+        )
+        .prompts(vec![PromptSpec::new(
+            "answer",
+            Some("Answer from the documents the search returns; cite their ids.".into()),
+        )])
+        .steps(vec![StepDef::new(
+            "answer",
+            StepKind::Agent(AgentSpec::new(
+                CallModelSpec::new("answer", "end")
+                    .max_output_tokens(Some(output))
+                    .user_parts(vec![UserPartSpec::new("user_question", "{}")])
+                    .use_history(true),
                 tools,
                 max_tool_calls,
-                turn_budget_tokens: None,
-            }),
-        }],
-    }
+            )),
+        )])
 }
 
 /// The `search_docs` tool.
 pub fn search_tool() -> ToolSpec {
-    ToolSpec {
-        name: "search_docs".into(),
-        description: "Search the knowledge base".into(),
-        parameters: SEARCH_PARAMETERS.into(),
-    }
+    ToolSpec::new("search_docs", "Search the knowledge base", SEARCH_PARAMETERS)
 }
 
 /// Loads `def` (panics with every issue when it does not load).

@@ -198,31 +198,23 @@ pub mod defs {
     pub const ANSWER: &str = "Answer the question from the context.";
 
     pub fn rule(language: &str, policy: &str, threshold: Option<f64>, inbox_key: Option<&str>) -> CompactRuleSpec {
-        CompactRuleSpec {
-            language: language.into(),
-            policy: policy.into(),
-            threshold,
-            inbox_key: inbox_key.map(Into::into),
-        }
+        CompactRuleSpec::new(language, policy).threshold(threshold).inbox_key(inbox_key.map(Into::into))
     }
 
     fn step(id: &str, kind: StepKind) -> StepDef {
-        StepDef { id: id.into(), kind }
+        StepDef::new(id, kind)
     }
 
     fn call(prompt_key: &str, max_output_tokens: i64, use_history: bool, next: &str) -> StepKind {
-        StepKind::CallModel(CallModelSpec {
-            prompt_key: prompt_key.into(),
-            max_output_tokens: Some(max_output_tokens),
-            max_tokens: None,
-            user_parts: vec![
-                UserPartSpec { source: "context_blocks".into(), template: "### Context:\n{}\n\n".into() },
-                UserPartSpec { source: "user_question_en".into(), template: "### User:\n{}\n\n".into() },
-            ],
-            use_history,
-            params: Default::default(),
-            next: next.into(),
-        })
+        StepKind::CallModel(
+            CallModelSpec::new(prompt_key, next)
+                .max_output_tokens(Some(max_output_tokens))
+                .user_parts(vec![
+                    UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                    UserPartSpec::new("user_question_en", "### User:\n{}\n\n"),
+                ])
+                .use_history(use_history),
+        )
     }
 
     /// search → fetch → manage_budget → … around the spec's `manage_budget` step. With
@@ -230,72 +222,65 @@ pub mod defs {
     /// set_context_from_summary → manage_budget); without, `on_over` summarises once and answers.
     pub fn pipeline(name: &str, compact_code: Vec<CompactRuleSpec>, guarded: bool) -> PipelineDef {
         let mut steps = vec![
-            step("search", StepKind::SearchNodes(SearchNodesSpec { top_k: 3, next: "fetch".into() })),
-            step("fetch", StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: 600, next: "manage_budget".into() })),
+            step("search", StepKind::SearchNodes(SearchNodesSpec::new(3, "fetch"))),
+            step("fetch", StepKind::FetchNodeTexts(FetchSpec::new(600, "manage_budget"))),
             step(
                 "manage_budget",
-                StepKind::ManageContextBudget(ManageBudgetSpec {
-                    compact_code,
-                    divide_new_content: None,
-                    on_ok: "call_model_answer".into(),
-                    on_over: if guarded { "budget_loop_guard" } else { "call_summarize_context" }.into(),
-                }),
+                StepKind::ManageContextBudget(
+                    ManageBudgetSpec::new(
+                        "call_model_answer",
+                        if guarded { "budget_loop_guard" } else { "call_summarize_context" },
+                    )
+                    .compact_code(compact_code),
+                ),
             ),
         ];
         if guarded {
             steps.push(step(
                 "budget_loop_guard",
-                StepKind::LoopGuard(LoopGuardSpec {
-                    max_turn_loops_from_settings: "max_turn_loops".into(),
-                    on_allow: "call_summarize_context".into(),
-                    on_deny: "call_model_answer".into(),
-                }),
+                StepKind::LoopGuard(LoopGuardSpec::new(
+                    "max_turn_loops",
+                    "call_summarize_context",
+                    "call_model_answer",
+                )),
             ));
         }
         steps.push(step("call_summarize_context", call("sumarizer", 300, false, "set_context_from_summary")));
         steps.push(step(
             "set_context_from_summary",
-            StepKind::SetVariables(SetVariablesSpec {
-                rules: vec![
-                    SetRuleSpec {
-                        set: "context_blocks".into(),
-                        value: SetValueSpec::From {
+            StepKind::SetVariables(SetVariablesSpec::new(
+                vec![
+                    SetRuleSpec::new(
+                        "context_blocks",
+                        SetValueSpec::From {
                             from: "last_model_response".into(),
                             transform: Some("to_context_blocks".into()),
                         },
-                    },
-                    SetRuleSpec {
-                        set: "last_model_response".into(),
-                        value: SetValueSpec::Value(serde_json::Value::Null),
-                    },
+                    ),
+                    SetRuleSpec::new("last_model_response", SetValueSpec::Value(serde_json::Value::Null)),
                 ],
-                next: if guarded { "manage_budget" } else { "call_model_answer" }.into(),
-            }),
+                if guarded { "manage_budget" } else { "call_model_answer" },
+            )),
         ));
         steps.push(step("call_model_answer", call("answer", 400, true, END)));
-        PipelineDef {
-            name: name.into(),
-            model: ModelSource::Inline(ModelSpec {
-                model: None,
-                context_window: Some(4_096),
-                max_tokens: Some(512),
-                encoding: Some("cl100k_base".into()),
-                tokenizer: None,
-            }),
-            settings: SettingsSpec {
-                max_context_tokens: Some(2_000),
-                max_history_tokens: Some(300),
-                budget_safety_margin_tokens: Some(128),
-                limits_policy: None,
-                extra: BTreeMap::from([("max_turn_loops".to_owned(), 3)]),
-                ..SettingsSpec::default()
-            },
-            // The spec's own key spelling, `sumarizer`.
-            prompts: vec![
-                PromptSpec { key: "sumarizer".into(), text: Some(SUMMARIZER.into()) },
-                PromptSpec { key: "answer".into(), text: Some(ANSWER.into()) },
-            ],
-            steps,
-        }
+        PipelineDef::new(name)
+            .model(ModelSource::Inline(
+                ModelSpec::default()
+                    .context_window(Some(4_096))
+                    .max_tokens(Some(512))
+                    .encoding(Some("cl100k_base".into())),
+            ))
+            .settings(
+                SettingsSpec::default()
+                    .max_context_tokens(Some(2_000))
+                    .max_history_tokens(Some(300))
+                    .budget_safety_margin_tokens(Some(128))
+                    .extra(BTreeMap::from([("max_turn_loops".to_owned(), 3)])),
+            )
+            .prompts(vec![
+                PromptSpec::new("sumarizer", Some(SUMMARIZER.into())),
+                PromptSpec::new("answer", Some(ANSWER.into())),
+            ])
+            .steps(steps)
     }
 }

@@ -21,15 +21,8 @@ use super::config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, 
 /// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::validation::FieldPath;
 ///
-/// let rule = |language: &str, policy: &str, threshold| CompactRuleSpec {
-///     language: language.into(), policy: policy.into(), threshold, inbox_key: None,
-/// };
-/// let spec = ManageBudgetSpec {
-///     compact_code: vec![rule("sql", "threshold", Some(1.5)), rule("python", "always", None)],
-///     divide_new_content: None,
-///     on_ok: "answer".into(),
-///     on_over: "summarize".into(),
-/// };
+/// let rule = |language: &str, policy: &str, threshold| CompactRuleSpec::new(language, policy).threshold(threshold);
+/// let spec = ManageBudgetSpec::new("answer", "summarize").compact_code(vec![rule("sql", "threshold", Some(1.5)), rule("python", "always", None)]);
 /// let issues = validate_manage_budget(&spec, &FieldPath::parse("steps[2]")).unwrap_err();
 /// let paths: Vec<String> = issues.iter().map(|i| i.path.to_string()).collect();
 /// assert_eq!(paths, ["steps[2].compact_code[0].threshold", "steps[2].compact_code[1].language"]);
@@ -47,11 +40,8 @@ pub fn validate_manage_budget(spec: &ManageBudgetSpec, at: &FieldPath) -> Result
 /// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::validation::FieldPath;
 ///
-/// let rule = |language: &str| CompactRuleSpec { language: language.into(), policy: "always".into(), threshold: None, inbox_key: None };
-/// let spec = ManageBudgetSpec {
-///     compact_code: vec![rule("markdown"), rule("yaml")],
-///     divide_new_content: None, on_ok: "answer".into(), on_over: "summarize".into(),
-/// };
+/// let rule = |language: &str| CompactRuleSpec::new(language, "always");
+/// let spec = ManageBudgetSpec::new("answer", "summarize").compact_code(vec![rule("markdown"), rule("yaml")]);
 /// let cfg = validate_manage_budget_with(&spec, &FieldPath::parse("steps[2]"), &["yaml".to_owned()]).unwrap();
 /// assert_eq!(cfg.rules()[1].language, RuleLanguage::Custom("yaml".into()));
 /// let issues = validate_manage_budget_with(&spec, &FieldPath::parse("steps[2]"), &[]).unwrap_err();

@@ -56,7 +56,7 @@ impl ModelConfig {
     /// use ctx::pipeline::ModelSpec;
     /// use ctx::{Encoding, FieldPath};
     ///
-    /// let spec = ModelSpec { context_window: Some(16_384), encoding: Some("cl100k_base".into()), ..Default::default() };
+    /// let spec = ModelSpec::default().context_window(Some(16_384)).encoding(Some("cl100k_base".into()));
     /// let model = ModelConfig::from_spec(&spec, &FieldPath::root().key("model")).unwrap();
     /// assert_eq!((model.context_window, model.encoding), (16_384, Encoding::Cl100kBase));
     /// ```

@@ -49,7 +49,7 @@ impl Settings {
     /// use ctx::pipeline::SettingsSpec;
     /// use ctx::FieldPath;
     ///
-    /// let spec = SettingsSpec { max_context_tokens: Some(9_000), ..Default::default() };
+    /// let spec = SettingsSpec::default().max_context_tokens(Some(9_000));
     /// let settings = Settings::from_spec(&spec, false, &FieldPath::root().key("settings")).unwrap();
     /// assert_eq!((settings.safety_margin_tokens, settings.policy), (128, LimitsPolicy::FailFast));
     /// ```

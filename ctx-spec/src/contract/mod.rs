@@ -32,20 +32,7 @@
 //! use ctx::pipeline::*;
 //! use ctx::FieldPath;
 //!
-//! let def = PipelineDef {
-//!     name: "Qa".into(),
-//!     model: ModelSource::Inline(ModelSpec { model: Some("gpt-4".into()), max_tokens: Some(512), ..Default::default() }),
-//!     settings: SettingsSpec { max_context_tokens: Some(5_000), max_history_tokens: Some(1_000), ..Default::default() },
-//!     prompts: vec![PromptSpec { key: "answer".into(), text: Some("Answer from the context.".into()) }],
-//!     steps: vec![StepDef {
-//!         id: "answer".into(),
-//!         kind: StepKind::CallModel(CallModelSpec {
-//!             prompt_key: "answer".into(), max_output_tokens: None, max_tokens: None,
-//!             user_parts: vec![UserPartSpec { source: "context_blocks".into(), template: "{}".into() }],
-//!             use_history: true, params: Default::default(), next: END.into(),
-//!         }),
-//!     }],
-//! };
+//! let def = PipelineDef::new("Qa").model(ModelSource::Inline(ModelSpec::default().model(Some("gpt-4".into())).max_tokens(Some(512)))).settings(SettingsSpec::default().max_context_tokens(Some(5_000)).max_history_tokens(Some(1_000))).prompts(vec![PromptSpec::new("answer", Some("Answer from the context.".into()))]).steps(vec![StepDef::new("answer", StepKind::CallModel(CallModelSpec::new("answer", END).user_parts(vec![UserPartSpec::new("context_blocks", "{}")]).use_history(true)))]);
 //! let ModelSource::Inline(spec) = &def.model else { unreachable!() };
 //! let model = ModelConfig::from_spec(spec, &FieldPath::root().key("model")).unwrap();
 //! let settings =

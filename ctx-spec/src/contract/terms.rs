@@ -55,10 +55,7 @@ pub struct OutputLimit {
 /// use ctx::pipeline::CallModelSpec;
 ///
 /// let model = ModelConfig { max_tokens: Some(1024), ..ModelConfig::from_model_table("gpt-4o").unwrap() };
-/// let mut step = CallModelSpec {
-///     prompt_key: "answer".into(), max_output_tokens: None, max_tokens: Some(300),
-///     user_parts: vec![], use_history: false, params: Default::default(), next: "end".into(),
-/// };
+/// let mut step = CallModelSpec::new("answer", "end").max_tokens(Some(300));
 /// assert_eq!(max_output_tokens(&step, &model), Some(300));
 /// step.max_output_tokens = Some(200);
 /// assert_eq!(max_output_tokens(&step, &model), Some(200));

@@ -16,7 +16,8 @@ use crate::params::ModelParams;
 pub const END: &str = "end";
 
 /// A whole pipeline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PipelineDef {
     /// The pipeline's name (the generated type's name).
     pub name: String,
@@ -30,7 +31,7 @@ pub struct PipelineDef {
     pub steps: Vec<StepDef>,
 }
 
-/// Where the model's limits come from.
+/// Where the model's limits come from; by default an empty inline `model { }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ModelSource {
     /// Written in the pipeline.
@@ -41,6 +42,7 @@ pub enum ModelSource {
 
 /// `model { … }` as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelSpec {
     /// A model name known to ctx's model table (gives encoding and window).
     pub model: Option<String>,
@@ -61,6 +63,7 @@ pub struct ModelSpec {
 
 /// `settings { … }` as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SettingsSpec {
     /// `max_context_tokens`: the global budget of `context_blocks`.
     pub max_context_tokens: Option<i64>,
@@ -83,7 +86,8 @@ pub struct SettingsSpec {
 }
 
 /// One prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptSpec {
     /// Its key (`prompt_key` refers to it).
     pub key: String,
@@ -93,6 +97,7 @@ pub struct PromptSpec {
 
 /// One step: its id and what it does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct StepDef {
     /// The step id, unique in the pipeline.
     pub id: String,
@@ -126,7 +131,8 @@ pub enum StepKind {
 }
 
 /// `search_nodes`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SearchNodesSpec {
     /// How many hits to keep.
     pub top_k: i64,
@@ -135,7 +141,8 @@ pub struct SearchNodesSpec {
 }
 
 /// `expand_dependency_tree`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ExpandSpec {
     /// How many dependency levels to follow.
     pub max_depth: i64,
@@ -144,7 +151,8 @@ pub struct ExpandSpec {
 }
 
 /// `fetch_node_texts`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FetchSpec {
     /// `evidence_tokens`: the evidence budget, total tokens of the fetched texts. Serialized
     /// definitions written before the key was renamed spell it `max_tokens`; both are read.
@@ -155,7 +163,8 @@ pub struct FetchSpec {
 }
 
 /// `manage_context_budget`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ManageBudgetSpec {
     /// `compact_code` rules, in order.
     pub compact_code: Vec<CompactRuleSpec>,
@@ -168,7 +177,8 @@ pub struct ManageBudgetSpec {
 }
 
 /// One `compact_code` rule as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompactRuleSpec {
     /// `sql` or `dotnet`.
     pub language: String,
@@ -181,7 +191,8 @@ pub struct CompactRuleSpec {
 }
 
 /// `call_model`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CallModelSpec {
     /// The system prompt's key.
     pub prompt_key: String,
@@ -225,7 +236,8 @@ impl CallModelSpec {
 
 /// `agent`: a `call_model` step that offers tools to the model and runs the calls it requests
 /// through the caller's [`ToolHandlers`](super::ToolHandlers), at most `max_tool_calls` of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AgentSpec {
     /// Everything a `call_model` step has; `next` is the agent's only transition.
     pub call: CallModelSpec,
@@ -241,7 +253,8 @@ pub struct AgentSpec {
 }
 
 /// One tool of an `agent` step, as written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The function name the model calls (`^[a-zA-Z0-9_-]{1,64}$`).
     pub name: String,
@@ -271,7 +284,8 @@ impl AgentSpec {
 }
 
 /// One user part: a state field rendered through a template with one `{}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UserPartSpec {
     /// The state field (`context_blocks`, `user_question_en`, a variable name…).
     pub source: String,
@@ -280,7 +294,8 @@ pub struct UserPartSpec {
 }
 
 /// `loop_guard`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LoopGuardSpec {
     /// The setting holding the maximum number of loops.
     pub max_turn_loops_from_settings: String,
@@ -291,7 +306,8 @@ pub struct LoopGuardSpec {
 }
 
 /// `set_variables`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SetVariablesSpec {
     /// The rules, applied in order, all or nothing.
     pub rules: Vec<SetRuleSpec>,
@@ -300,7 +316,8 @@ pub struct SetVariablesSpec {
 }
 
 /// One `set_variables` rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SetRuleSpec {
     /// The field or variable to set.
     pub set: String,
@@ -323,7 +340,8 @@ pub enum SetValueSpec {
 }
 
 /// A user-written step: the caller's handler returns one of `outcomes`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CustomSpec {
     /// Outcome name → next step, in declaration order.
     pub outcomes: Vec<(String, String)>,
@@ -358,5 +376,184 @@ impl StepKind {
             StepKind::SetVariables(s) => vec![("next", &s.next)],
             StepKind::Custom(s) => s.outcomes.iter().map(|(o, t)| (o.as_str(), t.as_str())).collect(),
         }
+    }
+}
+
+impl Default for ModelSource {
+    fn default() -> Self {
+        ModelSource::Inline(ModelSpec::default())
+    }
+}
+
+impl Default for SetValueSpec {
+    /// `value: null`.
+    fn default() -> Self {
+        SetValueSpec::Value(serde_json::Value::Null)
+    }
+}
+
+// The definition structs are `#[non_exhaustive]`, so adding a key is not a breaking change: code
+// outside this crate (a user's, the `pipeline!` expansion's, ctx-runtime's) starts from
+// `default()` or a constructor and sets fields with these setters, one per field, named after it.
+macro_rules! setters {
+    ($ty:ident { $($field:ident: $t:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("Sets `", stringify!($field), "`.")]
+                #[must_use]
+                pub fn $field(mut self, value: $t) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
+setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String> });
+setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, extra: BTreeMap<String, i64> });
+setters!(PromptSpec { key: String, text: Option<String> });
+setters!(StepDef { id: String, kind: StepKind });
+setters!(SearchNodesSpec { top_k: i64, next: String });
+setters!(ExpandSpec { max_depth: i64, next: String });
+setters!(FetchSpec { evidence_tokens: i64, next: String });
+setters!(ManageBudgetSpec { compact_code: Vec<CompactRuleSpec>, divide_new_content: Option<String>, on_ok: String, on_over: String });
+setters!(CompactRuleSpec { language: String, policy: String, threshold: Option<f64>, inbox_key: Option<String> });
+setters!(CallModelSpec { prompt_key: String, max_output_tokens: Option<i64>, max_tokens: Option<i64>, user_parts: Vec<UserPartSpec>, use_history: bool, params: ModelParams, next: String });
+setters!(AgentSpec { call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64, turn_budget_tokens: Option<i64> });
+setters!(ToolSpec { name: String, description: String, parameters: String });
+setters!(UserPartSpec { source: String, template: String });
+setters!(LoopGuardSpec { max_turn_loops_from_settings: String, on_allow: String, on_deny: String });
+setters!(SetVariablesSpec { rules: Vec<SetRuleSpec>, next: String });
+setters!(SetRuleSpec { set: String, value: SetValueSpec });
+setters!(CustomSpec { outcomes: Vec<(String, String)> });
+
+impl PipelineDef {
+    /// A pipeline named `name` with an empty inline model, no settings, prompts or steps; add
+    /// them with the setters ([`model`](Self::model), [`settings`](Self::settings), …).
+    ///
+    /// ```
+    /// use ctx::pipeline::{CallModelSpec, END, ModelSource, ModelSpec, PipelineDef, PromptSpec, StepDef, StepKind};
+    ///
+    /// let model = ModelSpec::default().model(Some("gpt-4o".into()));
+    /// let def = PipelineDef::new("Qa")
+    ///     .model(ModelSource::Inline(model))
+    ///     .prompts(vec![PromptSpec::new("answer", Some("Answer briefly.".into()))])
+    ///     .steps(vec![StepDef::new("answer", StepKind::CallModel(CallModelSpec::new("answer", END)))]);
+    /// assert!(ctx::pipeline::validate_definition(&def, &Default::default()).is_empty());
+    /// ```
+    pub fn new(name: impl Into<String>) -> Self {
+        PipelineDef { name: name.into(), ..PipelineDef::default() }
+    }
+}
+
+impl PromptSpec {
+    /// A prompt with its text, or `None` when the text is given at load time.
+    pub fn new(key: impl Into<String>, text: Option<String>) -> Self {
+        PromptSpec { key: key.into(), text }
+    }
+}
+
+impl StepDef {
+    /// A step `id` of kind `kind`.
+    pub fn new(id: impl Into<String>, kind: StepKind) -> Self {
+        StepDef { id: id.into(), kind }
+    }
+}
+
+impl SearchNodesSpec {
+    /// `search_nodes { top_k, next }`.
+    pub fn new(top_k: i64, next: impl Into<String>) -> Self {
+        SearchNodesSpec { top_k, next: next.into() }
+    }
+}
+
+impl ExpandSpec {
+    /// `expand_dependency_tree { max_depth, next }`.
+    pub fn new(max_depth: i64, next: impl Into<String>) -> Self {
+        ExpandSpec { max_depth, next: next.into() }
+    }
+}
+
+impl FetchSpec {
+    /// `fetch_node_texts { evidence_tokens, next }`.
+    pub fn new(evidence_tokens: i64, next: impl Into<String>) -> Self {
+        FetchSpec { evidence_tokens, next: next.into() }
+    }
+}
+
+impl ManageBudgetSpec {
+    /// `manage_context_budget { on_ok, on_over }` without rules or divider.
+    pub fn new(on_ok: impl Into<String>, on_over: impl Into<String>) -> Self {
+        ManageBudgetSpec { on_ok: on_ok.into(), on_over: on_over.into(), ..ManageBudgetSpec::default() }
+    }
+}
+
+impl CompactRuleSpec {
+    /// `{ language, policy }` without `threshold` or `inbox_key`.
+    pub fn new(language: impl Into<String>, policy: impl Into<String>) -> Self {
+        CompactRuleSpec { language: language.into(), policy: policy.into(), ..CompactRuleSpec::default() }
+    }
+}
+
+impl CallModelSpec {
+    /// `call_model { prompt_key, next }` with the default user parts, no history and the
+    /// model's default output limit.
+    pub fn new(prompt_key: impl Into<String>, next: impl Into<String>) -> Self {
+        CallModelSpec { prompt_key: prompt_key.into(), next: next.into(), ..CallModelSpec::default() }
+    }
+}
+
+impl AgentSpec {
+    /// `agent { … }`: `call` plus `tools`, at most `max_tool_calls` of them per run.
+    pub fn new(call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64) -> Self {
+        AgentSpec { call, tools, max_tool_calls, turn_budget_tokens: None }
+    }
+}
+
+impl ToolSpec {
+    /// A tool: its name, its description and the JSON schema of its arguments.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: impl Into<String>) -> Self {
+        ToolSpec { name: name.into(), description: description.into(), parameters: parameters.into() }
+    }
+}
+
+impl UserPartSpec {
+    /// `source => "template with one {}"`.
+    pub fn new(source: impl Into<String>, template: impl Into<String>) -> Self {
+        UserPartSpec { source: source.into(), template: template.into() }
+    }
+}
+
+impl LoopGuardSpec {
+    /// `loop_guard { max_turn_loops_from_settings, on_allow, on_deny }`.
+    pub fn new(setting: impl Into<String>, on_allow: impl Into<String>, on_deny: impl Into<String>) -> Self {
+        LoopGuardSpec {
+            max_turn_loops_from_settings: setting.into(),
+            on_allow: on_allow.into(),
+            on_deny: on_deny.into(),
+        }
+    }
+}
+
+impl SetVariablesSpec {
+    /// `set_variables { rules, next }`.
+    pub fn new(rules: Vec<SetRuleSpec>, next: impl Into<String>) -> Self {
+        SetVariablesSpec { rules, next: next.into() }
+    }
+}
+
+impl SetRuleSpec {
+    /// `set <- value`.
+    pub fn new(set: impl Into<String>, value: SetValueSpec) -> Self {
+        SetRuleSpec { set: set.into(), value }
+    }
+}
+
+impl CustomSpec {
+    /// A custom step with its `(outcome, next step)` pairs.
+    pub fn new(outcomes: Vec<(String, String)>) -> Self {
+        CustomSpec { outcomes }
     }
 }

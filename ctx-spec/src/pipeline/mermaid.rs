@@ -34,13 +34,7 @@ fn mermaid_text(text: &str) -> String {
 ///
 /// ```
 /// # use ctx::pipeline::*;
-/// let def = PipelineDef {
-///     name: "Demo".into(),
-///     model: ModelSource::Inline(ModelSpec::default()),
-///     settings: SettingsSpec::default(),
-///     prompts: vec![],
-///     steps: vec![StepDef { id: "search".into(), kind: StepKind::SearchNodes(SearchNodesSpec { top_k: 5, next: "end".into() }) }],
-/// };
+/// let def = PipelineDef::new("Demo").model(ModelSource::Inline(ModelSpec::default())).settings(SettingsSpec::default()).steps(vec![StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(5, "end")))]);
 /// assert_eq!(to_mermaid(&def), "flowchart TD\n    s0[\"search<br/><i>search_nodes</i>\"]\n    stop(((end)))\n    s0 -->|next| stop\n");
 /// ```
 pub fn to_mermaid(def: &PipelineDef) -> String {

@@ -44,16 +44,7 @@ pub const PLACEHOLDER: &str = "{}";
 /// use ctx::pipeline::{PipelineDef, ModelSource, ModelSpec, SettingsSpec, StepDef, StepKind,
 ///     SearchNodesSpec, ValidateOptions, validate_definition};
 ///
-/// let def = PipelineDef {
-///     name: "Demo".into(),
-///     model: ModelSource::Inline(ModelSpec::default()),
-///     settings: SettingsSpec::default(),
-///     prompts: vec![],
-///     steps: vec![StepDef {
-///         id: "search".into(),
-///         kind: StepKind::SearchNodes(SearchNodesSpec { top_k: 0, next: "fetch".into() }),
-///     }],
-/// };
+/// let def = PipelineDef::new("Demo").model(ModelSource::Inline(ModelSpec::default())).settings(SettingsSpec::default()).steps(vec![StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(0, "fetch")))]);
 /// let issues = validate_definition(&def, &ValidateOptions { check_tokens: false, ..Default::default() });
 /// let codes: Vec<_> = issues.iter().map(|i| (i.code, i.path.to_string())).collect();
 /// assert!(codes.contains(&("UNKNOWN_STEP_TARGET", "steps[0].next".to_string())));

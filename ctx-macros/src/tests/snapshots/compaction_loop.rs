@@ -66,106 +66,96 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
         Self::End,
     ];
     fn definition() -> ::ctx::__private::pipeline::PipelineDef {
-        ::ctx::__private::pipeline::PipelineDef {
-            name: ::std::string::String::from("CompactionLoop"),
-            model: ::ctx::__private::pipeline::ModelSource::Inline(::ctx::__private::pipeline::ModelSpec {
-                model: ::core::option::Option::None,
-                context_window: ::core::option::Option::Some(16384i64),
-                max_tokens: ::core::option::Option::Some(1024i64),
-                encoding: ::core::option::Option::Some(
-                    ::std::string::String::from("cl100k_base"),
+        ::ctx::__private::pipeline::PipelineDef::new(
+                ::std::string::String::from("CompactionLoop"),
+            )
+            .model(
+                ::ctx::__private::pipeline::ModelSource::Inline(
+                    ::ctx::__private::pipeline::ModelSpec::default()
+                        .model(::core::option::Option::None)
+                        .context_window(::core::option::Option::Some(16384i64))
+                        .max_tokens(::core::option::Option::Some(1024i64))
+                        .encoding(
+                            ::core::option::Option::Some(
+                                ::std::string::String::from("cl100k_base"),
+                            ),
+                        )
+                        .tokenizer(::core::option::Option::None),
                 ),
-                tokenizer: ::core::option::Option::None,
-            }),
-            settings: ::ctx::__private::pipeline::SettingsSpec {
-                max_context_tokens: ::core::option::Option::Some(9000i64),
-                max_history_tokens: ::core::option::Option::Some(2000i64),
-                budget_safety_margin_tokens: ::core::option::Option::None,
-                limits_policy: ::core::option::Option::None,
-                compactors: ::std::vec![],
-                node_frame: ::core::option::Option::None,
-                extra: ::std::collections::BTreeMap::from([
-                    (::std::string::String::from("max_turn_loops"), 3i64),
-                ]),
-            },
-            prompts: ::std::vec![
-                ::ctx::__private::pipeline::PromptSpec { key :
-                ::std::string::String::from("answer"), text :
-                ::core::option::Option::Some(::std::string::String::from(::core::include_str!("prompts/answer.txt")))
-                }, ::ctx::__private::pipeline::PromptSpec { key :
-                ::std::string::String::from("summarizer"), text :
-                ::core::option::Option::Some(::std::string::String::from("Summarise the context; keep identifiers and SQL verbatim."))
-                }
-            ],
-            steps: ::std::vec![
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("search"), kind :
-                ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec
-                { top_k : 20i64, next : ::std::string::String::from("fetch") }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("fetch"), kind :
-                ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec
-                { evidence_tokens : 3000i64, next :
-                ::std::string::String::from("manage_budget") }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("manage_budget"), kind :
-                ::ctx::__private::pipeline::StepKind::ManageContextBudget(::ctx::__private::pipeline::ManageBudgetSpec
-                { compact_code : ::std::vec![::ctx::__private::pipeline::CompactRuleSpec
-                { language : ::std::string::String::from("sql"), policy :
-                ::std::string::String::from("demand"), threshold :
-                ::core::option::Option::None, inbox_key :
-                ::core::option::Option::Some(::std::string::String::from("compact_sql"))
-                }, ::ctx::__private::pipeline::CompactRuleSpec { language :
-                ::std::string::String::from("dotnet"), policy :
-                ::std::string::String::from("always"), threshold :
-                ::core::option::Option::None, inbox_key : ::core::option::Option::None
-                }], divide_new_content :
-                ::core::option::Option::Some(::std::string::String::from("<<<New content")),
-                on_ok : ::std::string::String::from("answer"), on_over :
-                ::std::string::String::from("budget_loop_guard"), }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("budget_loop_guard"), kind :
-                ::ctx::__private::pipeline::StepKind::LoopGuard(::ctx::__private::pipeline::LoopGuardSpec
-                { max_turn_loops_from_settings :
-                ::std::string::String::from("max_turn_loops"), on_allow :
-                ::std::string::String::from("summarize"), on_deny :
-                ::std::string::String::from("answer"), }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("summarize"), kind :
-                ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
-                { prompt_key : ::std::string::String::from("summarizer"),
-                max_output_tokens : ::core::option::Option::Some(2000i64), max_tokens :
-                ::core::option::Option::None, user_parts :
-                ::std::vec![::ctx::__private::pipeline::UserPartSpec { source :
-                ::std::string::String::from("context_blocks"), template :
-                ::std::string::String::from("### Context:\n{}\n\n") },
-                ::ctx::__private::pipeline::UserPartSpec { source :
-                ::std::string::String::from("user_question_en"), template :
-                ::std::string::String::from("### User:\n{}\n\n") }], use_history : false,
-                params : ::core::default::Default::default(), next :
-                ::std::string::String::from("set_context_from_summary"), }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("set_context_from_summary"), kind :
-                ::ctx::__private::pipeline::StepKind::SetVariables(::ctx::__private::pipeline::SetVariablesSpec
-                { rules : ::std::vec![::ctx::__private::pipeline::SetRuleSpec { set :
-                ::std::string::String::from("context_blocks"), value :
-                ::ctx::__private::pipeline::SetValueSpec::From { from :
-                ::std::string::String::from("last_model_response"), transform :
-                ::core::option::Option::Some(::std::string::String::from("to_context_blocks"))
-                } }, ::ctx::__private::pipeline::SetRuleSpec { set :
-                ::std::string::String::from("last_model_response"), value :
-                ::ctx::__private::pipeline::SetValueSpec::Value(::ctx::__private::serde_json::Value::Null)
-                }], next : ::std::string::String::from("manage_budget") }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("answer"), kind :
-                ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
-                { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
-                ::core::option::Option::None, max_tokens : ::core::option::Option::None,
-                user_parts : ::std::vec![], use_history : true, params :
-                ::core::default::Default::default(), next :
-                ::std::string::String::from("end"), }) }
-            ],
-        }
+            )
+            .settings(
+                ::ctx::__private::pipeline::SettingsSpec::default()
+                    .max_context_tokens(::core::option::Option::Some(9000i64))
+                    .max_history_tokens(::core::option::Option::Some(2000i64))
+                    .budget_safety_margin_tokens(::core::option::Option::None)
+                    .limits_policy(::core::option::Option::None)
+                    .compactors(::std::vec![])
+                    .node_frame(::core::option::Option::None)
+                    .extra(
+                        ::std::collections::BTreeMap::from([
+                            (::std::string::String::from("max_turn_loops"), 3i64),
+                        ]),
+                    ),
+            )
+            .prompts(
+                ::std::vec![
+                    ::ctx::__private::pipeline::PromptSpec::new(::std::string::String::from("answer"),
+                    ::core::option::Option::Some(::std::string::String::from(::core::include_str!("prompts/answer.txt")))),
+                    ::ctx::__private::pipeline::PromptSpec::new(::std::string::String::from("summarizer"),
+                    ::core::option::Option::Some(::std::string::String::from("Summarise the context; keep identifiers and SQL verbatim.")))
+                ],
+            )
+            .steps(
+                ::std::vec![
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
+                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(20i64,
+                    ::std::string::String::from("fetch")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("fetch"),
+                    ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec::new(3000i64,
+                    ::std::string::String::from("manage_budget")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("manage_budget"),
+                    ::ctx::__private::pipeline::StepKind::ManageContextBudget(::ctx::__private::pipeline::ManageBudgetSpec::new(::std::string::String::from("answer"),
+                    ::std::string::String::from("budget_loop_guard"))
+                    .compact_code(::std::vec![::ctx::__private::pipeline::CompactRuleSpec::new(::std::string::String::from("sql"),
+                    ::std::string::String::from("demand"))
+                    .threshold(::core::option::Option::None)
+                    .inbox_key(::core::option::Option::Some(::std::string::String::from("compact_sql"))),
+                    ::ctx::__private::pipeline::CompactRuleSpec::new(::std::string::String::from("dotnet"),
+                    ::std::string::String::from("always"))
+                    .threshold(::core::option::Option::None)
+                    .inbox_key(::core::option::Option::None)])
+                    .divide_new_content(::core::option::Option::Some(::std::string::String::from("<<<New content"))))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("budget_loop_guard"),
+                    ::ctx::__private::pipeline::StepKind::LoopGuard(::ctx::__private::pipeline::LoopGuardSpec::new(::std::string::String::from("max_turn_loops"),
+                    ::std::string::String::from("summarize"),
+                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("summarize"),
+                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("summarizer"),
+                    ::std::string::String::from("set_context_from_summary"))
+                    .max_output_tokens(::core::option::Option::Some(2000i64))
+                    .max_tokens(::core::option::Option::None)
+                    .user_parts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
+                    ::std::string::String::from("### Context:\n{}\n\n")),
+                    ::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("user_question_en"),
+                    ::std::string::String::from("### User:\n{}\n\n"))])
+                    .use_history(false).params(::core::default::Default::default()))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("set_context_from_summary"),
+                    ::ctx::__private::pipeline::StepKind::SetVariables(::ctx::__private::pipeline::SetVariablesSpec::new(::std::vec![::ctx::__private::pipeline::SetRuleSpec::new(::std::string::String::from("context_blocks"),
+                    ::ctx::__private::pipeline::SetValueSpec::From { from :
+                    ::std::string::String::from("last_model_response"), transform :
+                    ::core::option::Option::Some(::std::string::String::from("to_context_blocks"))
+                    }),
+                    ::ctx::__private::pipeline::SetRuleSpec::new(::std::string::String::from("last_model_response"),
+                    ::ctx::__private::pipeline::SetValueSpec::Value(::ctx::__private::serde_json::Value::Null))],
+                    ::std::string::String::from("manage_budget")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
+                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
+                    ::std::string::String::from("end"))
+                    .max_output_tokens(::core::option::Option::None)
+                    .max_tokens(::core::option::Option::None).user_parts(::std::vec![])
+                    .use_history(true).params(::core::default::Default::default())))
+                ],
+            )
     }
     fn id(self) -> &'static str {
         match self {

@@ -50,47 +50,48 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
         Self::End,
     ];
     fn definition() -> ::ctx::__private::pipeline::PipelineDef {
-        ::ctx::__private::pipeline::PipelineDef {
-            name: ::std::string::String::from("Routed"),
-            model: ::ctx::__private::pipeline::ModelSource::ConfigFile(
-                ::std::string::String::from("config.json"),
-            ),
-            settings: ::ctx::__private::pipeline::SettingsSpec {
-                max_context_tokens: ::core::option::Option::Some(6000i64),
-                max_history_tokens: ::core::option::Option::None,
-                budget_safety_margin_tokens: ::core::option::Option::None,
-                limits_policy: ::core::option::Option::None,
-                compactors: ::std::vec![],
-                node_frame: ::core::option::Option::None,
-                extra: ::std::collections::BTreeMap::from([]),
-            },
-            prompts: ::std::vec![
-                ::ctx::__private::pipeline::PromptSpec { key :
-                ::std::string::String::from("answer"), text :
-                ::core::option::Option::None }
-            ],
-            steps: ::std::vec![
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("classify"), kind :
-                ::ctx::__private::pipeline::StepKind::Custom(::ctx::__private::pipeline::CustomSpec
-                { outcomes : ::std::vec![(::std::string::String::from("code"),
-                ::std::string::String::from("search")),
-                (::std::string::String::from("chat"),
-                ::std::string::String::from("answer"))] }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("search"), kind :
-                ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec
-                { top_k : 10i64, next : ::std::string::String::from("answer") }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("answer"), kind :
-                ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
-                { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
-                ::core::option::Option::None, max_tokens : ::core::option::Option::None,
-                user_parts : ::std::vec![], use_history : false, params :
-                ::core::default::Default::default(), next :
-                ::std::string::String::from("end"), }) }
-            ],
-        }
+        ::ctx::__private::pipeline::PipelineDef::new(
+                ::std::string::String::from("Routed"),
+            )
+            .model(
+                ::ctx::__private::pipeline::ModelSource::ConfigFile(
+                    ::std::string::String::from("config.json"),
+                ),
+            )
+            .settings(
+                ::ctx::__private::pipeline::SettingsSpec::default()
+                    .max_context_tokens(::core::option::Option::Some(6000i64))
+                    .max_history_tokens(::core::option::Option::None)
+                    .budget_safety_margin_tokens(::core::option::Option::None)
+                    .limits_policy(::core::option::Option::None)
+                    .compactors(::std::vec![])
+                    .node_frame(::core::option::Option::None)
+                    .extra(::std::collections::BTreeMap::from([])),
+            )
+            .prompts(
+                ::std::vec![
+                    ::ctx::__private::pipeline::PromptSpec::new(::std::string::String::from("answer"),
+                    ::core::option::Option::None)
+                ],
+            )
+            .steps(
+                ::std::vec![
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("classify"),
+                    ::ctx::__private::pipeline::StepKind::Custom(::ctx::__private::pipeline::CustomSpec::new(::std::vec![(::std::string::String::from("code"),
+                    ::std::string::String::from("search")),
+                    (::std::string::String::from("chat"),
+                    ::std::string::String::from("answer"))]))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
+                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(10i64,
+                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
+                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
+                    ::std::string::String::from("end"))
+                    .max_output_tokens(::core::option::Option::None)
+                    .max_tokens(::core::option::Option::None).user_parts(::std::vec![])
+                    .use_history(false).params(::core::default::Default::default())))
+                ],
+            )
     }
     fn id(self) -> &'static str {
         match self {

@@ -47,54 +47,57 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
     const END: Self = Self::End;
     const ALL: &'static [Self] = &[Self::Search, Self::Fetch, Self::Answer, Self::End];
     fn definition() -> ::ctx::__private::pipeline::PipelineDef {
-        ::ctx::__private::pipeline::PipelineDef {
-            name: ::std::string::String::from("Minimal"),
-            model: ::ctx::__private::pipeline::ModelSource::Inline(::ctx::__private::pipeline::ModelSpec {
-                model: ::core::option::Option::Some(
-                    ::std::string::String::from("gpt-4o"),
+        ::ctx::__private::pipeline::PipelineDef::new(
+                ::std::string::String::from("Minimal"),
+            )
+            .model(
+                ::ctx::__private::pipeline::ModelSource::Inline(
+                    ::ctx::__private::pipeline::ModelSpec::default()
+                        .model(
+                            ::core::option::Option::Some(
+                                ::std::string::String::from("gpt-4o"),
+                            ),
+                        )
+                        .context_window(::core::option::Option::None)
+                        .max_tokens(::core::option::Option::None)
+                        .encoding(::core::option::Option::None)
+                        .tokenizer(::core::option::Option::None),
                 ),
-                context_window: ::core::option::Option::None,
-                max_tokens: ::core::option::Option::None,
-                encoding: ::core::option::Option::None,
-                tokenizer: ::core::option::Option::None,
-            }),
-            settings: ::ctx::__private::pipeline::SettingsSpec {
-                max_context_tokens: ::core::option::Option::Some(4000i64),
-                max_history_tokens: ::core::option::Option::None,
-                budget_safety_margin_tokens: ::core::option::Option::None,
-                limits_policy: ::core::option::Option::None,
-                compactors: ::std::vec![],
-                node_frame: ::core::option::Option::None,
-                extra: ::std::collections::BTreeMap::from([]),
-            },
-            prompts: ::std::vec![
-                ::ctx::__private::pipeline::PromptSpec { key :
-                ::std::string::String::from("answer"), text :
-                ::core::option::Option::Some(::std::string::String::from("Answer from the context only."))
-                }
-            ],
-            steps: ::std::vec![
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("search"), kind :
-                ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec
-                { top_k : 5i64, next : ::std::string::String::from("fetch") }) },
-                ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("fetch"), kind :
-                ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec
-                { evidence_tokens : 2000i64, next : ::std::string::String::from("answer")
-                }) }, ::ctx::__private::pipeline::StepDef { id :
-                ::std::string::String::from("answer"), kind :
-                ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec
-                { prompt_key : ::std::string::String::from("answer"), max_output_tokens :
-                ::core::option::Option::Some(500i64), max_tokens :
-                ::core::option::Option::None, user_parts :
-                ::std::vec![::ctx::__private::pipeline::UserPartSpec { source :
-                ::std::string::String::from("context_blocks"), template :
-                ::std::string::String::from("Context:\n{}") }], use_history : false,
-                params : ::core::default::Default::default(), next :
-                ::std::string::String::from("end"), }) }
-            ],
-        }
+            )
+            .settings(
+                ::ctx::__private::pipeline::SettingsSpec::default()
+                    .max_context_tokens(::core::option::Option::Some(4000i64))
+                    .max_history_tokens(::core::option::Option::None)
+                    .budget_safety_margin_tokens(::core::option::Option::None)
+                    .limits_policy(::core::option::Option::None)
+                    .compactors(::std::vec![])
+                    .node_frame(::core::option::Option::None)
+                    .extra(::std::collections::BTreeMap::from([])),
+            )
+            .prompts(
+                ::std::vec![
+                    ::ctx::__private::pipeline::PromptSpec::new(::std::string::String::from("answer"),
+                    ::core::option::Option::Some(::std::string::String::from("Answer from the context only.")))
+                ],
+            )
+            .steps(
+                ::std::vec![
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
+                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(5i64,
+                    ::std::string::String::from("fetch")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("fetch"),
+                    ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec::new(2000i64,
+                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
+                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
+                    ::std::string::String::from("end"))
+                    .max_output_tokens(::core::option::Option::Some(500i64))
+                    .max_tokens(::core::option::Option::None)
+                    .user_parts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
+                    ::std::string::String::from("Context:\n{}"))]).use_history(false)
+                    .params(::core::default::Default::default())))
+                ],
+            )
     }
     fn id(self) -> &'static str {
         match self {

@@ -148,7 +148,7 @@ mod tests {
     }
 
     fn part(source: &str, template: &str) -> UserPartSpec {
-        UserPartSpec { source: source.into(), template: template.into() }
+        UserPartSpec::new(source, template)
     }
 
     #[tokio::test]

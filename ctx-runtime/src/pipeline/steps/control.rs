@@ -66,11 +66,7 @@ mod tests {
     #[test]
     fn guard_allows_up_to_the_limit_then_denies() {
         let p = testing::loaded(testing::compaction_loop());
-        let spec = LoopGuardSpec {
-            max_turn_loops_from_settings: "max_turn_loops".into(),
-            on_allow: "summarize".into(),
-            on_deny: "answer".into(),
-        };
+        let spec = LoopGuardSpec::new("max_turn_loops", "summarize", "answer");
         let mut state = PipelineState::new("q");
         let mut taken = Vec::new();
         for _ in 0..5 {
@@ -100,7 +96,7 @@ mod tests {
     }
 
     fn routes() -> CustomSpec {
-        CustomSpec { outcomes: vec![("simple".into(), "answer".into()), ("complex".into(), "search".into())] }
+        CustomSpec::new(vec![("simple".into(), "answer".into()), ("complex".into(), "search".into())])
     }
 
     #[tokio::test]

@@ -202,7 +202,7 @@ mod tests {
     }
 
     fn spec(evidence_tokens: i64) -> FetchSpec {
-        FetchSpec { evidence_tokens, next: "end".into() }
+        FetchSpec::new(evidence_tokens, "end")
     }
 
     #[tokio::test]
@@ -292,7 +292,7 @@ mod truncation_tests {
         let store = Graph::with_texts(texts);
         let env = StepEnv::builder().store(&store);
         let mut state = state_with_hits(hits);
-        let spec = FetchSpec { evidence_tokens: budget as i64, next: "end".into() };
+        let spec = FetchSpec::new(budget as i64, "end");
         let (_, detail) = fetch_node_texts(&p, "f", &spec, &mut state, &env).await.expect("fetch");
         let StepDetail::FetchNodeTexts(report) = detail else { panic!("{detail:?}") };
         (state, report)

@@ -84,7 +84,7 @@ mod tests {
     use crate::pipeline::steps::test_backends::{Graph, Search};
 
     fn spec(top_k: i64) -> SearchNodesSpec {
-        SearchNodesSpec { top_k, next: "end".into() }
+        SearchNodesSpec::new(top_k, "end")
     }
 
     #[tokio::test]
@@ -130,8 +130,7 @@ mod tests {
         let env = StepEnv::builder().store(&store);
         let mut state = PipelineState::new("q");
         state.search_results = vec![SearchHit { id: "a".into(), score: 0.9 }, SearchHit { id: "d".into(), score: 0.5 }];
-        let (_, detail) =
-            expand("x", &ExpandSpec { max_depth: 2, next: "end".into() }, &mut state, &env).await.unwrap();
+        let (_, detail) = expand("x", &ExpandSpec::new(2, "end"), &mut state, &env).await.unwrap();
         let ids: Vec<_> = state.search_results.iter().map(|h| (h.id.as_str(), h.score)).collect();
         // Level 1: b, c (from a), e (from d); level 2: nothing new from b (d is a hit), c (a), e.
         assert_eq!(ids, [("a", 0.9), ("d", 0.5), ("b", 0.9), ("c", 0.9), ("e", 0.5)]);
@@ -147,7 +146,7 @@ mod tests {
         {
             let mut state = PipelineState::new("q");
             state.search_results = vec![SearchHit { id: "a".into(), score: 1.0 }];
-            expand("x", &ExpandSpec { max_depth: depth, next: "end".into() }, &mut state, &env).await.unwrap();
+            expand("x", &ExpandSpec::new(depth, "end"), &mut state, &env).await.unwrap();
             let ids: Vec<_> = state.search_results.iter().map(|h| h.id.as_str()).collect();
             assert_eq!(ids, expect, "max_depth {depth}");
         }

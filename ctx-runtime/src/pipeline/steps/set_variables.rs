@@ -50,7 +50,7 @@ mod tests {
     use crate::pipeline::testing::{from, literal};
 
     fn spec(rules: Vec<crate::pipeline::definition::SetRuleSpec>) -> SetVariablesSpec {
-        SetVariablesSpec { rules, next: "end".into() }
+        SetVariablesSpec::new(rules, "end")
     }
 
     #[test]
