@@ -83,7 +83,7 @@
 //! | `agent` | every key of `call_model`, plus `tools: [ name { description: "…", parameters: r#"{…json schema…}"# }, … ]` (each a method of the generated `{Name}Tools` trait), `max_tool_calls`, `turn_budget_tokens?` |
 //! | `loop_guard` | `max_turn_loops_from_settings: setting_name`, `on_allow`, `on_deny` |
 //! | `set_variables` | `rules: [ target <- source, target <- source \| transform, target = null \| "text" \| 3 \| true ]`, `next` |
-//! | `custom` | `outcomes { outcome => step, … }`, a method of the generated `{Name}Custom` trait returning the generated `{Step}Outcome` enum |
+//! | `custom` | `outcomes { outcome => step, … }`, a method of the generated `{Name}Custom` trait returning the generated `{Name}{Step}Outcome` enum |
 //!
 //! Every mistake is a compile error under the token that caused it, all of them at once: unknown
 //! keys and step kinds (with "did you mean"), missing transitions, values of the wrong type, and
@@ -117,8 +117,8 @@
 //! struct Rules;
 //!
 //! impl TriageCustom for Rules {
-//!     async fn route(&self, state: &mut PipelineState) -> Result<RouteOutcome, CtxError> {
-//!         Ok(if state.user_question.contains("outage") { RouteOutcome::Urgent } else { RouteOutcome::Routine })
+//!     async fn route(&self, state: &mut PipelineState) -> Result<TriageRouteOutcome, CtxError> {
+//!         Ok(if state.user_question.contains("outage") { TriageRouteOutcome::Urgent } else { TriageRouteOutcome::Routine })
 //!     }
 //! }
 //!
