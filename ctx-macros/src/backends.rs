@@ -29,7 +29,7 @@ use crate::lower::Lowered;
 /// identifier at all (`fetch-docs`, `1st`, as a YAML file may spell them).
 pub fn rust_ident(name: &str, span: Span) -> Result<Ident, String> {
     if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
-        return Err(format!("`{name}` is a Rust keyword that not even a raw identifier (`r#{name}`) may be"));
+        return Err(format!("`{name}` is a Rust keyword, one of the five that cannot be raw identifiers (`r#{name}`)"));
     }
     let not_an_identifier =
         || format!("`{name}` is not a Rust identifier (letters, digits and `_`, not starting with a digit)");
@@ -91,6 +91,8 @@ impl Needs {
             let span = lowered.step_ids[*index].span();
             let mut outcomes: Vec<(String, Ident, String)> = Vec::new();
             for (outcome, target) in &spec.outcomes {
+                let at = crate::spans::step_path(*index).key("outcomes").key(outcome).key("name");
+                let span = lowered.spans.get(&at).map_or(span, |range| range.start);
                 let camel = variant_name(outcome);
                 if let Some((other, _, _)) = outcomes.iter().find(|(_, v, _)| *v == camel) {
                     cx.error_at(
