@@ -93,7 +93,11 @@ struct Desk;
 
 impl BillingCustom for Desk {
     async fn route(&self, state: &mut PipelineState) -> Result<BillingRouteOutcome, CtxError> {
-        Ok(if state.user_question.contains("invoice") { BillingRouteOutcome::Invoices } else { BillingRouteOutcome::Other })
+        Ok(if state.user_question.contains("invoice") {
+            BillingRouteOutcome::Invoices
+        } else {
+            BillingRouteOutcome::Other
+        })
     }
 }
 

@@ -21,7 +21,7 @@ use ctx::state::SearchHit;
 use ctx::{PipelineState, Role};
 use serde_json::{Value, json};
 
-use rag::pipeline::{CodebaseQa, CodebaseQaCustom, NextBatch, CodebaseQaNextBatchOutcome, node_ids};
+use rag::pipeline::{CodebaseQa, CodebaseQaCustom, CodebaseQaNextBatchOutcome, NextBatch, node_ids};
 use rag::trace::BudgetTrace;
 use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
 

@@ -361,7 +361,8 @@ fn tools_trait_items(
         quote!(#name => #trait_name::#method(self, request).await,)
     });
     let all: Vec<&Ident> = needs.tools.iter().map(|t| &t.method).collect();
-    let diagnostic = on_unimplemented(trait_name, &format!("the tools of `{name}`"), format!("{name}Env::tools"), "tool", &all);
+    let diagnostic =
+        on_unimplemented(trait_name, &format!("the tools of `{name}`"), format!("{name}Env::tools"), "tool", &all);
     quote! {
         #[doc = #trait_doc]
         #diagnostic
@@ -477,8 +478,13 @@ fn custom_trait(
         }
     });
     let all: Vec<&Ident> = needs.customs.iter().map(|c| &c.method).collect();
-    let diagnostic =
-        on_unimplemented(trait_name, &format!("the custom steps of `{name}`"), format!("{name}Env::custom"), "custom step", &all);
+    let diagnostic = on_unimplemented(
+        trait_name,
+        &format!("the custom steps of `{name}`"),
+        format!("{name}Env::custom"),
+        "custom step",
+        &all,
+    );
     quote! {
         #[doc = #trait_doc]
         #diagnostic
