@@ -21,7 +21,7 @@ use ctx::state::SearchHit;
 use ctx::{PipelineState, Role};
 use serde_json::{Value, json};
 
-use rag::pipeline::{CodebaseQa, CodebaseQaCustom, NextBatch, NextBatchOutcome, node_ids};
+use rag::pipeline::{CodebaseQa, CodebaseQaCustom, CodebaseQaNextBatchOutcome, NextBatch, node_ids};
 use rag::trace::BudgetTrace;
 use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
 
@@ -184,15 +184,15 @@ async fn next_batch_drops_the_hits_read_and_stops_when_nothing_was_added() {
     let mut state = PipelineState::new("q");
     state.context_blocks = blocks;
     state.search_results = vec![hit("c.sql"), hit("d.sql"), hit("a.sql")];
-    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::More);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), CodebaseQaNextBatchOutcome::More);
     assert_eq!(state.search_results, vec![hit("d.sql")]);
     // Nothing new in the context (d.sql did not fit the evidence budget): stop.
-    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::Done);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), CodebaseQaNextBatchOutcome::Done);
     // Everything read: stop.
     state.context_blocks.push(node("d.sql"));
-    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), NextBatchOutcome::Done);
+    assert_eq!(NextBatch.next_batch(&mut state).await.expect("runs"), CodebaseQaNextBatchOutcome::Done);
     assert!(state.search_results.is_empty());
-    assert_eq!(NextBatchOutcome::More.name(), "more");
+    assert_eq!(CodebaseQaNextBatchOutcome::More.name(), "more");
 }
 
 #[test]

@@ -4,10 +4,15 @@
 //! for `search_nodes`, `store` for `fetch_node_texts` and `expand_dependency_tree`, `model` for
 //! `call_model`, `custom` for `custom` steps), so a forgotten backend is a "missing field" error
 //! where the environment is built. Each `custom` step becomes a method of `trait CodeQaCustom`
-//! returning its own outcome enum (`NextBatchOutcome { More, Done }`): a step without an
+//! returning its own outcome enum (`CodeQaNextBatchOutcome { More, Done }`): a step without an
 //! implementation, or an outcome the step does not declare, does not compile either.
+//!
+//! Every generated name starts with the pipeline's (`CodeQa`, `CodeQaStep`, `CodeQaEnv`,
+//! `CodeQaCustom`, `CodeQaTools`, `CodeQa{Step}Outcome`), so any number of pipelines share a
+//! module; only two pipelines whose names make the same generated name (`Qa` with its `QaStep`
+//! enum and a pipeline named `QaStep`) still clash.
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use ctx_spec::pipeline::{StepKind, variant_name};
@@ -17,13 +22,39 @@ use crate::ctxt::Ctxt;
 use crate::fields::with_help;
 use crate::lower::Lowered;
 
+/// The Rust identifier a name of the pipeline becomes (a step id, an outcome's or a tool's name):
+/// as written, or raw when it is a keyword of some edition (`match` → `r#match`, so a tool may be
+/// called `match` and its method is `fn r#match`). `Err` says why it cannot be one: the five
+/// keywords that have no raw form (`self`, `Self`, `super`, `crate`, `_`) and text that is no
+/// identifier at all (`fetch-docs`, `1st`, as a YAML file may spell them).
+pub fn rust_ident(name: &str, span: Span) -> Result<Ident, String> {
+    if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
+        return Err(format!("`{name}` is a Rust keyword, one of the five that cannot be raw identifiers (`r#{name}`)"));
+    }
+    let not_an_identifier =
+        || format!("`{name}` is not a Rust identifier (letters, digits and `_`, not starting with a digit)");
+    if name.starts_with("r#") {
+        return Err(not_an_identifier());
+    }
+    // `gen` is reserved since edition 2024, which syn (written for every edition) accepts.
+    if name != "gen" && syn::parse_str::<Ident>(name).is_ok() {
+        return Ok(Ident::new(name, span));
+    }
+    match syn::parse_str::<Ident>(&format!("r#{name}")) {
+        Ok(_) => Ok(Ident::new_raw(name, span)),
+        Err(_) => Err(not_an_identifier()),
+    }
+}
+
 /// One `custom` step as the generated code sees it.
 pub struct CustomStep {
     /// The step enum's variant (`NextBatch`).
     variant: Ident,
-    /// The step id, which is also the trait method's name (`next_batch`).
+    /// The step id, which is also the trait method's name (`next_batch`, `r#match`).
     method: Ident,
-    /// `NextBatchOutcome`.
+    /// The step id as written (`match`).
+    id: String,
+    /// `CodeQaNextBatchOutcome`.
     outcome_enum: Ident,
     /// (outcome name, its variant, its target step id), in declaration order.
     outcomes: Vec<(String, Ident, String)>,
@@ -31,7 +62,9 @@ pub struct CustomStep {
 
 /// One tool of the pipeline's `agent` steps: a method of the tools trait.
 pub struct Tool {
-    /// The tool's name, which is also the method's (`search_docs`).
+    /// The tool's name as the model calls it (`search_docs`, `match`).
+    name: String,
+    /// The method's name: the tool's, raw when it is a keyword (`r#match`).
     method: Ident,
     /// Its descriptions, one per distinct text, and the steps that offer it.
     descriptions: Vec<String>,
@@ -48,8 +81,9 @@ pub struct Needs {
 }
 
 impl Needs {
-    /// Reads what `lowered`'s steps need. `variants` maps step ids to the step enum's variants.
-    pub fn new(cx: &Ctxt, lowered: &Lowered, variants: &[(usize, String, Ident)]) -> Self {
+    /// Reads what `lowered`'s steps need. `variants` maps step ids to the step enum's variants;
+    /// `pipeline` is the pipeline's name, which prefixes every generated name.
+    pub fn new(cx: &Ctxt, pipeline: &Ident, lowered: &Lowered, variants: &[(usize, String, Ident)]) -> Self {
         let kinds = || lowered.def.steps.iter().map(|s| &s.kind);
         let mut customs = Vec::new();
         for (index, id, variant) in variants {
@@ -57,6 +91,8 @@ impl Needs {
             let span = lowered.step_ids[*index].span();
             let mut outcomes: Vec<(String, Ident, String)> = Vec::new();
             for (outcome, target) in &spec.outcomes {
+                let at = crate::spans::step_path(*index).key("outcomes").key(outcome).key("name");
+                let span = lowered.spans.get(&at).map_or(span, |range| range.start);
                 let camel = variant_name(outcome);
                 if let Some((other, _, _)) = outcomes.iter().find(|(_, v, _)| *v == camel) {
                     cx.error_at(
@@ -70,22 +106,43 @@ impl Needs {
                     );
                     continue;
                 }
-                if !camel.starts_with(|c: char| c.is_alphabetic()) {
+                let variant = match rust_ident(&camel, span) {
+                    Ok(variant) => variant,
+                    Err(why) => {
+                        let why = if camel.is_empty() { format!("`{outcome}` has no letter") } else { why };
+                        cx.error_at(
+                            span,
+                            with_help(
+                                format!(
+                                    "outcome `{outcome}` of step `{id}` cannot name a variant of its outcome enum: {why}"
+                                ),
+                                "rename the outcome: letters, digits and `_`, starting with a letter, e.g. `done`",
+                            ),
+                        );
+                        continue;
+                    }
+                };
+                outcomes.push((outcome.clone(), variant, target.clone()));
+            }
+            let method = match rust_ident(id, span) {
+                Ok(method) => method,
+                Err(why) => {
                     cx.error_at(
                         span,
                         with_help(
-                            format!("outcome `{outcome}` of step `{id}` cannot name an enum variant"),
-                            "start the outcome with a letter, e.g. `done`",
+                            format!("custom step `{id}` cannot name a method of `{pipeline}Custom`: {why}"),
+                            "rename the step, e.g. `self_check` for `self`",
                         ),
                     );
                     continue;
                 }
-                outcomes.push((outcome.clone(), Ident::new(&camel, span), target.clone()));
-            }
+            };
             customs.push(CustomStep {
                 variant: variant.clone(),
-                method: Ident::new(id, span),
-                outcome_enum: format_ident!("{}Outcome", variant, span = span),
+                method,
+                id: id.clone(),
+                // Prefixed by the pipeline, so two pipelines of one module may both have a step `route`.
+                outcome_enum: format_ident!("{}{}Outcome", pipeline, variant, span = span),
                 outcomes,
             });
         }
@@ -94,14 +151,14 @@ impl Needs {
             store: kinds().any(|k| matches!(k, StepKind::FetchNodeTexts(_) | StepKind::ExpandDependencyTree(_))),
             model: kinds().any(|k| matches!(k, StepKind::CallModel(_) | StepKind::Agent(_))),
             customs,
-            tools: tools(lowered),
+            tools: tools(cx, pipeline, lowered),
         }
     }
 }
 
 /// The tools of every `agent` step, by name in order of first declaration: a tool several steps
-/// offer is one method. A name that is not a Rust identifier cannot be written in the DSL.
-fn tools(lowered: &Lowered) -> Vec<Tool> {
+/// offer is one method.
+fn tools(cx: &Ctxt, pipeline: &Ident, lowered: &Lowered) -> Vec<Tool> {
     let mut tools: Vec<Tool> = Vec::new();
     for (index, step) in lowered.def.steps.iter().enumerate() {
         let StepKind::Agent(spec) = &step.kind else { continue };
@@ -110,14 +167,27 @@ fn tools(lowered: &Lowered) -> Vec<Tool> {
             // The method is spanned at the tool's name, so "missing `read_page`" points there.
             let at = crate::spans::step_path(index).key("tools").index(j).key("name");
             let span = lowered.spans.get(&at).map_or(step_span, |range| range.start);
-            if syn::parse_str::<Ident>(&spec_tool.name).is_err() {
-                continue;
-            }
-            let i = match tools.iter().position(|t| t.method == spec_tool.name) {
+            let i = match tools.iter().position(|t| t.name == spec_tool.name) {
                 Some(i) => i,
                 None => {
-                    let method = Ident::new(&spec_tool.name, span);
-                    tools.push(Tool { method, descriptions: Vec::new(), steps: Vec::new() });
+                    let method = match rust_ident(&spec_tool.name, span) {
+                        Ok(method) => method,
+                        Err(why) => {
+                            cx.error_at(
+                                span,
+                                with_help(
+                                    format!(
+                                        "tool `{}` of step `{}` cannot name a method of `{pipeline}Tools`: {why}",
+                                        spec_tool.name, step.id
+                                    ),
+                                    "rename the tool: letters, digits and `_`, not starting with a digit",
+                                ),
+                            );
+                            continue;
+                        }
+                    };
+                    let name = spec_tool.name.clone();
+                    tools.push(Tool { name, method, descriptions: Vec::new(), steps: Vec::new() });
                     tools.len() - 1
                 }
             };
@@ -167,70 +237,154 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
         });
         setters.push(quote!(.model(self.model)));
     }
-    // Generic parameters, so the user's implementations are called without a `dyn`.
-    let mut generics = Vec::new();
-    let mut generic_args = Vec::new();
+    // The user's implementations are held as `&dyn {Name}CustomDyn` (the object-safe form of the
+    // trait, implemented for every implementation of it), not as a type parameter bounded by
+    // the trait: the one obligation `Steps: CodeQaCustom` is then checked once, by the coercion
+    // in the struct literal `CodeQaEnv { custom: &Steps, … }`, and a type that does not
+    // implement the trait is one error there. As a bounded parameter (on the struct, or on the
+    // `Backends` impl) it was checked again at every mention of `CodeQaEnv<'_, Steps>`: the
+    // binding, the argument, the call and its `.await` (four errors for one mistake). Each
+    // custom step and tool call already went through a boxed future, so the `dyn` costs nothing.
+    let custom_dyn = format_ident!("{}Dyn", trait_name);
+    let tools_dyn = format_ident!("{}Dyn", tools_trait);
     if has_custom {
-        let doc = format!("Performs the `custom` steps (see [`{trait_name}`]).");
+        let doc = format!("Performs the `custom` steps: an implementation of [`{trait_name}`] (`custom: &Steps`).");
         fields.push(quote! {
             #[doc = #doc]
-            pub custom: &'a C,
+            pub custom: &'a dyn #custom_dyn,
         });
-        generics.push(quote!(C: #trait_name));
-        generic_args.push(quote!(C));
     }
     if has_tools {
-        let doc = format!("Runs the tool calls of the `agent` steps (see [`{tools_trait}`]).");
+        let doc = format!("Runs the tool calls of the `agent` steps: an implementation of [`{tools_trait}`].");
         fields.push(quote! {
             #[doc = #doc]
-            pub tools: &'a T,
+            pub tools: &'a dyn #tools_dyn,
         });
-        generics.push(quote!(T: #tools_trait));
-        generic_args.push(quote!(T));
     }
-    let (params, impl_params, args) = if fields.is_empty() {
-        (quote!(), quote!(), quote!())
-    } else {
-        (quote!(<'a #(, #generics)*>), quote!(<'a #(, #generics)*>), quote!(<'a #(, #generic_args)*>))
-    };
+    let lifetime = (!fields.is_empty()).then(|| quote!(<'a>));
     let env_doc = format!(
         "What a run of [`{name}`] needs: one field per backend its steps use, so none can be forgotten. \
          Pass it to `run`, `resume` or `step`."
     );
     let run_custom = has_custom.then(|| {
-        let arms = needs.customs.iter().map(|c| {
-            let (variant, method) = (&c.variant, &c.method);
-            quote! {
-                #enum_name::#variant => ::core::result::Result::Ok(#trait_name::#method(self.custom, state).await?.name()),
-            }
-        });
         quote! {
             fn run_custom<'s>(
                 &'s self,
                 step: #enum_name,
                 state: &'s mut #rt::PipelineState,
             ) -> #p::StepFuture<'s, &'static str> {
-                ::std::boxed::Box::pin(async move {
-                    match step {
-                        #(#arms)*
-                        other => ::core::result::Result::Err(
-                            #p::PipelineError::NotCustom {
-                                step: ::std::string::String::from(other.id()),
-                            }
-                            .into(),
-                        ),
-                    }
-                })
+                #custom_dyn::run_custom(self.custom, step, state)
             }
         }
     });
     let run_tool = has_tools.then(|| {
-        let arms = needs.tools.iter().map(|t| {
-            let method = &t.method;
-            let name = method.to_string();
-            quote!(#name => #tools_trait::#method(self.tools, request).await,)
-        });
         quote! {
+            fn run_tool<'s>(
+                &'s self,
+                step: #enum_name,
+                request: #p::ToolRequest<'s>,
+            ) -> #p::StepFuture<'s, #p::ToolOutput> {
+                #tools_dyn::run_tool(self.tools, step, request)
+            }
+        }
+    });
+    let custom_items = has_custom.then(|| custom_trait(input, needs, enum_name, &trait_name, &custom_dyn, rt));
+    let tools_items = has_tools.then(|| tools_trait_items(input, needs, enum_name, &tools_trait, &tools_dyn, rt));
+    quote! {
+        #[doc = #env_doc]
+        #[allow(dead_code)]
+        #vis struct #env_name #lifetime {
+            #(#fields)*
+        }
+
+        impl #lifetime #p::Backends<#enum_name> for #env_name #lifetime {
+            fn step_env(&self) -> #p::StepEnv<'_> {
+                #p::StepEnv::builder() #(#setters)*
+            }
+
+            #run_custom
+            #run_tool
+        }
+
+        #custom_items
+        #tools_items
+    }
+}
+
+/// `#[diagnostic::on_unimplemented]` for a trait the user implements: a type that does not
+/// implement it is told which trait, for which pipeline, and which methods to write.
+fn on_unimplemented(trait_name: &Ident, what: &str, env_field: String, per: &str, methods: &[&Ident]) -> TokenStream {
+    let methods = methods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+    let message = format!("`{{Self}}` does not implement `{trait_name}`, {what}");
+    let label = format!("`{env_field}` needs an implementation of `{trait_name}`");
+    let note = format!("write `impl {trait_name} for {{Self}}` with one `async fn` per {per}: {methods}");
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+    }
+}
+
+/// `trait CodeQaTools`: one method per tool of the `agent` steps, and its object-safe form
+/// `CodeQaToolsDyn` that `CodeQaEnv::tools` holds.
+fn tools_trait_items(
+    input: &PipelineInput,
+    needs: &Needs,
+    enum_name: &Ident,
+    trait_name: &Ident,
+    dyn_name: &Ident,
+    rt: &TokenStream,
+) -> TokenStream {
+    let vis = &input.vis;
+    let name = &input.name;
+    let p = quote!(#rt::pipeline);
+    let trait_doc = format!(
+        "The tools the `agent` steps of [`{name}`] offer the model, one method each. A method gets the \
+         call's arguments (`request.args::<T>()`) and what its result may use (`request.budget`); the \
+         step packs returned documents into the turn's budget and cuts a text that does not fit."
+    );
+    let dyn_doc = format!("[`{trait_name}`] as `{name}Env::tools` holds it; implemented for every implementation.");
+    let methods = needs.tools.iter().map(|t| {
+        let method = &t.method;
+        let steps = t.steps.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+        let doc = format!("{} (offered by {steps})", t.descriptions.join(" / "));
+        quote_spanned! {method.span()=>
+            #[doc = #doc]
+            fn #method(
+                &self,
+                request: #p::ToolRequest<'_>,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#p::ToolOutput, #rt::CtxError>,
+            > + ::core::marker::Send;
+        }
+    });
+    let arms = needs.tools.iter().map(|t| {
+        let (method, name) = (&t.method, &t.name);
+        quote!(#name => #trait_name::#method(self, request).await,)
+    });
+    let all: Vec<&Ident> = needs.tools.iter().map(|t| &t.method).collect();
+    let diagnostic =
+        on_unimplemented(trait_name, &format!("the tools of `{name}`"), format!("{name}Env::tools"), "tool", &all);
+    quote! {
+        #[doc = #trait_doc]
+        #diagnostic
+        #[allow(dead_code)]
+        #vis trait #trait_name: ::core::marker::Send + ::core::marker::Sync {
+            #(#methods)*
+        }
+
+        #[doc = #dyn_doc]
+        #[doc(hidden)]
+        #diagnostic
+        #[allow(dead_code)]
+        #vis trait #dyn_name: ::core::marker::Send + ::core::marker::Sync {
+            /// Runs one tool call of step `step`.
+            fn run_tool<'s>(
+                &'s self,
+                step: #enum_name,
+                request: #p::ToolRequest<'s>,
+            ) -> #p::StepFuture<'s, #p::ToolOutput>;
+        }
+
+        impl<T: #trait_name> #dyn_name for T {
             fn run_tool<'s>(
                 &'s self,
                 step: #enum_name,
@@ -250,74 +404,32 @@ pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &Token
                 })
             }
         }
-    });
-    let custom_items = has_custom.then(|| custom_trait(input, needs, &trait_name, rt));
-    let tools_items = has_tools.then(|| tools_trait_items(input, needs, &tools_trait, rt));
-    quote! {
-        #[doc = #env_doc]
-        #vis struct #env_name #params {
-            #(#fields)*
-        }
-
-        impl #impl_params #p::Backends<#enum_name> for #env_name #args {
-            fn step_env(&self) -> #p::StepEnv<'_> {
-                #p::StepEnv::builder() #(#setters)*
-            }
-
-            #run_custom
-            #run_tool
-        }
-
-        #custom_items
-        #tools_items
     }
 }
 
-/// `trait CodeQaTools`: one method per tool of the `agent` steps.
-fn tools_trait_items(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &TokenStream) -> TokenStream {
+/// `trait CodeQaCustom`, its object-safe form `CodeQaCustomDyn` that `CodeQaEnv::custom` holds,
+/// and one outcome enum per custom step.
+fn custom_trait(
+    input: &PipelineInput,
+    needs: &Needs,
+    enum_name: &Ident,
+    trait_name: &Ident,
+    dyn_name: &Ident,
+    rt: &TokenStream,
+) -> TokenStream {
     let vis = &input.vis;
     let name = &input.name;
     let p = quote!(#rt::pipeline);
     let trait_doc = format!(
-        "The tools the `agent` steps of [`{name}`] offer the model, one method each. A method gets the \
-         call's arguments (`request.args::<T>()`) and what its result may use (`request.budget`); the \
-         step packs returned documents into the turn's budget and cuts a text that does not fit."
-    );
-    let methods = needs.tools.iter().map(|t| {
-        let method = &t.method;
-        let steps = t.steps.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
-        let doc = format!("{} (offered by {steps})", t.descriptions.join(" / "));
-        quote_spanned! {method.span()=>
-            #[doc = #doc]
-            fn #method(
-                &self,
-                request: #p::ToolRequest<'_>,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#p::ToolOutput, #rt::CtxError>,
-            > + ::core::marker::Send;
-        }
-    });
-    quote! {
-        #[doc = #trait_doc]
-        #vis trait #trait_name: ::core::marker::Send + ::core::marker::Sync {
-            #(#methods)*
-        }
-    }
-}
-
-/// `trait CodeQaCustom` and one outcome enum per custom step.
-fn custom_trait(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &TokenStream) -> TokenStream {
-    let vis = &input.vis;
-    let name = &input.name;
-    let trait_doc = format!(
         "The `custom` steps of [`{name}`], one method each. A run keeps the changes a method makes to \
          the state only when it returns an outcome; `state.loop_counts` must not be changed."
     );
+    let dyn_doc = format!("[`{trait_name}`] as `{name}Env::custom` holds it; implemented for every implementation.");
     let methods = needs.customs.iter().map(|c| {
         let (method, outcome_enum) = (&c.method, &c.outcome_enum);
         let routes =
             c.outcomes.iter().map(|(o, _, target)| format!("`{o}` → `{target}`")).collect::<Vec<_>>().join(", ");
-        let doc = format!("Performs step `{method}` and returns where to go: {routes}.");
+        let doc = format!("Performs step `{}` and returns where to go: {routes}.", c.id);
         // Spanned at the step id, so "missing `x` in implementation" points at the step.
         quote_spanned! {method.span()=>
             #[doc = #doc]
@@ -329,9 +441,15 @@ fn custom_trait(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &T
             > + ::core::marker::Send;
         }
     });
+    let arms = needs.customs.iter().map(|c| {
+        let (variant, method) = (&c.variant, &c.method);
+        quote! {
+            #enum_name::#variant => ::core::result::Result::Ok(#trait_name::#method(self, state).await?.name()),
+        }
+    });
     let enums = needs.customs.iter().map(|c| {
         let outcome_enum = &c.outcome_enum;
-        let doc = format!("The outcomes of the custom step `{}` of [`{name}`].", c.method);
+        let doc = format!("The outcomes of the custom step `{}` of [`{name}`].", c.id);
         let vs: Vec<&Ident> = c.outcomes.iter().map(|(_, v, _)| v).collect();
         let names = c.outcomes.iter().map(|(o, _, _)| o);
         let docs = c.outcomes.iter().map(|(o, _, target)| format!("`{o}`: go to `{target}`."));
@@ -345,10 +463,12 @@ fn custom_trait(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &T
         quote_spanned! {c.method.span()=>
             #[doc = #doc]
             #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+            #[allow(dead_code)]
             #vis enum #outcome_enum {
                 #( #[doc = #docs] #vs, )*
             }
 
+            #[allow(dead_code)]
             impl #outcome_enum {
                 /// The outcome's name as declared in the pipeline.
                 pub const fn name(self) -> &'static str {
@@ -357,10 +477,53 @@ fn custom_trait(input: &PipelineInput, needs: &Needs, trait_name: &Ident, rt: &T
             }
         }
     });
+    let all: Vec<&Ident> = needs.customs.iter().map(|c| &c.method).collect();
+    let diagnostic = on_unimplemented(
+        trait_name,
+        &format!("the custom steps of `{name}`"),
+        format!("{name}Env::custom"),
+        "custom step",
+        &all,
+    );
     quote! {
         #[doc = #trait_doc]
+        #diagnostic
+        #[allow(dead_code)]
         #vis trait #trait_name: ::core::marker::Send + ::core::marker::Sync {
             #(#methods)*
+        }
+
+        #[doc = #dyn_doc]
+        #[doc(hidden)]
+        #diagnostic
+        #[allow(dead_code)]
+        #vis trait #dyn_name: ::core::marker::Send + ::core::marker::Sync {
+            /// Runs the custom step `step` and returns the name of its outcome.
+            fn run_custom<'s>(
+                &'s self,
+                step: #enum_name,
+                state: &'s mut #rt::PipelineState,
+            ) -> #p::StepFuture<'s, &'static str>;
+        }
+
+        impl<C: #trait_name> #dyn_name for C {
+            fn run_custom<'s>(
+                &'s self,
+                step: #enum_name,
+                state: &'s mut #rt::PipelineState,
+            ) -> #p::StepFuture<'s, &'static str> {
+                ::std::boxed::Box::pin(async move {
+                    match step {
+                        #(#arms)*
+                        other => ::core::result::Result::Err(
+                            #p::PipelineError::NotCustom {
+                                step: ::std::string::String::from(other.id()),
+                            }
+                            .into(),
+                        ),
+                    }
+                })
+            }
         }
 
         #(#enums)*

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::PipelineInput;
 use crate::backends;
@@ -53,7 +53,7 @@ pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
         }
     };
     let variants = Variants::new(&cx, &input.name, &lowered);
-    let needs = backends::Needs::new(&cx, &lowered, &variants.steps);
+    let needs = backends::Needs::new(&cx, &input.name, &lowered, &variants.steps);
     let valid = !cx.has_errors();
     let items = items(&input, &lowered, &variants, &needs, &rt, valid);
     let warnings = deprecation_warnings(&cx, &rt);
@@ -121,18 +121,22 @@ impl Variants {
             if camel == "End" || steps.iter().any(|(_, _, v)| *v == camel) {
                 continue;
             }
-            if !camel.starts_with(|c: char| c.is_alphabetic()) {
-                cx.error_at(
-                    id_token.span(),
-                    with_help(
-                        format!("step id `{}` cannot name a variant of `{enum_name}`", step.id),
-                        "start the id with a letter, e.g. `step_1`",
-                    ),
-                );
-                continue;
-            }
             // The variant carries the id's span so that "go to definition" lands on the step.
-            steps.push((index, step.id.clone(), Ident::new(&camel, id_token.span())));
+            let variant = match crate::backends::rust_ident(&camel, id_token.span()) {
+                Ok(variant) => variant,
+                Err(why) => {
+                    let why = if camel.is_empty() { format!("`{}` has no letter", step.id) } else { why };
+                    cx.error_at(
+                        id_token.span(),
+                        with_help(
+                            format!("step id `{}` cannot name a variant of `{enum_name}`: {why}", step.id),
+                            "rename the step: letters, digits and `_`, starting with a letter, e.g. `step_1`",
+                        ),
+                    );
+                    continue;
+                }
+            };
+            steps.push((index, step.id.clone(), variant));
         }
         Variants { enum_name, steps, end }
     }
@@ -171,11 +175,18 @@ fn items(
     let step_enum = step_enum(input, variants, rt);
     let machine = machine(input, lowered, variants, rt, valid);
     let env = backends::items(input, needs, enum_name, rt);
+    // The alias is the pipeline's one item that `dead_code` may report, at the pipeline's name:
+    // spanned there (an item spanned at the macro's call site is never reported), while every
+    // other generated item allows `dead_code`. An unused private pipeline is then one warning
+    // that names it, with or without custom steps (whose outcome enums, spanned at the step ids
+    // for the sake of the errors that point there, were reported instead), as for a hand-written
+    // unused type.
+    let alias = quote_spanned!(name.span()=> #vis type #name = #p::Pipeline<#enum_name>;);
     quote! {
         #(#attrs)*
         #separator
         #[doc = #alias_doc]
-        #vis type #name = #p::Pipeline<#enum_name>;
+        #alias
 
         #step_enum
         #machine
@@ -196,12 +207,14 @@ fn step_enum(input: &PipelineInput, variants: &Variants, rt: &TokenStream) -> To
     quote! {
         #[doc = #enum_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+        #[allow(dead_code)]
         #vis enum #enum_name {
             #( #[doc = #variant_docs] #vs, )*
             /// The run is over.
             #end,
         }
 
+        #[allow(dead_code)]
         impl #enum_name {
             /// Where a run starts: the first declared step.
             pub const FIRST: Self = #machine::FIRST;

@@ -180,7 +180,8 @@ pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
             ctx_spec::pipeline::ModelSource::ConfigFile(config) => relative(config),
             ctx_spec::pipeline::ModelSource::Inline(spec) => spec.tokenizer.iter_mut().for_each(relative),
         }
-        identifiers_ok(cx, span, &def, &lit.value());
+        // Names that become Rust items (step ids, outcomes, tools) are checked, and reported at the
+        // path, by the expansion, as for a pipeline written in the macro.
         let lowered = stub_lowered(span, def.name.clone(), Some(def));
         FromFile { lowered, tracking, file_name: Some(file_name) }
     }
@@ -206,35 +207,6 @@ fn stub_lowered(span: Span, name: String, def: Option<ctx_spec::pipeline::Pipeli
         .collect();
     let step_ids = def.steps.iter().map(|_| Ident::new("step", span)).collect();
     Lowered { def, spans: SpanMap::new(SpanRange::single(span)), step_ids, prompts, graph_complete: true }
-}
-
-/// Custom steps, their outcomes and agent tools become Rust items (methods, variants): names a
-/// YAML file may spell in ways Rust cannot are reported here, naming the file.
-#[cfg(feature = "yaml")]
-fn identifiers_ok(cx: &Ctxt, span: Span, def: &ctx_spec::pipeline::PipelineDef, file: &str) {
-    use ctx_spec::pipeline::StepKind;
-    let check = |name: &str, what: String| {
-        if syn::parse_str::<Ident>(name).is_err() {
-            cx.error_at(
-                span,
-                with_help(
-                    format!("{file}: {what} `{name}` names a Rust item and must be a Rust identifier"),
-                    "use letters, digits and `_`, not starting with a digit, and not a Rust keyword",
-                ),
-            );
-        }
-    };
-    for step in &def.steps {
-        match &step.kind {
-            StepKind::Custom(_) => check(&step.id, "custom step".to_owned()),
-            StepKind::Agent(agent) => {
-                for tool in &agent.tools {
-                    check(&tool.name, format!("tool of agent step `{}`", step.id));
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// `include_bytes!` of the model files a `model { tokenizer: … }` reads while compiling, so a

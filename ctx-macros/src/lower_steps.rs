@@ -407,6 +407,8 @@ impl StepReader<'_, '_, '_> {
                         continue;
                     }
                     self.r.spans.record(&path.key(name.as_str()), SpanRange::single(target.span()));
+                    // The outcome's own name, for errors about the enum variant it becomes.
+                    self.r.spans.record(&path.key(name.as_str()).key("name"), SpanRange::single(from.span()));
                     outcomes.push((name, unraw(target)));
                 }
                 other => self.r.cx.error_range(

@@ -83,15 +83,15 @@ ctx::pipeline! {
 pub struct NextBatch;
 
 impl CodebaseQaCustom for NextBatch {
-    async fn next_batch(&self, state: &mut PipelineState) -> Result<NextBatchOutcome, CtxError> {
+    async fn next_batch(&self, state: &mut PipelineState) -> Result<CodebaseQaNextBatchOutcome, CtxError> {
         let read = node_ids(&state.context_blocks);
         let before = state.search_results.len();
         state.search_results.retain(|hit| !read.iter().any(|id| *id == hit.id));
         let removed = before - state.search_results.len();
         Ok(if removed > 0 && !state.search_results.is_empty() {
-            NextBatchOutcome::More
+            CodebaseQaNextBatchOutcome::More
         } else {
-            NextBatchOutcome::Done
+            CodebaseQaNextBatchOutcome::Done
         })
     }
 }

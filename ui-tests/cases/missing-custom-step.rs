@@ -17,8 +17,8 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl RouterCustom for Steps {
-    async fn route(&self, state: &mut PipelineState) -> Result<RouteOutcome, CtxError> {
-        Ok(if state.user_question.len() > 80 { RouteOutcome::Complex } else { RouteOutcome::Simple })
+    async fn route(&self, state: &mut PipelineState) -> Result<RouterRouteOutcome, CtxError> {
+        Ok(if state.user_question.len() > 80 { RouterRouteOutcome::Complex } else { RouterRouteOutcome::Simple })
     }
 }
 

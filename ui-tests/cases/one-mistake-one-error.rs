@@ -21,8 +21,8 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl QaCustom for Steps {
-    async fn route(&self, _state: &mut PipelineState) -> Result<RouteOutcome, CtxError> {
-        Ok(RouteOutcome::Done)
+    async fn route(&self, _state: &mut PipelineState) -> Result<QaRouteOutcome, CtxError> {
+        Ok(QaRouteOutcome::Done)
     }
 }
 

@@ -16,8 +16,8 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl RouterCustom for Steps {
-    async fn route(&self, _state: &mut PipelineState) -> Result<RouteOutcome, CtxError> {
-        Ok(RouteOutcome::Maybe)
+    async fn route(&self, _state: &mut PipelineState) -> Result<RouterRouteOutcome, CtxError> {
+        Ok(RouterRouteOutcome::Maybe)
     }
 }
 

@@ -128,3 +128,23 @@ fn the_short_form_is_named_after_the_file() {
         "{code}"
     );
 }
+
+#[test]
+fn names_that_cannot_be_rust_identifiers_are_errors_and_keywords_are_raw() {
+    let (code, errors) = expand(quote! {
+        pub pipeline Names { file: "src/tests/pipelines/names.yaml" }
+    });
+    expect![[r#"
+        step id `route-it` cannot name a variant of `NamesStep`: `Route-it` is not a Rust identifier (letters, digits and `_`, not starting with a digit)
+        help: rename the step: letters, digits and `_`, starting with a letter, e.g. `step_1`
+        ---
+        outcome `more-docs` of step `check` cannot name a variant of its outcome enum: `More-docs` is not a Rust identifier (letters, digits and `_`, not starting with a digit)
+        help: rename the outcome: letters, digits and `_`, starting with a letter, e.g. `done`
+        ---
+        tool `search-docs` of step `answer` cannot name a method of `NamesTools`: `search-docs` is not a Rust identifier (letters, digits and `_`, not starting with a digit)
+        help: rename the tool: letters, digits and `_`, not starting with a digit"#]].assert_eq(&errors.join("\n---\n"));
+    // A keyword is a raw identifier: the tool `match` is `fn r#match`, the outcome `match` the
+    // variant `Match`.
+    assert!(code.contains("fn r#match"), "{code}");
+    assert!(code.contains("NamesCheckOutcome"), "{code}");
+}

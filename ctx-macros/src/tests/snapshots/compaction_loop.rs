@@ -13,6 +13,7 @@ pub(crate) type CompactionLoop = ::ctx::__private::pipeline::Pipeline<
     ::core::cmp::Eq,
     ::core::hash::Hash
 )]
+#[allow(dead_code)]
 pub(crate) enum CompactionLoopStep {
     ///Before step `search`.
     Search,
@@ -31,6 +32,7 @@ pub(crate) enum CompactionLoopStep {
     /// The run is over.
     End,
 }
+#[allow(dead_code)]
 impl CompactionLoopStep {
     /// Where a run starts: the first declared step.
     pub const FIRST: Self = <Self as ::ctx::__private::pipeline::StepMachine>::FIRST;
@@ -219,6 +221,7 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
     }
 }
 ///What a run of [`CompactionLoop`] needs: one field per backend its steps use, so none can be forgotten. Pass it to `run`, `resume` or `step`.
+#[allow(dead_code)]
 pub(crate) struct CompactionLoopEnv<'a> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,

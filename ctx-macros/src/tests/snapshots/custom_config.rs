@@ -9,6 +9,7 @@ pub type Routed = ::ctx::__private::pipeline::Pipeline<RoutedStep>;
     ::core::cmp::Eq,
     ::core::hash::Hash
 )]
+#[allow(dead_code)]
 pub enum RoutedStep {
     ///Before step `classify`.
     Classify,
@@ -19,6 +20,7 @@ pub enum RoutedStep {
     /// The run is over.
     End,
 }
+#[allow(dead_code)]
 impl RoutedStep {
     /// Where a run starts: the first declared step.
     pub const FIRST: Self = <Self as ::ctx::__private::pipeline::StepMachine>::FIRST;
@@ -131,16 +133,16 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
     }
 }
 ///What a run of [`Routed`] needs: one field per backend its steps use, so none can be forgotten. Pass it to `run`, `resume` or `step`.
-pub struct RoutedEnv<'a, C: RoutedCustom> {
+#[allow(dead_code)]
+pub struct RoutedEnv<'a> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
     /// Answers `call_model` and `agent` steps.
     pub model: &'a dyn ::ctx::__private::ChatModel,
-    ///Performs the `custom` steps (see [`RoutedCustom`]).
-    pub custom: &'a C,
+    ///Performs the `custom` steps: an implementation of [`RoutedCustom`] (`custom: &Steps`).
+    pub custom: &'a dyn RoutedCustomDyn,
 }
-impl<'a, C: RoutedCustom> ::ctx::__private::pipeline::Backends<RoutedStep>
-for RoutedEnv<'a, C> {
+impl<'a> ::ctx::__private::pipeline::Backends<RoutedStep> for RoutedEnv<'a> {
     fn step_env(&self) -> ::ctx::__private::pipeline::StepEnv<'_> {
         ::ctx::__private::pipeline::StepEnv::builder()
             .search(self.search)
@@ -151,11 +153,55 @@ for RoutedEnv<'a, C> {
         step: RoutedStep,
         state: &'s mut ::ctx::__private::PipelineState,
     ) -> ::ctx::__private::pipeline::StepFuture<'s, &'static str> {
+        RoutedCustomDyn::run_custom(self.custom, step, state)
+    }
+}
+///The `custom` steps of [`Routed`], one method each. A run keeps the changes a method makes to the state only when it returns an outcome; `state.loop_counts` must not be changed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `RoutedCustom`, the custom steps of `Routed`",
+    label = "`RoutedEnv::custom` needs an implementation of `RoutedCustom`",
+    note = "write `impl RoutedCustom for {Self}` with one `async fn` per custom step: `classify`"
+)]
+#[allow(dead_code)]
+pub trait RoutedCustom: ::core::marker::Send + ::core::marker::Sync {
+    ///Performs step `classify` and returns where to go: `code` → `search`, `chat` → `answer`.
+    fn classify(
+        &self,
+        state: &mut ::ctx::__private::PipelineState,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            RoutedClassifyOutcome,
+            ::ctx::__private::CtxError,
+        >,
+    > + ::core::marker::Send;
+}
+///[`RoutedCustom`] as `RoutedEnv::custom` holds it; implemented for every implementation.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `RoutedCustom`, the custom steps of `Routed`",
+    label = "`RoutedEnv::custom` needs an implementation of `RoutedCustom`",
+    note = "write `impl RoutedCustom for {Self}` with one `async fn` per custom step: `classify`"
+)]
+#[allow(dead_code)]
+pub trait RoutedCustomDyn: ::core::marker::Send + ::core::marker::Sync {
+    /// Runs the custom step `step` and returns the name of its outcome.
+    fn run_custom<'s>(
+        &'s self,
+        step: RoutedStep,
+        state: &'s mut ::ctx::__private::PipelineState,
+    ) -> ::ctx::__private::pipeline::StepFuture<'s, &'static str>;
+}
+impl<C: RoutedCustom> RoutedCustomDyn for C {
+    fn run_custom<'s>(
+        &'s self,
+        step: RoutedStep,
+        state: &'s mut ::ctx::__private::PipelineState,
+    ) -> ::ctx::__private::pipeline::StepFuture<'s, &'static str> {
         ::std::boxed::Box::pin(async move {
             match step {
                 RoutedStep::Classify => {
                     ::core::result::Result::Ok(
-                        RoutedCustom::classify(self.custom, state).await?.name(),
+                        RoutedCustom::classify(self, state).await?.name(),
                     )
                 }
                 other => {
@@ -170,16 +216,6 @@ for RoutedEnv<'a, C> {
         })
     }
 }
-///The `custom` steps of [`Routed`], one method each. A run keeps the changes a method makes to the state only when it returns an outcome; `state.loop_counts` must not be changed.
-pub trait RoutedCustom: ::core::marker::Send + ::core::marker::Sync {
-    ///Performs step `classify` and returns where to go: `code` → `search`, `chat` → `answer`.
-    fn classify(
-        &self,
-        state: &mut ::ctx::__private::PipelineState,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClassifyOutcome, ::ctx::__private::CtxError>,
-    > + ::core::marker::Send;
-}
 ///The outcomes of the custom step `classify` of [`Routed`].
 #[derive(
     ::core::fmt::Debug,
@@ -189,13 +225,15 @@ pub trait RoutedCustom: ::core::marker::Send + ::core::marker::Sync {
     ::core::cmp::Eq,
     ::core::hash::Hash
 )]
-pub enum ClassifyOutcome {
+#[allow(dead_code)]
+pub enum RoutedClassifyOutcome {
     ///`code`: go to `search`.
     Code,
     ///`chat`: go to `answer`.
     Chat,
 }
-impl ClassifyOutcome {
+#[allow(dead_code)]
+impl RoutedClassifyOutcome {
     /// The outcome's name as declared in the pipeline.
     pub const fn name(self) -> &'static str {
         match self {

@@ -9,6 +9,7 @@ pub type Broken = ::ctx::__private::pipeline::Pipeline<BrokenStep>;
     ::core::cmp::Eq,
     ::core::hash::Hash
 )]
+#[allow(dead_code)]
 pub enum BrokenStep {
     ///Before step `search`.
     Search,
@@ -17,6 +18,7 @@ pub enum BrokenStep {
     /// The run is over.
     End,
 }
+#[allow(dead_code)]
 impl BrokenStep {
     /// Where a run starts: the first declared step.
     pub const FIRST: Self = <Self as ::ctx::__private::pipeline::StepMachine>::FIRST;
@@ -70,6 +72,7 @@ impl ::ctx::__private::pipeline::StepMachine for BrokenStep {
     }
 }
 ///What a run of [`Broken`] needs: one field per backend its steps use, so none can be forgotten. Pass it to `run`, `resume` or `step`.
+#[allow(dead_code)]
 pub struct BrokenEnv<'a> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,

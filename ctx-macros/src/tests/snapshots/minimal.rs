@@ -11,6 +11,7 @@ pub type Minimal = ::ctx::__private::pipeline::Pipeline<MinimalStep>;
     ::core::cmp::Eq,
     ::core::hash::Hash
 )]
+#[allow(dead_code)]
 pub enum MinimalStep {
     ///Before step `search`.
     Search,
@@ -21,6 +22,7 @@ pub enum MinimalStep {
     /// The run is over.
     End,
 }
+#[allow(dead_code)]
 impl MinimalStep {
     /// Where a run starts: the first declared step.
     pub const FIRST: Self = <Self as ::ctx::__private::pipeline::StepMachine>::FIRST;
@@ -134,6 +136,7 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
     }
 }
 ///What a run of [`Minimal`] needs: one field per backend its steps use, so none can be forgotten. Pass it to `run`, `resume` or `step`.
+#[allow(dead_code)]
 pub struct MinimalEnv<'a> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
