@@ -45,7 +45,7 @@ fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallMod
             TEMPLATES
                 .iter()
                 .zip(["context_blocks", "user_question_en"])
-                .map(|(t, s)| UserPartSpec::new(s, (*t)))
+                .map(|(t, s)| UserPartSpec::new(s, *t))
                 .collect(),
         )
         .use_history(use_history)

@@ -29,7 +29,7 @@ fn answer_step(max_output: i64) -> CallModelSpec {
             TEMPLATES
                 .iter()
                 .zip(["context_blocks", "user_question_en"])
-                .map(|(t, s)| UserPartSpec::new(s, (*t)))
+                .map(|(t, s)| UserPartSpec::new(s, *t))
                 .collect(),
         )
         .use_history(true)

@@ -11,7 +11,6 @@
 
 mod client_support;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;

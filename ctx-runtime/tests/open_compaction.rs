@@ -1,8 +1,6 @@
 //! Compaction rules that name the built-in prose compactors or a user's, and a pipeline's own
 //! node frame: through the budget action and through a loaded pipeline.
 
-use std::collections::BTreeMap;
-
 use ctx_runtime::ErrorCode;
 use ctx_runtime::budget::{
     BudgetDecision, BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget_with,

@@ -5,8 +5,6 @@
 
 mod pipeline_support;
 
-use std::collections::BTreeMap;
-
 use ctx_runtime::pipeline::*;
 use ctx_runtime::state::PipelineState;
 use ctx_runtime::{ChatMessage, ErrorCode};

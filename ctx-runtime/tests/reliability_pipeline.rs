@@ -185,7 +185,7 @@ fn call(prompt_key: &str, out: i64, use_history: bool, parts: &[(&str, &str)], n
     StepKind::CallModel(
         CallModelSpec::new(prompt_key, next)
             .max_output_tokens(Some(out))
-            .user_parts(parts.iter().map(|(s, t)| UserPartSpec::new((*s), (*t))).collect())
+            .user_parts(parts.iter().map(|(s, t)| UserPartSpec::new(*s, *t)).collect())
             .use_history(use_history),
     )
 }

@@ -17,7 +17,7 @@ use crate::codes::ErrorCode;
 /// candidate, so the answer is deterministic.
 ///
 /// ```
-/// use ctx::validation::did_you_mean;
+/// use ctx_spec::validation::did_you_mean;
 ///
 /// assert_eq!(did_you_mean("fetc", ["search", "fetch"]), Some("fetch"));
 /// assert_eq!(did_you_mean("AUTO_CLAMP", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));

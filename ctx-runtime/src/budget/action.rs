@@ -25,7 +25,7 @@ use ctx_spec::budget::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 /// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::state::{NodeText, PipelineState};
 /// use ctx::tokens::{Encoding, TokenCounter};
-/// use ctx::validation::FieldPath;
+/// use ctx::FieldPath;
 ///
 /// let always_sql = CompactRuleSpec::new("sql", "always");
 /// let spec = ManageBudgetSpec::new("answer", "summarize")

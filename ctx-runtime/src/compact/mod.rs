@@ -28,7 +28,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::Language;
+/// The classification of a node's text, which `NodeLanguage::Code` holds.
+pub use crate::classify::Language;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 

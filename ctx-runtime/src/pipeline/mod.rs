@@ -37,10 +37,9 @@ mod loaded;
 mod machine;
 mod run;
 pub mod steps;
-// Shadows ctx-spec's `testing` (feature `__test-util`), which it re-exports with `loaded`.
+// ctx-spec's `testing` builders (feature `__test-util`) and `loaded`.
 mod stream;
 #[cfg(test)]
-#[allow(hidden_glob_reexports)]
 pub(crate) mod testing;
 mod tools;
 
@@ -64,4 +63,10 @@ pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
 // The vocabulary and the rules of a pipeline (its definition, schema, transitions, values and
 // validation, the YAML front end) are what the `pipeline!` macro checks with: they live in
 // ctx-spec, which runs nothing.
-pub use ctx_spec::pipeline::*;
+pub use ctx_spec::pipeline::definition::{self, *};
+#[cfg(feature = "yaml")]
+pub use ctx_spec::pipeline::yaml;
+pub use ctx_spec::pipeline::{
+    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, to_dot, to_mermaid,
+    validate_definition,
+};

@@ -26,7 +26,7 @@ pub const NODE_HEADER: &str = "--- NODE ---";
 ///
 /// ```
 /// use ctx::budget::format_node;
-/// use ctx::classify::Language;
+/// use ctx::compact::Language;
 /// use ctx::state::NodeText;
 ///
 /// let node = NodeText::new("usp_ComputeInvoiceTotal", "SELECT 1").with_path("sql/usp.sql");

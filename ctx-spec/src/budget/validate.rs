@@ -19,7 +19,7 @@ use super::config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, 
 /// ```
 /// use ctx::budget::validate_manage_budget;
 /// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
-/// use ctx::validation::FieldPath;
+/// use ctx::FieldPath;
 ///
 /// let rule = |language: &str, policy: &str, threshold| CompactRuleSpec::new(language, policy).threshold(threshold);
 /// let spec = ManageBudgetSpec::new("answer", "summarize").compact_code(vec![rule("sql", "threshold", Some(1.5)), rule("python", "always", None)]);
@@ -38,7 +38,7 @@ pub fn validate_manage_budget(spec: &ManageBudgetSpec, at: &FieldPath) -> Result
 /// ```
 /// use ctx::budget::{RuleLanguage, validate_manage_budget_with};
 /// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
-/// use ctx::validation::FieldPath;
+/// use ctx::FieldPath;
 ///
 /// let rule = |language: &str| CompactRuleSpec::new(language, "always");
 /// let spec = ManageBudgetSpec::new("answer", "summarize").compact_code(vec![rule("markdown"), rule("yaml")]);

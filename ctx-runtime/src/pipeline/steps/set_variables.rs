@@ -1,12 +1,12 @@
 //! `set_variables`: rules applied in order, each seeing the effect of the ones before it, all or
 //! nothing (the driver keeps the result only when every rule succeeded). The value model lives
-//! in [`crate::pipeline::values`], shared with validation.
+//! in `ctx_spec::pipeline::values`, shared with validation.
 
 use crate::error::CtxError;
 use crate::pipeline::definition::{SetValueSpec, SetVariablesSpec};
 use crate::pipeline::error::PipelineError;
-use crate::pipeline::values::{self, Transform, Val};
 use crate::state::PipelineState;
+use ctx_spec::pipeline::values::{self, Transform, Val};
 
 use super::{Done, StepDetail, Transition};
 
