@@ -134,7 +134,9 @@ fn removals(src: &str) -> Option<Vec<(usize, usize)>> {
             continue;
         }
         let parent = open.last().map(|&(e, _)| e);
-        if !is_xml_space(&src[text_from..i]) {
+        // A byte order mark may open the text.
+        let text = &src[text_from..i];
+        if !is_xml_space(if text_from == 0 { text.trim_start_matches('\u{feff}') } else { text }) {
             elements.get_mut(parent?)?.text = true;
         }
         let rest = &src[i..];
@@ -311,5 +313,6 @@ mod tests {
         // Malformed XML is left as it is.
         let broken = "<a><!-- c --></b>";
         assert_eq!(strip(broken), broken);
+        assert_eq!(strip("\u{feff}<!-- c -->\n<a/>"), "\u{feff}\n<a/>");
     }
 }
