@@ -78,6 +78,13 @@ fn space_at(src: &str, i: usize) -> Option<(usize, bool)> {
     }
 }
 
+/// Whether a C# whitespace or new-line character of two or three bytes ends just before `i`.
+fn space_ends_at(b: &[u8], i: usize) -> bool {
+    (2..=3).any(|k| {
+        i >= k && std::str::from_utf8(&b[i - k..i]).is_ok_and(|s| s.chars().all(|c| c.is_whitespace() || c == '\u{feff}'))
+    })
+}
+
 /// Where the blanks (whitespace but no new line) from `i` end.
 fn skip_blanks(src: &str, mut i: usize) -> usize {
     while let Some((len, false)) = space_at(src, i) {
@@ -208,7 +215,7 @@ fn directive_name(src: &str, from: usize) -> &[u8] {
     let b = src.as_bytes();
     let start = skip_blanks(src, from);
     let len = b[start..].iter().take_while(|x| x.is_ascii_alphabetic()).count();
-    if b.get(start + len).is_some_and(|&x| is_ident(x)) {
+    if b.get(start + len).is_some_and(|&x| is_ident(x)) && space_at(src, start + len).is_none() {
         // `#regionX`, `#if_` : not a directive name this lexer knows.
         return b"";
     }
@@ -259,7 +266,7 @@ fn literal_at(b: &[u8], i: usize, depth: usize) -> Option<Option<usize>> {
     if b.get(j) != Some(&b'"') {
         return None;
     }
-    if i > 0 && b[i] != b'"' && is_ident(b[i - 1]) {
+    if i > 0 && b[i] != b'"' && is_ident(b[i - 1]) && !space_ends_at(b, i) {
         // `x$"…"` is not C#; treat the prefix as code and let the quote start the literal.
         return None;
     }
