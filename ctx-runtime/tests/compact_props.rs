@@ -573,3 +573,97 @@ proptest! {
         prop_assert_eq!(again, out.clone(), "not idempotent on {:?}", input);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// MSBuild: comments that are part of a value (issue 26, item 3)
+// ---------------------------------------------------------------------------------------------
+
+/// A property or metadata value, as written and as compaction must leave it.
+fn msbuild_value() -> impl Strategy<Value = (String, String)> {
+    let text_piece = prop::sample::select(vec!["CS1591;", "x", " ", "\n      ", "&lt;", "$(A)", "<!-- CS0618; -->", "<!---->"]);
+    let text = prop::collection::vec(text_piece, 0..6).prop_map(|pieces| {
+        let written = pieces.concat();
+        let is_comment = |p: &&str| p.starts_with("<!--");
+        let has_text = pieces.iter().any(|p| !is_comment(p) && !p.trim().is_empty());
+        // MSBuild reads text and comments as the text: the comments go when there is text.
+        let kept = if has_text { pieces.iter().filter(|p| !is_comment(p)).copied().collect() } else { written.clone() };
+        (written, kept)
+    });
+    // A value holding markup is read as inner XML, comments included: nothing changes.
+    let xml = prop::sample::select(vec![
+        "<Root><!-- c --><A>1</A></Root>",
+        "\n        <X>\n          <!-- c -->\n          <Y />\n        </X>\n      ",
+        "<!-- c --><![CDATA[x]]>",
+        "a<?pi x?><!-- c -->",
+        "<!-- c --><Z/>",
+    ])
+    .prop_map(|v| (v.to_owned(), v.to_owned()));
+    prop_oneof![text, xml]
+}
+
+/// A comment between elements: a whole line, or after an element on its line.
+fn structural_comment() -> impl Strategy<Value = Option<bool>> {
+    prop::option::of(any::<bool>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// In a generated project, comments between elements go and every property and metadata
+    /// value comes out as MSBuild reads it: a value with markup byte for byte, comments included.
+    #[test]
+    fn msbuild_values_keep_what_msbuild_reads(
+        props in prop::collection::vec((msbuild_value(), structural_comment()), 0..6),
+        metadata in prop::collection::vec((msbuild_value(), structural_comment()), 0..4),
+        top in structural_comment(),
+    ) {
+        // (written, expected) pairs of lines.
+        let mut lines: Vec<(String, Option<String>)> = Vec::new();
+        let comment = |lines: &mut Vec<(String, Option<String>)>, c: Option<bool>, indent: &str, line: String| match c {
+            Some(true) => {
+                lines.push((format!("{indent}<!-- alone -->"), None));
+                lines.push((line.clone(), Some(line)));
+            }
+            Some(false) => lines.push((format!("{line} <!-- after -->"), Some(format!("{line} ")))),
+            None => lines.push((line.clone(), Some(line))),
+        };
+        let same = |lines: &mut Vec<(String, Option<String>)>, line: &str| lines.push((line.to_owned(), Some(line.to_owned())));
+        same(&mut lines, "<Project Sdk=\"Microsoft.NET.Sdk\">");
+        comment(&mut lines, top, "  ", "  <PropertyGroup>".to_owned());
+        for (i, ((written, kept), c)) in props.iter().enumerate() {
+            let line = format!("    <P{i}>{written}</P{i}>");
+            let want = format!("    <P{i}>{kept}</P{i}>");
+            match c {
+                Some(true) => {
+                    lines.push(("    <!-- alone -->".to_owned(), None));
+                    lines.push((line, Some(want)));
+                }
+                Some(false) => lines.push((format!("{line} <!-- after -->"), Some(format!("{want} ")))),
+                None => lines.push((line, Some(want))),
+            }
+        }
+        same(&mut lines, "  </PropertyGroup>");
+        same(&mut lines, "  <ItemGroup>");
+        same(&mut lines, "    <None Include=\"a.txt\">");
+        for (i, ((written, kept), c)) in metadata.iter().enumerate() {
+            let line = format!("      <M{i}>{written}</M{i}>");
+            let want = format!("      <M{i}>{kept}</M{i}>");
+            match c {
+                Some(true) => {
+                    lines.push(("      <!-- alone -->".to_owned(), None));
+                    lines.push((line, Some(want)));
+                }
+                Some(false) => lines.push((format!("{line} <!-- after -->"), Some(format!("{want} ")))),
+                None => lines.push((line, Some(want))),
+            }
+        }
+        same(&mut lines, "    </None>");
+        same(&mut lines, "  </ItemGroup>");
+        same(&mut lines, "</Project>");
+        let input: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
+        let want: String = lines.iter().filter_map(|(_, w)| w.as_ref().map(|w| format!("{w}\n"))).collect();
+        let out = dotnet::strip(&input, dotnet::DotnetSyntax::Xml).into_owned();
+        prop_assert_eq!(&out, &want, "input: {:?}", input);
+        prop_assert_eq!(dotnet::strip(&out, dotnet::DotnetSyntax::Xml).into_owned(), out.clone());
+    }
+}
