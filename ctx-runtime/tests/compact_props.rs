@@ -370,7 +370,11 @@ enum Region {
 enum Part {
     Region(Region),
     /// A directive line: the line break and blanks before it, the directive, the line break after.
-    Directive { before: String, text: String, after: String },
+    Directive {
+        before: String,
+        text: String,
+        after: String,
+    },
 }
 
 fn directive(texts: &'static [&'static str]) -> impl Strategy<Value = Part> {
@@ -390,11 +394,36 @@ fn directive(texts: &'static [&'static str]) -> impl Strategy<Value = Part> {
 /// Disabled text: lines that open comments and strings and never close them.
 fn disabled_text() -> impl Strategy<Value = Region> {
     let first = prop::sample::select(vec![
-        "x", "/*", "@\"", "\"", "//", "'", "*/", "$\"", "\"\"\"", "/* c */ #endif", "/* c */", "don't",
+        "x",
+        "/*",
+        "@\"",
+        "\"",
+        "//",
+        "'",
+        "*/",
+        "$\"",
+        "\"\"\"",
+        "/* c */ #endif",
+        "/* c */",
+        "don't",
     ]);
     let rest = prop::collection::vec(
         prop::sample::select(vec![
-            " ", "x", "/*", "*/", "@\"", "\"", "//", "'", "#", "#endif", "{", "}", "$@\"", "/* c */", "https://a/b",
+            " ",
+            "x",
+            "/*",
+            "*/",
+            "@\"",
+            "\"",
+            "//",
+            "'",
+            "#",
+            "#endif",
+            "{",
+            "}",
+            "$@\"",
+            "/* c */",
+            "https://a/b",
         ]),
         0..6,
     );
@@ -423,8 +452,11 @@ fn code_region() -> impl Strategy<Value = Region> {
 /// `#if` … (`#elif` …)* (`#else` …)? `#endif`, each branch code, disabled text or a nested block.
 fn conditional(depth: u32) -> BoxedStrategy<Vec<Part>> {
     let body = if depth == 0 {
-        prop_oneof![code_region().prop_map(|r| vec![Part::Region(r)]), disabled_text().prop_map(|r| vec![Part::Region(r)])]
-            .boxed()
+        prop_oneof![
+            code_region().prop_map(|r| vec![Part::Region(r)]),
+            disabled_text().prop_map(|r| vec![Part::Region(r)])
+        ]
+        .boxed()
     } else {
         prop_oneof![
             2 => code_region().prop_map(|r| vec![Part::Region(r)]),
@@ -580,7 +612,8 @@ proptest! {
 
 /// A property or metadata value, as written and as compaction must leave it.
 fn msbuild_value() -> impl Strategy<Value = (String, String)> {
-    let text_piece = prop::sample::select(vec!["CS1591;", "x", " ", "\n      ", "&lt;", "$(A)", "<!-- CS0618; -->", "<!---->"]);
+    let text_piece =
+        prop::sample::select(vec!["CS1591;", "x", " ", "\n      ", "&lt;", "$(A)", "<!-- CS0618; -->", "<!---->"]);
     let text = prop::collection::vec(text_piece, 0..6).prop_map(|pieces| {
         let written = pieces.concat();
         let is_comment = |p: &&str| p.starts_with("<!--");

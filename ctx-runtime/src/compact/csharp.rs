@@ -81,7 +81,8 @@ fn space_at(src: &str, i: usize) -> Option<(usize, bool)> {
 /// Whether a C# whitespace or new-line character of two or three bytes ends just before `i`.
 fn space_ends_at(b: &[u8], i: usize) -> bool {
     (2..=3).any(|k| {
-        i >= k && std::str::from_utf8(&b[i - k..i]).is_ok_and(|s| s.chars().all(|c| c.is_whitespace() || c == '\u{feff}'))
+        i >= k
+            && std::str::from_utf8(&b[i - k..i]).is_ok_and(|s| s.chars().all(|c| c.is_whitespace() || c == '\u{feff}'))
     })
 }
 

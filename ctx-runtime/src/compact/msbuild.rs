@@ -289,14 +289,24 @@ mod tests {
         }
         // The same for item metadata, `ProjectExtensions` and an inline task's body.
         let metadata = "<Project><ItemGroup><!-- goes --><None Include=\"a\"><Xml><!-- c --><a/></Xml><!-- goes --></None></ItemGroup></Project>";
-        assert_eq!(strip(metadata), "<Project><ItemGroup><None Include=\"a\"><Xml><!-- c --><a/></Xml></None></ItemGroup></Project>");
-        let extensions = "<Project><ProjectExtensions><VisualStudio><!-- c --></VisualStudio></ProjectExtensions></Project>";
+        assert_eq!(
+            strip(metadata),
+            "<Project><ItemGroup><None Include=\"a\"><Xml><!-- c --><a/></Xml></None></ItemGroup></Project>"
+        );
+        let extensions =
+            "<Project><ProjectExtensions><VisualStudio><!-- c --></VisualStudio></ProjectExtensions></Project>";
         assert_eq!(strip(extensions), extensions);
         let task = "<Project><UsingTask TaskName=\"T\"><!-- goes --><Task><!-- c --><Code>x</Code></Task></UsingTask></Project>";
-        assert_eq!(strip(task), "<Project><UsingTask TaskName=\"T\"><Task><!-- c --><Code>x</Code></Task></UsingTask></Project>");
+        assert_eq!(
+            strip(task),
+            "<Project><UsingTask TaskName=\"T\"><Task><!-- c --><Code>x</Code></Task></UsingTask></Project>"
+        );
         // In targets, `Choose`/`When` and import groups comments go.
         let target = "<Project><Target Name=\"B\"><!-- a --><Exec Command=\"x\"><!-- b --><Output TaskParameter=\"E\" PropertyName=\"E\" /></Exec><PropertyGroup><!-- c --><Q>1</Q></PropertyGroup></Target><Choose><!-- d --><When Condition=\"1\"><!-- e --><ItemGroup /></When></Choose></Project>";
-        assert_eq!(strip(target), "<Project><Target Name=\"B\"><Exec Command=\"x\"><Output TaskParameter=\"E\" PropertyName=\"E\" /></Exec><PropertyGroup><Q>1</Q></PropertyGroup></Target><Choose><When Condition=\"1\"><ItemGroup /></When></Choose></Project>");
+        assert_eq!(
+            strip(target),
+            "<Project><Target Name=\"B\"><Exec Command=\"x\"><Output TaskParameter=\"E\" PropertyName=\"E\" /></Exec><PropertyGroup><Q>1</Q></PropertyGroup></Target><Choose><When Condition=\"1\"><ItemGroup /></When></Choose></Project>"
+        );
     }
 
     /// Other XML (`.config`, `.resx`, `.nuspec`): a comment goes between elements only; inside

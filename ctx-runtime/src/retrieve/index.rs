@@ -394,7 +394,7 @@ fn walk(
 /// else as UTF-8. `Err` says why it is not text.
 fn decode(bytes: Vec<u8>) -> Result<String, String> {
     let utf16 = |body: &[u8], unit: fn([u8; 2]) -> u16| {
-        if body.len() % 2 != 0 {
+        if !body.len().is_multiple_of(2) {
             return Err("an odd number of bytes after its byte order mark".to_owned());
         }
         char::decode_utf16(body.chunks_exact(2).map(|c| unit([c[0], c[1]])))
@@ -402,7 +402,7 @@ fn decode(bytes: Vec<u8>) -> Result<String, String> {
             .map_err(|_| "an unpaired surrogate after its byte order mark".to_owned())
     };
     let utf32 = |body: &[u8], unit: fn([u8; 4]) -> u32| {
-        if body.len() % 4 != 0 {
+        if !body.len().is_multiple_of(4) {
             return Err("a number of bytes after its byte order mark that is not a multiple of 4".to_owned());
         }
         body.chunks_exact(4)
