@@ -126,6 +126,54 @@ fn symbolic_links_are_not_followed() {
     assert!(index.ids().all(|id| !id.starts_with("link")), "{:?}", index.ids().collect::<Vec<_>>());
 }
 
+/// Issue 26, item 4: 13 of microsoft/sql-server-samples' `.sql` files are UTF-16 with a byte
+/// order mark; they were skipped as "binary". A BOM says how to decode: UTF-16 LE, BE, UTF-8.
+#[test]
+fn utf16_and_utf8_files_with_a_byte_order_mark_are_decoded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "CREATE PROCEDURE dbo.usp_Refund AS\r\nSELECT N'Gewicht ü 😀' -- refund\r\n";
+    let utf16 = |bom: [u8; 2], unit: fn(u16) -> [u8; 2]| {
+        let mut bytes = bom.to_vec();
+        bytes.extend(text.encode_utf16().flat_map(unit));
+        bytes
+    };
+    write(dir.path(), "le.sql", &utf16([0xff, 0xfe], u16::to_le_bytes));
+    write(dir.path(), "be.sql", &utf16([0xfe, 0xff], u16::to_be_bytes));
+    write(dir.path(), "utf8.sql", &[&[0xef, 0xbb, 0xbf][..], text.as_bytes()].concat());
+    // Without a BOM, NUL bytes still mean binary; an odd length or a lone surrogate is no UTF-16.
+    write(dir.path(), "nobom.sql", &text.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<_>>());
+    write(dir.path(), "odd.sql", &[0xff, 0xfe, b'a', 0, b'b']);
+    write(dir.path(), "surrogate.sql", &[0xff, 0xfe, 0x00, 0xd8, b'a', 0]);
+    let index = Bm25Index::from_dir(dir.path(), &IndexOptions::default()).expect("index");
+    assert_eq!(index.ids().collect::<Vec<_>>(), ["be.sql", "le.sql", "utf8.sql"]);
+    for id in ["be.sql", "le.sql", "utf8.sql"] {
+        assert_eq!(index.node_text(id).expect("node").text, text, "{id}");
+    }
+    assert_eq!(index.search("usp_Refund", 3).len(), 3);
+    let skipped: Vec<String> = index.skipped().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        skipped,
+        [
+            "nobom.sql: binary (contains NUL bytes)",
+            "odd.sql: not UTF-16 text (an odd number of bytes after its byte order mark)",
+            "surrogate.sql: not UTF-16 text (an unpaired surrogate after its byte order mark)",
+        ]
+    );
+}
+
+/// Every file found and not indexed is listed with its reason, symbolic links included.
+#[cfg(unix)]
+#[test]
+fn skipped_symbolic_links_are_listed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "a.sql", b"SELECT 1");
+    std::os::unix::fs::symlink(dir.path().join("a.sql"), dir.path().join("b.sql")).expect("symlink");
+    let index = Bm25Index::from_dir(dir.path(), &IndexOptions::default()).expect("index");
+    assert_eq!(index.ids().collect::<Vec<_>>(), ["a.sql"]);
+    let skipped: Vec<String> = index.skipped().iter().map(ToString::to_string).collect();
+    assert_eq!(skipped, ["b.sql: a symbolic link (links are not followed)"]);
+}
+
 /// What the demo does: search, fetch the texts in the node format, ask the offline model.
 #[tokio::test]
 async fn search_fetch_and_answer_offline() {

@@ -282,6 +282,9 @@ fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, Str
         ),
         None => None,
     };
+    for skipped in index.iter().flat_map(|i| i.skipped()) {
+        eprintln!("skipped {skipped}");
+    }
     let offline = OfflineModel::new(pipeline.counter().clone());
     let remote = match std::env::var("CTX_BASE_URL") {
         Ok(url) => {

@@ -5,6 +5,24 @@
 //! lexed as code, so a `"` or `}` inside a nested string does not end the outer one), raw
 //! `"""…"""` with any number of quotes, interpolated raw `$$"""…{{expr}}…"""`, and character
 //! literals. Comments are `//`, `///` and `/* … */`; preprocessor directives occupy a whole line.
+//! Lines end at `\n`, `\r`, U+0085, U+2028 and U+2029, and whitespace is C#'s (Unicode spaces,
+//! U+FEFF and U+001A included), as in the compiler.
+//!
+//! # Conditional compilation
+//!
+//! The compiler does not lex the text of an `#if`/`#elif`/`#else` branch whose condition is
+//! false: in that text it only looks for lines whose first non-blank character is `#`. A `/*` or
+//! an unfinished `@"` there opens nothing, and the next `#endif` line ends the branch. Which
+//! symbols are defined is not known here, so every branch between `#if` and its `#endif` may be
+//! such disabled text. Lexing it as code is harmless as long as every directive line is read as
+//! the compiler reads it: what is removed from disabled text was never compiled. So inside a
+//! conditional region (the lexer counts `#if` … `#endif` nesting on the directive lines it sees),
+//! a comment or literal that would run across a line starting with `#` is uncertain: if its
+//! branch is disabled, that line is a directive and what follows is other code. From such a
+//! construct on, the rest of the text is kept as it is. A block comment followed on its line by
+//! `#` is kept the same way: in disabled text that `#` starts no directive, in the output it
+//! would. Outside every conditional region the text is certainly compiled, so a comment that
+//! holds a directive line is just a comment.
 //!
 //! Used by the .NET compactor (comments, `#region` lines and insignificant whitespace go) and by
 //! the classifier (string literals holding SQL).
@@ -26,8 +44,74 @@ pub(crate) struct Lexed<'a> {
     pub(crate) strings: Vec<Range<usize>>,
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c)
+/// The length of the C# new-line character at `i` (`\n`, `\r`, U+0085, U+2028, U+2029), or 0.
+fn newline_len(b: &[u8], i: usize) -> usize {
+    match b.get(i..).unwrap_or_default() {
+        [b'\n' | b'\r', ..] => 1,
+        [0xc2, 0x85, ..] => 2,
+        [0xe2, 0x80, 0xa8 | 0xa9, ..] => 3,
+        _ => 0,
+    }
+}
+
+/// The C# whitespace or new-line character at `i`: its length and whether it ends a line.
+/// Whitespace is the Unicode class Zs, tab, vertical tab, form feed, and (as in Roslyn) U+001A
+/// and U+FEFF.
+fn space_at(src: &str, i: usize) -> Option<(usize, bool)> {
+    let b = src.as_bytes();
+    match *b.get(i)? {
+        b' ' | b'\t' | 0x0b | 0x0c | 0x1a => Some((1, false)),
+        b'\n' | b'\r' => Some((1, true)),
+        // The lead bytes of every other whitespace character, so `i` is a character boundary.
+        0xc2 | 0xe1 | 0xe2 | 0xe3 | 0xef => {
+            let c = src.get(i..)?.chars().next()?;
+            let len = c.len_utf8();
+            if newline_len(b, i) > 0 {
+                Some((len, true))
+            } else if c.is_whitespace() || c == '\u{feff}' {
+                Some((len, false))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether a C# whitespace or new-line character of two or three bytes ends just before `i`.
+fn space_ends_at(b: &[u8], i: usize) -> bool {
+    (2..=3).any(|k| {
+        i >= k
+            && std::str::from_utf8(&b[i - k..i]).is_ok_and(|s| s.chars().all(|c| c.is_whitespace() || c == '\u{feff}'))
+    })
+}
+
+/// Where the blanks (whitespace but no new line) from `i` end.
+fn skip_blanks(src: &str, mut i: usize) -> usize {
+    while let Some((len, false)) = space_at(src, i) {
+        i += len;
+    }
+    i
+}
+
+/// Whether a line that starts within `start..end` begins, after blanks, with `#`: in disabled
+/// text that line is a directive.
+fn crosses_directive_line(src: &str, start: usize, end: usize) -> bool {
+    let b = src.as_bytes();
+    let mut k = start;
+    while k < end {
+        match newline_len(b, k) {
+            0 => k += 1,
+            len => {
+                k += len;
+                let first = skip_blanks(src, k);
+                if first < end && b[first] == b'#' {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 fn is_ident(b: u8) -> bool {
@@ -35,22 +119,25 @@ fn is_ident(b: u8) -> bool {
 }
 
 /// Lexes `src`. Never fails: from the first construct that does not end (or that is not valid
-/// C#), the rest of the text is one verbatim piece.
+/// C#, or that may be read otherwise in disabled text: see the module documentation), the rest of
+/// the text is one verbatim piece.
 pub(crate) fn lex(src: &str) -> Lexed<'_> {
     let b = src.as_bytes();
     let n = b.len();
     let mut pieces = Pieces::new(src);
     let mut strings = Vec::new();
     let mut at_line_start = true;
+    // How many `#if` regions the lexer is in: inside one, any text may be disabled.
+    let mut conditional_depth = 0usize;
     let mut i = 0;
     while i < n {
         let c = b[i];
-        if is_space(c) {
-            let start = i;
-            while i < n && is_space(b[i]) {
-                i += 1;
+        if space_at(src, i).is_some() {
+            let mut newline = false;
+            while let Some((len, breaks)) = space_at(src, i) {
+                newline |= breaks;
+                i += len;
             }
-            let newline = b[start..i].iter().any(|&x| x == b'\n' || x == b'\r');
             at_line_start |= newline;
             pieces.gap(newline);
             continue;
@@ -61,10 +148,14 @@ pub(crate) fn lex(src: &str) -> Lexed<'_> {
             continue;
         }
         if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            match find(b, i + 2, b"*/") {
+            let end = find(b, i + 2, b"*/").map(|e| e + 2).filter(|&e| {
+                b.get(skip_blanks(src, e)) != Some(&b'#')
+                    && (conditional_depth == 0 || !crosses_directive_line(src, i, e))
+            });
+            match end {
                 Some(e) => {
                     pieces.gap(false);
-                    i = e + 2;
+                    i = e;
                 }
                 None => {
                     pieces.text(i, n);
@@ -74,18 +165,26 @@ pub(crate) fn lex(src: &str) -> Lexed<'_> {
             continue;
         }
         // Comments leave `at_line_start` alone: once they are dropped, a `#` after them starts
-        // its line, and lexing the output must see what lexing the input saw.
+        // its line, and lexing the output must see what lexing the input saw. (A block comment
+        // followed by `#` on its line is never dropped: see the module documentation.)
         if std::mem::replace(&mut at_line_start, false) && c == b'#' {
             let end = line_end(b, i);
-            if is_region_directive(&b[i + 1..end]) {
+            let name = directive_name(src, i + 1);
+            if name == b"region" || name == b"endregion" {
                 pieces.gap(false);
             } else {
+                if name == b"if" {
+                    conditional_depth += 1;
+                } else if name == b"endif" {
+                    conditional_depth = conditional_depth.saturating_sub(1);
+                }
                 pieces.text(i, end);
             }
             i = end;
             continue;
         }
         let end = match literal_at(b, i, 0) {
+            Some(Some(e)) if conditional_depth > 0 && crosses_directive_line(src, i, e) => None,
             Some(Some(e)) => {
                 if b[i] != b'\'' {
                     strings.push(i..e);
@@ -109,19 +208,25 @@ pub(crate) fn lex(src: &str) -> Lexed<'_> {
     Lexed { pieces, strings }
 }
 
-/// `#region` and `#endregion` only organise the editor's outline; every other directive
-/// (`#if`, `#pragma`, `#nullable`, …) means something and is kept.
-fn is_region_directive(after_hash: &[u8]) -> bool {
-    let name_start = after_hash.iter().position(|&x| x != b' ' && x != b'\t').unwrap_or(after_hash.len());
-    let rest = &after_hash[name_start..];
-    [&b"region"[..], &b"endregion"[..]]
-        .iter()
-        .any(|kw| rest.starts_with(kw) && rest.get(kw.len()).is_none_or(|&x| !is_ident(x)))
+/// The name of the directive whose `#` is just before `from` (`if`, `region`, …), as the
+/// compiler reads it: after blanks, a run of ASCII letters. `#region` and `#endregion` only
+/// organise the editor's outline; every other directive (`#if`, `#pragma`, `#nullable`, …)
+/// means something and is kept.
+fn directive_name(src: &str, from: usize) -> &[u8] {
+    let b = src.as_bytes();
+    let start = skip_blanks(src, from);
+    let len = b[start..].iter().take_while(|x| x.is_ascii_alphabetic()).count();
+    if b.get(start + len).is_some_and(|&x| is_ident(x)) && space_at(src, start + len).is_none() {
+        // `#regionX`, `#if_` : not a directive name this lexer knows.
+        return b"";
+    }
+    &b[start..start + len]
 }
 
+/// The start of the new-line character that ends the line `from` is on (or the text's end).
 fn line_end(b: &[u8], from: usize) -> usize {
     let mut j = from;
-    while j < b.len() && b[j] != b'\n' && b[j] != b'\r' {
+    while j < b.len() && newline_len(b, j) == 0 {
         j += 1;
     }
     j
@@ -162,7 +267,7 @@ fn literal_at(b: &[u8], i: usize, depth: usize) -> Option<Option<usize>> {
     if b.get(j) != Some(&b'"') {
         return None;
     }
-    if i > 0 && b[i] != b'"' && is_ident(b[i - 1]) {
+    if i > 0 && b[i] != b'"' && is_ident(b[i - 1]) && !space_ends_at(b, i) {
         // `x$"…"` is not C#; treat the prefix as code and let the quote start the literal.
         return None;
     }
@@ -186,7 +291,8 @@ fn char_end(b: &[u8], i: usize) -> Option<usize> {
             let k = (j + 2..b.len().min(j + 12)).find(|&k| b[k] == b'\'')?;
             Some(k + 1)
         }
-        b'\'' | b'\n' | b'\r' => None,
+        b'\'' => None,
+        _ if newline_len(b, j) > 0 => None,
         &lead => {
             let len = utf8_len(lead)?;
             (b.get(j + len) == Some(&b'\'')).then_some(j + len + 1)
@@ -211,7 +317,7 @@ fn regular_end(b: &[u8], mut j: usize, interpolated: bool, depth: usize) -> Opti
             b'\\' => j += 2,
             b'"' => return Some(j + 1),
             // A regular string cannot span lines (only its holes can).
-            b'\n' | b'\r' => return None,
+            _ if newline_len(b, j) > 0 => return None,
             b'{' if interpolated => {
                 if b.get(j + 1) == Some(&b'{') {
                     j += 2;
@@ -369,6 +475,48 @@ mod tests {
         assert_eq!(strip("x  /* open\n  y"), "x /* open\n  y");
         let deep = "$\"{".repeat(100);
         assert_eq!(strip(&deep), deep);
+    }
+
+    /// Issue 26, item 1: C# does not lex disabled text, so a `/*` or an unfinished `@"` in an
+    /// `#if` branch that may be disabled must not swallow the `#endif` and the code after it.
+    #[test]
+    fn disabled_text_never_opens_a_comment_or_string_across_a_directive() {
+        let comment = "#if NEVER_DEFINED\n/* not a comment opener here\n#endif\npublic int Live;\n/* real */\n";
+        let out = strip(comment);
+        assert!(out.contains("#endif\npublic int Live;"), "{out:?}");
+        let verbatim = "#if NEVER_DEFINED\nvar s = @\"open\n#endif\nvar url = \"https://example.com/api\"; // c\n";
+        let out = strip(verbatim);
+        assert!(out.contains("var url = \"https://example.com/api\";"), "{out:?}");
+        for directive in ["#else", "#elif OTHER", "#pragma warning disable", "#region r", "  #endif"] {
+            let src = format!("#if A\nx /* y\n{directive}\n*/ z;\n#endif\n");
+            assert!(strip(&src).contains(directive.trim()), "{directive}: {:?}", strip(&src));
+        }
+        // Nested: the outer `#endif` closes the region, the inner one alone does not.
+        let nested = "#if A\n#if B\n#endif\n@\"\n#endif\n\";";
+        assert_eq!(strip(nested), nested);
+        // Outside every conditional region the text is certainly lexed: a comment that holds a
+        // directive line is a comment.
+        assert_eq!(strip("int a; /* old:\n#if X\n#endif\n*/ int b;"), "int a; int b;");
+        // Within a region, what closes before the next directive line is lexed as usual.
+        assert_eq!(strip("#if A\nint  a; /* c */\n// d\n#endif\n"), "#if A\nint a;\n#endif");
+        // A `#` after a comment does not start a directive in disabled text: kept as it was.
+        let after_comment = "#if A\n/* c */ #endif\nx;\n#endif\n";
+        assert!(strip(after_comment).contains("/* c */ #endif"), "{:?}", strip(after_comment));
+    }
+
+    /// Issue 26, item 2: C# ends a line at U+0085, U+2028 and U+2029 as at `\n` and `\r`.
+    #[test]
+    fn unicode_line_terminators_end_a_line_comment() {
+        for nl in ["\u{85}", "\u{2028}", "\u{2029}"] {
+            let out = strip(&format!("int a; // c{nl}int b;"));
+            assert!(out.contains("int b;"), "{nl:?}: {out:?}");
+            // A directive after one starts its line; its region is tracked.
+            let src = format!("x;{nl}#if NEVER{nl}/*{nl}#endif{nl}int live; // c\n*/");
+            assert!(strip(&src).contains("int live;"), "{nl:?}: {:?}", strip(&src));
+        }
+        // Unicode spaces before `#` leave it at the start of its line.
+        let src = "\u{a0}#if NEVER\n/*\n#endif\nint live; // c\n*/";
+        assert!(strip(src).contains("int live;"), "{:?}", strip(src));
     }
 
     #[test]

@@ -223,6 +223,12 @@ fn step(b: &[u8], i: usize, state: State, out: &mut Vec<Reading>) -> bool {
             _ => go(out, State::Razor, i + 1),
         },
         State::LineComment if c == b'\n' => go(out, State::Code, i + 1),
+        // C# also ends the comment at `\r`, U+0085, U+2028 and U+2029; whether Razor's tokenizer
+        // does is not certain here, so both readings go on.
+        State::LineComment if other_newline_len(b, i) > 0 => {
+            go(out, State::Code, i + other_newline_len(b, i));
+            go(out, State::LineComment, i + 1);
+        }
         State::LineComment => go(out, State::LineComment, i + 1),
         State::BlockComment => match (c, next) {
             (b'*', Some(b'/')) => go(out, State::Code, i + 2),
@@ -231,6 +237,17 @@ fn step(b: &[u8], i: usize, state: State, out: &mut Vec<Reading>) -> bool {
         State::Str { kind, holes, depth, nested } => return step_string(b, i, kind, holes, depth, nested, out),
     }
     false
+}
+
+/// The length of a line terminator of C# other than `\n` at `i` (`\r`, U+0085, U+2028, U+2029),
+/// or 0.
+fn other_newline_len(b: &[u8], i: usize) -> usize {
+    match b.get(i..).unwrap_or_default() {
+        [b'\r', ..] => 1,
+        [0xc2, 0x85, ..] => 2,
+        [0xe2, 0x80, 0xa8 | 0xa9, ..] => 3,
+        _ => 0,
+    }
 }
 
 /// The end (exclusive) of a C# char literal starting at `i` (`'x'`, `'\n'`, `'\u0022'`).
@@ -303,6 +320,14 @@ fn step_string(
         if depth > 0 && !nested {
             go(out, same(depth, nested), i + 1);
         }
+        return true;
+    }
+    let other_newline = other_newline_len(b, i);
+    if other_newline > 0 && (kind == Kind::Regular || nested) {
+        // The other C# line terminators end a one-line C# string as `\n` does, but not an HTML
+        // attribute value: both readings go on, and the line is unsure.
+        go(out, State::Code, i + other_newline);
+        go(out, same(depth, nested), i + 1);
         return true;
     }
     if nested {
@@ -408,6 +433,16 @@ mod tests {
     fn a_comment_in_a_csharp_line_comment_spanning_lines_stays() {
         let src = "@{\n    // see @* this\n    Work();\n    // *@\n}";
         assert!(matches!(strip(src), Cow::Borrowed(_)));
+    }
+
+    /// Issue 26, item 2 in Razor: C# ends a `//` comment at `\r`, U+0085, U+2028 and U+2029 too,
+    /// so the verbatim string after one holds the `@*`.
+    #[test]
+    fn a_line_comment_ends_at_every_csharp_line_terminator() {
+        for nl in ["\r", "\u{85}", "\u{2028}", "\u{2029}"] {
+            let src = format!("@{{ // see @\"x{nl}var s = @\"a\n@* text *@\n\"; }}");
+            assert!(matches!(strip(&src), Cow::Borrowed(_)), "{nl:?}: {:?}", strip(&src));
+        }
     }
 
     #[test]

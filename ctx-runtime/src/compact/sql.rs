@@ -5,7 +5,9 @@
 //!
 //! - `-- …` line comments and `/* … */` block comments (nested, as in T-SQL and PostgreSQL) are
 //!   dropped; optimizer hints `/*+ … */` and MySQL executable comments `/*! … */` carry meaning
-//!   and are kept verbatim;
+//!   and are kept verbatim. A `--` comment that holds U+0085, U+2028 or U+2029, which other
+//!   languages take as a line's end, is kept as written up to its `\n`; a text with a lone `\r`
+//!   (a line's end for T-SQL, not for MySQL) is left as it is;
 //! - string literals `'…'` with `''` escapes (and their `N'…'`, `X'…'`, `B'…'` forms), PostgreSQL
 //!   `E'…'` strings with backslash escapes and `$tag$ … $tag$` dollar quotes, quoted identifiers
 //!   `"…"`, `[…]` and `` `…` `` are kept verbatim, whitespace and line breaks inside included;
@@ -64,6 +66,11 @@ fn is_ident(b: u8) -> bool {
 fn lex(src: &str) -> Option<Pieces<'_>> {
     let b = src.as_bytes();
     let n = b.len();
+    // A lone `\r` ends a `--` comment for T-SQL and PostgreSQL, not for MySQL, and whether
+    // `sqlcmd` reads a `GO` after one as on its own line is not known: such a text is left alone.
+    if b.iter().enumerate().any(|(k, &x)| x == b'\r' && b.get(k + 1) != Some(&b'\n')) {
+        return None;
+    }
     let mut p = Pieces::new(src);
     let mut i = 0;
     while i < n {
@@ -79,12 +86,16 @@ fn lex(src: &str) -> Option<Pieces<'_>> {
         }
         let end = match (c, next) {
             (b'-', Some(b'-')) => {
-                let mut j = i + 2;
-                while j < n && b[j] != b'\n' && b[j] != b'\r' {
-                    j += 1;
+                // Other languages also end a line at U+0085, U+2028 or U+2029: when the comment
+                // holds one, it is kept as written up to the `\n` where every reading ends it.
+                let to_newline = find(b, i, b"\n").unwrap_or(n);
+                if unicode_line_break(&b[i..to_newline]) {
+                    p.text(i, to_newline);
+                    i = to_newline;
+                } else {
+                    p.gap(false);
+                    i = if to_newline > i && b[to_newline - 1] == b'\r' { to_newline - 1 } else { to_newline };
                 }
-                p.gap(false);
-                i = j;
                 continue;
             }
             (b'/', Some(b'*')) if matches!(b.get(i + 2), Some(b'+') | Some(b'!')) => {
@@ -134,6 +145,12 @@ fn lex(src: &str) -> Option<Pieces<'_>> {
         }
     }
     Some(p)
+}
+
+/// Whether `b` holds U+0085, U+2028 or U+2029: line terminators in some languages (C#,
+/// JavaScript), not in SQL as far as known.
+fn unicode_line_break(b: &[u8]) -> bool {
+    b.windows(2).any(|w| w == [0xc2, 0x85]) || b.windows(3).any(|w| matches!(w, [0xe2, 0x80, 0xa8 | 0xa9]))
 }
 
 fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
@@ -285,6 +302,20 @@ mod tests {
     fn unterminated_constructs_keep_the_rest_verbatim() {
         assert_eq!(s("SELECT  1 /* never   closed\n  x"), "SELECT 1 /* never   closed\n  x");
         assert_eq!(s("SELECT  'open   \n  x"), "SELECT 'open   \n  x");
+    }
+
+    /// Issue 26, item 2's class in SQL: where a `--` comment ends differs between readings (MySQL
+    /// ends it at `\n` only; a dialect that ended it at U+0085, U+2028 or U+2029 would run the code
+    /// after one): such a comment is kept as written to the `\n`, so every reading stays the same.
+    #[test]
+    fn a_line_comment_holding_another_line_terminator_is_kept() {
+        assert_eq!(s("SELECT  1 -- c\r\nFROM t -- d\r\n"), "SELECT 1\nFROM t");
+        let lone_cr = "SELECT  1 -- c\rDROP TABLE t\n  GO";
+        assert!(matches!(strip(lone_cr), Cow::Borrowed(_)));
+        for nl in ["\u{85}", "\u{2028}", "\u{2029}"] {
+            let src = format!("SELECT  1 -- c{nl}DROP TABLE t\nGO");
+            assert_eq!(s(&src), format!("SELECT 1 -- c{nl}DROP TABLE t\nGO"), "{nl:?}");
+        }
     }
 
     #[test]

@@ -45,13 +45,22 @@ impl Default for IndexOptions {
     }
 }
 
-/// A file that was found but not indexed, and why.
+/// A file that the options select but that was not indexed, and why.
+///
+/// Its `Display` is `path: reason`, one line, for a tool to print.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedFile {
     /// Its path relative to the root, `/`-separated.
     pub path: String,
-    /// Why: too large, not UTF-8 text, binary, unreadable.
+    /// Why: too large, binary, not UTF-8 (or, after a byte order mark, not UTF-16 or UTF-32)
+    /// text, a symbolic link, not a regular file, unreadable.
     pub reason: String,
+}
+
+impl fmt::Display for SkippedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
 }
 
 struct Doc {
@@ -114,9 +123,11 @@ impl fmt::Debug for Bm25Index {
 }
 
 impl Bm25Index {
-    /// Indexes the files under `root` chosen by `options`. Files that cannot be indexed (too
-    /// large, not text) are skipped and listed in [`Self::skipped`]; a root that is missing or
-    /// not a directory, or a directory that cannot be listed, is an error naming the path.
+    /// Indexes the files under `root` chosen by `options`. A text is decoded by its byte order
+    /// mark (UTF-8, UTF-16 or UTF-32, little or big endian), else as UTF-8. Files that cannot be
+    /// indexed (too large, binary, not text, symbolic links, unreadable) are skipped and listed in
+    /// [`Self::skipped`]; a root that is missing or not a directory, or a directory that cannot be
+    /// listed, is an error naming the path.
     pub fn from_dir(root: impl AsRef<Path>, options: &IndexOptions) -> Result<Self, RetrieveError> {
         let root = root.as_ref();
         let meta = std::fs::metadata(root).map_err(|e| RetrieveError::io(root, &e))?;
@@ -302,7 +313,8 @@ impl Bm25Index {
         self.root.as_deref()
     }
 
-    /// Files found under the root but not indexed.
+    /// Files found under the root and selected by the options, but not indexed, with the reason
+    /// (files hidden, in an excluded directory or of another extension are not listed).
     pub fn skipped(&self) -> &[SkippedFile] {
         &self.skipped
     }
@@ -342,7 +354,12 @@ fn walk(
             }
             continue;
         }
+        if meta.file_type().is_symlink() {
+            skipped.push(SkippedFile { path: id, reason: "a symbolic link (links are not followed)".into() });
+            continue;
+        }
         if !meta.is_file() {
+            skipped.push(SkippedFile { path: id, reason: "not a regular file".into() });
             continue;
         }
         if let Some(exts) = &options.extensions {
@@ -363,20 +380,53 @@ fn walk(
                 continue;
             }
         };
-        if bytes.contains(&0) {
-            skipped.push(SkippedFile { path: id, reason: "binary (contains NUL bytes)".into() });
-            continue;
-        }
-        match String::from_utf8(bytes) {
+        match decode(bytes) {
             Ok(text) => {
-                // A BOM is an encoding marker, not text.
-                let text = text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text);
                 files.insert(id, text);
             }
-            Err(_) => skipped.push(SkippedFile { path: id, reason: "not UTF-8 text".into() }),
+            Err(reason) => skipped.push(SkippedFile { path: id, reason }),
         }
     }
     Ok(())
+}
+
+/// The text of a file: decoded by its byte order mark (which is an encoding marker, not text),
+/// else as UTF-8. `Err` says why it is not text.
+fn decode(bytes: Vec<u8>) -> Result<String, String> {
+    let utf16 = |body: &[u8], unit: fn([u8; 2]) -> u16| {
+        if !body.len().is_multiple_of(2) {
+            return Err("an odd number of bytes after its byte order mark".to_owned());
+        }
+        char::decode_utf16(body.chunks_exact(2).map(|c| unit([c[0], c[1]])))
+            .collect::<Result<String, _>>()
+            .map_err(|_| "an unpaired surrogate after its byte order mark".to_owned())
+    };
+    let utf32 = |body: &[u8], unit: fn([u8; 4]) -> u32| {
+        if !body.len().is_multiple_of(4) {
+            return Err("a number of bytes after its byte order mark that is not a multiple of 4".to_owned());
+        }
+        body.chunks_exact(4)
+            .map(|c| unit([c[0], c[1], c[2], c[3]]))
+            .map(|u| char::from_u32(u).ok_or_else(|| format!("U+{u:X} is not a character")))
+            .collect::<Result<String, String>>()
+    };
+    let wide = |name: &str, text: Result<String, String>| match text {
+        Ok(text) if text.contains('\0') => Err(format!("binary (NUL characters after a {name} byte order mark)")),
+        Ok(text) => Ok(text),
+        Err(why) => Err(format!("not {name} text ({why})")),
+    };
+    match bytes.as_slice() {
+        // UTF-32 first: its little-endian BOM starts like UTF-16's.
+        [0xff, 0xfe, 0, 0, body @ ..] => wide("UTF-32", utf32(body, u32::from_le_bytes)),
+        [0, 0, 0xfe, 0xff, body @ ..] => wide("UTF-32", utf32(body, u32::from_be_bytes)),
+        [0xff, 0xfe, body @ ..] => wide("UTF-16", utf16(body, u16::from_le_bytes)),
+        [0xfe, 0xff, body @ ..] => wide("UTF-16", utf16(body, u16::from_be_bytes)),
+        _ if bytes.contains(&0) => Err("binary (contains NUL bytes)".into()),
+        _ => match String::from_utf8(bytes) {
+            Ok(text) => Ok(text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text)),
+            Err(_) => Err("not UTF-8 text".into()),
+        },
+    }
 }
 
 /// `path` relative to `root`, with `/` separators on every platform.
@@ -400,6 +450,27 @@ mod tests {
             ("src/Customer.cs", "public class Customer {\n  public string Name { get; set; }\n}"),
             ("README.md", "A sample shop: customers place orders."),
         ])
+    }
+
+    #[test]
+    fn decodes_by_the_byte_order_mark() {
+        let text = "SELECT N'ü 😀'\r\n";
+        let with = |bom: &[u8], body: Vec<u8>| [bom, &body].concat();
+        let le16 = text.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<_>>();
+        let be32 = text.chars().flat_map(|c| u32::from(c).to_be_bytes()).collect::<Vec<_>>();
+        let le32 = text.chars().flat_map(|c| u32::from(c).to_le_bytes()).collect::<Vec<_>>();
+        assert_eq!(decode(with(&[0xff, 0xfe], le16.clone())).as_deref(), Ok(text));
+        assert_eq!(decode(with(&[0, 0, 0xfe, 0xff], be32)).as_deref(), Ok(text));
+        assert_eq!(decode(with(&[0xff, 0xfe, 0, 0], le32)).as_deref(), Ok(text));
+        assert_eq!(decode(with(&[0xef, 0xbb, 0xbf], text.into())).as_deref(), Ok(text));
+        assert_eq!(decode(text.into()).as_deref(), Ok(text));
+        assert_eq!(decode(le16).unwrap_err(), "binary (contains NUL bytes)");
+        assert_eq!(
+            decode(vec![0xff, 0xfe, b'a', 0, 0, 0]).unwrap_err(),
+            "binary (NUL characters after a UTF-16 byte order mark)"
+        );
+        assert!(decode(vec![0xff, 0xfe, 0, 0, 0, 0, 0x11, 0]).unwrap_err().contains("U+110000 is not a character"));
+        assert_eq!(decode(vec![0xff]).unwrap_err(), "not UTF-8 text");
     }
 
     #[test]
