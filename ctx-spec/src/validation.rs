@@ -24,22 +24,50 @@ use crate::codes::ErrorCode;
 /// assert_eq!(did_you_mean("summarize", ["search", "fetch"]), None);
 /// ```
 pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    did_you_mean_by(unknown, candidates, Likeness::Similar)
+}
+
+/// How alike a name and a candidate must be for [`did_you_mean_by`] to suggest it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Likeness {
+    /// Jaro–Winkler similarity of at least 0.8, ignoring case (the rule of [`did_you_mean`]).
+    Similar,
+    /// At most two edits apart, ignoring case: for names that sit among legitimate look-alikes
+    /// (`max_turn_loops` is a named setting, not a typo of `max_history_tokens`).
+    Typo,
+}
+
+/// The one "did you mean" of ctx: the candidate most like `unknown` under `likeness` — the
+/// fewest edits, then the higher Jaro–Winkler score, then the earliest — or `None`.
+///
+/// ```
+/// use ctx_spec::validation::{Likeness, did_you_mean_by};
+///
+/// assert_eq!(did_you_mean_by("max_histroy_tokens", ["max_history_tokens"], Likeness::Typo), Some("max_history_tokens"));
+/// assert_eq!(did_you_mean_by("max_turn_loops", ["max_history_tokens"], Likeness::Typo), None);
+/// ```
+pub fn did_you_mean_by<'a>(
+    unknown: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    likeness: Likeness,
+) -> Option<&'a str> {
     let folded = unknown.to_lowercase();
-    // Candidates must look alike (Jaro-Winkler >= 0.8); among those, the fewest edits wins and
-    // the closer prefix breaks ties: `user_question_fr` suggests `user_question_en`, not the
-    // shorter `user_question` that merely shares the longer prefix.
+    // Candidates must look alike; among those, the fewest edits wins and the closer prefix breaks
+    // ties: `user_question_fr` suggests `user_question_en`, not the shorter `user_question` that
+    // merely shares the longer prefix.
     let mut best: Option<(usize, f64, &'a str)> = None;
     for candidate in candidates {
-        if candidate == unknown {
-            continue;
-        }
         let lower = candidate.to_lowercase();
-        let score = strsim::jaro_winkler(&folded, &lower);
-        if score < 0.8 {
+        if candidate == unknown || lower == folded && likeness == Likeness::Typo {
             continue;
         }
+        let score = strsim::jaro_winkler(&folded, &lower);
         let edits = strsim::levenshtein(&folded, &lower);
-        if best.is_none_or(|(e, s, _)| edits < e || (edits == e && score > s)) {
+        let alike = match likeness {
+            Likeness::Similar => score >= 0.8,
+            Likeness::Typo => edits <= 2,
+        };
+        if alike && best.is_none_or(|(e, s, _)| edits < e || (edits == e && score > s)) {
             best = Some((edits, score, candidate));
         }
     }

@@ -263,12 +263,7 @@ impl Bm25Index {
     /// the closest known one.
     pub fn node_text(&self, id: &str) -> Result<NodeText, RetrieveError> {
         let Some(doc) = self.doc(id) else {
-            let suggestion = self
-                .ids()
-                .map(|known| (strsim::normalized_levenshtein(id, known), known))
-                .filter(|(similarity, _)| *similarity >= 0.5)
-                .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-                .map(|(_, known)| known.to_owned());
+            let suggestion = ctx_spec::validation::did_you_mean(id, self.ids()).map(str::to_owned);
             return Err(RetrieveError::UnknownNode { id: id.to_owned(), suggestion });
         };
         let text = doc.text.as_str();

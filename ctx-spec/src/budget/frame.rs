@@ -115,12 +115,11 @@ impl NodeFrame {
                         "compact" => Part::Compact,
                         "text" => Part::Text,
                         other => {
-                            let suggestion = FRAME_PLACEHOLDERS
-                                .iter()
-                                .map(|p| (strsim::levenshtein(other, p), *p))
-                                .filter(|(d, _)| *d <= 2)
-                                .min_by_key(|(d, _)| *d)
-                                .map(|(_, p)| p);
+                            let suggestion = crate::validation::did_you_mean_by(
+                                other,
+                                FRAME_PLACEHOLDERS,
+                                crate::validation::Likeness::Typo,
+                            );
                             return Err(FrameError::UnknownPlaceholder { name: other.to_owned(), suggestion });
                         }
                     };

@@ -301,13 +301,7 @@ fn suggest_language<'a>(name: &str, declared: &'a [String]) -> Option<&'a str> {
 }
 
 fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let lower = name.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (strsim::levenshtein(&lower, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+    crate::validation::did_you_mean_by(name, candidates.iter().copied(), crate::validation::Likeness::Typo)
 }
 
 /// The load/compile-time form of the spec's `PIPELINE_BUDGET_MISCONFIG`: the evidence budget of

@@ -191,8 +191,7 @@ pub(crate) fn invalid_max_context_tokens(path: FieldPath, value: impl std::fmt::
 /// likeness (`did_you_mean`) would take legitimate named settings such as `max_turn_loops` for
 /// typos of `max_history_tokens`.
 fn misspelling_of(name: &str) -> Option<&'static str> {
-    let folded = name.to_lowercase();
-    SETTING_NAMES.into_iter().find(|known| *known != folded && strsim::levenshtein(&folded, known) <= 2)
+    crate::validation::did_you_mean_by(name, SETTING_NAMES, crate::validation::Likeness::Typo)
 }
 
 pub(crate) fn missing_history_budget(path: FieldPath, step: Option<&str>) -> ConfigIssue {
