@@ -21,7 +21,8 @@ use crate::state::PipelineState;
 
 use super::Transition;
 use super::definition::PipelineDef;
-use super::driver::{CustomSteps, StepEnv, StepReport, run_step};
+use super::driver::{StepReport, run_step};
+use super::env::{CustomSteps, StepEnv};
 use super::error::PipelineError;
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;

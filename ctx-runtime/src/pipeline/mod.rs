@@ -31,6 +31,7 @@
 
 mod conversation;
 pub mod driver;
+mod env;
 mod error;
 mod load;
 mod loaded;
@@ -46,7 +47,8 @@ mod tools;
 #[cfg(feature = "restate")]
 pub(crate) use conversation::follow_up_state;
 pub use conversation::{Answer, Conversation};
-pub use driver::{CustomSteps, NodeSearch, NodeStore, StepEnv, StepOutcome, StepReport, run_step};
+pub use driver::{StepOutcome, StepReport, run_step};
+pub use env::{CustomSteps, NodeSearch, NodeStore, StepEnv};
 pub use error::{BoxError, PipelineError};
 pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;

@@ -8,7 +8,8 @@ use crate::state::PipelineState;
 
 use super::Target;
 use super::definition::END;
-use super::driver::{StepEnv, StepReport, run_step};
+use super::driver::{StepReport, run_step};
+use super::env::StepEnv;
 use super::error::PipelineError;
 use super::loaded::LoadedPipeline;
 

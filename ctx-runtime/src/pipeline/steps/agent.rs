@@ -32,7 +32,7 @@ use crate::error::CtxError;
 use crate::llm::Usage;
 use crate::negotiate::NegotiationMeta;
 use crate::pipeline::definition::AgentSpec;
-use crate::pipeline::driver::StepEnv;
+use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;

@@ -40,7 +40,7 @@ use crate::error::CtxError;
 use crate::llm::Usage;
 use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
-use crate::pipeline::driver::StepEnv;
+use crate::pipeline::env::StepEnv;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 

@@ -3,7 +3,7 @@
 
 use crate::error::CtxError;
 use crate::pipeline::definition::{CustomSpec, LoopGuardSpec};
-use crate::pipeline::driver::StepEnv;
+use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
@@ -85,7 +85,7 @@ mod tests {
     struct Handler(&'static str, bool);
 
     #[async_trait]
-    impl crate::pipeline::driver::CustomSteps for Handler {
+    impl crate::pipeline::env::CustomSteps for Handler {
         async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
             state.variables.insert("ran".into(), serde_json::Value::from(step_id));
             if self.1 {

@@ -15,7 +15,7 @@ use crate::history;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelParams};
 use crate::negotiate::{Negotiated, NegotiationConfig, NegotiationRequest, negotiate_max_output};
 use crate::pipeline::definition::CallModelSpec;
-use crate::pipeline::driver::StepEnv;
+use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::pipeline::stream::Token;

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::pipeline::driver::{NodeSearch, NodeStore};
+use crate::pipeline::env::{NodeSearch, NodeStore};
 use crate::pipeline::error::BoxError;
 use crate::state::{NodeText, SearchHit};
 
