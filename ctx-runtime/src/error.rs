@@ -9,7 +9,7 @@ use crate::config::ConfigFileError;
 use crate::contract::ContractError;
 use crate::validation::ConfigIssues;
 
-pub use crate::codes::ErrorCode;
+pub use crate::codes::{Code, ErrorCode};
 pub use crate::tokens::TokenError;
 
 /// Every error a ctx run can produce.
@@ -59,7 +59,7 @@ pub enum CtxError {
 }
 
 impl ErrorCode for CtxError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),

@@ -9,7 +9,7 @@
 //! that overflows the window.
 
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::history::{HistoryTrim, trim_after_system};
 use crate::llm::ChatRequest;
 use crate::tokens::TokenError;
@@ -40,7 +40,7 @@ impl NegotiationConfig {
         let mut issues = Vec::new();
         if self.floor == 0 {
             issues.push(
-                ConfigIssue::new("NEGOTIATION_FLOOR_INVALID", at.key("floor"), "`floor` is 0; it must be > 0")
+                ConfigIssue::new(Code::NegotiationFloorInvalid, at.key("floor"), "`floor` is 0; it must be > 0")
                     .with_help("use the least output worth generating, e.g. 500"),
             );
         }
@@ -180,11 +180,11 @@ pub enum NegotiationError {
 }
 
 impl ErrorCode for NegotiationError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             NegotiationError::Token(e) => e.code(),
-            NegotiationError::ZeroRequested { .. } => "NEGOTIATION_ZERO_OUTPUT",
-            NegotiationError::NoRoomForFloor { .. } => "NEGOTIATION_NO_ROOM",
+            NegotiationError::ZeroRequested { .. } => Code::NegotiationZeroOutput,
+            NegotiationError::NoRoomForFloor { .. } => Code::NegotiationNoRoom,
         }
     }
 }

@@ -21,7 +21,7 @@ fn problems(name: &str) -> Vec<(&'static str, String)> {
     for issue in issues {
         assert!(text.contains(&format!("`{}`", issue.path)), "key {} not named: {text}", issue.path);
     }
-    issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+    issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn the_spec_json_shape_deserializes_and_inputs_are_declared() {
     .unwrap();
     let issues = validate_spec(&EngineSpec { contexts: vec![decl.clone()], ..Default::default() });
     assert_eq!(issues.len(), 1, "{issues:#?}");
-    assert_eq!(issues[0].code, "ENGINE_UNKNOWN_VARIABLE");
+    assert_eq!(issues[0].code.as_str(), "ENGINE_UNKNOWN_VARIABLE");
     assert_eq!(issues[0].path, FieldPath::parse("contexts[0].messages[1].content"));
     assert_eq!(issues[0].help.as_deref(), Some("add `question` to the context's `inputs`"));
     let fixed = ContextDeclaration { inputs: vec!["question".into()], ..decl };

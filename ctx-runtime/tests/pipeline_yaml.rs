@@ -25,7 +25,7 @@ fn load_err(name: &str) -> PipelineFileError {
 fn located(err: &PipelineFileError) -> Vec<(String, usize, usize, &'static str)> {
     err.issues()
         .iter()
-        .map(|i| (i.file.file_name().unwrap().to_string_lossy().into_owned(), i.line, i.column, i.code))
+        .map(|i| (i.file.file_name().unwrap().to_string_lossy().into_owned(), i.line, i.column, i.code.as_str()))
         .collect()
 }
 
@@ -251,7 +251,10 @@ fn a_contract_violation_has_the_compile_errors_code_message_and_help_at_the_step
     let issues = ctx_runtime::pipeline::validate_definition(&def, &Default::default());
     assert_eq!(issues.len(), 1);
     let issue = &err.issues()[0];
-    assert_eq!((issue.code, &issue.message, &issue.help), (issues[0].code, &issues[0].message, &issues[0].help));
+    assert_eq!(
+        (issue.code.as_str(), &issue.message, &issue.help),
+        (issues[0].code.as_str(), &issues[0].message, &issues[0].help)
+    );
 }
 
 #[test]

@@ -195,7 +195,7 @@ fn render(issues: &[YamlIssue]) {
     for issue in issues {
         let source = std::fs::read_to_string(&issue.file).unwrap_or_default();
         let path = issue.file.display().to_string();
-        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code);
+        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code.as_str());
         let group = match value_span(&source, issue.line, issue.column) {
             Some(span) => title.element(
                 Snippet::source(source.as_str())
