@@ -326,6 +326,15 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_floor_is_an_issue() {
+        let config = NegotiationConfig { safety_margin: 100, floor: 0 };
+        let issues = config.validate(&FieldPath::root().key("negotiation"));
+        let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(found, [("NEGOTIATION_FLOOR_INVALID", "negotiation.floor".to_owned())]);
+        assert!(NegotiationConfig { floor: 1, ..config }.validate(&FieldPath::root()).is_empty());
+    }
+
+    #[test]
     fn unknown_model_without_window_is_an_error() {
         let req = NegotiationRequest::new("llama3.2:3b", 100);
         let err = negotiate_max_output(&req, &counter()).unwrap_err();

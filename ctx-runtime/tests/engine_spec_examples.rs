@@ -6,6 +6,7 @@ mod engine_common;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use ctx_runtime::ErrorCode;
 use ctx_runtime::chat::ChatMessage;
 use ctx_runtime::engine::*;
 use ctx_runtime::validation::FieldPath;
@@ -90,6 +91,7 @@ fn retriever_pack_with_the_spec_budget_is_an_exact_error() {
         .build();
     let err = block_on(assembler.unwrap().assemble("support", &AssemblyInput::new())).unwrap_err();
     let fixed = counter().count_messages(&[ChatMessage::system("Use this context."), ChatMessage::user("Question")]);
+    assert_eq!(err.code(), "ENGINE_FIXED_OVER_BUDGET");
     match err {
         EngineError::FixedOverBudget { context, tokens, budget } => {
             assert_eq!((context.as_str(), tokens, budget), ("support", fixed.unwrap(), 10));

@@ -276,6 +276,16 @@ fn extends_cycles_and_missing_files_name_the_chain() {
     assert!(err.issues()[0].message.contains("missing_base.yaml → nowhere.yaml"), "{}", err.issues()[0]);
     let err = load_err("broken/no_such_file.yaml");
     assert_eq!(located(&err), [("no_such_file.yaml".into(), 0, 0, "PIPELINE_FILE_UNREADABLE")]);
+
+    // A chain longer than ctx follows, without a cycle: f0 extends f1 … extends f40.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        std::fs::write(dir.path().join(format!("f{i}.yaml")), format!("extends: f{}.yaml\nsteps: []\n", i + 1))
+            .unwrap();
+    }
+    std::fs::write(dir.path().join("f40.yaml"), "steps: []\n").unwrap();
+    let err = PipelineFile::load(dir.path().join("f0.yaml")).expect_err("too deep");
+    assert!(err.issues().iter().any(|i| i.code == "YAML_EXTENDS_TOO_DEEP"), "{:?}", err.issues());
 }
 
 mod never_panics {

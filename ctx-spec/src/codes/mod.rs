@@ -105,7 +105,7 @@ macro_rules! registry {
         ///
         /// New codes may be added in any release (hence `#[non_exhaustive]`); a published code
         /// never changes its string or meaning.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Code {
             $($(
@@ -132,6 +132,14 @@ macro_rules! registry {
             pub const fn area(self) -> Area {
                 match self {
                     $($(Code::$variant => Area::$area,)*)*
+                }
+            }
+
+            /// The variant's name, e.g. `"UnknownStepTarget"`.
+            #[cfg(test)]
+            pub(super) const fn variant_name(self) -> &'static str {
+                match self {
+                    $($(Code::$variant => stringify!($variant),)*)*
                 }
             }
 
@@ -193,6 +201,13 @@ impl Code {
     /// configuration file or a pipeline file with more than one kind of problem).
     pub const fn is_aggregate(self) -> bool {
         matches!(self, Code::ConfigInvalid | Code::ConfigFileInvalid | Code::PipelineFileInvalid)
+    }
+}
+
+/// The string, as [`fmt::Display`]: a `ConfigIssue` prints as `code: UNKNOWN_STEP_TARGET`.
+impl fmt::Debug for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -254,4 +254,22 @@ mod tests {
         let issue = ConfigIssue::new(Code::InvalidValue, FieldPath::parse("steps[2].on_ok"), "m");
         assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
     }
+
+    #[test]
+    fn compactors_and_the_node_frame_are_checked() {
+        let mut def = crate::pipeline::testing::compaction_loop();
+        def.settings.compactors = vec!["sql".into(), "9x".into(), "yaml".into(), "yaml".into()];
+        def.settings.node_frame = Some("{id} without the text".into());
+        let found: Vec<(&str, String)> =
+            settings_issues(&def).iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(
+            found,
+            [
+                ("COMPACTOR_BUILTIN", "settings.compactors[0]".to_owned()),
+                ("COMPACTOR_BAD_NAME", "settings.compactors[1]".to_owned()),
+                ("COMPACTOR_DUPLICATE", "settings.compactors[3]".to_owned()),
+                ("NODE_FRAME_INVALID", "settings.node_frame".to_owned()),
+            ]
+        );
+    }
 }

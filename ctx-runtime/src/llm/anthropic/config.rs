@@ -181,6 +181,11 @@ mod tests {
         c.connect_timeout = Duration::ZERO;
         let paths: Vec<String> = c.validate().iter().map(|i| i.path.to_string()).collect();
         assert_eq!(paths, ["base_url", "model", "version", "connect_timeout"]);
+        let codes: Vec<&str> = c.validate().iter().map(|i| i.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            ["MODEL_CONFIG_BASE_URL", "MODEL_CONFIG_MISSING_MODEL", "MODEL_CONFIG_API_VERSION", "MODEL_CONFIG_TIMEOUT"]
+        );
         assert!(c.validate().iter().all(|i| !i.message.contains("pw")));
         assert!(AnthropicConfig::new("ftp://h/v1", "m").validate()[0].message.contains("scheme `ftp`"));
     }

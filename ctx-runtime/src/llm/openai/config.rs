@@ -320,6 +320,17 @@ mod tests {
         let issues = c.validate();
         let paths: Vec<String> = issues.iter().map(|i| i.path.to_string()).collect();
         assert_eq!(paths, ["base_url", "base_url", "model", "request_timeout", "retry.initial_backoff"], "{issues:?}");
+        let codes: Vec<&str> = issues.iter().map(|i| i.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "MODEL_CONFIG_BASE_URL",
+                "MODEL_CONFIG_BASE_URL",
+                "MODEL_CONFIG_MISSING_MODEL",
+                "MODEL_CONFIG_TIMEOUT",
+                "MODEL_CONFIG_RETRY"
+            ]
+        );
         assert!(issues.iter().all(|i| !i.message.contains("pw")), "{issues:?}");
         assert!(OpenAiConfig::new("not a url", "m").validate()[0].message.contains("not a URL"));
         assert!(OpenAiConfig::new("http://127.0.0.1:1/v1", "m").validate().is_empty());
