@@ -1,7 +1,8 @@
 //! The `ctx` command line (feature `cli`), run as a user runs it: `check` passes the shipped
 //! pipelines and reports a broken file at its line and column (text and JSON, exit 1), `explain`
-//! prints the contract table, `graph` the diagram, `export` writes a file back, and `run` answers
-//! with the offline model; a `pipeline!` pipeline written out as YAML loads back equal.
+//! prints the contract table (or, given an error code, what it means), `graph` the diagram,
+//! `export` writes a file back, and `run` answers with the offline model; a `pipeline!` pipeline
+//! written out as YAML loads back equal.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -127,6 +128,26 @@ ctx::pipeline! {
             },
         }
     }
+}
+
+#[test]
+fn explain_a_code_as_rustc_explains_one() {
+    let out = ctx(&["explain", "UNKNOWN_STEP_TARGET"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("UNKNOWN_STEP_TARGET (graph area)\n\n"), "{stdout}");
+    assert!(stdout.contains("names a step the pipeline does not have") && stdout.contains("Fix:"), "{stdout}");
+
+    // A typo gets a suggestion; a file name is still a file.
+    let out = ctx(&["explain", "UNKNOWN_STEP_TARGTE"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unknown error code `UNKNOWN_STEP_TARGTE`; did you mean `UNKNOWN_STEP_TARGET`?"),
+        "{stderr}"
+    );
+    let out = ctx(&["explain", "examples/pipelines/minimal.yaml"]);
+    assert!(out.status.success() && text(&out.stdout).contains("| step |"), "{}", text(&out.stderr));
 }
 
 #[test]

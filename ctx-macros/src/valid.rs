@@ -2,7 +2,7 @@
 //! definition, and each `ConfigIssue` becomes a compile error under the token its path names.
 //! No pipeline rule is written here.
 
-use ctx_spec::pipeline::{GRAPH_WIDE_CODES, PipelineDef};
+use ctx_spec::pipeline::PipelineDef;
 use ctx_spec::validation::ConfigIssue;
 
 use crate::ctxt::Ctxt;
@@ -37,7 +37,7 @@ fn report(cx: &Ctxt, spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIs
         if spans.is_poisoned(&issue.path) {
             continue;
         }
-        if !graph_complete && GRAPH_WIDE_CODES.contains(&issue.code) {
+        if !graph_complete && issue.code.follows_from_graph() {
             continue;
         }
         let message = match &issue.help {
@@ -55,7 +55,9 @@ mod tests {
     use ctx_spec::validation::FieldPath;
     use proc_macro2::Span;
 
-    fn issue(code: &'static str, path: FieldPath) -> ConfigIssue {
+    use ctx_spec::codes::Code;
+
+    fn issue(code: Code, path: FieldPath) -> ConfigIssue {
         ConfigIssue::new(code, path, format!("{code} message")).with_help("do this")
     }
 
@@ -71,7 +73,7 @@ mod tests {
     #[test]
     fn issues_become_errors_with_their_help() {
         let spans = SpanMap::new(SpanRange::single(Span::call_site()));
-        let out = reported(&spans, true, vec![issue("INVALID_TOP_K", step_path(0).key("top_k"))]);
+        let out = reported(&spans, true, vec![issue(Code::InvalidTopK, step_path(0).key("top_k"))]);
         assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);
     }
 
@@ -83,9 +85,9 @@ mod tests {
             &spans,
             false,
             vec![
-                issue("UNKNOWN_STEP_TARGET", step_path(1).key("on_over")),
-                issue("UNREACHABLE_STEP", step_path(2).key("id")),
-                issue("INVALID_TOP_K", step_path(0).key("top_k")),
+                issue(Code::UnknownStepTarget, step_path(1).key("on_over")),
+                issue(Code::UnreachableStep, step_path(2).key("id")),
+                issue(Code::InvalidTopK, step_path(0).key("top_k")),
             ],
         );
         assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);

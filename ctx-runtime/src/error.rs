@@ -9,7 +9,7 @@ use crate::config::ConfigFileError;
 use crate::contract::ContractError;
 use crate::validation::ConfigIssues;
 
-pub use crate::codes::ErrorCode;
+pub use crate::codes::{Code, ErrorCode};
 pub use crate::tokens::TokenError;
 
 /// Every error a ctx run can produce.
@@ -59,7 +59,7 @@ pub enum CtxError {
 }
 
 impl ErrorCode for CtxError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             CtxError::Token(e) => e.code(),
             CtxError::Config(e) => e.code(),
@@ -81,3 +81,45 @@ impl ErrorCode for CtxError {
 
 /// `Result` with [`CtxError`].
 pub type Result<T, E = CtxError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{CompactError, EngineError};
+    use crate::llm::ModelError;
+    use crate::pipeline::PipelineError;
+    use crate::turn::TurnError;
+
+    /// The errors no test meets on the way (each needs a broken caller, a server that breaks the
+    /// connection, a hand-written backend): each names its own code, and `CtxError` passes it on.
+    #[test]
+    fn errors_that_are_hard_to_provoke_name_their_codes() {
+        let s = String::new;
+        let token = || TokenError::Backend { backend: s(), reason: s() };
+        let cases: Vec<(CtxError, &str)> = vec![
+            (PipelineError::PromptWithoutText { step: s(), key: s() }.into(), "PIPELINE_PROMPT_WITHOUT_TEXT"),
+            (PipelineError::NotResolved { pipeline: s(), step: s() }.into(), "PIPELINE_NOT_RESOLVED"),
+            (PipelineError::NotCustom { step: s() }.into(), "PIPELINE_NOT_CUSTOM"),
+            (PipelineError::NotTool { step: s(), tool: s() }.into(), "PIPELINE_NOT_TOOL"),
+            (PipelineError::StepBoundExceeded { pipeline: s(), bound: 3 }.into(), "PIPELINE_STEP_BOUND_EXCEEDED"),
+            (ModelError::Transport { model: s(), url: s(), message: s() }.into(), "MODEL_TRANSPORT"),
+            (ModelError::Tokenizer { model: s(), source: token() }.into(), "MODEL_TOKENIZER"),
+            (ContractError::NoOutput { step_id: s() }.into(), "REQUEST_WITHOUT_OUTPUT"),
+            (ContractError::Count { step_id: s(), source: token() }.into(), "REQUEST_COUNT_FAILED"),
+            (TurnError::ResultOverflow { call_id: s(), tokens: 2, available: 1 }.into(), "TURN_RESULT_OVERFLOW"),
+            (TurnError::StaleResult { call_id: s(), document_id: s() }.into(), "TURN_STALE_RESULT"),
+            (TurnError::MissingCompactor.into(), "TURN_MISSING_COMPACTOR"),
+            (TurnError::BudgetExhausted { call_id: s(), available: 0, needed: 1 }.into(), "TURN_BUDGET_EXHAUSTED"),
+            (EngineError::UnknownContext { name: s(), declared: s() }.into(), "ENGINE_UNKNOWN_CONTEXT"),
+            (
+                EngineError::Retriever { context: s(), retriever: s(), offset: 0, source: "down".into() }.into(),
+                "ENGINE_RETRIEVER_FAILED",
+            ),
+            (token().into(), "TOKENIZER_BACKEND"),
+        ];
+        for (err, code) in cases {
+            assert_eq!(err.code(), code, "{err}");
+        }
+        assert_eq!(CompactError::Other("no".into()).code(), "COMPACTOR_FAILED");
+    }
+}

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 
 use crate::chat::{ChatMessage, Role};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
@@ -50,10 +50,10 @@ pub enum HistoryError {
 }
 
 impl ErrorCode for HistoryError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             HistoryError::Token(e) => e.code(),
-            HistoryError::SystemOverBudget { .. } => "HISTORY_SYSTEM_OVER_BUDGET",
+            HistoryError::SystemOverBudget { .. } => Code::HistorySystemOverBudget,
         }
     }
 }

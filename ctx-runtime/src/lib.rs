@@ -23,7 +23,7 @@ pub mod tokens;
 pub mod turn;
 
 pub use chat::{ChatMessage, Role, ToolCall, ToolSchema};
-pub use error::{CtxError, ErrorCode, Result, TokenError};
+pub use error::{Code, CtxError, ErrorCode, Result, TokenError};
 pub use state::{InboxMessage, NodeText, PipelineState};
 pub use tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
 pub use validation::{ConfigIssue, ConfigIssues, FieldPath};

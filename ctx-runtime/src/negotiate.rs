@@ -9,7 +9,7 @@
 //! that overflows the window.
 
 use crate::chat::{ChatMessage, ToolSchema};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::history::{HistoryTrim, trim_after_system};
 use crate::llm::ChatRequest;
 use crate::tokens::TokenError;
@@ -40,7 +40,7 @@ impl NegotiationConfig {
         let mut issues = Vec::new();
         if self.floor == 0 {
             issues.push(
-                ConfigIssue::new("NEGOTIATION_FLOOR_INVALID", at.key("floor"), "`floor` is 0; it must be > 0")
+                ConfigIssue::new(Code::NegotiationFloorInvalid, at.key("floor"), "`floor` is 0; it must be > 0")
                     .with_help("use the least output worth generating, e.g. 500"),
             );
         }
@@ -180,11 +180,11 @@ pub enum NegotiationError {
 }
 
 impl ErrorCode for NegotiationError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             NegotiationError::Token(e) => e.code(),
-            NegotiationError::ZeroRequested { .. } => "NEGOTIATION_ZERO_OUTPUT",
-            NegotiationError::NoRoomForFloor { .. } => "NEGOTIATION_NO_ROOM",
+            NegotiationError::ZeroRequested { .. } => Code::NegotiationZeroOutput,
+            NegotiationError::NoRoomForFloor { .. } => Code::NegotiationNoRoom,
         }
     }
 }
@@ -323,6 +323,15 @@ mod tests {
 
     fn counter() -> TokenCounter {
         TokenCounter::for_encoding(Encoding::Cl100kBase)
+    }
+
+    #[test]
+    fn a_zero_floor_is_an_issue() {
+        let config = NegotiationConfig { safety_margin: 100, floor: 0 };
+        let issues = config.validate(&FieldPath::root().key("negotiation"));
+        let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(found, [("NEGOTIATION_FLOOR_INVALID", "negotiation.floor".to_owned())]);
+        assert!(NegotiationConfig { floor: 1, ..config }.validate(&FieldPath::root()).is_empty());
     }
 
     #[test]

@@ -234,7 +234,7 @@ async fn rate_limits_carry_retry_after_and_overload_is_retried() {
 
     let server = MockAnthropic::start(vec![Reply::error(529, "overloaded_error", "Overloaded")]).await;
     let err = server.client(fast_retries(2)).chat(&request()).await.expect_err("exhausted");
-    assert_eq!((err.code(), server.hits()), ("MODEL_RETRIES_EXHAUSTED", 3));
+    assert_eq!((err.code().as_str(), server.hits()), ("MODEL_RETRIES_EXHAUSTED", 3));
     assert!(matches!(err.root(), ModelError::Http { status: 529, .. }), "{err:?}");
 }
 
@@ -247,7 +247,7 @@ async fn final_errors_are_typed_and_never_retried() {
     )])
     .await;
     let err = server.client(fast_retries(3)).chat(&request()).await.expect_err("too long");
-    assert_eq!((err.code(), server.hits()), ("MODEL_CONTEXT_LENGTH_EXCEEDED", 1));
+    assert_eq!((err.code().as_str(), server.hits()), ("MODEL_CONTEXT_LENGTH_EXCEEDED", 1));
 
     let echo = format!("invalid x-api-key {KEY}");
     let server = MockAnthropic::start(vec![Reply::error(401, "authentication_error", &echo)]).await;

@@ -261,7 +261,10 @@ async fn a_closed_port_is_a_connect_error() {
     config.system_proxy = false;
     let err = OpenAiClient::new(config).expect("valid").chat(&request()).await.expect_err("refused");
     match err.root() {
-        ModelError::Connect { url, .. } => assert_eq!(url, &format!("http://{addr}/v1/chat/completions")),
+        root @ ModelError::Connect { url, .. } => {
+            assert_eq!(url, &format!("http://{addr}/v1/chat/completions"));
+            assert_eq!(root.code(), "MODEL_CONNECT");
+        }
         other => panic!("expected Connect, got {other:?}"),
     }
     assert!(matches!(err, ModelError::RetriesExhausted { attempts: 2, .. }), "{err:?}");

@@ -17,11 +17,14 @@ fn problems(name: &str) -> Vec<(&'static str, String)> {
     let text = err.to_string();
     assert!(text.contains(&path.display().to_string()), "the file is not named: {text}");
     let ConfigFileError::Invalid { path: reported, issues } = &err else { panic!("{err:?}") };
+    // One code names the error when all its issues share it; else `CONFIG_FILE_INVALID`.
+    let mixed = issues.iter().any(|i| i.code != issues[0].code);
+    assert_eq!(err.code(), if mixed { "CONFIG_FILE_INVALID" } else { issues[0].code.as_str() });
     assert_eq!(reported, &path);
     for issue in issues {
         assert!(text.contains(&format!("`{}`", issue.path)), "key {} not named: {text}", issue.path);
     }
-    issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+    issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
 }
 
 #[test]
@@ -83,6 +86,7 @@ fn unreadable_and_malformed_files_name_the_file() {
 
     let err = ModelConfig::from_json_file(fixture("broken.json")).unwrap_err();
     assert!(matches!(err, ConfigFileError::Syntax { line: 2, .. }), "{err:?}");
+    assert_eq!(err.code(), "CONFIG_FILE_SYNTAX");
     assert!(err.to_string().contains("broken.json"), "{err}");
 
     let err = ModelConfig::from_json_file(fixture("array.json")).unwrap_err();

@@ -75,7 +75,7 @@ fn a_claude_model_is_counted_with_the_declared_encoding_plus_the_margin_and_says
     check_contract(&gpt, &settings(), &checks, &gpt.counter()).expect("fits exactly");
     let claude = model("claude-sonnet-4-5", window);
     let issues = check_contract(&claude, &settings(), &checks, &claude.counter()).expect_err("over");
-    assert_eq!(issues[0].code, "BUDGET_CONTRACT_VIOLATED");
+    assert_eq!(issues[0].code.as_str(), "BUDGET_CONTRACT_VIOLATED");
     assert!(issues[0].message.contains("(prompt counts estimated, +30% margin"), "{}", issues[0].message);
 }
 

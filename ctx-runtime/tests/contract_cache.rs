@@ -165,7 +165,7 @@ fn the_cache_recomputes_only_on_a_new_fingerprint() {
 fn a_prompt_without_text_is_reported_under_its_step() {
     let i = inputs();
     let err = call_model_checks(&i.def, &BTreeMap::new()).unwrap_err();
-    let found: Vec<_> = err.iter().map(|e| (e.code, e.path.to_string())).collect();
+    let found: Vec<_> = err.iter().map(|e| (e.code.as_str(), e.path.to_string())).collect();
     assert_eq!(found, [("MISSING_PROMPT_TEXT", "steps.answer.prompt_key".to_owned())]);
     let checks = call_model_checks(&i.def, &i.prompts).unwrap();
     let ids: Vec<_> = checks.iter().map(|c| (c.step_id, c.system_prompt)).collect();

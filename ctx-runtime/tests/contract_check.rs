@@ -60,7 +60,7 @@ fn fixed(prompt: &str) -> usize {
 }
 
 fn codes(issues: &[ConfigIssue]) -> Vec<(&'static str, String)> {
-    issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+    issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
 }
 
 /// Every event's fields, as text, recorded by a test subscriber.
@@ -397,7 +397,7 @@ proptest! {
                 // A step whose output limit alone reaches the window is reported under that limit.
                 for (issue, c) in issues.iter().zip(steps.iter().filter(|c| need(c, ctx, configured_out(c)) > window)) {
                     let expected = if configured_out(c) >= window { "OUTPUT_EXCEEDS_WINDOW" } else { "BUDGET_CONTRACT_VIOLATED" };
-                    prop_assert_eq!(issue.code, expected);
+                    prop_assert_eq!(issue.code.as_str(), expected);
                 }
             }
         }

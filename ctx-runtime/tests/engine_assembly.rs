@@ -64,6 +64,7 @@ fn a_missing_variable_names_the_template_and_the_variable() {
     );
     let err = block_on(asm.assemble("c", &AssemblyInput::new().input("question", json!({"id": 7})))).unwrap_err();
     assert!(matches!(err, EngineError::VariableNotText { kind: "an object", .. }), "{err:?}");
+    assert_eq!(err.code(), "ENGINE_VARIABLE_NOT_TEXT");
 }
 
 #[test]
@@ -256,6 +257,7 @@ fn a_nested_context_over_its_allocation_is_compacted_or_an_error() {
     assert!(out.system_prompt.starts_with("Support.\n\nFrequently asked"), "{}", out.system_prompt);
     assert!(out.report.total_tokens <= 50);
     let err = nested(50, "error").unwrap_err();
+    assert_eq!(err.code(), "ENGINE_PACK_OVER_BUDGET");
     match err {
         EngineError::PackOverBudget { context, pack, tokens, budget } => {
             assert_eq!((context.as_str(), pack.as_str(), tokens), ("support", "faq", header));
@@ -384,6 +386,7 @@ fn a_compactor_over_its_budget_is_rejected() {
         matches!(&err, EngineError::CompactorOverBudget { compactor, pack, .. } if compactor == "noop" && pack == "kb"),
         "{err:?}"
     );
+    assert_eq!(err.code(), "ENGINE_COMPACTOR_OVER_BUDGET");
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod engine_common;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use ctx_runtime::ErrorCode;
 use ctx_runtime::chat::ChatMessage;
 use ctx_runtime::engine::*;
 use ctx_runtime::validation::FieldPath;
@@ -52,7 +53,7 @@ fn the_spec_json_shape_deserializes_and_inputs_are_declared() {
     .unwrap();
     let issues = validate_spec(&EngineSpec { contexts: vec![decl.clone()], ..Default::default() });
     assert_eq!(issues.len(), 1, "{issues:#?}");
-    assert_eq!(issues[0].code, "ENGINE_UNKNOWN_VARIABLE");
+    assert_eq!(issues[0].code.as_str(), "ENGINE_UNKNOWN_VARIABLE");
     assert_eq!(issues[0].path, FieldPath::parse("contexts[0].messages[1].content"));
     assert_eq!(issues[0].help.as_deref(), Some("add `question` to the context's `inputs`"));
     let fixed = ContextDeclaration { inputs: vec!["question".into()], ..decl };
@@ -90,6 +91,7 @@ fn retriever_pack_with_the_spec_budget_is_an_exact_error() {
         .build();
     let err = block_on(assembler.unwrap().assemble("support", &AssemblyInput::new())).unwrap_err();
     let fixed = counter().count_messages(&[ChatMessage::system("Use this context."), ChatMessage::user("Question")]);
+    assert_eq!(err.code(), "ENGINE_FIXED_OVER_BUDGET");
     match err {
         EngineError::FixedOverBudget { context, tokens, budget } => {
             assert_eq!((context.as_str(), tokens, budget), ("support", fixed.unwrap(), 10));

@@ -116,6 +116,7 @@ fn a_window_too_small_for_the_instructions_is_an_error() {
     let model = FakeModel::new(false, false);
     let err = compact_with(model.clone(), 50, &long_text(300), 40).unwrap_err();
     assert!(matches!(err, CompactError::WindowTooSmall { window: 50, output_tokens: 40, .. }), "{err:?}");
+    assert_eq!(err.code(), "COMPACTOR_WINDOW_TOO_SMALL");
     assert!(model.requests().is_empty(), "nothing is sent that does not fit");
 }
 

@@ -295,7 +295,7 @@ async fn a_call_that_would_overflow_the_window_is_refused_before_it_is_sent() {
     let err = run_step(&p, answer, &mut state, &env).await.unwrap_err();
     // Output negotiation finds no room even for its output floor (the guard behind it would
     // refuse the same request): either way, nothing leaves.
-    assert!(["NEGOTIATION_NO_ROOM", "REQUEST_EXCEEDS_CONTEXT_WINDOW"].contains(&err.code()), "{err}");
+    assert!(["NEGOTIATION_NO_ROOM", "REQUEST_EXCEEDS_CONTEXT_WINDOW"].contains(&err.code().as_str()), "{err}");
     assert!(err.to_string().contains("`answer`"), "{err}");
     assert!(err.to_string().contains(&l.window.to_string()), "{err}");
     assert!(model.exchanges().is_empty(), "the request was sent");

@@ -17,6 +17,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctx_runtime::ErrorCode;
 use ctx_runtime::chat::{ChatMessage, Role, ToolCall, ToolSchema};
 use ctx_runtime::tokens::{
     ChatFormat, ChatTemplate, GgufMetadata, HfTokenizer, JinjaTemplate, ModelFiles, TokenCounter, TokenError,
@@ -186,6 +187,7 @@ fn model_templates_render_and_count_as_llama_cpp_python_does() {
             // The template refuses the conversation in Python; it must here too.
             let err = rendered.expect_err(&format!("{file} / {name}: Python refused it ({error})"));
             assert!(matches!(err, TokenError::TemplateRender { .. }), "{file} / {name}: {err}");
+            assert_eq!(err.code(), "CHAT_TEMPLATE_RENDER");
             continue;
         }
         let rendered = rendered.unwrap_or_else(|e| panic!("{file} / {name}: {e}"));
@@ -226,6 +228,7 @@ fn a_template_that_drops_the_tools_refuses_them() {
     let (messages, tools) = conversation("tools offered");
     let err = template.render_request(&messages, &tools).unwrap_err();
     assert!(matches!(err, TokenError::TemplateUnsupported { .. }), "{err}");
+    assert_eq!(err.code(), "CHAT_TEMPLATE_UNSUPPORTED");
     assert!(err.to_string().contains("search"), "{err}");
     // And the tool calls of an assistant message, which it drops too (with text beside them:
     // a call-only message has no content, which this template cannot even concatenate).
@@ -277,6 +280,12 @@ fn a_tokenizer_json_beside_its_config_counts_as_the_gguf_does() {
     let files = ModelFiles::load(dir.path().join("tokenizer.json")).unwrap();
     assert_eq!(files.files().len(), 2);
     assert_eq!(files.context_window(), None);
+    // Such a directory states no window: a model block naming it must write one.
+    let at = ctx_runtime::validation::FieldPath::root().key("model");
+    let kind = ctx_runtime::config::ModelFileKind::Tokenizer;
+    let issues =
+        ctx_runtime::config::model_files_config(kind, &dir.path().join("tokenizer.json"), None, &at).unwrap_err();
+    assert_eq!(issues[0].code, "MODEL_WINDOW_MISSING");
     assert_eq!(files.template().as_jinja().unwrap().bos_token(), "<|im_start|>");
     let messages = [ChatMessage::system("Be brief."), ChatMessage::user("ünïcødé <|im_end|> 日本語")];
     assert_eq!(files.counter().count_messages(&messages).unwrap(), gguf.counter().count_messages(&messages).unwrap());

@@ -86,7 +86,10 @@ fn files_are_checked_again_only_when_one_of_them_changed() {
     write(d, "config.json", &CONFIG.replace("9600", "4000"));
     let err = cache.load(&qa).unwrap_err();
     let issue = &err.issues()[0];
-    assert_eq!((issue.code, issue.file.file_name().unwrap().to_str()), ("BUDGET_CONTRACT_VIOLATED", Some("base.yaml")));
+    assert_eq!(
+        (issue.code.as_str(), issue.file.file_name().unwrap().to_str()),
+        ("BUDGET_CONTRACT_VIOLATED", Some("base.yaml"))
+    );
     assert_eq!(cache.load(&qa).unwrap_err(), err);
     assert_eq!(counts(&cache), (5, 3));
 

@@ -25,7 +25,7 @@ fn load_err(name: &str) -> PipelineFileError {
 fn located(err: &PipelineFileError) -> Vec<(String, usize, usize, &'static str)> {
     err.issues()
         .iter()
-        .map(|i| (i.file.file_name().unwrap().to_string_lossy().into_owned(), i.line, i.column, i.code))
+        .map(|i| (i.file.file_name().unwrap().to_string_lossy().into_owned(), i.line, i.column, i.code.as_str()))
         .collect()
 }
 
@@ -251,7 +251,10 @@ fn a_contract_violation_has_the_compile_errors_code_message_and_help_at_the_step
     let issues = ctx_runtime::pipeline::validate_definition(&def, &Default::default());
     assert_eq!(issues.len(), 1);
     let issue = &err.issues()[0];
-    assert_eq!((issue.code, &issue.message, &issue.help), (issues[0].code, &issues[0].message, &issues[0].help));
+    assert_eq!(
+        (issue.code.as_str(), &issue.message, &issue.help),
+        (issues[0].code.as_str(), &issues[0].message, &issues[0].help)
+    );
 }
 
 #[test]
@@ -273,6 +276,16 @@ fn extends_cycles_and_missing_files_name_the_chain() {
     assert!(err.issues()[0].message.contains("missing_base.yaml → nowhere.yaml"), "{}", err.issues()[0]);
     let err = load_err("broken/no_such_file.yaml");
     assert_eq!(located(&err), [("no_such_file.yaml".into(), 0, 0, "PIPELINE_FILE_UNREADABLE")]);
+
+    // A chain longer than ctx follows, without a cycle: f0 extends f1 … extends f40.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        std::fs::write(dir.path().join(format!("f{i}.yaml")), format!("extends: f{}.yaml\nsteps: []\n", i + 1))
+            .unwrap();
+    }
+    std::fs::write(dir.path().join("f40.yaml"), "steps: []\n").unwrap();
+    let err = PipelineFile::load(dir.path().join("f0.yaml")).expect_err("too deep");
+    assert!(err.issues().iter().any(|i| i.code == "YAML_EXTENDS_TOO_DEEP"), "{:?}", err.issues());
 }
 
 mod never_panics {

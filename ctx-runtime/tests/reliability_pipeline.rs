@@ -427,7 +427,12 @@ async fn check_case(c: Case) -> Result<(), TestCaseError> {
                 return Err(TestCaseError::fail(format!("load failed with a non-config error: {e}")));
             };
             for issue in &issues.issues {
-                prop_assert!(LOAD_ISSUES.contains(&issue.code), "unexpected load issue {}: {}", issue.code, issue);
+                prop_assert!(
+                    LOAD_ISSUES.contains(&issue.code.as_str()),
+                    "unexpected load issue {}: {}",
+                    issue.code,
+                    issue
+                );
             }
             return Ok(());
         }
@@ -474,7 +479,7 @@ async fn check_case(c: Case) -> Result<(), TestCaseError> {
             }
             Err(e) => {
                 prop_assert_eq!(&snapshot, &before, "a failed step changed the snapshot ({})", e);
-                prop_assert!(!e.code().is_empty());
+                prop_assert!(!e.code().as_str().is_empty());
                 break;
             }
         }

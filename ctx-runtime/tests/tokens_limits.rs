@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ctx_runtime::error::TokenError;
+use ctx_runtime::error::{ErrorCode, TokenError};
 use ctx_runtime::tokens::{BpeBackend, ChatFormat, Encoding, TiktokenBackend, TokenCounter, TokenizerBackend};
 use proptest::prelude::*;
 
@@ -182,6 +182,7 @@ fn bad_token_ids_are_errors() {
         let c = TokenCounter::for_encoding(encoding);
         assert!(matches!(c.decode(&[u32::MAX]), Err(TokenError::Decode { .. })));
         assert!(matches!(c.decode(&[0, 250_000]), Err(TokenError::Decode { .. })));
+        assert_eq!(c.decode(&[u32::MAX]).unwrap_err().code(), "TOKEN_DECODE");
     }
 }
 

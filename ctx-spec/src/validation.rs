@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 
 /// The candidate closest to `unknown` when it is close enough to be a likely typo, for "did you
 /// mean …?" help lines: the one rule every validation uses. Names are compared case-insensitively
@@ -164,8 +164,9 @@ impl fmt::Display for FieldPath {
 /// One problem found in a configuration.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigIssue {
-    /// Stable machine-readable code, e.g. `INVALID_THRESHOLD` or `PIPELINE_BUDGET_MISCONFIG`.
-    pub code: &'static str,
+    /// Stable machine-readable code, e.g. `UNKNOWN_STEP_TARGET` or `PIPELINE_BUDGET_MISCONFIG`
+    /// (serialized as its string).
+    pub code: Code,
     /// The offending value's location.
     pub path: FieldPath,
     /// What is wrong, in one sentence that names the value.
@@ -176,7 +177,7 @@ pub struct ConfigIssue {
 
 impl ConfigIssue {
     /// A new issue without help text.
-    pub fn new(code: &'static str, path: FieldPath, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, path: FieldPath, message: impl Into<String>) -> Self {
         ConfigIssue { code, path, message: message.into(), help: None }
     }
 
@@ -216,14 +217,14 @@ impl ConfigIssues {
 }
 
 impl ErrorCode for ConfigIssues {
-    fn code(&self) -> &'static str {
-        shared_code(&self.issues).unwrap_or("CONFIG_INVALID")
+    fn code(&self) -> Code {
+        shared_code(&self.issues).unwrap_or(Code::ConfigInvalid)
     }
 }
 
 /// The code of `issues` when they all have the same one: an error made of several issues can
 /// only claim one specific code when no issue would be misnamed by it.
-pub(crate) fn shared_code(issues: &[ConfigIssue]) -> Option<&'static str> {
+pub(crate) fn shared_code(issues: &[ConfigIssue]) -> Option<Code> {
     match issues {
         [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => Some(first.code),
         _ => None,
@@ -270,14 +271,14 @@ mod tests {
     #[test]
     fn issues_report_all_and_pick_a_code() {
         assert!(ConfigIssues::check("x", vec![]).is_ok());
-        let a = ConfigIssue::new("A", FieldPath::root().key("a"), "bad a").with_help("fix a");
-        let b = ConfigIssue::new("B", FieldPath::root().key("b"), "bad b");
+        let a = ConfigIssue::new(Code::InvalidValue, FieldPath::root().key("a"), "bad a").with_help("fix a");
+        let b = ConfigIssue::new(Code::InvalidSetting, FieldPath::root().key("b"), "bad b");
         let err = ConfigIssues::check("pipeline.yaml", vec![a.clone(), b]).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("2 configuration problem(s) in pipeline.yaml"), "{text}");
-        assert!(text.contains("A: `a`: bad a (help: fix a)"), "{text}");
+        assert!(text.contains("INVALID_VALUE: `a`: bad a (help: fix a)"), "{text}");
         assert_eq!(err.code(), "CONFIG_INVALID");
         let one = ConfigIssues::check("p", vec![a]).unwrap_err();
-        assert_eq!(one.code(), "A");
+        assert_eq!(one.code(), Code::InvalidValue);
     }
 }

@@ -32,7 +32,7 @@ fuzz_target!(|text: &str| {
         Err(error) => {
             let message = error.to_string();
             assert!(message.contains("deploy/config.json"), "error does not name the file: {message}");
-            assert!(!error.code().is_empty());
+            assert!(!error.code().as_str().is_empty());
         }
     }
 });

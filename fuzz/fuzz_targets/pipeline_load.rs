@@ -152,7 +152,7 @@ fuzz_target!(|input: Input| {
     };
     let issues = validate_definition(&def, &ValidateOptions::default());
     for issue in &issues {
-        assert!(!issue.code.is_empty() && issue.code.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()));
+        assert!(!issue.code.as_str().is_empty() && issue.code.as_str().chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()));
         assert!(!issue.message.is_empty());
     }
     match LoadedPipeline::load(def, LoadOptions::new()) {

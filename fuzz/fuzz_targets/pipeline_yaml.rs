@@ -21,7 +21,7 @@ fuzz_target!(|text: &str| {
         Err(err) => {
             assert!(!err.issues().is_empty(), "an error has issues");
             for issue in err.issues() {
-                assert!(!issue.code.is_empty() && !issue.message.is_empty(), "{issue}");
+                assert!(!issue.code.as_str().is_empty() && !issue.message.is_empty(), "{issue}");
                 assert!(issue.line > 0 || issue.column == 0, "{issue}");
             }
         }

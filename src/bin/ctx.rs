@@ -3,6 +3,7 @@
 //! ```text
 //! ctx check <files or dirs>… [--format text|json]   every problem at file:line:column; exit 1 on any
 //! ctx explain <file>                                the budget contract of each model step
+//! ctx explain <CODE>                                what an error code means and how to fix it
 //! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
 //! ctx export <file>                                 the pipeline as one YAML file
 //! ctx run <file> [--docs <dir>] -- "question"       a run with the offline model, or CTX_BASE_URL
@@ -17,11 +18,13 @@ use std::process::ExitCode;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use clap::{Parser, Subcommand, ValueEnum};
+use ctx::codes::Code;
 use ctx::llm::ChatModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
 use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
+use ctx::validation::did_you_mean;
 use ctx::{ErrorCode, PipelineState};
 
 #[derive(Parser)]
@@ -43,10 +46,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Prints the budget contract of each `call_model` and `agent` step.
+    /// Prints the budget contract of each `call_model` and `agent` step of a pipeline file, or,
+    /// given an error code (`ctx explain UNKNOWN_STEP_TARGET`), what the code means and how to
+    /// fix it.
     Explain {
-        /// The pipeline file.
-        file: PathBuf,
+        /// The pipeline file, or an error code (capitals and `_`, not the name of a file).
+        target: PathBuf,
     },
     /// Prints the step graph.
     Graph {
@@ -85,7 +90,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { paths, format } => check(&paths, format),
-        Command::Explain { file } => load(&file).map(|f| explain(&f)),
+        Command::Explain { target } => match error_code(&target) {
+            Some(code) => explain_code(code),
+            None => load(&target).map(|f| explain(&f)),
+        },
         Command::Graph { file, dot } => load(&file).map(|f| {
             let def = f.definition();
             println!("{}", if dot { to_dot(def) } else { to_mermaid(def) });
@@ -195,7 +203,7 @@ fn render(issues: &[YamlIssue]) {
     for issue in issues {
         let source = std::fs::read_to_string(&issue.file).unwrap_or_default();
         let path = issue.file.display().to_string();
-        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code);
+        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code.as_str());
         let group = match value_span(&source, issue.line, issue.column) {
             Some(span) => title.element(
                 Snippet::source(source.as_str())
@@ -225,6 +233,27 @@ fn value_span(source: &str, line: usize, column: usize) -> Option<std::ops::Rang
     let len = value.len().max(1).min(rest.len().max(1));
     let start = start_of_line + offset;
     (start + len <= source.len() || rest.is_empty()).then(|| start..(start + len).min(source.len()))
+}
+
+/// `target` when it is written like an error code (capitals, digits and `_`) and is not a file.
+fn error_code(target: &Path) -> Option<&str> {
+    let text = target.to_str()?;
+    let code_like = text.starts_with(|c: char| c.is_ascii_uppercase())
+        && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    (code_like && !target.exists()).then_some(text)
+}
+
+/// `ctx explain CODE`, as `rustc --explain`: the code's area and explanation.
+fn explain_code(text: &str) -> Result<ExitCode, String> {
+    let Some(code) = Code::parse(text) else {
+        let near = did_you_mean(text, Code::ALL.iter().map(|c| c.as_str()));
+        return Err(match near {
+            Some(near) => format!("unknown error code `{text}`; did you mean `{near}`?"),
+            None => format!("unknown error code `{text}`"),
+        });
+    };
+    println!("{code} ({} area)\n\n{}", code.area(), code.explanation());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn explain(file: &LoadedFile) -> ExitCode {

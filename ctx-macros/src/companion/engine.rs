@@ -72,19 +72,26 @@ pub fn context_engine(input: TokenStream) -> TokenStream {
     }
 }
 
-/// `issues` without those that only follow from another: the ratios of a context sum to more
-/// than 1 because a ratio in that sum is out of range already (a pack's own ratio, or the default
-/// ratio when the runtime places the sum there).
+/// `issues` without those that only echo another
+/// ([`Code::echo_of`](ctx_spec::codes::Code::echo_of)): the ratios of a context sum
+/// to more than 1 because a ratio in that sum is out of range already (a pack's own ratio, or the
+/// default ratio when the runtime places the sum there).
 pub(super) fn without_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
-    let out_of_range: Vec<FieldPath> =
-        issues.iter().filter(|i| i.code == "ENGINE_RATIO_RANGE").map(|i| i.path.clone()).collect();
     // `contexts[i]`, and whether the path is under its `messages`.
     let context = |path: &FieldPath| FieldPath(path.0.iter().take(2).cloned().collect());
     let in_messages = |path: &FieldPath| matches!(path.0.get(2), Some(PathSegment::Key(k)) if k == "messages");
-    let echoes = |sum: &FieldPath| {
-        out_of_range.iter().any(|bad| bad == sum || (in_messages(bad) && context(bad) == context(sum)))
+    // Whether the finding at `cause` makes the one at `echo` follow: the same value, or a ratio
+    // under the messages of the context whose sum is reported.
+    let same_value =
+        |cause: &FieldPath, echo: &FieldPath| cause == echo || (in_messages(cause) && context(cause) == context(echo));
+    let echoes = |issue: &ConfigIssue| {
+        issue
+            .code
+            .echo_of()
+            .is_some_and(|cause| issues.iter().any(|other| other.code == cause && same_value(&other.path, &issue.path)))
     };
-    issues.into_iter().filter(|i| !(i.code == "ENGINE_RATIO_SUM" && echoes(&i.path))).collect()
+    let keep: Vec<bool> = issues.iter().map(|i| !echoes(i)).collect();
+    issues.into_iter().zip(keep).filter_map(|(issue, keep)| keep.then_some(issue)).collect()
 }
 
 /// A declaration lowered to the runtime's spec.

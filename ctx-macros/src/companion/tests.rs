@@ -201,7 +201,7 @@ fn every_runtime_issue_path_is_recorded_exactly() {
     let lowered = super::engine::lower(&cx, &header);
     assert!(cx.check().is_ok(), "no syntax errors in this declaration");
     let issues = ctx_spec::engine::validate_spec(&lowered.spec);
-    let mut codes: Vec<&str> = issues.iter().map(|i| i.code).collect();
+    let mut codes: Vec<&str> = issues.iter().map(|i| i.code.as_str()).collect();
     codes.sort_unstable();
     codes.dedup();
     let every_engine_code = [

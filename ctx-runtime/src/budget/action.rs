@@ -1,5 +1,6 @@
 //! The `manage_context_budget` action itself.
 
+use crate::codes::Code;
 use crate::compact::{CompactorRegistry, NodeLanguage};
 use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use crate::tokens::TokenCounter;
@@ -164,7 +165,7 @@ pub fn manage_context_budget_with(
             event_type = "MANAGE_CONTEXT_BUDGET",
             step_id,
             decision = "error",
-            code = "PIPELINE_BUDGET_MISCONFIG",
+            code = Code::PipelineBudgetMisconfig.as_str(),
             max_context_tokens,
             context_tokens_before,
             candidate_tokens,

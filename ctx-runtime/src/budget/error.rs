@@ -1,6 +1,6 @@
 //! Errors of the `manage_context_budget` action.
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 
 /// Why `manage_context_budget` failed. The state is unchanged whenever one is returned.
@@ -47,10 +47,10 @@ pub enum BudgetError {
 }
 
 impl ErrorCode for BudgetError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            BudgetError::Misconfig { .. } => super::codes::PIPELINE_BUDGET_MISCONFIG,
-            BudgetError::NoBudget { .. } => "MISSING_MAX_CONTEXT_TOKENS",
+            BudgetError::Misconfig { .. } => Code::PipelineBudgetMisconfig,
+            BudgetError::NoBudget { .. } => Code::MissingMaxContextTokens,
             BudgetError::Token { source, .. } => source.code(),
         }
     }

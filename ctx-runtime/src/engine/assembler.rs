@@ -12,6 +12,7 @@ use super::report::AssemblyReport;
 use super::retriever::Retriever;
 use super::run::Run;
 use crate::chat::{ChatMessage, Role};
+use crate::codes::Code;
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 use ctx_spec::engine::Template;
@@ -196,7 +197,7 @@ impl ContextAssemblerBuilder {
             if !self.retrievers.contains_key(&decl.name) {
                 issues.push(
                     ConfigIssue::new(
-                        "ENGINE_RETRIEVER_NOT_REGISTERED",
+                        Code::EngineRetrieverNotRegistered,
                         FieldPath::root().key("retrievers").index(k).key("name"),
                         format!("retriever `{}` is declared but no implementation is registered", decl.name),
                     )
@@ -208,7 +209,7 @@ impl ContextAssemblerBuilder {
             if !spec.retrievers.iter().any(|r| &r.name == name) {
                 issues.push(
                     ConfigIssue::new(
-                        "ENGINE_UNDECLARED_RETRIEVER",
+                        Code::EngineUndeclaredRetriever,
                         FieldPath::root().key("retrievers"),
                         format!("a retriever is registered as `{name}` but not declared"),
                     )
@@ -220,7 +221,7 @@ impl ContextAssemblerBuilder {
             if self.compactors.get(name).is_none() {
                 issues.push(
                     ConfigIssue::new(
-                        "ENGINE_COMPACTOR_NOT_REGISTERED",
+                        Code::EngineCompactorNotRegistered,
                         FieldPath::root().key("compactors").index(k),
                         format!("compactor `{name}` is declared but not registered"),
                     )

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::classify::{Language, classify};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::llm::ModelError;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
@@ -64,12 +64,12 @@ pub enum CompactError {
 }
 
 impl ErrorCode for CompactError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             CompactError::Token(e) => e.code(),
             CompactError::Model(e) => e.code(),
-            CompactError::WindowTooSmall { .. } => "COMPACTOR_WINDOW_TOO_SMALL",
-            CompactError::Other(_) => "COMPACTOR_FAILED",
+            CompactError::WindowTooSmall { .. } => Code::CompactorWindowTooSmall,
+            CompactError::Other(_) => Code::CompactorFailed,
         }
     }
 }

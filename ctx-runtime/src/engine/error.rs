@@ -1,6 +1,6 @@
 //! The errors of context assembly.
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
@@ -137,19 +137,19 @@ pub enum EngineError {
 }
 
 impl ErrorCode for EngineError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             EngineError::Config(e) => e.code(),
             EngineError::Token(e) => e.code(),
-            EngineError::UnknownContext { .. } => "ENGINE_UNKNOWN_CONTEXT",
-            EngineError::MissingVariable { .. } => "ENGINE_MISSING_VARIABLE",
-            EngineError::VariableNotText { .. } => "ENGINE_VARIABLE_NOT_TEXT",
-            EngineError::FixedOverBudget { .. } => "ENGINE_FIXED_OVER_BUDGET",
-            EngineError::InputOverBudget { .. } => "ENGINE_INPUT_OVER_BUDGET",
-            EngineError::PackOverBudget { .. } => "ENGINE_PACK_OVER_BUDGET",
-            EngineError::Retriever { .. } => "ENGINE_RETRIEVER_FAILED",
-            EngineError::Compactor { .. } => "ENGINE_COMPACTOR_FAILED",
-            EngineError::CompactorOverBudget { .. } => "ENGINE_COMPACTOR_OVER_BUDGET",
+            EngineError::UnknownContext { .. } => Code::EngineUnknownContext,
+            EngineError::MissingVariable { .. } => Code::EngineMissingVariable,
+            EngineError::VariableNotText { .. } => Code::EngineVariableNotText,
+            EngineError::FixedOverBudget { .. } => Code::EngineFixedOverBudget,
+            EngineError::InputOverBudget { .. } => Code::EngineInputOverBudget,
+            EngineError::PackOverBudget { .. } => Code::EnginePackOverBudget,
+            EngineError::Retriever { .. } => Code::EngineRetrieverFailed,
+            EngineError::Compactor { .. } => Code::EngineCompactorFailed,
+            EngineError::CompactorOverBudget { .. } => Code::EngineCompactorOverBudget,
         }
     }
 }

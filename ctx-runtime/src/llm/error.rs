@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
@@ -183,22 +183,22 @@ impl ModelError {
 }
 
 impl ErrorCode for ModelError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            ModelError::ContextLengthExceeded { .. } => "MODEL_CONTEXT_LENGTH_EXCEEDED",
-            ModelError::Failed { .. } => "MODEL_CALL_FAILED",
+            ModelError::ContextLengthExceeded { .. } => Code::ModelContextLengthExceeded,
+            ModelError::Failed { .. } => Code::ModelCallFailed,
             ModelError::Config(issues) => issues.code(),
-            ModelError::Connect { .. } => "MODEL_CONNECT",
-            ModelError::Transport { .. } => "MODEL_TRANSPORT",
-            ModelError::Timeout { .. } => "MODEL_TIMEOUT",
-            ModelError::RateLimited { .. } => "MODEL_RATE_LIMITED",
-            ModelError::Http { .. } => "MODEL_HTTP_STATUS",
-            ModelError::MalformedBody { .. } => "MODEL_MALFORMED_BODY",
-            ModelError::TruncatedBody { .. } => "MODEL_TRUNCATED_BODY",
-            ModelError::EmptyChoices { .. } => "MODEL_EMPTY_CHOICES",
-            ModelError::RetriesExhausted { .. } => "MODEL_RETRIES_EXHAUSTED",
-            ModelError::Tokenizer { .. } => "MODEL_TOKENIZER",
-            ModelError::UnsupportedRequest { .. } => "MODEL_UNSUPPORTED_REQUEST",
+            ModelError::Connect { .. } => Code::ModelConnect,
+            ModelError::Transport { .. } => Code::ModelTransport,
+            ModelError::Timeout { .. } => Code::ModelTimeout,
+            ModelError::RateLimited { .. } => Code::ModelRateLimited,
+            ModelError::Http { .. } => Code::ModelHttpStatus,
+            ModelError::MalformedBody { .. } => Code::ModelMalformedBody,
+            ModelError::TruncatedBody { .. } => Code::ModelTruncatedBody,
+            ModelError::EmptyChoices { .. } => Code::ModelEmptyChoices,
+            ModelError::RetriesExhausted { .. } => Code::ModelRetriesExhausted,
+            ModelError::Tokenizer { .. } => Code::ModelTokenizer,
+            ModelError::UnsupportedRequest { .. } => Code::ModelUnsupportedRequest,
         }
     }
 }

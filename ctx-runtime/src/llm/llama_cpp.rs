@@ -30,6 +30,7 @@
 use std::time::Duration;
 
 use super::openai::{OpenAiClient, OpenAiConfig};
+use crate::codes::Code;
 use crate::error::CtxError;
 use crate::pipeline::{LoadOptions, LoadedPipeline, ModelSource, PipelineDef};
 use crate::tokens::{ChatTemplate, LlamaCppServer, ModelFiles, TokenCounter};
@@ -94,7 +95,7 @@ impl LocalModel {
         let model = std::env::var(ENV_MODEL).ok().filter(|m| !m.trim().is_empty());
         let Some(gguf) = std::env::var_os(ENV_GGUF).filter(|g| !g.is_empty()) else {
             let issue = ConfigIssue::new(
-                "LOCAL_MODEL_FILE_MISSING",
+                Code::LocalModelFileMissing,
                 FieldPath::root().key(ENV_GGUF),
                 format!("{ENV_BASE_URL} is set but {ENV_GGUF} is not: ctx counts with the served model's own files"),
             )
@@ -137,7 +138,7 @@ impl LocalModel {
         let loaded = LoadedPipeline::load_with_counter(def, opts, self.counter.clone())?;
         if loaded.context_window() > self.window {
             let issue = ConfigIssue::new(
-                "LOCAL_MODEL_WINDOW_TOO_LARGE",
+                Code::LocalModelWindowTooLarge,
                 FieldPath::root().key("model").key("context_window"),
                 format!(
                     "the pipeline's window is {} tokens but the server at {} holds {}",

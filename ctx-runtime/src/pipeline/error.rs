@@ -1,6 +1,6 @@
 //! Errors of running a pipeline: a step that cannot do its work names itself and what it needed.
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::llm::ModelError;
 use crate::negotiate::NegotiationError;
 
@@ -231,29 +231,29 @@ pub enum PipelineError {
 }
 
 impl ErrorCode for PipelineError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            PipelineError::StepIndexOutOfRange { .. } => "PIPELINE_STEP_INDEX",
-            PipelineError::UnknownSnapshotStep { .. } => "PIPELINE_UNKNOWN_SNAPSHOT_STEP",
-            PipelineError::UnsupportedStep { .. } => "PIPELINE_UNSUPPORTED_STEP",
-            PipelineError::MissingBackend { .. } => "PIPELINE_MISSING_BACKEND",
-            PipelineError::Backend { .. } => "PIPELINE_BACKEND_FAILED",
-            PipelineError::UnknownOutcome { .. } => "PIPELINE_UNKNOWN_OUTCOME",
-            PipelineError::LoopCountsChanged { .. } => "PIPELINE_LOOP_COUNTS_CHANGED",
-            PipelineError::MissingSource { .. } => "PIPELINE_MISSING_SOURCE",
-            PipelineError::SetVariable { .. } => "PIPELINE_SET_VARIABLE",
-            PipelineError::PromptWithoutText { .. } => "PIPELINE_PROMPT_WITHOUT_TEXT",
+            PipelineError::StepIndexOutOfRange { .. } => Code::PipelineStepIndex,
+            PipelineError::UnknownSnapshotStep { .. } => Code::PipelineUnknownSnapshotStep,
+            PipelineError::UnsupportedStep { .. } => Code::PipelineUnsupportedStep,
+            PipelineError::MissingBackend { .. } => Code::PipelineMissingBackend,
+            PipelineError::Backend { .. } => Code::PipelineBackendFailed,
+            PipelineError::UnknownOutcome { .. } => Code::PipelineUnknownOutcome,
+            PipelineError::LoopCountsChanged { .. } => Code::PipelineLoopCountsChanged,
+            PipelineError::MissingSource { .. } => Code::PipelineMissingSource,
+            PipelineError::SetVariable { .. } => Code::PipelineSetVariable,
+            PipelineError::PromptWithoutText { .. } => Code::PipelinePromptWithoutText,
             PipelineError::Model { source, .. } => source.code(),
             PipelineError::Negotiation { source, .. } => source.code(),
-            PipelineError::PromptFile { .. } => "PIPELINE_PROMPT_FILE",
-            PipelineError::StepBoundExceeded { .. } => "PIPELINE_STEP_BOUND_EXCEEDED",
-            PipelineError::NotResolved { .. } => "PIPELINE_NOT_RESOLVED",
-            PipelineError::NotCustom { .. } => "PIPELINE_NOT_CUSTOM",
-            PipelineError::ToolArguments { .. } => "AGENT_TOOL_ARGUMENTS",
-            PipelineError::Tool { .. } => "AGENT_TOOL_FAILED",
-            PipelineError::ToolCallsAfterLimit { .. } => "AGENT_TOOL_CALLS_AFTER_LIMIT",
+            PipelineError::PromptFile { .. } => Code::PipelinePromptFile,
+            PipelineError::StepBoundExceeded { .. } => Code::PipelineStepBoundExceeded,
+            PipelineError::NotResolved { .. } => Code::PipelineNotResolved,
+            PipelineError::NotCustom { .. } => Code::PipelineNotCustom,
+            PipelineError::ToolArguments { .. } => Code::AgentToolArguments,
+            PipelineError::Tool { .. } => Code::AgentToolFailed,
+            PipelineError::ToolCallsAfterLimit { .. } => Code::AgentToolCallsAfterLimit,
             PipelineError::Turn { source, .. } => source.code(),
-            PipelineError::NotTool { .. } => "PIPELINE_NOT_TOOL",
+            PipelineError::NotTool { .. } => Code::PipelineNotTool,
         }
     }
 }

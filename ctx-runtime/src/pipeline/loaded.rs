@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::budget::{BudgetOptions, ManageBudgetConfig, NodeFrame};
+use crate::codes::Code;
 use crate::config::{ConfigFile, LimitsPolicy, ModelConfig, Settings};
 use crate::contract::ContractReport;
 use crate::error::CtxError;
@@ -126,7 +127,7 @@ impl LoadedPipeline {
             return Err(ConfigIssues {
                 source_name: source,
                 issues: vec![ConfigIssue::new(
-                    "PIPELINE_UNRESOLVED",
+                    Code::PipelineUnresolved,
                     FieldPath::root(),
                     "the pipeline could not be resolved",
                 )],
@@ -198,7 +199,7 @@ impl LoadedPipeline {
             return Ok(());
         }
         let issue = ConfigIssue::new(
-            "PIPELINE_STEPS_DIFFER",
+            Code::PipelineStepsDiffer,
             FieldPath::root().key("steps"),
             format!("the loaded pipeline `{}` does not run the steps of `{}`", self.def.name, def.name),
         )
@@ -322,7 +323,7 @@ fn provided_prompts(
             None => {
                 issues.push(
                     ConfigIssue::new(
-                        "UNKNOWN_PROMPT",
+                        Code::UnknownPrompt,
                         path,
                         format!(
                             "a text is provided for prompt `{key}`, which pipeline `{}` does not declare",
@@ -336,7 +337,7 @@ fn provided_prompts(
             Some(p) if p.text.is_some() => {
                 issues.push(
                     ConfigIssue::new(
-                        "PROMPT_ALREADY_DEFINED",
+                        Code::PromptAlreadyDefined,
                         path,
                         format!("prompt `{key}` has a text in the definition and another one is provided at load time"),
                     )
@@ -362,7 +363,7 @@ fn provided_prompts(
         if provided.insert(key.clone(), text).is_some() {
             issues.push(
                 ConfigIssue::new(
-                    "PROMPT_PROVIDED_TWICE",
+                    Code::PromptProvidedTwice,
                     FieldPath::root().key("prompts").key(key.as_str()),
                     format!("prompt `{key}` is provided twice at load time"),
                 )
@@ -408,7 +409,7 @@ fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigI
                 )
             };
             ConfigIssue::new(
-                "COMPACTOR_NOT_REGISTERED",
+                Code::CompactorNotRegistered,
                 FieldPath::root().key("settings").key("compactors").index(i),
                 format!("compactor language `{name}` is declared but no compactor for it was registered"),
             )

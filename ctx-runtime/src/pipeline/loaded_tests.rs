@@ -46,6 +46,10 @@ fn loads_the_spec_loop_with_its_limits_and_bound() {
     // (3 allowed loops + 1) × 5 steps on the longest path without on_allow.
     assert_eq!(p.step_bound(), 20);
     assert!(p.contract_report().clamps.is_empty());
+    assert!(p.check_steps_match(&compaction_loop()).is_ok());
+    let mut other = compaction_loop();
+    other.steps.pop();
+    assert_eq!(p.check_steps_match(&other).unwrap_err().code(), "PIPELINE_STEPS_DIFFER");
 }
 
 #[test]
@@ -88,6 +92,9 @@ fn prompts_come_from_the_definition_or_the_load_options() {
         vec![("UNKNOWN_PROMPT", "prompts.sumarizer".into()), ("PROMPT_ALREADY_DEFINED", "prompts.answer".into())]
     );
     assert!(e.issues[0].help.as_deref().unwrap().starts_with("did you mean `summarizer`?"));
+    let twice = LoadOptions::new().prompt("summarizer", "a").prompt("summarizer", "b");
+    let err = LoadedPipeline::load(def.clone(), twice).unwrap_err();
+    assert_eq!(config_issues(err), vec![("PROMPT_PROVIDED_TWICE", "prompts.summarizer".into())]);
 
     let dir = TempDir::new("prompts");
     std::fs::write(dir.0.join("summarizer.txt"), "Summarise, keep SQL verbatim.").unwrap();
@@ -136,4 +143,35 @@ fn auto_clamp_runs_with_the_clamped_limits() {
         let budget = p.contract_report().step(step).unwrap();
         assert!(budget.total_tokens() <= 10_000, "{budget:?}");
     }
+}
+
+/// A tokenizer that is down: every count fails.
+#[derive(Debug)]
+struct Unavailable;
+
+impl crate::tokens::TokenizerBackend for Unavailable {
+    fn id(&self) -> &str {
+        "unavailable"
+    }
+    fn count(&self, _: &str) -> Result<usize, crate::TokenError> {
+        Err(crate::TokenError::Backend { backend: "unavailable".into(), reason: "down".into() })
+    }
+    fn encode(&self, text: &str) -> Result<Vec<u32>, crate::TokenError> {
+        self.count(text).map(|_| Vec::new())
+    }
+    fn decode(&self, _: &[u32]) -> Result<String, crate::TokenError> {
+        Ok(String::new())
+    }
+}
+
+#[test]
+fn what_cannot_be_counted_is_an_issue_at_its_step() {
+    use crate::tokens::{ChatFormat, TokenCounter};
+    let failing = || TokenCounter::with_backend(std::sync::Arc::new(Unavailable), ChatFormat::openai(), 16);
+    let err = LoadedPipeline::load_with_counter(compaction_loop(), LoadOptions::new(), failing()).unwrap_err();
+    assert!(config_issues(err).contains(&("PROMPT_COUNT_FAILED", "steps[4].prompt_key".into())));
+    let agent = testing::def(vec![testing::agent("ask", "end")]);
+    let err = LoadedPipeline::load_with_counter(agent, LoadOptions::new(), failing()).unwrap_err();
+    let found = config_issues(err);
+    assert!(found.contains(&("TOOL_COUNT_FAILED", "steps[0].tools".into())), "{found:?}");
 }

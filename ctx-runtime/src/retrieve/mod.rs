@@ -24,7 +24,7 @@ pub use index::{Bm25Index, IndexOptions, SkippedFile};
 pub use tokenize::CodeTokenizer;
 pub use tokenize::split_identifier;
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 
 /// Why retrieval failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,12 +70,12 @@ impl RetrieveError {
 }
 
 impl ErrorCode for RetrieveError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            RetrieveError::Io { .. } => "RETRIEVE_IO",
-            RetrieveError::NotADirectory { .. } => "RETRIEVE_NOT_A_DIRECTORY",
-            RetrieveError::UnknownNode { .. } => "RETRIEVE_UNKNOWN_NODE",
-            RetrieveError::Chunk { .. } => "RETRIEVE_CHUNK",
+            RetrieveError::Io { .. } => Code::RetrieveIo,
+            RetrieveError::NotADirectory { .. } => Code::RetrieveNotADirectory,
+            RetrieveError::UnknownNode { .. } => Code::RetrieveUnknownNode,
+            RetrieveError::Chunk { .. } => Code::RetrieveChunk,
         }
     }
 }

@@ -36,7 +36,7 @@ pub use final_view::{DocumentId, FallbackVerdict, dedup_by_id, fallback_check};
 pub use ledger::{CallBudget, LedgerBreakdown, SeenDocument, TurnLedger};
 pub use pack::{Compactor, Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
@@ -96,15 +96,15 @@ pub enum TurnError {
 }
 
 impl ErrorCode for TurnError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
             TurnError::Config(e) => e.code(),
             TurnError::Token(e) => e.code(),
-            TurnError::BudgetExhausted { .. } => "TURN_BUDGET_EXHAUSTED",
-            TurnError::ResultOverflow { .. } => "TURN_RESULT_OVERFLOW",
-            TurnError::StaleResult { .. } => "TURN_STALE_RESULT",
-            TurnError::MissingCompactor => "TURN_MISSING_COMPACTOR",
-            TurnError::Compactor { .. } => "TURN_COMPACTOR_FAILED",
+            TurnError::BudgetExhausted { .. } => Code::TurnBudgetExhausted,
+            TurnError::ResultOverflow { .. } => Code::TurnResultOverflow,
+            TurnError::StaleResult { .. } => Code::TurnStaleResult,
+            TurnError::MissingCompactor => Code::TurnMissingCompactor,
+            TurnError::Compactor { .. } => Code::TurnCompactorFailed,
         }
     }
 }

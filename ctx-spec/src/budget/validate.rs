@@ -1,10 +1,10 @@
 //! The rules that make a `manage_context_budget` step valid, written once: the `pipeline!` macro
 //! calls these at compile time and the loader at load time.
 
+use crate::codes::Code;
 use crate::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::codes;
 use super::config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
 
 /// Validates a `manage_context_budget` step written at `at` (e.g. `steps[2]`), returning its
@@ -71,7 +71,7 @@ pub fn validate_manage_budget_with(
     {
         issues.push(
             ConfigIssue::new(
-                codes::DIVIDE_NEW_CONTENT_EMPTY,
+                Code::DivideNewContentEmpty,
                 at.key("divide_new_content"),
                 format!("`divide_new_content` is {divider:?}: the divider would be an invisible context block"),
             )
@@ -104,7 +104,7 @@ fn validate_rule(
         let builtins = RuleLanguage::NAMES.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         issues.push(
             ConfigIssue::new(
-                codes::COMPACT_RULE_UNKNOWN_LANGUAGE,
+                Code::CompactRuleUnknownLanguage,
                 at.key("language"),
                 format!("unknown compaction language `{}`", spec.language),
             )
@@ -122,7 +122,7 @@ fn validate_rule(
     let Some(kind) = kind else {
         issues.push(
             ConfigIssue::new(
-                codes::COMPACT_RULE_UNKNOWN_POLICY,
+                Code::CompactRuleUnknownPolicy,
                 at.key("policy"),
                 format!("unknown compaction policy `{}`", spec.policy),
             )
@@ -143,7 +143,7 @@ fn validate_rule(
     {
         issues.push(
             ConfigIssue::new(
-                codes::COMPACT_RULE_KEY_NOT_FOR_POLICY,
+                Code::CompactRuleKeyNotForPolicy,
                 at.key("threshold"),
                 format!("`threshold: {t}` has no effect with policy `{}`", kind.name()),
             )
@@ -155,7 +155,7 @@ fn validate_rule(
     {
         issues.push(
             ConfigIssue::new(
-                codes::COMPACT_RULE_KEY_NOT_FOR_POLICY,
+                Code::CompactRuleKeyNotForPolicy,
                 at.key("inbox_key"),
                 format!("`inbox_key: {key:?}` has no effect with policy `{}`", kind.name()),
             )
@@ -172,7 +172,7 @@ fn threshold_policy(threshold: Option<f64>, at: &FieldPath, issues: &mut Vec<Con
     let Some(t) = threshold else {
         issues.push(
             ConfigIssue::new(
-                codes::COMPACT_RULE_MISSING_THRESHOLD,
+                Code::CompactRuleMissingThreshold,
                 at.clone(),
                 "policy `threshold` needs a `threshold`: the fraction of settings.max_context_tokens that triggers compaction",
             )
@@ -193,7 +193,7 @@ fn threshold_policy(threshold: Option<f64>, at: &FieldPath, issues: &mut Vec<Con
     }
     issues.push(
         ConfigIssue::new(
-            codes::COMPACT_RULE_THRESHOLD_OUT_OF_RANGE,
+            Code::CompactRuleThresholdOutOfRange,
             at.key("threshold"),
             format!("`threshold: {t}` is outside (0, 1]"),
         )
@@ -207,7 +207,7 @@ fn demand_policy(inbox_key: Option<&str>, at: &FieldPath, issues: &mut Vec<Confi
         None => {
             issues.push(
                 ConfigIssue::new(
-                    codes::COMPACT_RULE_MISSING_INBOX_KEY,
+                    Code::CompactRuleMissingInboxKey,
                     at.clone(),
                     "policy `demand` needs an `inbox_key`: the inbox topic that requests compaction",
                 )
@@ -220,7 +220,7 @@ fn demand_policy(inbox_key: Option<&str>, at: &FieldPath, issues: &mut Vec<Confi
         Some(key) if key.trim().is_empty() => {
             issues.push(
                 ConfigIssue::new(
-                    codes::COMPACT_RULE_EMPTY_INBOX_KEY,
+                    Code::CompactRuleEmptyInboxKey,
                     at.key("inbox_key"),
                     format!("`inbox_key: {key:?}` is empty; no sender could name this topic on purpose"),
                 )
@@ -252,7 +252,7 @@ fn unreachable(earlier: &[(usize, CompactRule)], j: usize, rule: &CompactRule, a
     };
     Some(
         ConfigIssue::new(
-            codes::COMPACT_RULE_UNREACHABLE,
+            Code::CompactRuleUnreachable,
             at.clone(),
             format!(
                 "rule compact_code[{j}] ({} {}) can never fire: compact_code[{i}] ({} {}) {why}",
@@ -316,7 +316,7 @@ pub fn check_evidence_budget(evidence_tokens: i64, fetch_at: &FieldPath, max_con
     }
     vec![
         ConfigIssue::new(
-            codes::PIPELINE_BUDGET_MISCONFIG,
+            Code::PipelineBudgetMisconfig,
             fetch_at.key("evidence_tokens"),
             format!(
                 "fetch_node_texts `evidence_tokens: {evidence_tokens}` is not below settings.max_context_tokens \
@@ -353,7 +353,7 @@ mod tests {
         FieldPath::parse("steps[3]")
     }
 
-    fn issues(s: &ManageBudgetSpec) -> Vec<(&'static str, String)> {
+    fn issues(s: &ManageBudgetSpec) -> Vec<(Code, String)> {
         validate_manage_budget(s, &at()).unwrap_err().into_iter().map(|i| (i.code, i.path.to_string())).collect()
     }
 
@@ -387,14 +387,14 @@ mod tests {
         assert_eq!(
             issues(&s),
             [
-                (codes::COMPACT_RULE_UNKNOWN_LANGUAGE, "steps[3].compact_code[0].language".to_owned()),
-                (codes::COMPACT_RULE_UNKNOWN_POLICY, "steps[3].compact_code[0].policy".to_owned()),
-                (codes::COMPACT_RULE_MISSING_THRESHOLD, "steps[3].compact_code[1]".to_owned()),
-                (codes::COMPACT_RULE_THRESHOLD_OUT_OF_RANGE, "steps[3].compact_code[2].threshold".to_owned()),
-                (codes::COMPACT_RULE_MISSING_INBOX_KEY, "steps[3].compact_code[3]".to_owned()),
-                (codes::COMPACT_RULE_KEY_NOT_FOR_POLICY, "steps[3].compact_code[4].threshold".to_owned()),
-                (codes::COMPACT_RULE_KEY_NOT_FOR_POLICY, "steps[3].compact_code[4].inbox_key".to_owned()),
-                (codes::COMPACT_RULE_THRESHOLD_OUT_OF_RANGE, "steps[3].compact_code[5].threshold".to_owned()),
+                (Code::CompactRuleUnknownLanguage, "steps[3].compact_code[0].language".to_owned()),
+                (Code::CompactRuleUnknownPolicy, "steps[3].compact_code[0].policy".to_owned()),
+                (Code::CompactRuleMissingThreshold, "steps[3].compact_code[1]".to_owned()),
+                (Code::CompactRuleThresholdOutOfRange, "steps[3].compact_code[2].threshold".to_owned()),
+                (Code::CompactRuleMissingInboxKey, "steps[3].compact_code[3]".to_owned()),
+                (Code::CompactRuleKeyNotForPolicy, "steps[3].compact_code[4].threshold".to_owned()),
+                (Code::CompactRuleKeyNotForPolicy, "steps[3].compact_code[4].inbox_key".to_owned()),
+                (Code::CompactRuleThresholdOutOfRange, "steps[3].compact_code[5].threshold".to_owned()),
             ]
         );
     }
@@ -429,8 +429,8 @@ mod tests {
         assert_eq!(
             issues(&s),
             [
-                (codes::COMPACT_RULE_KEY_NOT_FOR_POLICY, "steps[3].compact_code[0].inbox_key".to_owned()),
-                (codes::COMPACT_RULE_KEY_NOT_FOR_POLICY, "steps[3].compact_code[1].threshold".to_owned()),
+                (Code::CompactRuleKeyNotForPolicy, "steps[3].compact_code[0].inbox_key".to_owned()),
+                (Code::CompactRuleKeyNotForPolicy, "steps[3].compact_code[1].threshold".to_owned()),
             ]
         );
     }
@@ -449,7 +449,7 @@ mod tests {
         let all = validate_manage_budget(&s, &at()).unwrap_err();
         let paths: Vec<String> = all.iter().map(|i| i.path.to_string()).collect();
         assert_eq!(paths, ["steps[3].compact_code[1]", "steps[3].compact_code[3]", "steps[3].compact_code[5]"]);
-        assert!(all.iter().all(|i| i.code == codes::COMPACT_RULE_UNREACHABLE));
+        assert!(all.iter().all(|i| i.code == Code::CompactRuleUnreachable));
         assert!(all[0].message.contains("compact_code[0] (sql always) compacts every sql node first"), "{}", all[0]);
         assert_eq!(all[0].help.as_deref(), Some("remove compact_code[1], or move it before compact_code[0]"));
     }
@@ -461,8 +461,8 @@ mod tests {
         assert_eq!(
             issues(&s),
             [
-                (codes::COMPACT_RULE_EMPTY_INBOX_KEY, "steps[3].compact_code[0].inbox_key".to_owned()),
-                (codes::DIVIDE_NEW_CONTENT_EMPTY, "steps[3].divide_new_content".to_owned()),
+                (Code::CompactRuleEmptyInboxKey, "steps[3].compact_code[0].inbox_key".to_owned()),
+                (Code::DivideNewContentEmpty, "steps[3].divide_new_content".to_owned()),
             ]
         );
         s.compact_code.clear();

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::model::{ModelConfig, ModelKeys, validate_model};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::pipeline::definition::ModelSpec;
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
@@ -89,12 +89,12 @@ pub enum ConfigFileError {
 }
 
 impl ErrorCode for ConfigFileError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            ConfigFileError::Read { .. } => "CONFIG_FILE_UNREADABLE",
-            ConfigFileError::Syntax { .. } => "CONFIG_FILE_SYNTAX",
-            ConfigFileError::NotAnObject { .. } => "CONFIG_FILE_NOT_AN_OBJECT",
-            ConfigFileError::Invalid { issues, .. } => shared_code(issues).unwrap_or("CONFIG_FILE_INVALID"),
+            ConfigFileError::Read { .. } => Code::ConfigFileUnreadable,
+            ConfigFileError::Syntax { .. } => Code::ConfigFileSyntax,
+            ConfigFileError::NotAnObject { .. } => Code::ConfigFileNotAnObject,
+            ConfigFileError::Invalid { issues, .. } => shared_code(issues).unwrap_or(Code::ConfigFileInvalid),
         }
     }
 }
@@ -135,7 +135,7 @@ impl ConfigFile {
                 None => format!("the keys are: {}", KNOWN_KEYS.join(", ")),
             };
             issues.push(
-                ConfigIssue::new("UNKNOWN_CONFIG_KEY", root.key(key.as_str()), format!("unknown key `{key}`"))
+                ConfigIssue::new(Code::UnknownConfigKey, root.key(key.as_str()), format!("unknown key `{key}`"))
                     .with_help(help),
             );
         }
@@ -198,7 +198,7 @@ fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
         other => format!("{} {other}", kind(other)),
     };
     ConfigIssue::new(
-        "INVALID_CONFIG_VALUE",
+        Code::InvalidConfigValue,
         FieldPath::root().key(key),
         format!("`{key}` must be {expected}, found {shown}"),
     )

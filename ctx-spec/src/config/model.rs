@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::positive;
+use crate::codes::Code;
 use crate::pipeline::definition::ModelSpec;
 use crate::tokens::TokenError;
 use crate::tokens::{ChatFormat, Counting, Encoding, ModelInfo, TokenCounter, estimated_counter};
@@ -101,7 +102,7 @@ impl ModelConfig {
 /// rules and the contract check (which also sees a `ModelConfig` built field by field).
 pub(crate) fn invalid_context_window(path: FieldPath, key: &str, value: impl std::fmt::Display) -> ConfigIssue {
     ConfigIssue::new(
-        "INVALID_CONTEXT_WINDOW",
+        Code::InvalidContextWindow,
         path,
         format!("`{key}` is {value}; the context window must be an integer > 0"),
     )
@@ -143,7 +144,7 @@ pub(crate) fn validate_model(
                 };
                 issues.push(
                     ConfigIssue::new(
-                        "UNKNOWN_ENCODING",
+                        Code::UnknownEncoding,
                         encoding_path.clone(),
                         format!("unknown encoding `{name}` in `{}`", keys.encoding),
                     )
@@ -161,7 +162,7 @@ pub(crate) fn validate_model(
             None => {
                 issues.push(
                     ConfigIssue::new(
-                        "INVALID_MAX_TOKENS",
+                        Code::InvalidMaxTokens,
                         at.key(keys.max_tokens),
                         format!("`{}` is {m}; the default output limit must be an integer > 0", keys.max_tokens),
                     )
@@ -175,7 +176,7 @@ pub(crate) fn validate_model(
     if keys.window_required && window == Ok(None) {
         issues.push(
             ConfigIssue::new(
-                "MISSING_CONTEXT_WINDOW",
+                Code::MissingContextWindow,
                 window_path.clone(),
                 format!("`{}` is missing; it is required", keys.context_window),
             )
@@ -210,7 +211,7 @@ pub(crate) fn validate_model(
                     }
                     issues.push(
                         ConfigIssue::new(
-                            "UNKNOWN_MODEL",
+                            Code::UnknownModel,
                             at.key(keys.model),
                             format!(
                                 "model `{name}` is not in ctx's model table{suggestion}, so its {} cannot be looked up",
@@ -235,7 +236,7 @@ pub(crate) fn validate_model(
         if need_window {
             issues.push(
                 ConfigIssue::new(
-                    "MISSING_CONTEXT_WINDOW",
+                    Code::MissingContextWindow,
                     window_path.clone(),
                     format!("no `{}` and no `{}` to look it up by", keys.context_window, keys.model),
                 )
@@ -248,7 +249,7 @@ pub(crate) fn validate_model(
         if need_encoding {
             issues.push(
                 ConfigIssue::new(
-                    "MISSING_ENCODING",
+                    Code::MissingEncoding,
                     encoding_path,
                     format!("no `{}` and no `{}` to look it up by", keys.encoding, keys.model),
                 )
@@ -270,7 +271,7 @@ pub(crate) fn validate_model(
     {
         issues.push(
             ConfigIssue::new(
-                "INVALID_MAX_TOKENS",
+                Code::InvalidMaxTokens,
                 at.key(keys.max_tokens),
                 format!("`{}` is {m} but the context window is {w}: no prompt would fit", keys.max_tokens),
             )
@@ -305,7 +306,7 @@ mod tests {
     }
 
     fn codes(issues: &[ConfigIssue]) -> Vec<(&'static str, String)> {
-        issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+        issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use super::positive;
+use crate::codes::Code;
 use crate::tokens::{ModelFiles, TokenError};
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -68,7 +69,7 @@ pub fn model_files_config(
     match (window, files.context_window()) {
         (Some(w), Some(trained)) if w > trained => Err(vec![
             ConfigIssue::new(
-                "MODEL_WINDOW_ABOVE_TRAINING",
+                Code::ModelWindowAboveTraining,
                 window_at,
                 format!("context_window is {w} tokens but `{}` was trained on {trained}", path.display()),
             )
@@ -78,7 +79,7 @@ pub fn model_files_config(
         (None, Some(trained)) => Ok(ModelFilesConfig { files, context_window: trained }),
         (None, None) => Err(vec![
             ConfigIssue::new(
-                "MODEL_WINDOW_MISSING",
+                Code::ModelWindowMissing,
                 window_at,
                 format!("`{}` does not state a context window", path.display()),
             )
@@ -94,7 +95,7 @@ fn file_issue(kind: ModelFileKind, e: &TokenError, at: &FieldPath) -> ConfigIssu
         }
         ModelFileKind::Gguf => "name the model's .gguf file (byte-level BPE tokenizers: Llama 3, Qwen 2, SmolLM, …)",
     };
-    ConfigIssue::new("MODEL_FILE", at.key(kind.key()), e.to_string()).with_help(help)
+    ConfigIssue::new(Code::ModelFile, at.key(kind.key()), e.to_string()).with_help(help)
 }
 
 #[cfg(test)]
@@ -111,7 +112,10 @@ mod tests {
             model_files_config(ModelFileKind::Gguf, Path::new("/nonexistent/m.gguf"), None, &at()).unwrap_err();
         assert_eq!(issues.len(), 1);
         let text = format!("{:?}", issues[0]);
-        assert!(text.contains("MODEL_FILE") && text.contains("gguf") && text.contains("/nonexistent/m.gguf"), "{text}");
+        assert!(
+            issues[0].code == "MODEL_FILE" && text.contains("gguf") && text.contains("/nonexistent/m.gguf"),
+            "{text}"
+        );
         let issues =
             model_files_config(ModelFileKind::Tokenizer, Path::new("/nonexistent/tokenizer.json"), Some(10), &at())
                 .unwrap_err();

@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The environment variable an operator sets to choose the policy of a deployment.
@@ -98,7 +99,7 @@ fn parse_or_report(name: &str, path: FieldPath, what: &str, issues: &mut Vec<Con
                 None => "use `fail_fast` (production) or `auto_clamp` (dev/test, explicit opt-in)".to_owned(),
             };
             issues.push(
-                ConfigIssue::new("UNKNOWN_LIMITS_POLICY", path, format!("unknown limits policy `{name}` in {what}"))
+                ConfigIssue::new(Code::UnknownLimitsPolicy, path, format!("unknown limits policy `{name}` in {what}"))
                     .with_help(help),
             );
             None
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn unknown_names_are_errors_in_both_places() {
         let err = LimitsPolicy::resolve(Some("auto-clamp"), false, Some("yes"), &at()).unwrap_err();
-        let found: Vec<_> = err.iter().map(|i| (i.code, i.path.to_string())).collect();
+        let found: Vec<_> = err.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
         assert_eq!(
             found,
             [

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{LimitsPolicy, non_negative, positive};
+use crate::codes::Code;
 use crate::pipeline::definition::SettingsSpec;
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -77,7 +78,7 @@ impl Settings {
             None => {
                 issues.push(
                     ConfigIssue::new(
-                        "MISSING_MAX_CONTEXT_TOKENS",
+                        Code::MissingMaxContextTokens,
                         at.key("max_context_tokens"),
                         "`max_context_tokens` is missing; the context budget is required",
                     )
@@ -101,7 +102,7 @@ impl Settings {
             Some(v) => non_negative(v).or_else(|| {
                 issues.push(
                     ConfigIssue::new(
-                        "INVALID_MAX_HISTORY_TOKENS",
+                        Code::InvalidMaxHistoryTokens,
                         at.key("max_history_tokens"),
                         format!("`max_history_tokens` is {v}; it must be an integer >= 0"),
                     )
@@ -116,7 +117,7 @@ impl Settings {
             Some(v) => non_negative(v).or_else(|| {
                 issues.push(
                     ConfigIssue::new(
-                        "INVALID_SAFETY_MARGIN",
+                        Code::InvalidSafetyMargin,
                         at.key("budget_safety_margin_tokens"),
                         format!("`budget_safety_margin_tokens` is {v}; it must be an integer >= 0"),
                     )
@@ -132,7 +133,7 @@ impl Settings {
             // the user meant to set would silently keep its default (or be reported missing).
             if let Some(near) = misspelling_of(name) {
                 issues.push(
-                    ConfigIssue::new("UNKNOWN_SETTING", at.key(name.as_str()), format!("unknown setting `{name}`"))
+                    ConfigIssue::new(Code::UnknownSetting, at.key(name.as_str()), format!("unknown setting `{name}`"))
                         .with_help(format!("did you mean `{near}`?")),
                 );
                 continue;
@@ -143,7 +144,7 @@ impl Settings {
                 }
                 Err(_) => issues.push(
                     ConfigIssue::new(
-                        "INVALID_SETTING",
+                        Code::InvalidSetting,
                         at.key(name.as_str()),
                         format!("setting `{name}` is {v}; settings must be integers >= 0"),
                     )
@@ -178,7 +179,7 @@ impl Settings {
 /// contract check (which also sees `Settings` built without [`Settings::from_spec`]).
 pub(crate) fn invalid_max_context_tokens(path: FieldPath, value: impl std::fmt::Display) -> ConfigIssue {
     ConfigIssue::new(
-        "INVALID_MAX_CONTEXT_TOKENS",
+        Code::InvalidMaxContextTokens,
         path,
         format!("`max_context_tokens` is {value}; it must be an integer > 0"),
     )
@@ -200,7 +201,7 @@ pub(crate) fn missing_history_budget(path: FieldPath, step: Option<&str>) -> Con
         None => "a call_model step has".to_owned(),
     };
     ConfigIssue::new(
-        "MISSING_MAX_HISTORY_TOKENS",
+        Code::MissingMaxHistoryTokens,
         path,
         format!("{who} `use_history: true` but `settings.max_history_tokens` is not set"),
     )
@@ -216,7 +217,7 @@ mod tests {
     }
 
     fn found(issues: &[ConfigIssue]) -> Vec<(&'static str, String)> {
-        issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+        issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
     }
 
     fn spec(ctx: Option<i64>, hist: Option<i64>, margin: Option<i64>) -> SettingsSpec {

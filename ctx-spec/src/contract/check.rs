@@ -21,6 +21,7 @@
 use serde::Serialize;
 
 use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit};
+use crate::codes::Code;
 use crate::config::{
     LimitsPolicy, ModelConfig, Settings, invalid_context_window, invalid_max_context_tokens, missing_history_budget,
 };
@@ -212,7 +213,7 @@ pub fn check_contract(
         let fixed = fixed_prompt_tokens(check.system_prompt, &templates, counter)
             .map_err(|e| {
                 issues.push(ConfigIssue::new(
-                    "PROMPT_COUNT_FAILED",
+                    Code::PromptCountFailed,
                     check.at.key("prompt_key"),
                     format!("cannot count the prompt of {} step `{}`: {e}", check.kind(), check.step_id),
                 ));
@@ -322,7 +323,7 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
         let room = window.saturating_sub(total - t.output.tokens as u128);
         return Some(
             ConfigIssue::new(
-                "OUTPUT_EXCEEDS_WINDOW",
+                Code::OutputExceedsWindow,
                 t.check.at.key(key),
                 format!(
                     "`{key}` of {} step `{id}` is {}, at least the model's whole context window ({window})",
@@ -368,7 +369,7 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
     fixes.push(format!("use a model whose context window is at least {total}"));
     Some(
         ConfigIssue::new(
-            "BUDGET_CONTRACT_VIOLATED",
+            Code::BudgetContractViolated,
             t.check.at.clone(),
             format!(
                 "{} step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}{}",
@@ -457,7 +458,7 @@ fn auto_clamp(
             let need = t.fixed as u128 + t.history as u128 + margin as u128 + 2;
             issues.push(
                 ConfigIssue::new(
-                    "BUDGET_CONTRACT_UNSATISFIABLE",
+                    Code::BudgetContractUnsatisfiable,
                     t.check.at.clone(),
                     format!(
                         "{} step `{}` cannot fit the {window}-token window even with max_context_tokens and \
@@ -515,7 +516,7 @@ fn agent_tool_tokens(check: &CallModelCheck<'_>, counter: &TokenCounter) -> Resu
     let Some(agent) = check.agent else { return Ok(0) };
     counter.format().count_tools(counter, &agent.schemas()).map_err(|e| {
         ConfigIssue::new(
-            "TOOL_COUNT_FAILED",
+            Code::ToolCountFailed,
             check.at.key("tools"),
             format!("cannot count the tool schemas of agent step `{}`: {e}", check.step_id),
         )
@@ -552,7 +553,7 @@ fn turn_budget_issue(
     let room = turn_room(t, model, settings, output);
     (declared > room).then(|| {
         ConfigIssue::new(
-            "TURN_BUDGET_EXCEEDS_ROOM",
+            Code::TurnBudgetExceedsRoom,
             t.check.at.key("turn_budget_tokens"),
             format!(
                 "`turn_budget_tokens` of agent step `{}` is {declared}, but the {}-token window leaves the turn {room} \

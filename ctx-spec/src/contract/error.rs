@@ -4,7 +4,7 @@
 //! [`ConfigIssue`](crate::validation::ConfigIssue)s (a loader wraps them in
 //! [`ConfigIssues`](crate::validation::ConfigIssues)); this type is for a single request.
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 
 /// A request refused by the contract, or a contract computation that failed.
@@ -52,12 +52,12 @@ pub enum ContractError {
 }
 
 impl ErrorCode for ContractError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            ContractError::RequestTooLarge { .. } => "REQUEST_EXCEEDS_CONTEXT_WINDOW",
-            ContractError::NoOutput { .. } => "REQUEST_WITHOUT_OUTPUT",
-            ContractError::Count { .. } => "REQUEST_COUNT_FAILED",
-            ContractError::Fingerprint { .. } => "CONTRACT_FINGERPRINT_FAILED",
+            ContractError::RequestTooLarge { .. } => Code::RequestExceedsContextWindow,
+            ContractError::NoOutput { .. } => Code::RequestWithoutOutput,
+            ContractError::Count { .. } => Code::RequestCountFailed,
+            ContractError::Fingerprint { .. } => Code::ContractFingerprintFailed,
         }
     }
 }

@@ -61,6 +61,7 @@ pub use terms::{
     render_user_message,
 };
 
+use crate::codes::Code;
 use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -107,7 +108,7 @@ pub fn call_model_checks_split<'a>(
             Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt, agent }),
             None => issues.push(
                 ConfigIssue::new(
-                    "MISSING_PROMPT_TEXT",
+                    Code::MissingPromptText,
                     at.key("prompt_key"),
                     format!("{} step `{}` uses prompt `{key}`, which has no text", step.kind.keyword(), step.id),
                 )

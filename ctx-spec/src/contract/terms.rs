@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ChatMessage;
+use crate::codes::Code;
 use crate::config::ModelConfig;
 use crate::config::positive;
 use crate::pipeline::definition::CallModelSpec;
@@ -88,7 +89,7 @@ pub fn output_limit(
     match model.max_tokens {
         Some(tokens) if tokens > 0 => Ok(OutputLimit { tokens, source: OutputSource::ModelMaxTokens }),
         _ => Err(ConfigIssue::new(
-            "NO_OUTPUT_LIMIT",
+            Code::NoOutputLimit,
             at.clone(),
             format!(
                 "step `{step_id}` has no output limit: no `max_output_tokens` or `max_tokens` on the step \
@@ -104,7 +105,7 @@ pub fn output_limit(
 /// [`output_limit`] and by pipeline validation (which also checks the key that does not win).
 pub(crate) fn invalid_output_limit(step_id: &str, at: &FieldPath, key: &str, value: i64) -> ConfigIssue {
     ConfigIssue::new(
-        "INVALID_MAX_OUTPUT_TOKENS",
+        Code::InvalidMaxOutputTokens,
         at.key(key),
         format!("step `{step_id}` has `{key}: {value}`; an output limit must be an integer > 0"),
     )
@@ -200,7 +201,7 @@ mod tests {
         assert_eq!(src(&step(None, Some(20)), &model(Some(30))), Ok((20, OutputSource::StepMaxTokens)));
         assert_eq!(src(&step(None, None), &model(Some(30))), Ok((30, OutputSource::ModelMaxTokens)));
         let none = src(&step(None, None), &model(None)).unwrap_err();
-        assert_eq!((none.code, none.path.to_string()), ("NO_OUTPUT_LIMIT", "steps.s".to_owned()));
+        assert_eq!((none.code.as_str(), none.path.to_string()), ("NO_OUTPUT_LIMIT", "steps.s".to_owned()));
         assert_eq!(max_output_tokens(&step(None, None), &model(None)), None);
     }
 
@@ -208,7 +209,10 @@ mod tests {
     fn an_invalid_winner_is_not_skipped() {
         let at = FieldPath::root().key("steps").key("s");
         let e = output_limit(&step(Some(0), Some(20)), &model(Some(30)), "s", &at).unwrap_err();
-        assert_eq!((e.code, e.path.to_string()), ("INVALID_MAX_OUTPUT_TOKENS", "steps.s.max_output_tokens".to_owned()));
+        assert_eq!(
+            (e.code.as_str(), e.path.to_string()),
+            ("INVALID_MAX_OUTPUT_TOKENS", "steps.s.max_output_tokens".to_owned())
+        );
         let e = output_limit(&step(None, Some(-4)), &model(Some(30)), "s", &at).unwrap_err();
         assert_eq!(e.path.to_string(), "steps.s.max_tokens");
         assert!(e.message.contains("`max_tokens: -4`"), "{}", e.message);

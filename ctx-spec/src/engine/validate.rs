@@ -11,6 +11,7 @@ use super::BUILTIN_COMPACTORS;
 use super::declaration::{ContextDeclaration, ContextPolicySpec, EngineSpec, MessageSpec};
 use super::policy::{Overflow, pack_ratios};
 use super::template::{Template, valid_segment};
+use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean as suggest};
 
 /// Slack for float sums of ratios written in decimal (0.1 + 0.2 + 0.7).
@@ -40,7 +41,7 @@ pub fn validate_spec_at(spec: &EngineSpec, base: &FieldPath) -> Vec<ConfigIssue>
         if contexts.contains_key(r.name.as_str()) {
             issues.push(
                 ConfigIssue::new(
-                    "ENGINE_DUPLICATE_NAME",
+                    Code::EngineDuplicateName,
                     path.key("name"),
                     format!(
                         "retriever `{}` has the name of a context, so `context` directives naming it are ambiguous",
@@ -52,8 +53,12 @@ pub fn validate_spec_at(spec: &EngineSpec, base: &FieldPath) -> Vec<ConfigIssue>
         }
         if r.limit < 1 {
             issues.push(
-                ConfigIssue::new("ENGINE_RETRIEVER_LIMIT", path.key("limit"), format!("limit {} is below 1", r.limit))
-                    .with_help("set limit to the number of blocks one page may return, at least 1"),
+                ConfigIssue::new(
+                    Code::EngineRetrieverLimit,
+                    path.key("limit"),
+                    format!("limit {} is below 1", r.limit),
+                )
+                .with_help("set limit to the number of blocks one page may return, at least 1"),
             );
         }
         let scope = Scope { inputs: None, packs: &[] };
@@ -63,7 +68,11 @@ pub fn validate_spec_at(spec: &EngineSpec, base: &FieldPath) -> Vec<ConfigIssue>
     let mut known_compactors: Vec<&str> = BUILTIN_COMPACTORS.to_vec();
     for (k, name) in spec.compactors.iter().enumerate() {
         if name.is_empty() {
-            issues.push(ConfigIssue::new("ENGINE_EMPTY_NAME", base.key("compactors").index(k), "empty compactor name"));
+            issues.push(ConfigIssue::new(
+                Code::EngineEmptyName,
+                base.key("compactors").index(k),
+                "empty compactor name",
+            ));
         }
         known_compactors.push(name);
     }
@@ -81,10 +90,10 @@ pub fn validate_spec_at(spec: &EngineSpec, base: &FieldPath) -> Vec<ConfigIssue>
 
 fn check_name(issues: &mut Vec<ConfigIssue>, path: &FieldPath, what: &str, name: &str, seen: &mut BTreeSet<String>) {
     if name.is_empty() {
-        issues.push(ConfigIssue::new("ENGINE_EMPTY_NAME", path.clone(), format!("a {what} has an empty name")));
+        issues.push(ConfigIssue::new(Code::EngineEmptyName, path.clone(), format!("a {what} has an empty name")));
     } else if !seen.insert(name.to_owned()) {
         issues.push(
-            ConfigIssue::new("ENGINE_DUPLICATE_NAME", path.clone(), format!("{what} `{name}` is declared twice"))
+            ConfigIssue::new(Code::EngineDuplicateName, path.clone(), format!("{what} `{name}` is declared twice"))
                 .with_help(format!("give each {what} its own name")),
         );
     }
@@ -98,7 +107,7 @@ pub fn validate_policy(policy: &ContextPolicySpec, known_compactors: &[&str], pa
     {
         issues.push(
             ConfigIssue::new(
-                "ENGINE_INVALID_BUDGET",
+                Code::EngineInvalidBudget,
                 path.key("input_budget").key("max_tokens"),
                 format!("input_budget.max_tokens is {}, it must be at least 1", budget.max_tokens),
             )
@@ -112,15 +121,19 @@ pub fn validate_policy(policy: &ContextPolicySpec, known_compactors: &[&str], pa
         && Overflow::parse(overflow).is_none()
     {
         issues.push(
-            ConfigIssue::new("ENGINE_INVALID_OVERFLOW", path.key("overflow"), format!("unknown overflow `{overflow}`"))
-                .with_help(format!("use one of: {}", Overflow::KEYWORDS.join(", "))),
+            ConfigIssue::new(
+                Code::EngineInvalidOverflow,
+                path.key("overflow"),
+                format!("unknown overflow `{overflow}`"),
+            )
+            .with_help(format!("use one of: {}", Overflow::KEYWORDS.join(", "))),
         );
     }
     if let Some(compactor) = &policy.compactor
         && !known_compactors.contains(&compactor.name.as_str())
     {
         let mut issue = ConfigIssue::new(
-            "ENGINE_UNKNOWN_COMPACTOR",
+            Code::EngineUnknownCompactor,
             path.key("compactor"),
             format!("unknown compactor `{}`", compactor.name),
         );
@@ -134,7 +147,7 @@ pub fn validate_policy(policy: &ContextPolicySpec, known_compactors: &[&str], pa
         if expansion.max_pages < 1 {
             issues.push(
                 ConfigIssue::new(
-                    "ENGINE_MAX_PAGES",
+                    Code::EngineMaxPages,
                     path.key("expansion").key("max_pages"),
                     format!("expansion.max_pages is {}, it must be at least 1", expansion.max_pages),
                 )
@@ -145,7 +158,7 @@ pub fn validate_policy(policy: &ContextPolicySpec, known_compactors: &[&str], pa
         if ratio.is_nan() || ratio <= 0.0 || ratio > 1.0 {
             issues.push(
                 ConfigIssue::new(
-                    "ENGINE_MIN_FILL_RATIO",
+                    Code::EngineMinFillRatio,
                     path.key("expansion").key("min_fill_ratio"),
                     format!("expansion.min_fill_ratio is {ratio}, it must be in (0, 1]"),
                 )
@@ -159,7 +172,7 @@ pub fn validate_policy(policy: &ContextPolicySpec, known_compactors: &[&str], pa
 fn check_ratio(issues: &mut Vec<ConfigIssue>, path: &FieldPath, what: &str, ratio: f64) {
     if ratio.is_nan() || ratio <= 0.0 || ratio > 1.0 {
         issues.push(
-            ConfigIssue::new("ENGINE_RATIO_RANGE", path.clone(), format!("{what} is {ratio}, it must be in (0, 1]"))
+            ConfigIssue::new(Code::EngineRatioRange, path.clone(), format!("{what} is {ratio}, it must be in (0, 1]"))
                 .with_help("a ratio is a share of the room the fixed messages leave"),
         );
     }
@@ -179,7 +192,7 @@ fn check_template(issues: &mut Vec<ConfigIssue>, path: &FieldPath, text: &str, s
         Err(errors) => {
             for e in errors {
                 issues.push(
-                    ConfigIssue::new("ENGINE_TEMPLATE_SYNTAX", path.clone(), format!("template {text:?}: {e}"))
+                    ConfigIssue::new(Code::EngineTemplateSyntax, path.clone(), format!("template {text:?}: {e}"))
                         .with_help(
                             "variables are `{input.name}` or `{context.pack}`; `{{` and `}}` are literal braces",
                         ),
@@ -223,7 +236,7 @@ fn check_template(issues: &mut Vec<ConfigIssue>, path: &FieldPath, text: &str, s
             )),
         };
         if let Some((message, help)) = problem {
-            issues.push(ConfigIssue::new("ENGINE_UNKNOWN_VARIABLE", path.clone(), message).with_help(help));
+            issues.push(ConfigIssue::new(Code::EngineUnknownVariable, path.clone(), message).with_help(help));
         }
     }
 }
@@ -239,7 +252,7 @@ fn validate_declaration(
     if decl.messages.is_empty() {
         issues.push(
             ConfigIssue::new(
-                "ENGINE_NO_MESSAGES",
+                Code::EngineNoMessages,
                 path.key("messages"),
                 format!("context `{}` has no messages", decl.name),
             )
@@ -250,7 +263,7 @@ fn validate_declaration(
         // An input is used as `{input.<name>}`: its name must be one segment of a variable name.
         if !valid_segment(input) {
             issues.push(ConfigIssue::new(
-                "ENGINE_INVALID_INPUT",
+                Code::EngineInvalidInput,
                 path.key("inputs").index(k),
                 format!("input name {input:?} must be letters, digits, `_` or `-`"),
             ));
@@ -269,7 +282,7 @@ fn validate_declaration(
             MessageSpec::History => {
                 if std::mem::replace(&mut history_seen, true) {
                     issues.push(
-                        ConfigIssue::new("ENGINE_DUPLICATE_HISTORY", mpath, "history is inserted twice")
+                        ConfigIssue::new(Code::EngineDuplicateHistory, mpath, "history is inserted twice")
                             .with_help("keep one `history` message"),
                     );
                 }
@@ -282,7 +295,7 @@ fn validate_declaration(
                 if !seen_packs.insert(insert.name.as_str()) {
                     issues.push(
                         ConfigIssue::new(
-                            "ENGINE_DUPLICATE_PACK",
+                            Code::EngineDuplicatePack,
                             npath.clone(),
                             format!(
                                 "pack `{}` is inserted twice, so `{{context.{}}}` is ambiguous",
@@ -302,7 +315,7 @@ fn validate_declaration(
                     };
                     issues.push(
                         ConfigIssue::new(
-                            "ENGINE_UNKNOWN_PACK",
+                            Code::EngineUnknownPack,
                             npath,
                             format!("`{}` is neither a declared retriever nor a declared context", insert.name),
                         )
@@ -331,7 +344,7 @@ fn check_query_inputs(
         {
             issues.push(
                 ConfigIssue::new(
-                    "ENGINE_UNKNOWN_VARIABLE",
+                    Code::EngineUnknownVariable,
                     npath.clone(),
                     format!(
                         "retriever `{}` queries `{{{}}}`, but context `{}` does not declare input `{field}`",
@@ -359,7 +372,7 @@ fn check_ratio_sum(issues: &mut Vec<ConfigIssue>, decl: &ContextDeclaration, pat
         };
         issues.push(
             ConfigIssue::new(
-                "ENGINE_RATIO_SUM",
+                Code::EngineRatioSum,
                 at,
                 format!("the pack ratios of context `{}` sum to {sum}, more than 1", decl.name),
             )
@@ -370,7 +383,7 @@ fn check_ratio_sum(issues: &mut Vec<ConfigIssue>, decl: &ContextDeclaration, pat
         if insert.ratio.is_none() && !has_default && *ratio <= 0.0 {
             issues.push(
                 ConfigIssue::new(
-                    "ENGINE_RATIO_SUM",
+                    Code::EngineRatioSum,
                     path.key("messages").index(j).key("name"),
                     format!(
                         "pack `{}` gets no share: the explicit ratios already use all of the pack room",
@@ -397,7 +410,7 @@ fn check_nesting(issues: &mut Vec<ConfigIssue>, spec: &EngineSpec, base: &FieldP
             if inner.messages.iter().any(|m| matches!(m, MessageSpec::History)) {
                 issues.push(
                     ConfigIssue::new(
-                        "ENGINE_NESTED_HISTORY",
+                        Code::EngineNestedHistory,
                         npath.clone(),
                         format!(
                             "context `{}` nests `{}`, which inserts history; history belongs to the outer context",
@@ -423,7 +436,7 @@ fn check_nesting(issues: &mut Vec<ConfigIssue>, spec: &EngineSpec, base: &FieldP
             if cyclic {
                 issues.push(
                     ConfigIssue::new(
-                        "ENGINE_NESTED_CYCLE",
+                        Code::EngineNestedCycle,
                         npath,
                         format!(
                             "context `{}` nests `{}`, which (directly or not) nests `{}` again",

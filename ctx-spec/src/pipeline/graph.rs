@@ -18,6 +18,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::{END, PipelineDef, StepKind};
@@ -62,12 +63,6 @@ pub struct StepGraph<'a> {
     /// `edges[i]`: the transitions of step `i`, in `StepKind::transitions` order.
     edges: Vec<Vec<Edge<'a>>>,
 }
-
-/// The codes of findings about the graph as a whole (what is reachable, what cycles). They follow
-/// from any transition that could not be read: a front end that lost one to a syntax error (the
-/// `pipeline!` macro, a YAML loader) drops them rather than report artefacts of that error.
-pub const GRAPH_WIDE_CODES: &[&str] =
-    &["UNREACHABLE_STEP", "END_UNREACHABLE", "UNGUARDED_CYCLE", "CUSTOM_WITHOUT_OUTCOMES"];
 
 /// `steps[i]`.
 pub fn step_path(i: usize) -> FieldPath {
@@ -146,7 +141,7 @@ impl<'a> StepGraph<'a> {
         if self.def.steps.is_empty() {
             issues.push(
                 ConfigIssue::new(
-                    "PIPELINE_NO_STEPS",
+                    Code::PipelineNoSteps,
                     FieldPath::root().key("steps"),
                     format!("pipeline `{}` has no steps", self.def.name),
                 )
@@ -168,7 +163,7 @@ impl<'a> StepGraph<'a> {
             let id = step.id.as_str();
             if id.is_empty() {
                 issues.push(
-                    ConfigIssue::new("INVALID_STEP_ID", path, format!("steps[{i}] has an empty id"))
+                    ConfigIssue::new(Code::InvalidStepId, path, format!("steps[{i}] has an empty id"))
                         .with_help("give the step a snake_case id, e.g. `fetch`"),
                 );
                 continue;
@@ -176,7 +171,7 @@ impl<'a> StepGraph<'a> {
             if id == END {
                 issues.push(
                     ConfigIssue::new(
-                        "RESERVED_STEP_ID",
+                        Code::ReservedStepId,
                         path,
                         "`end` cannot be a step id: it is the target that ends a run",
                     )
@@ -188,7 +183,7 @@ impl<'a> StepGraph<'a> {
             if first != i {
                 issues.push(
                     ConfigIssue::new(
-                        "DUPLICATE_STEP_ID",
+                        Code::DuplicateStepId,
                         path,
                         format!("step id `{id}` is already used by steps[{first}]"),
                     )
@@ -200,7 +195,7 @@ impl<'a> StepGraph<'a> {
             if variant == "End" {
                 issues.push(
                     ConfigIssue::new(
-                        "STEP_VARIANT_CLASH",
+                        Code::StepVariantClash,
                         path,
                         format!("step id `{id}` becomes the variant `End`, which is reserved for the end of a run"),
                     )
@@ -210,7 +205,7 @@ impl<'a> StepGraph<'a> {
                 let other_id = self.def.steps.get(other).map_or("", |s| s.id.as_str());
                 issues.push(
                     ConfigIssue::new(
-                        "STEP_VARIANT_CLASH",
+                        Code::StepVariantClash,
                         path,
                         format!("step ids `{other_id}` and `{id}` both become the step variant `{variant}`"),
                     )
@@ -230,7 +225,7 @@ impl<'a> StepGraph<'a> {
             {
                 issues.push(
                     ConfigIssue::new(
-                        "CUSTOM_WITHOUT_OUTCOMES",
+                        Code::CustomWithoutOutcomes,
                         step_path(i).key("outcomes"),
                         format!("custom step `{}` declares no outcome, so it has nowhere to go", step.id),
                     )
@@ -241,7 +236,7 @@ impl<'a> StepGraph<'a> {
                 if let Resolved::Unknown { .. } = edge.resolved {
                     issues.push(
                         ConfigIssue::new(
-                            "UNKNOWN_STEP_TARGET",
+                            Code::UnknownStepTarget,
                             transition_path(&step.kind, i, edge.key),
                             format!(
                                 "`{}` of step `{}` goes to `{}`, which is not a step of this pipeline",
@@ -310,7 +305,7 @@ impl<'a> StepGraph<'a> {
             if !reached[i] && self.index_of(&step.id) == Some(i) {
                 issues.push(
                     ConfigIssue::new(
-                        "UNREACHABLE_STEP",
+                        Code::UnreachableStep,
                         step_path(i).key("id"),
                         format!(
                             "step `{}` can never run: no transition leads to it from `{first}`, the first step",
@@ -323,7 +318,7 @@ impl<'a> StepGraph<'a> {
             if !ends[i] {
                 issues.push(
                     ConfigIssue::new(
-                        "END_UNREACHABLE",
+                        Code::EndUnreachable,
                         step_path(i).key("id"),
                         format!(
                             "no path leads from step `{}` to `end`, so a run that gets there never finishes",
@@ -366,7 +361,7 @@ impl<'a> StepGraph<'a> {
             let target = self.edges(u).iter().find(|e| e.key == key).map_or("", |e| e.target);
             issues.push(
                 ConfigIssue::new(
-                    "UNGUARDED_CYCLE",
+                    Code::UnguardedCycle,
                     transition_path(&step.kind, u, key),
                     format!(
                         "`{key}` of step `{}` goes back to `{target}` and closes the cycle {}, which passes through no \

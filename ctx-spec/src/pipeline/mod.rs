@@ -35,7 +35,7 @@ pub mod testing;
 /// The sampling parameters a model step declares.
 pub use crate::params::{ModelParams, ResponseFormat};
 pub use definition::*;
-pub use graph::{GRAPH_WIDE_CODES, Target, variant_name};
+pub use graph::{Target, variant_name};
 pub use mermaid::{to_dot, to_mermaid};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};

@@ -61,7 +61,7 @@ pub(crate) fn complete_spec(
     let written = spec.tokenizer.as_deref().unwrap_or_default();
     Err(vec![
         ConfigIssue::new(
-            "MODEL_FILES_NEED_FEATURE",
+            crate::codes::Code::ModelFilesNeedFeature,
             at.key("tokenizer"),
             format!("counting with the model files `{written}` needs the `hf` feature of ctx"),
         )

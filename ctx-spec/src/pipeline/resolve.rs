@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
+use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{ContractCache, ContractReport, Fingerprint, call_model_checks_split, check_contract};
 use crate::tokens::TokenCounter;
@@ -205,7 +206,7 @@ fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
         if crate::lang::BUILTIN_LANGUAGES.contains(&name.as_str()) {
             found.push(
                 ConfigIssue::new(
-                    "COMPACTOR_BUILTIN",
+                    Code::CompactorBuiltin,
                     path,
                     format!("`{name}` is a built-in compactor; `compactors` declares user compactors only"),
                 )
@@ -213,20 +214,24 @@ fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
             );
         } else if !crate::lang::is_language_name(name) {
             found.push(
-                ConfigIssue::new("COMPACTOR_BAD_NAME", path, format!("compactor language {name:?} is not a name"))
+                ConfigIssue::new(Code::CompactorBadName, path, format!("compactor language {name:?} is not a name"))
                     .with_help("use letters, digits and `_`, starting with a letter, e.g. `yaml`"),
             );
         } else if def.settings.compactors[..i].contains(name) {
             found.push(
-                ConfigIssue::new("COMPACTOR_DUPLICATE", path, format!("compactor language `{name}` is declared twice"))
-                    .with_help("remove one of the two"),
+                ConfigIssue::new(
+                    Code::CompactorDuplicate,
+                    path,
+                    format!("compactor language `{name}` is declared twice"),
+                )
+                .with_help("remove one of the two"),
             );
         }
     }
     if let Some(template) = &def.settings.node_frame
         && let Err(e) = NodeFrame::parse(template)
     {
-        found.push(ConfigIssue::new("NODE_FRAME_INVALID", at.key("node_frame"), e.to_string()).with_help(
+        found.push(ConfigIssue::new(Code::NodeFrameInvalid, at.key("node_frame"), e.to_string()).with_help(
             "placeholders are `{id}`, `{path}`, `{language}`, `{compact}` and `{text}` (exactly once); write `{{` \
                  and `}}` for literal braces, e.g. \"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"",
         ));
@@ -242,11 +247,29 @@ mod tests {
     fn contract_paths_move_to_indices() {
         let def = crate::pipeline::testing::compaction_loop();
         let ids = first_indices(&def);
-        let issue = ConfigIssue::new("X", FieldPath::parse("steps.summarize.max_output_tokens"), "m");
+        let issue = ConfigIssue::new(Code::InvalidValue, FieldPath::parse("steps.summarize.max_output_tokens"), "m");
         assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[4].max_output_tokens");
-        let issue = ConfigIssue::new("X", FieldPath::parse("settings.max_context_tokens"), "m");
+        let issue = ConfigIssue::new(Code::InvalidValue, FieldPath::parse("settings.max_context_tokens"), "m");
         assert_eq!(on_index_path(issue, &ids).path.to_string(), "settings.max_context_tokens");
-        let issue = ConfigIssue::new("X", FieldPath::parse("steps[2].on_ok"), "m");
+        let issue = ConfigIssue::new(Code::InvalidValue, FieldPath::parse("steps[2].on_ok"), "m");
         assert_eq!(on_index_path(issue, &ids).path.to_string(), "steps[2].on_ok");
+    }
+
+    #[test]
+    fn compactors_and_the_node_frame_are_checked() {
+        let mut def = crate::pipeline::testing::compaction_loop();
+        def.settings.compactors = vec!["sql".into(), "9x".into(), "yaml".into(), "yaml".into()];
+        def.settings.node_frame = Some("{id} without the text".into());
+        let found: Vec<(&str, String)> =
+            settings_issues(&def).iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(
+            found,
+            [
+                ("COMPACTOR_BUILTIN", "settings.compactors[0]".to_owned()),
+                ("COMPACTOR_BAD_NAME", "settings.compactors[1]".to_owned()),
+                ("COMPACTOR_DUPLICATE", "settings.compactors[3]".to_owned()),
+                ("NODE_FRAME_INVALID", "settings.node_frame".to_owned()),
+            ]
+        );
     }
 }

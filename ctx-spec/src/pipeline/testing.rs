@@ -165,5 +165,5 @@ pub fn compaction_loop() -> PipelineDef {
 
 /// `(code, path)` of every issue, for compact assertions.
 pub fn codes(issues: &[ConfigIssue]) -> Vec<(&'static str, String)> {
-    issues.iter().map(|i| (i.code, i.path.to_string())).collect()
+    issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
 }

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use crate::codes::Code;
 use crate::config::{missing_history_budget, positive as positive_tokens};
 use crate::contract::invalid_output_limit;
 use crate::validation::{ConfigIssue, FieldPath};
@@ -43,12 +44,13 @@ pub const PLACEHOLDER: &str = "{}";
 /// ```
 /// use ctx::pipeline::{PipelineDef, ModelSource, ModelSpec, SettingsSpec, StepDef, StepKind,
 ///     SearchNodesSpec, ValidateOptions, validate_definition};
+/// use ctx::codes::Code;
 ///
 /// let def = PipelineDef::new("Demo").model(ModelSource::Inline(ModelSpec::default())).settings(SettingsSpec::default()).steps(vec![StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(0, "fetch")))]);
 /// let issues = validate_definition(&def, &ValidateOptions { check_tokens: false, ..Default::default() });
 /// let codes: Vec<_> = issues.iter().map(|i| (i.code, i.path.to_string())).collect();
-/// assert!(codes.contains(&("UNKNOWN_STEP_TARGET", "steps[0].next".to_string())));
-/// assert!(codes.contains(&("INVALID_TOP_K", "steps[0].top_k".to_string())));
+/// assert!(codes.contains(&(Code::UnknownStepTarget, "steps[0].next".to_string())));
+/// assert!(codes.contains(&(Code::InvalidTopK, "steps[0].top_k".to_string())));
 /// ```
 pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<ConfigIssue> {
     validate_with_config(def, None, opts)
@@ -114,7 +116,7 @@ fn prompt_issues(def: &PipelineDef, issues: &mut Vec<ConfigIssue>) {
         if !seen.insert(prompt.key.as_str()) {
             issues.push(
                 ConfigIssue::new(
-                    "DUPLICATE_PROMPT_KEY",
+                    Code::DuplicatePromptKey,
                     FieldPath::root().key("prompts").key(&prompt.key),
                     format!("prompt `{}` is declared twice", prompt.key),
                 )
@@ -139,7 +141,7 @@ fn step_issues(
             if s.top_k <= 0 || usize::try_from(s.top_k).is_err() {
                 issues.push(
                     ConfigIssue::new(
-                        "INVALID_TOP_K",
+                        Code::InvalidTopK,
                         path.key("top_k"),
                         format!("`top_k` of step `{id}` is {}; it must be at least 1", s.top_k),
                     )
@@ -151,7 +153,7 @@ fn step_issues(
             if s.max_depth < 0 || u32::try_from(s.max_depth).is_err() {
                 issues.push(
                     ConfigIssue::new(
-                        "INVALID_MAX_DEPTH",
+                        Code::InvalidMaxDepth,
                         path.key("max_depth"),
                         format!("`max_depth` of step `{id}` is {}; it must be between 0 and {}", s.max_depth, u32::MAX),
                     )
@@ -162,7 +164,7 @@ fn step_issues(
         StepKind::FetchNodeTexts(s) => {
             positive(
                 issues,
-                "INVALID_EVIDENCE_TOKENS",
+                Code::InvalidEvidenceTokens,
                 path.key("evidence_tokens"),
                 ("evidence_tokens", id, s.evidence_tokens),
                 "the evidence budget, e.g. `evidence_tokens: 3_000`",
@@ -180,7 +182,7 @@ fn step_issues(
                     let known: Vec<&str> = def.settings.extra.keys().map(String::as_str).collect();
                     issues.push(
                         ConfigIssue::new(
-                            "UNKNOWN_SETTING",
+                            Code::UnknownSetting,
                             path.key("max_turn_loops_from_settings"),
                             format!("loop_guard `{id}` reads its limit from setting `{name}`, which is not declared"),
                         )
@@ -194,7 +196,7 @@ fn step_issues(
                 Some(&limit) if limit > i64::from(u32::MAX) && checked_settings.insert(name.into()) => {
                     issues.push(
                         ConfigIssue::new(
-                            "INVALID_LOOP_LIMIT",
+                            Code::InvalidLoopLimit,
                             FieldPath::root().key("settings").key(name),
                             format!(
                                 "setting `{name}` is {limit}, but loop_guard `{id}` uses it as a loop limit, which is \
@@ -208,7 +210,7 @@ fn step_issues(
                 Some(&0) if checked_settings.insert(name.into()) => {
                     issues.push(
                         ConfigIssue::new(
-                            "LOOP_LIMIT_ZERO",
+                            Code::LoopLimitZero,
                             FieldPath::root().key("settings").key(name),
                             format!(
                                 "setting `{name}` is 0, so loop_guard `{id}` can never allow a loop: its `on_allow` \
@@ -231,7 +233,7 @@ fn step_issues(
                 if !seen.insert(outcome.as_str()) {
                     issues.push(
                         ConfigIssue::new(
-                            "DUPLICATE_OUTCOME",
+                            Code::DuplicateOutcome,
                             path.key("outcomes").key(outcome),
                             format!("custom step `{id}` declares outcome `{outcome}` twice"),
                         )
@@ -247,7 +249,7 @@ fn step_issues(
 /// A step field that must be a positive number of tokens.
 fn positive(
     issues: &mut Vec<ConfigIssue>,
-    code: &'static str,
+    code: Code,
     path: FieldPath,
     (field, id, value): (&str, &str, i64),
     example: &str,
@@ -275,7 +277,7 @@ fn source_issue(path: FieldPath, id: &str, source: &str, variables: &BTreeSet<&s
         TargetKind::Variable if variables.contains(source) => None,
         TargetKind::Variable => Some(
             ConfigIssue::new(
-                "UNKNOWN_SOURCE",
+                Code::UnknownSource,
                 path,
                 format!("step `{id}` reads `{source}`, which is neither a text field of the state nor a variable that a set_variables rule sets"),
             )
@@ -284,7 +286,7 @@ fn source_issue(path: FieldPath, id: &str, source: &str, variables: &BTreeSet<&s
         TargetKind::TextList | TargetKind::Text | TargetKind::OptionalText => None,
         TargetKind::ClearOnly | TargetKind::ReadOnly => Some(
             ConfigIssue::new(
-                "SOURCE_NOT_TEXT",
+                Code::SourceNotText,
                 path,
                 format!("step `{id}` reads `{source}`, which is not a text field and cannot be rendered as text"),
             )
@@ -305,7 +307,7 @@ fn call_model_issues(
         let keys: Vec<&str> = def.prompts.iter().map(|p| p.key.as_str()).collect();
         issues.push(
             ConfigIssue::new(
-                "UNKNOWN_PROMPT",
+                Code::UnknownPrompt,
                 path.key("prompt_key"),
                 format!("step `{id}` uses prompt `{}`, which is not declared in `prompts`", s.prompt_key),
             )
@@ -319,7 +321,7 @@ fn call_model_issues(
             None => issues.push(missing_history_budget(path.key("use_history"), Some(id))),
             Some(0) => issues.push(
                 ConfigIssue::new(
-                    "HISTORY_BUDGET_ZERO",
+                    Code::HistoryBudgetZero,
                     path.key("use_history"),
                     format!(
                         "call_model step `{id}` has `use_history: true` but `settings.max_history_tokens` is 0, so no \
@@ -348,7 +350,7 @@ fn call_model_issues(
             let what = if count == 0 { "has no `{}`".to_owned() } else { format!("has {count} `{{}}`") };
             issues.push(
                 ConfigIssue::new(
-                    "TEMPLATE_PLACEHOLDER",
+                    Code::TemplatePlaceholder,
                     part_path.key("template"),
                     format!(
                         "the template of user part {j} (`{}`) of step `{id}` {what}; it must hold exactly one",
@@ -378,7 +380,7 @@ fn set_variables_issues(
         if kind == TargetKind::Variable && !values::is_variable_name(target) {
             issues.push(
                 ConfigIssue::new(
-                    "INVALID_VARIABLE_NAME",
+                    Code::InvalidVariableName,
                     rule_path.key("set"),
                     format!("rule {j} of step `{id}` sets `{target}`, which is not a valid variable name"),
                 )
@@ -388,7 +390,7 @@ fn set_variables_issues(
         }
         if kind == TargetKind::ReadOnly {
             issues.push(
-                ConfigIssue::new("READ_ONLY_TARGET", rule_path.key("set"), values::read_only_reason(target))
+                ConfigIssue::new(Code::ReadOnlyTarget, rule_path.key("set"), values::read_only_reason(target))
                     .with_help("set a text field (`context_blocks`, `last_model_response`, …) or a variable"),
             );
             continue;
@@ -398,7 +400,7 @@ fn set_variables_issues(
                 if let Err(reason) = values::convert(target, Val::Json(literal.clone())) {
                     issues.push(
                         ConfigIssue::new(
-                            "INVALID_VALUE",
+                            Code::InvalidValue,
                             rule_path.key("value"),
                             format!("rule {j} of step `{id}`: {reason}"),
                         )
@@ -417,7 +419,7 @@ fn set_variables_issues(
                         let names: Vec<&str> = Transform::names().collect();
                         issues.push(
                             ConfigIssue::new(
-                                "UNKNOWN_TRANSFORM",
+                                Code::UnknownTransform,
                                 rule_path.key("transform"),
                                 format!("rule {j} of step `{id}` uses transform `{name}`, which does not exist"),
                             )
@@ -430,7 +432,7 @@ fn set_variables_issues(
                         Err(reason) => {
                             issues.push(
                                 ConfigIssue::new(
-                                    "TRANSFORM_TYPE",
+                                    Code::TransformType,
                                     rule_path.key("transform"),
                                     format!("rule {j} of step `{id}` reads `{from}`: {reason}"),
                                 )
@@ -447,7 +449,7 @@ fn set_variables_issues(
                     let at = if transform.is_some() { "transform" } else { "from" };
                     issues.push(
                         ConfigIssue::new(
-                            "INCOMPATIBLE_VALUE",
+                            Code::IncompatibleValue,
                             rule_path.key(at),
                             format!("rule {j} of step `{id}` sets `{target}` from `{from}`: {reason}"),
                         )

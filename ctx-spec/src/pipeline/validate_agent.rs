@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::AgentSpec;
@@ -28,7 +29,7 @@ pub fn is_tool_name(name: &str) -> bool {
 pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec<ConfigIssue>) {
     if s.tools.is_empty() {
         issues.push(
-            ConfigIssue::new("AGENT_WITHOUT_TOOLS", path.key("tools"), format!("agent step `{id}` declares no tools"))
+            ConfigIssue::new(Code::AgentWithoutTools, path.key("tools"), format!("agent step `{id}` declares no tools"))
                 .with_help(
                     "declare the tools the model may call, e.g. `tools: [ search_docs { description: \"Search the \
                      docs\", parameters: r#\"{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\"}}}\"# } \
@@ -43,7 +44,7 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
         if !is_tool_name(name) {
             issues.push(
                 ConfigIssue::new(
-                    "INVALID_TOOL_NAME",
+                    Code::InvalidToolName,
                     at.key("name"),
                     format!("tool {j} of agent step `{id}` is named `{name}`, which the model cannot call"),
                 )
@@ -54,7 +55,7 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
         } else if !seen.insert(name) {
             issues.push(
                 ConfigIssue::new(
-                    "DUPLICATE_TOOL_NAME",
+                    Code::DuplicateToolName,
                     at.key("name"),
                     format!("agent step `{id}` declares tool `{name}` twice"),
                 )
@@ -64,7 +65,7 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
         if tool.description.trim().is_empty() {
             issues.push(
                 ConfigIssue::new(
-                    "EMPTY_TOOL_DESCRIPTION",
+                    Code::EmptyToolDescription,
                     at.key("description"),
                     format!("tool `{name}` of agent step `{id}` has no description"),
                 )
@@ -78,7 +79,7 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
     if !(1..=MAX_TOOL_CALLS_CAP).contains(&s.max_tool_calls) {
         issues.push(
             ConfigIssue::new(
-                "INVALID_MAX_TOOL_CALLS",
+                Code::InvalidMaxToolCalls,
                 path.key("max_tool_calls"),
                 format!(
                     "`max_tool_calls` of agent step `{id}` is {}; it must be between 1 and {MAX_TOOL_CALLS_CAP}",
@@ -91,7 +92,7 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
     if let Some(t) = s.turn_budget_tokens.filter(|&t| t <= 0) {
         issues.push(
             ConfigIssue::new(
-                "INVALID_TURN_BUDGET",
+                Code::InvalidTurnBudget,
                 path.key("turn_budget_tokens"),
                 format!("`turn_budget_tokens` of agent step `{id}` is {t}; it must be a positive number of tokens"),
             )
@@ -110,7 +111,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
     match object_schema(parameters) {
         Err(SchemaProblem::InvalidJson(e)) => Some(
             ConfigIssue::new(
-                "INVALID_TOOL_PARAMETERS",
+                Code::InvalidToolParameters,
                 at,
                 format!("the parameters of tool `{name}` of agent step `{id}` are not JSON: {e}"),
             )
@@ -118,7 +119,7 @@ fn parameters_issue(at: &FieldPath, id: &str, name: &str, parameters: &str) -> O
         ),
         Err(SchemaProblem::TypeNotObject(_) | SchemaProblem::NoMapping) => Some(
             ConfigIssue::new(
-                "TOOL_PARAMETERS_NOT_OBJECT",
+                Code::ToolParametersNotObject,
                 at,
                 format!(
                     "the parameters of tool `{name}` of agent step `{id}` are not an object schema: the chat format \

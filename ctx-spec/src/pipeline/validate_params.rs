@@ -2,6 +2,7 @@
 //! `response_format`): the ranges the chat-completions API accepts, checked where they are
 //! written so that a typo is a compile error instead of a 400 from the server at run time.
 
+use crate::codes::Code;
 use crate::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 use crate::validation::{ConfigIssue, FieldPath};
 
@@ -12,7 +13,7 @@ pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, is
     if let Some(t) = params.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
         issues.push(
             ConfigIssue::new(
-                "TEMPERATURE_OUT_OF_RANGE",
+                Code::TemperatureOutOfRange,
                 path.key("temperature"),
                 format!("`temperature` of step `{id}` is {t}; it must be between 0 and 2"),
             )
@@ -22,7 +23,7 @@ pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, is
     if let Some(p) = params.top_p.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
         issues.push(
             ConfigIssue::new(
-                "TOP_P_OUT_OF_RANGE",
+                Code::TopPOutOfRange,
                 path.key("top_p"),
                 format!("`top_p` of step `{id}` is {p}; it must be greater than 0 and at most 1"),
             )
@@ -33,7 +34,7 @@ pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, is
     if let Some(seed) = params.seed.filter(|s| *s < 0) {
         issues.push(
             ConfigIssue::new(
-                "SEED_NEGATIVE",
+                Code::SeedNegative,
                 path.key("seed"),
                 format!("`seed` of step `{id}` is {seed}; it must be 0 or more"),
             )
@@ -49,7 +50,7 @@ fn stop_issues(path: &FieldPath, id: &str, stop: &[String], issues: &mut Vec<Con
     if stop.len() > MAX_STOP_SEQUENCES {
         issues.push(
             ConfigIssue::new(
-                "TOO_MANY_STOP_SEQUENCES",
+                Code::TooManyStopSequences,
                 path.key("stop").index(MAX_STOP_SEQUENCES),
                 format!(
                     "step `{id}` declares {} stop sequences; the chat-completions API takes at most {MAX_STOP_SEQUENCES}",
@@ -63,7 +64,7 @@ fn stop_issues(path: &FieldPath, id: &str, stop: &[String], issues: &mut Vec<Con
         if sequence.is_empty() {
             issues.push(
                 ConfigIssue::new(
-                    "EMPTY_STOP_SEQUENCE",
+                    Code::EmptyStopSequence,
                     path.key("stop").index(j),
                     format!("stop sequence {j} of step `{id}` is empty and would end every reply at once"),
                 )
@@ -72,7 +73,7 @@ fn stop_issues(path: &FieldPath, id: &str, stop: &[String], issues: &mut Vec<Con
         } else if stop[..j].contains(sequence) {
             issues.push(
                 ConfigIssue::new(
-                    "DUPLICATE_STOP_SEQUENCE",
+                    Code::DuplicateStopSequence,
                     path.key("stop").index(j),
                     format!("stop sequence {j} of step `{id}` repeats an earlier one"),
                 )
@@ -87,7 +88,7 @@ fn response_format_issues(path: &FieldPath, id: &str, format: &ResponseFormat, i
     if !is_tool_name(name) {
         issues.push(
             ConfigIssue::new(
-                "INVALID_SCHEMA_NAME",
+                Code::InvalidSchemaName,
                 path.key("name"),
                 format!("the response schema name `{name}` of step `{id}` is not a valid name"),
             )
@@ -97,7 +98,7 @@ fn response_format_issues(path: &FieldPath, id: &str, format: &ResponseFormat, i
     if let Some(reason) = schema_problem(schema) {
         issues.push(
             ConfigIssue::new(
-                "INVALID_JSON_SCHEMA",
+                Code::InvalidJsonSchema,
                 path.key("schema"),
                 format!("the response schema of step `{id}` {reason}"),
             )
@@ -151,7 +152,7 @@ mod tests {
     fn codes(params: &ModelParams) -> Vec<(&'static str, String)> {
         let mut issues = Vec::new();
         params_issues(&FieldPath::root().key("steps").index(2), "answer", params, &mut issues);
-        issues.into_iter().map(|i| (i.code, i.path.to_string())).collect()
+        issues.into_iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
     }
 
     #[test]

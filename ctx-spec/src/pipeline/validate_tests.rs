@@ -79,7 +79,7 @@ fn unknown_prompt_suggests_the_close_one() {
     // The spec's own typo: `sumarizer`.
     let d = def(vec![call("summarize", "sumarizer", "end")]);
     let issue = only(&d);
-    assert_eq!((issue.code, issue.path.to_string()), ("UNKNOWN_PROMPT", "steps[0].prompt_key".into()));
+    assert_eq!((issue.code.as_str(), issue.path.to_string()), ("UNKNOWN_PROMPT", "steps[0].prompt_key".into()));
     assert!(issue.message.contains("`sumarizer`"));
     assert_eq!(issue.help.as_deref(), Some("did you mean `summarizer`? (known prompts: `answer`, `summarizer`)"));
 }
@@ -146,7 +146,7 @@ fn loop_guard_setting_must_exist_and_be_a_count() {
     }
     let issue = only(&d);
     assert_eq!(
-        (issue.code, issue.path.to_string()),
+        (issue.code.as_str(), issue.path.to_string()),
         ("UNKNOWN_SETTING", "steps[3].max_turn_loops_from_settings".into())
     );
     assert!(issue.help.as_deref().unwrap().starts_with("did you mean `max_turn_loops`?"));

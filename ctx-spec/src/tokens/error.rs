@@ -1,7 +1,7 @@
 //! Errors of token counting and model/encoding resolution. They live with the tokenizer, not in
 //! `error`, because everything counts tokens: `error` wraps this type, it does not define it.
 
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 
 /// Errors of token counting and model/encoding resolution.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,15 +70,15 @@ pub enum TokenError {
 }
 
 impl ErrorCode for TokenError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self {
-            TokenError::UnknownModel { .. } => "UNKNOWN_MODEL",
-            TokenError::UnknownEncoding { .. } => "UNKNOWN_ENCODING",
-            TokenError::Backend { .. } => "TOKENIZER_BACKEND",
-            TokenError::Decode { .. } => "TOKEN_DECODE",
-            TokenError::TemplateUnsupported { .. } => "CHAT_TEMPLATE_UNSUPPORTED",
-            TokenError::ModelFile { .. } => "MODEL_FILE",
-            TokenError::TemplateRender { .. } => "CHAT_TEMPLATE_RENDER",
+            TokenError::UnknownModel { .. } => Code::UnknownModel,
+            TokenError::UnknownEncoding { .. } => Code::UnknownEncoding,
+            TokenError::Backend { .. } => Code::TokenizerBackend,
+            TokenError::Decode { .. } => Code::TokenDecode,
+            TokenError::TemplateUnsupported { .. } => Code::ChatTemplateUnsupported,
+            TokenError::ModelFile { .. } => Code::ModelFile,
+            TokenError::TemplateRender { .. } => Code::ChatTemplateRender,
         }
     }
 }

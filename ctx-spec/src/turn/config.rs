@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// What to do with the best-ranked document that does not fit whole in what a call may still use.
@@ -214,14 +215,14 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
     let positive = |issues: &mut Vec<ConfigIssue>, name: &str, value: Option<i64>, help: &str| match value {
         None => {
             issues.push(
-                ConfigIssue::new("TURN_SETTING_MISSING", at.key(name), format!("`{name}` is required"))
+                ConfigIssue::new(Code::TurnSettingMissing, at.key(name), format!("`{name}` is required"))
                     .with_help(help.to_owned()),
             );
             None
         }
         Some(v) if v <= 0 => {
             issues.push(
-                ConfigIssue::new("TURN_SETTING_INVALID", at.key(name), format!("`{name}` is {v}; it must be > 0"))
+                ConfigIssue::new(Code::TurnSettingInvalid, at.key(name), format!("`{name}` is {v}; it must be > 0"))
                     .with_help(help.to_owned()),
             );
             None
@@ -245,7 +246,7 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
     {
         issues.push(
             ConfigIssue::new(
-                "TURN_BUDGET_EXCEEDS_WINDOW",
+                Code::TurnBudgetExceedsWindow,
                 at.key("budget_tokens"),
                 format!("`budget_tokens` is {budget}, more than the context window of {window}"),
             )
@@ -257,7 +258,7 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
     {
         issues.push(
             ConfigIssue::new(
-                "TURN_FALLBACK_FRACTION_INVALID",
+                Code::TurnFallbackFractionInvalid,
                 at.key("fallback_fraction"),
                 format!("`fallback_fraction` is {f}; it must be in (0, 1]"),
             )
@@ -271,7 +272,7 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
             did_you_mean(name, PartialPolicy::NAMES).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
         issues.push(
             ConfigIssue::new(
-                "TURN_PARTIAL_POLICY_UNKNOWN",
+                Code::TurnPartialPolicyUnknown,
                 at.key("on_partial"),
                 format!("`on_partial` is `{name}`, which is not a policy"),
             )
@@ -283,7 +284,7 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
     {
         issues.push(
             ConfigIssue::new(
-                "TURN_SETTING_INVALID",
+                Code::TurnSettingInvalid,
                 at.key("min_partial_tokens"),
                 format!("`min_partial_tokens` is {m}; it must be >= 0"),
             )
@@ -295,7 +296,7 @@ pub fn validate_turn_budget(spec: &TurnBudgetSpec, at: &FieldPath) -> Vec<Config
         if n != 1 {
             issues.push(
                 ConfigIssue::new(
-                    "TURN_DOCUMENT_TEMPLATE_INVALID",
+                    Code::TurnDocumentTemplateInvalid,
                     at.key("document_template"),
                     format!("`document_template` holds `{{text}}` {n} times; it must hold it exactly once"),
                 )
@@ -339,7 +340,7 @@ mod tests {
             document_separator: None,
         };
         let issues = validate_turn_budget(&spec, &at);
-        let got: Vec<(String, &str)> = issues.iter().map(|i| (i.path.to_string(), i.code)).collect();
+        let got: Vec<(String, &str)> = issues.iter().map(|i| (i.path.to_string(), i.code.as_str())).collect();
         assert_eq!(
             got,
             vec![
@@ -364,7 +365,7 @@ mod tests {
         }
         let issues = TurnBudgetConfig::new(2000, 1000).validate();
         assert_eq!(issues.len(), 1);
-        assert_eq!(issues[0].code, "TURN_BUDGET_EXCEEDS_WINDOW");
+        assert_eq!(issues[0].code.as_str(), "TURN_BUDGET_EXCEEDS_WINDOW");
         assert_eq!(TurnBudgetConfig::new(0, 1000).validate()[0].path.to_string(), "budget_tokens");
     }
 }

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use crate::codes::Code;
 use crate::llm::openai::RetryPolicy;
 use crate::llm::openai::config::timing_issues;
 use crate::llm::{ApiKey, ModelError};
@@ -99,7 +100,7 @@ impl AnthropicConfig {
         let mut issues = Vec::new();
         let root = FieldPath::root();
         let url_issue = |message: String| {
-            ConfigIssue::new("MODEL_CONFIG_BASE_URL", root.key("base_url"), message)
+            ConfigIssue::new(Code::ModelConfigBaseUrl, root.key("base_url"), message)
                 .with_help(format!("write it like `{DEFAULT_ANTHROPIC_BASE_URL}`"))
         };
         match reqwest::Url::parse(&self.base_url) {
@@ -116,14 +117,14 @@ impl AnthropicConfig {
         }
         if self.model.trim().is_empty() {
             issues.push(
-                ConfigIssue::new("MODEL_CONFIG_MISSING_MODEL", root.key("model"), "the model name is empty")
+                ConfigIssue::new(Code::ModelConfigMissingModel, root.key("model"), "the model name is empty")
                     .with_help("give the model to call, e.g. `claude-sonnet-4-5`"),
             );
         }
         if self.version.trim().is_empty() || !self.version.bytes().all(|b| b.is_ascii_graphic()) {
             issues.push(
                 ConfigIssue::new(
-                    "MODEL_CONFIG_API_VERSION",
+                    Code::ModelConfigApiVersion,
                     root.key("version"),
                     "the `anthropic-version` header value is empty or not printable ASCII",
                 )
@@ -180,6 +181,11 @@ mod tests {
         c.connect_timeout = Duration::ZERO;
         let paths: Vec<String> = c.validate().iter().map(|i| i.path.to_string()).collect();
         assert_eq!(paths, ["base_url", "model", "version", "connect_timeout"]);
+        let codes: Vec<&str> = c.validate().iter().map(|i| i.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            ["MODEL_CONFIG_BASE_URL", "MODEL_CONFIG_MISSING_MODEL", "MODEL_CONFIG_API_VERSION", "MODEL_CONFIG_TIMEOUT"]
+        );
         assert!(c.validate().iter().all(|i| !i.message.contains("pw")));
         assert!(AnthropicConfig::new("ftp://h/v1", "m").validate()[0].message.contains("scheme `ftp`"));
     }

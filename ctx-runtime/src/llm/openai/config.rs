@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::codes::Code;
 use crate::llm::{ApiKey, ModelError};
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 
@@ -153,7 +154,7 @@ impl OpenAiConfig {
             get(ENV_BASE_URL).or_else(|| get(ENV_OPENAI_BASE_URL)).unwrap_or_else(|| DEFAULT_BASE_URL.into());
         let Some(model) = get(ENV_MODEL) else {
             let issue = ConfigIssue::new(
-                "MODEL_CONFIG_MISSING_MODEL",
+                Code::ModelConfigMissingModel,
                 FieldPath::root().key("model"),
                 format!("no model name: the environment variable `{ENV_MODEL}` is not set"),
             )
@@ -174,7 +175,7 @@ impl OpenAiConfig {
         match reqwest::Url::parse(&self.base_url) {
             Err(e) => issues.push(
                 ConfigIssue::new(
-                    "MODEL_CONFIG_BASE_URL",
+                    Code::ModelConfigBaseUrl,
                     root.key("base_url"),
                     // A text with `@` may hold a credential: do not echo it.
                     if self.base_url.contains('@') {
@@ -193,7 +194,7 @@ impl OpenAiConfig {
                 if url.scheme() != "http" && url.scheme() != "https" {
                     issues.push(
                         ConfigIssue::new(
-                            "MODEL_CONFIG_BASE_URL",
+                            Code::ModelConfigBaseUrl,
                             root.key("base_url"),
                             format!("base URL `{shown}` has scheme `{}`", url.scheme()),
                         )
@@ -204,7 +205,7 @@ impl OpenAiConfig {
                     // Never echo the URL: it holds a credential.
                     issues.push(
                         ConfigIssue::new(
-                            "MODEL_CONFIG_BASE_URL",
+                            Code::ModelConfigBaseUrl,
                             root.key("base_url"),
                             "the base URL contains credentials (`user:password@`)",
                         )
@@ -215,7 +216,7 @@ impl OpenAiConfig {
         }
         if self.model.trim().is_empty() {
             issues.push(
-                ConfigIssue::new("MODEL_CONFIG_MISSING_MODEL", root.key("model"), "the model name is empty")
+                ConfigIssue::new(Code::ModelConfigMissingModel, root.key("model"), "the model name is empty")
                     .with_help("give the model the server serves, e.g. `gpt-4o-mini`"),
             );
         }
@@ -248,7 +249,7 @@ pub(crate) fn timing_issues(
     {
         if value.is_zero() {
             issues.push(
-                ConfigIssue::new("MODEL_CONFIG_TIMEOUT", root.key(name), format!("`{name}` is zero"))
+                ConfigIssue::new(Code::ModelConfigTimeout, root.key(name), format!("`{name}` is zero"))
                     .with_help("a zero timeout fails every request; give a positive duration"),
             );
         }
@@ -256,7 +257,7 @@ pub(crate) fn timing_issues(
     if retry.initial_backoff > retry.max_backoff {
         issues.push(
             ConfigIssue::new(
-                "MODEL_CONFIG_RETRY",
+                Code::ModelConfigRetry,
                 root.key("retry").key("initial_backoff"),
                 format!(
                     "`initial_backoff` ({:?}) is longer than `max_backoff` ({:?})",
@@ -319,6 +320,17 @@ mod tests {
         let issues = c.validate();
         let paths: Vec<String> = issues.iter().map(|i| i.path.to_string()).collect();
         assert_eq!(paths, ["base_url", "base_url", "model", "request_timeout", "retry.initial_backoff"], "{issues:?}");
+        let codes: Vec<&str> = issues.iter().map(|i| i.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "MODEL_CONFIG_BASE_URL",
+                "MODEL_CONFIG_BASE_URL",
+                "MODEL_CONFIG_MISSING_MODEL",
+                "MODEL_CONFIG_TIMEOUT",
+                "MODEL_CONFIG_RETRY"
+            ]
+        );
         assert!(issues.iter().all(|i| !i.message.contains("pw")), "{issues:?}");
         assert!(OpenAiConfig::new("not a url", "m").validate()[0].message.contains("not a URL"));
         assert!(OpenAiConfig::new("http://127.0.0.1:1/v1", "m").validate().is_empty());

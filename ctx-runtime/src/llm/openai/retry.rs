@@ -61,7 +61,7 @@ impl<'a> RetryState<'a> {
         tracing::warn!(
             model = self.model,
             attempt = self.failures,
-            code = err.code(),
+            code = err.code().as_str(),
             wait_ms = wait.as_millis(),
             "model request failed, retrying: {err}"
         );

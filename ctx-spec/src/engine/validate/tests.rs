@@ -58,7 +58,7 @@ fn good() -> EngineSpec {
 
 /// (code, path) of every issue, in order.
 fn found(spec: &EngineSpec) -> Vec<(&'static str, String)> {
-    validate_spec(spec).into_iter().map(|i| (i.code, i.path.to_string())).collect()
+    validate_spec(spec).into_iter().map(|i| (i.code.as_str(), i.path.to_string())).collect()
 }
 
 fn issue<'a>(issues: &'a [ConfigIssue], code: &str) -> &'a ConfigIssue {
@@ -81,7 +81,7 @@ fn policy_values_out_of_range_are_reported_with_their_paths() {
         expansion: Some(ExpansionSpec { max_pages: 0, min_fill_ratio: 0.0 }),
     });
     let issues = validate_spec(&spec);
-    let summary: Vec<_> = issues.iter().map(|i| (i.code, i.path.to_string())).collect();
+    let summary: Vec<_> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
     let p = "contexts[0].policy";
     for (code, path) in [
         ("ENGINE_INVALID_BUDGET", format!("{p}.input_budget.max_tokens")),
@@ -134,7 +134,7 @@ fn unknown_packs_and_variables_get_suggestions() {
     spec.contexts[0].messages[4] = user("{input.qestion} {context.kb_serch} {context.nope} {foo.bar} {input}");
     let issues = validate_spec(&spec);
     let summary: Vec<_> =
-        issues.iter().map(|i| (i.code, i.path.to_string(), i.help.clone().unwrap_or_default())).collect();
+        issues.iter().map(|i| (i.code.as_str(), i.path.to_string(), i.help.clone().unwrap_or_default())).collect();
     let content = "contexts[0].messages[4].content".to_owned();
     assert_eq!(
         summary,

@@ -19,7 +19,7 @@ fn load(steps: &str) -> Result<LoadedFile, PipelineFileError> {
 /// (line, column, code) of each issue; lines count from the first step line as `HEAD` is 5 lines.
 fn issues(steps: &str) -> Vec<(usize, usize, &'static str)> {
     let err = load(steps).expect_err("the file is broken");
-    err.issues().iter().map(|i| (i.line - 5, i.column, i.code)).collect()
+    err.issues().iter().map(|i| (i.line - 5, i.column, i.code.as_str())).collect()
 }
 
 #[test]
@@ -165,14 +165,14 @@ steps:
     assert_eq!(def.prompts[1], PromptSpec { key: "later".into(), text: None });
 
     let twice = PipelineFile::parse("config: c.json\nmodel: { model: gpt-4o }\nsteps: []\n", "/nonexistent/p.yaml");
-    assert_eq!(twice.unwrap_err().issues()[0].code, "YAML_CONFLICTING_KEYS");
+    assert_eq!(twice.unwrap_err().issues()[0].code.as_str(), "YAML_CONFLICTING_KEYS");
     let typo = PipelineFile::parse("setings: {}\nsteps: []\n", "/nonexistent/p.yaml").unwrap_err();
-    assert_eq!((typo.issues()[0].code, typo.issues()[0].line), ("YAML_UNKNOWN_KEY", 1));
+    assert_eq!((typo.issues()[0].code.as_str(), typo.issues()[0].line), ("YAML_UNKNOWN_KEY", 1));
     assert!(typo.issues()[0].message.contains("did you mean `settings`?"));
     let named = PipelineFile::parse("settings: { max_turn_loops: many }\nsteps: []\n", "/nonexistent/p.yaml");
-    assert_eq!(named.unwrap_err().issues()[0].code, "YAML_WRONG_TYPE");
+    assert_eq!(named.unwrap_err().issues()[0].code.as_str(), "YAML_WRONG_TYPE");
     let missing = PipelineFile::parse("prompts: { a: { file: nowhere.txt } }\nsteps: []\n", "/nonexistent/p.yaml");
-    assert_eq!(missing.unwrap_err().issues()[0].code, "PROMPT_FILE_UNREADABLE");
+    assert_eq!(missing.unwrap_err().issues()[0].code.as_str(), "PROMPT_FILE_UNREADABLE");
     let config = PipelineFile::parse("config: nowhere.json\nsteps: []\n", "/nonexistent/p.yaml").unwrap_err();
     assert_eq!((config.issues()[0].line, config.issues()[0].column), (1, 9));
 }
@@ -180,10 +180,18 @@ steps:
 #[test]
 fn validation_issues_fall_back_to_the_nearest_located_ancestor() {
     let file = PipelineFile::load_with_text("steps:\n- { id: a, action: search_nodes, top_k: 0, next: end }\n");
-    let issue = crate::validation::ConfigIssue::new("X", FieldPath::parse("steps[0].nowhere[3]"), "m");
+    let issue = crate::validation::ConfigIssue::new(
+        crate::codes::Code::InvalidValue,
+        FieldPath::parse("steps[0].nowhere[3]"),
+        "m",
+    );
     let located = file.locate(&issue);
-    assert_eq!((located.line, located.column, located.code), (2, 3, "X"));
-    let root = file.locate(&crate::validation::ConfigIssue::new("Y", FieldPath::parse("elsewhere"), "m"));
+    assert_eq!((located.line, located.column, located.code.as_str()), (2, 3, "INVALID_VALUE"));
+    let root = file.locate(&crate::validation::ConfigIssue::new(
+        crate::codes::Code::InvalidValue,
+        FieldPath::parse("elsewhere"),
+        "m",
+    ));
     assert_eq!((root.line, root.column), (1, 1));
 }
 

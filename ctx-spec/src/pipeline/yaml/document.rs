@@ -7,6 +7,7 @@ use super::error::YamlIssue;
 use super::fields::{Fields, Sink};
 use super::node::Node;
 use super::steps::decode_steps;
+use crate::codes::Code;
 use crate::pipeline::definition::{ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec};
 use crate::validation::FieldPath;
 
@@ -78,8 +79,12 @@ fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathB
                     "tokenizer" | "gguf" => {
                         if spec.tokenizer.is_some() {
                             sink.issues.push(
-                                YamlIssue::new(&value.at, "YAML_CONFLICTING_KEYS", "the model's files are given twice")
-                                    .with_help("keep one of `tokenizer` and `gguf`"),
+                                YamlIssue::new(
+                                    &value.at,
+                                    Code::YamlConflictingKeys,
+                                    "the model's files are given twice",
+                                )
+                                .with_help("keep one of `tokenizer` and `gguf`"),
                             );
                         }
                         let at = path.key("tokenizer");
@@ -96,7 +101,7 @@ fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathB
                     _ => {
                         if config_node.is_some() || m.keys().count() > 1 {
                             sink.issues.push(
-                                YamlIssue::new(&value.at, "YAML_CONFLICTING_KEYS", "the model is given twice")
+                                YamlIssue::new(&value.at, Code::YamlConflictingKeys, "the model is given twice")
                                     .with_help("write the model's limits inline or name a `config.json`, not both"),
                             );
                             return (None, None);
@@ -110,7 +115,7 @@ fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathB
     let Some(node) = config_node else { return (Some(ModelSource::Inline(spec)), None) };
     if f.get("model").is_some() && f.get("config").is_some() {
         sink.issues.push(
-            YamlIssue::new(&node.at, "YAML_CONFLICTING_KEYS", "the model is given twice")
+            YamlIssue::new(&node.at, Code::YamlConflictingKeys, "the model is given twice")
                 .with_help("write the model's limits inline or name a `config.json`, not both"),
         );
         return (None, None);
@@ -169,7 +174,7 @@ fn settings(sink: &mut Sink, node: &Node) -> Option<SettingsSpec> {
                     let near = crate::validation::did_you_mean(key, crate::config::SETTING_NAMES);
                     let issue = YamlIssue::new(
                         &value.at,
-                        "YAML_WRONG_TYPE",
+                        Code::YamlWrongType,
                         format!("{what} must be an integer (a named setting), found {}", value.describe()),
                     );
                     sink.issues.push(match near {
@@ -218,7 +223,7 @@ fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
                                 sink.issues.push(
                                     YamlIssue::new(
                                         &file.at,
-                                        "PROMPT_FILE_UNREADABLE",
+                                        Code::PromptFileUnreadable,
                                         format!("cannot read prompt file `{}`: {e}", resolved.display()),
                                     )
                                     .with_help("the path is relative to the YAML file that names it"),
@@ -232,7 +237,7 @@ fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
                         sink.issues.push(
                             YamlIssue::new(
                                 &value.at,
-                                "YAML_MISSING_KEY",
+                                Code::YamlMissingKey,
                                 format!("prompt `{key}` needs one of `file` or `text`"),
                             )
                             .with_help("write `file: prompts/x.txt` or `text: \"…\"`"),

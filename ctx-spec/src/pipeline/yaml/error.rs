@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::sources::SourceFile;
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 
 /// Where a value was written: a file and a 1-based line and column (in characters). Line and
 /// column are 0 when the problem concerns the file as a whole (it cannot be read).
@@ -47,8 +47,8 @@ pub struct YamlIssue {
     pub line: usize,
     /// The column, from 1 (0: the whole file).
     pub column: usize,
-    /// Stable machine-readable code (`YAML_UNKNOWN_KEY`, `INVALID_THRESHOLD`, …).
-    pub code: &'static str,
+    /// Stable machine-readable code (`YAML_UNKNOWN_KEY`, `INVALID_TOP_K`, …).
+    pub code: Code,
     /// What is wrong.
     pub message: String,
     /// How to fix it.
@@ -57,7 +57,7 @@ pub struct YamlIssue {
 
 impl YamlIssue {
     /// An issue at `at` without help.
-    pub fn new(at: &Location, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(at: &Location, code: Code, message: impl Into<String>) -> Self {
         YamlIssue { file: at.file.clone(), line: at.line, column: at.column, code, message: message.into(), help: None }
     }
 
@@ -134,10 +134,10 @@ impl PipelineFileError {
 
 impl ErrorCode for PipelineFileError {
     /// The issues' code when they all share one, else `PIPELINE_FILE_INVALID`.
-    fn code(&self) -> &'static str {
+    fn code(&self) -> Code {
         match self.issues.as_slice() {
             [first, rest @ ..] if rest.iter().all(|i| i.code == first.code) => first.code,
-            _ => "PIPELINE_FILE_INVALID",
+            _ => Code::PipelineFileInvalid,
         }
     }
 }
@@ -153,11 +153,11 @@ mod tests {
     #[test]
     fn issues_render_with_their_location_and_share_a_code() {
         let at = Location::new("p.yaml", 3, 5);
-        let a = YamlIssue::new(&at, "YAML_UNKNOWN_KEY", "unknown key `x`").with_help("remove it");
+        let a = YamlIssue::new(&at, Code::YamlUnknownKey, "unknown key `x`").with_help("remove it");
         assert_eq!(a.to_string(), "p.yaml:3:5: YAML_UNKNOWN_KEY: unknown key `x` (help: remove it)");
         let err = PipelineFileError::new(Path::new("p.yaml"), vec![a.clone()]);
         assert_eq!(err.code(), "YAML_UNKNOWN_KEY");
-        let b = YamlIssue::new(&at, "YAML_WRONG_TYPE", "no");
+        let b = YamlIssue::new(&at, Code::YamlWrongType, "no");
         let err = PipelineFileError::new(Path::new("p.yaml"), vec![a, b]);
         assert_eq!(err.code(), "PIPELINE_FILE_INVALID");
         assert!(err.to_string().starts_with("2 problem(s) in pipeline file p.yaml"));

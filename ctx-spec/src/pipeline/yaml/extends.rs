@@ -24,6 +24,8 @@ use super::error::{Location, YamlIssue};
 use super::node::{Node, Value, parse};
 use super::sources::Sources;
 
+use crate::codes::Code;
+
 /// The most files one `extends` chain may hold.
 pub(crate) const MAX_CHAIN: usize = 32;
 
@@ -68,7 +70,7 @@ impl Chain {
                 self.issues.push(
                     YamlIssue::new(
                         &extends.at,
-                        "YAML_WRONG_TYPE",
+                        Code::YamlWrongType,
                         format!("`extends` must be a file name or a list of file names, found {}", extends.describe()),
                     )
                     .with_help("write `extends: base.yaml`"),
@@ -83,7 +85,7 @@ impl Chain {
                 self.issues.push(
                     YamlIssue::new(
                         &name.at,
-                        "YAML_WRONG_TYPE",
+                        Code::YamlWrongType,
                         format!("an `extends` entry must be a file name, found {}", name.describe()),
                     )
                     .with_help("write `extends: [base.yaml]`"),
@@ -114,7 +116,7 @@ impl Chain {
     fn load_base(&mut self, path: &Path, via: &Location, stack: &mut Vec<PathBuf>) -> Option<Node> {
         let id = identity(path);
         if stack.contains(&id) || stack.len() >= MAX_CHAIN {
-            let code = if stack.contains(&id) { "YAML_EXTENDS_CYCLE" } else { "YAML_EXTENDS_TOO_DEEP" };
+            let code = if stack.contains(&id) { Code::YamlExtendsCycle } else { Code::YamlExtendsTooDeep };
             let message = format!("`extends` chain {}", self.render(stack, &id));
             self.issues
                 .push(YamlIssue::new(via, code, message).with_help("a file cannot extend itself, directly or not"));
@@ -126,7 +128,7 @@ impl Chain {
                 let message =
                     format!("cannot read `{}` ({e}), reached through {}", self.show(path), self.render(stack, &id));
                 self.issues.push(
-                    YamlIssue::new(via, "PIPELINE_FILE_UNREADABLE", message)
+                    YamlIssue::new(via, Code::PipelineFileUnreadable, message)
                         .with_help("`extends` paths are relative to the file that writes them"),
                 );
                 return None;
@@ -139,7 +141,7 @@ impl Chain {
             Some(n) if n.as_map().is_none() && !n.is_null() => {
                 let message = format!("a base file must be a mapping of pipeline keys, found {}", n.describe());
                 self.issues.push(
-                    YamlIssue::new(&n.at, "YAML_WRONG_TYPE", message).with_help("write `steps:`, `settings:`, …"),
+                    YamlIssue::new(&n.at, Code::YamlWrongType, message).with_help("write `steps:`, `settings:`, …"),
                 );
                 None
             }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::error::{Location, YamlIssue};
 use super::node::Node;
 use super::sources::Sources;
+use crate::codes::Code;
 use crate::validation::{FieldPath, did_you_mean};
 
 /// What decoding collects: the problems, and where each field was written.
@@ -29,7 +30,7 @@ impl Sink {
         self.issues.push(
             YamlIssue::new(
                 &node.at,
-                "YAML_WRONG_TYPE",
+                Code::YamlWrongType,
                 format!("{what} must be {expected}, found {}", node.describe()),
             )
             .with_help(format!("write {expected}")),
@@ -139,7 +140,7 @@ impl<'n> Fields<'n> {
             };
             if let Some((_, first, _)) = entries.iter().find(|(name, _, _)| *name == key) {
                 sink.issues.push(
-                    YamlIssue::new(&k.at, "YAML_DUPLICATE_KEY", format!("duplicate key `{key}` in {what}"))
+                    YamlIssue::new(&k.at, Code::YamlDuplicateKey, format!("duplicate key `{key}` in {what}"))
                         .with_help(format!("the first `{key}` is at line {}", first.at.line)),
                 );
                 continue;
@@ -150,7 +151,7 @@ impl<'n> Fields<'n> {
                 if let Some(near) = did_you_mean(key, allowed.iter().copied()) {
                     message.push_str(&format!(", did you mean `{near}`?"));
                 }
-                let issue = YamlIssue::new(&k.at, "YAML_UNKNOWN_KEY", message);
+                let issue = YamlIssue::new(&k.at, Code::YamlUnknownKey, message);
                 sink.issues.push(match did_you_mean(key, allowed.iter().copied()) {
                     Some(near) => issue.with_help(format!("rename it to `{near}`")),
                     None => issue.with_help("remove it"),
@@ -177,7 +178,7 @@ impl<'n> Fields<'n> {
         let value = self.get(key);
         if value.is_none() {
             sink.issues.push(
-                YamlIssue::new(&self.node.at, "YAML_MISSING_KEY", format!("{} has no `{key}`", self.what))
+                YamlIssue::new(&self.node.at, Code::YamlMissingKey, format!("{} has no `{key}`", self.what))
                     .with_help(format!("add `{key}: …`")),
             );
         }

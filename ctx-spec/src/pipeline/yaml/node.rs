@@ -11,6 +11,8 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
 use super::error::{Location, YamlIssue};
 
+use crate::codes::Code;
+
 /// The deepest nesting accepted; a pipeline file needs about six levels.
 pub(crate) const MAX_DEPTH: usize = 64;
 /// The most nodes one document may expand to (aliases included).
@@ -166,7 +168,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
             let m = e.marker();
             YamlIssue::new(
                 &Location::new(file, m.line(), m.col() + 1),
-                "YAML_SYNTAX",
+                Code::YamlSyntax,
                 format!("YAML syntax error: {}", e.info()),
             )
         })?;
@@ -177,7 +179,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
                 if documents > 1 {
                     return Err(YamlIssue::new(
                         &at,
-                        "YAML_MULTIPLE_DOCUMENTS",
+                        Code::YamlMultipleDocuments,
                         "a pipeline file holds one YAML document",
                     )
                     .with_help("remove the `---` and everything after it, or split the file"));
@@ -195,7 +197,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
             }
             Event::Alias(id) => {
                 let Some(node) = anchors.get(&id) else {
-                    return Err(YamlIssue::new(&at, "YAML_SYNTAX", "YAML syntax error: alias to an unknown anchor"));
+                    return Err(YamlIssue::new(&at, Code::YamlSyntax, "YAML syntax error: alias to an unknown anchor"));
                 };
                 nodes += count(node);
                 Some(node.clone())
@@ -204,7 +206,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(YamlIssue::new(
                         &at,
-                        "YAML_TOO_DEEP",
+                        Code::YamlTooDeep,
                         format!("the YAML nests deeper than {MAX_DEPTH} levels"),
                     ));
                 }
@@ -232,7 +234,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
         if nodes > MAX_NODES {
             return Err(YamlIssue::new(
                 &loc(&span),
-                "YAML_TOO_LARGE",
+                Code::YamlTooLarge,
                 format!("the YAML expands to more than {MAX_NODES} values"),
             ));
         }
@@ -283,7 +285,7 @@ mod tests {
     #[test]
     fn syntax_errors_depth_and_alias_bombs_are_issues() {
         let e = p("a: [1, 2\nb: 3\n").unwrap_err();
-        assert_eq!(e.code, "YAML_SYNTAX");
+        assert_eq!(e.code.as_str(), "YAML_SYNTAX");
         assert!(e.line >= 1, "{e}");
         assert_eq!(p(&"[".repeat(200)).unwrap_err().code, "YAML_TOO_DEEP");
         let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");

@@ -9,7 +9,7 @@ use super::error::{Location, PipelineFileError, YamlIssue};
 use super::extends::Chain;
 use super::fields::Sink;
 use super::sources::{SourceFile, Sources};
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::config::{ConfigFile, ConfigFileError};
 use crate::pipeline::definition::PipelineDef;
 use crate::pipeline::validate::{ValidateOptions, validate_with_config};
@@ -133,7 +133,7 @@ impl PipelineFile {
                 path,
                 vec![YamlIssue::new(
                     &Location::whole_file(path),
-                    "PIPELINE_FILE_UNREADABLE",
+                    Code::PipelineFileUnreadable,
                     format!("cannot read pipeline file `{}`: {e}", path.display()),
                 )],
             )

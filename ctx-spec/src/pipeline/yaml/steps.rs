@@ -3,6 +3,7 @@
 
 use super::fields::{Fields, Sink};
 use super::node::Node;
+use crate::codes::Code;
 use crate::params::{ModelParams, ResponseFormat};
 use crate::pipeline::definition::*;
 use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema};
@@ -41,7 +42,7 @@ fn decode_step(sink: &mut Sink, node: &Node, path: &FieldPath, index: usize) -> 
         Some(n) => sink.text(n, &path.key("id"), "a step's `id`"),
         None => {
             sink.issues.push(
-                super::error::YamlIssue::new(&node.at, "YAML_MISSING_KEY", "a step has no `id`")
+                super::error::YamlIssue::new(&node.at, Code::YamlMissingKey, "a step has no `id`")
                     .with_help("add `id: <step id>`"),
             );
             None
@@ -54,7 +55,7 @@ fn decode_step(sink: &mut Sink, node: &Node, path: &FieldPath, index: usize) -> 
     let action_node = map.iter().find(|(k, _)| k.as_text() == Some("action")).map(|(_, v)| v);
     let Some(action_node) = action_node else {
         sink.issues.push(
-            super::error::YamlIssue::new(&node.at, "YAML_MISSING_KEY", format!("{what} has no `action`"))
+            super::error::YamlIssue::new(&node.at, Code::YamlMissingKey, format!("{what} has no `action`"))
                 .with_help(format!("add `action: <kind>`, one of {}", kinds())),
         );
         return None;
@@ -67,7 +68,7 @@ fn decode_step(sink: &mut Sink, node: &Node, path: &FieldPath, index: usize) -> 
             message.push_str(&format!(", did you mean `{near}`?"));
         }
         sink.issues.push(
-            super::error::YamlIssue::new(&action_node.at, "YAML_UNKNOWN_ACTION", message)
+            super::error::YamlIssue::new(&action_node.at, Code::YamlUnknownAction, message)
                 .with_help_opt(near.map(|n| format!("write `action: {n}`"))),
         );
         return None;
@@ -102,7 +103,7 @@ fn decode_kind(sink: &mut Sink, f: &Fields<'_>, kind: &str, path: &FieldPath) ->
                     sink.issues.push(
                         super::error::YamlIssue::new(
                             &alias.at,
-                            "YAML_CONFLICTING_KEYS",
+                            Code::YamlConflictingKeys,
                             format!("{} writes both `evidence_tokens` and `max_tokens`", f.what),
                         )
                         .with_help("`max_tokens` is the specification's name of `evidence_tokens`: keep one"),
@@ -362,7 +363,7 @@ fn conflict(sink: &mut Sink, f: &Fields<'_>, help: &str) {
     sink.issues.push(
         super::error::YamlIssue::new(
             &f.node.at,
-            "YAML_CONFLICTING_KEYS",
+            Code::YamlConflictingKeys,
             format!("{} mixes `from` and `value`", f.what),
         )
         .with_help(help),
