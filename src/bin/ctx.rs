@@ -24,7 +24,6 @@ use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
 use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
-use ctx::validation::did_you_mean;
 use ctx::{ErrorCode, PipelineState};
 
 #[derive(Parser)]
@@ -246,7 +245,7 @@ fn error_code(target: &Path) -> Option<&str> {
 /// `ctx explain CODE`, as `rustc --explain`: the code's area and explanation.
 fn explain_code(text: &str) -> Result<ExitCode, String> {
     let Some(code) = Code::parse(text) else {
-        let near = did_you_mean(text, Code::ALL.iter().map(|c| c.as_str()));
+        let near = Code::suggest(text).map(Code::as_str);
         return Err(match near {
             Some(near) => format!("unknown error code `{text}`; did you mean `{near}`?"),
             None => format!("unknown error code `{text}`"),

@@ -163,6 +163,17 @@ impl Code {
         Code::ALL.iter().copied().find(|c| c.as_str() == text)
     }
 
+    /// The code most like `text` (a typo, a lower-case spelling), for "did you mean".
+    ///
+    /// ```
+    /// use ctx::codes::Code;
+    ///
+    /// assert_eq!(Code::suggest("UNKNOWN_STEP_TARGE").map(Code::as_str), Some("UNKNOWN_STEP_TARGET"));
+    /// ```
+    pub fn suggest(text: &str) -> Option<Code> {
+        crate::validation::did_you_mean(text, Code::ALL.iter().map(|c| c.as_str())).and_then(Code::parse)
+    }
+
     /// The first line of the explanation: what the code means.
     pub fn summary(self) -> &'static str {
         let first = self.doc_lines()[0];
