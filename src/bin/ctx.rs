@@ -256,7 +256,7 @@ fn explain_code(text: &str) -> Result<ExitCode, String> {
 }
 
 fn explain(file: &LoadedFile) -> ExitCode {
-    let pipeline = match LoadedPipeline::load_file(&file, LoadOptions::from_env()) {
+    let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
         Ok(p) => p,
         Err(e) => {
             render(e.issues());

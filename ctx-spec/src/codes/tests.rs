@@ -47,7 +47,8 @@ fn a_code_is_its_string_on_the_wire() {
     assert_eq!(serde_json::to_string(&code).unwrap(), "\"UNKNOWN_STEP_TARGET\"");
     assert_eq!(serde_json::from_str::<Code>("\"UNKNOWN_STEP_TARGET\"").unwrap(), code);
     assert!(serde_json::from_str::<Code>("\"UNKNOWN_STEP_TARGTE\"").is_err());
-    assert!(code == "UNKNOWN_STEP_TARGET" && "UNKNOWN_STEP_TARGET" == code);
+    assert_eq!(code, "UNKNOWN_STEP_TARGET");
+    assert_eq!("UNKNOWN_STEP_TARGET", code);
     assert_eq!(code.area(), Area::Graph);
     assert_eq!(Code::YamlUnknownKey.area().name(), "yaml");
 }
