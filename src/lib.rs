@@ -52,6 +52,7 @@
 //! - [Durable runs on Restate](guide::durable_runs): runs that survive a crash or a deploy.
 //! - [Testing and CI](guide::testing): the test command, CI, what a fresh machine needs.
 //! - [Reliability and security](guide::reliability): the property, fault and security suites.
+#![warn(unreachable_pub)]
 
 pub use ctx_macros::{context_engine, pipeline, turn_budget};
 

@@ -24,7 +24,7 @@ use crate::symbol::PIPELINE;
 /// ```
 ///
 /// The attributes (usually the doc comment) go onto the generated struct.
-pub struct PipelineInput {
+pub(crate) struct PipelineInput {
     /// `/// docs` and other outer attributes.
     pub attrs: Vec<Attribute>,
     /// The generated types' visibility.
@@ -70,7 +70,7 @@ impl Parse for PipelineInput {
 /// separator := `,`        — required between items, except after an item ending in a
 ///                           bracketed group (so sections can follow each other without commas)
 /// ```
-pub struct Items {
+pub(crate) struct Items {
     /// The items that parsed.
     pub items: Vec<Item>,
     /// The items that did not, each already pointing at its offending token.
@@ -132,7 +132,7 @@ fn skip_past_comma(input: ParseStream) -> syn::Result<()> {
 ///       | IDENT `=` value                       — a value rule:   last_model_response = null
 ///       | value                                 — a bare value:   { language: sql, policy: always }
 /// ```
-pub enum Item {
+pub(crate) enum Item {
     /// `key: value`, or `key { … }` (then `colon` is `None` and `value` is a [`Value::Map`]).
     Entry {
         /// The key.
@@ -221,7 +221,7 @@ impl Parse for Item {
 impl Item {
     /// Whether the item's last token is a `{ … }`, `( … )` or `[ … ]` group (then no comma is
     /// needed after it).
-    pub fn ends_with_group(&self) -> bool {
+    pub(crate) fn ends_with_group(&self) -> bool {
         match self {
             Item::Entry { value, .. }
             | Item::Arrow { to: value, .. }
@@ -241,7 +241,7 @@ impl Item {
     }
 
     /// The item's tokens, first to last.
-    pub fn range(&self) -> SpanRange {
+    pub(crate) fn range(&self) -> SpanRange {
         match self {
             Item::Entry { key, value, .. } => SpanRange::single(key.span()).to(value.range()),
             Item::Arrow { from, to, .. } => SpanRange::single(from.span()).to(to.range()),
@@ -265,7 +265,7 @@ impl Item {
 ///        | `[` items `]`                        — a list
 ///        | `{` items `}`                        — a map
 /// ```
-pub enum Value {
+pub(crate) enum Value {
     /// An integer, possibly negated.
     Int {
         /// A leading `-`.
@@ -389,7 +389,7 @@ impl Parse for Value {
 
 impl Value {
     /// The value's tokens, first to last.
-    pub fn range(&self) -> SpanRange {
+    pub(crate) fn range(&self) -> SpanRange {
         match self {
             Value::Int { neg, lit } => SpanRange { start: neg.map_or(lit.span(), |n| n.span), end: lit.span() },
             Value::Float { neg, lit } => SpanRange { start: neg.map_or(lit.span(), |n| n.span), end: lit.span() },
@@ -405,7 +405,7 @@ impl Value {
     }
 
     /// What kind of value this is, for "expected …, found …" messages.
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             Value::Int { .. } => "an integer",
             Value::Float { .. } => "a decimal number",

@@ -27,7 +27,7 @@ use crate::lower::Lowered;
 /// called `match` and its method is `fn r#match`). `Err` says why it cannot be one: the five
 /// keywords that have no raw form (`self`, `Self`, `super`, `crate`, `_`) and text that is no
 /// identifier at all (`fetch-docs`, `1st`, as a YAML file may spell them).
-pub fn rust_ident(name: &str, span: Span) -> Result<Ident, String> {
+pub(crate) fn rust_ident(name: &str, span: Span) -> Result<Ident, String> {
     if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
         return Err(format!("`{name}` is a Rust keyword, one of the five that cannot be raw identifiers (`r#{name}`)"));
     }
@@ -47,7 +47,7 @@ pub fn rust_ident(name: &str, span: Span) -> Result<Ident, String> {
 }
 
 /// One `custom` step as the generated code sees it.
-pub struct CustomStep {
+pub(crate) struct CustomStep {
     /// The step enum's variant (`NextBatch`).
     variant: Ident,
     /// The step id, which is also the trait method's name (`next_batch`, `r#match`).
@@ -61,7 +61,7 @@ pub struct CustomStep {
 }
 
 /// One tool of the pipeline's `agent` steps: a method of the tools trait.
-pub struct Tool {
+pub(crate) struct Tool {
     /// The tool's name as the model calls it (`search_docs`, `match`).
     name: String,
     /// The method's name: the tool's, raw when it is a keyword (`r#match`).
@@ -72,7 +72,7 @@ pub struct Tool {
 }
 
 /// The backends a pipeline's steps use, its custom steps and its tools.
-pub struct Needs {
+pub(crate) struct Needs {
     search: bool,
     store: bool,
     model: bool,
@@ -83,7 +83,7 @@ pub struct Needs {
 impl Needs {
     /// Reads what `lowered`'s steps need. `variants` maps step ids to the step enum's variants;
     /// `pipeline` is the pipeline's name, which prefixes every generated name.
-    pub fn new(cx: &Ctxt, pipeline: &Ident, lowered: &Lowered, variants: &[(usize, String, Ident)]) -> Self {
+    pub(crate) fn new(cx: &Ctxt, pipeline: &Ident, lowered: &Lowered, variants: &[(usize, String, Ident)]) -> Self {
         let kinds = || lowered.def.steps.iter().map(|s| &s.kind);
         let mut customs = Vec::new();
         for (index, id, variant) in variants {
@@ -204,7 +204,7 @@ fn tools(cx: &Ctxt, pipeline: &Ident, lowered: &Lowered) -> Vec<Tool> {
 }
 
 /// The environment struct, its `Backends` implementation, the custom trait and the outcome enums.
-pub fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &TokenStream) -> TokenStream {
+pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt: &TokenStream) -> TokenStream {
     let vis = &input.vis;
     let name = &input.name;
     let p = quote!(#rt::pipeline);

@@ -14,7 +14,7 @@ use crate::spans::SpanRange;
 /// forgotten `check` would silently swallow the user's errors, which is worse than a loud
 /// internal failure while testing.
 #[derive(Default)]
-pub struct Ctxt {
+pub(crate) struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
     deprecations: RefCell<Vec<(Span, Deprecation)>>,
 }
@@ -22,14 +22,14 @@ pub struct Ctxt {
 /// A deprecated spelling the invocation used. Stable proc macros cannot emit warnings, so the
 /// expansion names a `#[deprecated]` hidden item at the spelling's span and rustc warns there.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Deprecation {
+pub(crate) enum Deprecation {
     /// `max_tokens` in a `fetch_node_texts` step, now `evidence_tokens`.
     FetchMaxTokens,
 }
 
 impl Deprecation {
     /// The hidden item in `__private::deprecated` that carries the warning's note.
-    pub fn item(self) -> &'static str {
+    pub(crate) fn item(self) -> &'static str {
         match self {
             Deprecation::FetchMaxTokens => "fetch_node_texts_max_tokens",
         }
@@ -38,46 +38,46 @@ impl Deprecation {
 
 impl Ctxt {
     /// A new, empty accumulator.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Ctxt { errors: RefCell::new(Some(Vec::new())), deprecations: RefCell::new(Vec::new()) }
     }
 
     /// Records a deprecated spelling at `span`; see [`Deprecation`].
-    pub fn deprecated(&self, span: Span, what: Deprecation) {
+    pub(crate) fn deprecated(&self, span: Span, what: Deprecation) {
         self.deprecations.borrow_mut().push((span, what));
     }
 
     /// The deprecated spellings recorded so far, in the order they were found.
-    pub fn deprecations(&self) -> Vec<(Span, Deprecation)> {
+    pub(crate) fn deprecations(&self) -> Vec<(Span, Deprecation)> {
         self.deprecations.borrow().clone()
     }
 
     /// Records an error at `span`.
-    pub fn error_at(&self, span: Span, message: impl Display) {
+    pub(crate) fn error_at(&self, span: Span, message: impl Display) {
         self.syn_error(syn::Error::new(span, message));
     }
 
     /// Records an error spanning `range` (from its first to its last token).
-    pub fn error_range(&self, range: SpanRange, message: impl Display) {
+    pub(crate) fn error_range(&self, range: SpanRange, message: impl Display) {
         self.syn_error(range.error(message));
     }
 
     /// Records an existing `syn::Error` (which may already combine several).
-    pub fn syn_error(&self, error: syn::Error) {
+    pub(crate) fn syn_error(&self, error: syn::Error) {
         if let Some(errors) = self.errors.borrow_mut().as_mut() {
             errors.push(error);
         }
     }
 
     /// Whether any error was recorded so far.
-    pub fn has_errors(&self) -> bool {
+    pub(crate) fn has_errors(&self) -> bool {
         self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
     }
 
     /// Takes every recorded error, combined into one `syn::Error` in source order (the phases
     /// find problems in their own order; a reader expects them top to bottom). Errors at the
     /// same place keep the order they were recorded in.
-    pub fn check(self) -> Result<(), syn::Error> {
+    pub(crate) fn check(self) -> Result<(), syn::Error> {
         let mut errors = self.errors.borrow_mut().take().unwrap_or_default();
         errors.sort_by_key(|e| {
             let start = e.span().start();

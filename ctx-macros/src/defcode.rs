@@ -35,7 +35,7 @@ fn opt_i64(value: &Option<i64>) -> TokenStream {
 
 /// The expression building `def`; prompts come from `prompts` so `include_str!` stays one.
 /// `rt` is the path of the hidden module the generated code names (`::ctx::__private`).
-pub fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenStream) -> TokenStream {
+pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenStream) -> TokenStream {
     let p = &quote!(#rt::pipeline);
     let name = &def.name;
     let model = model(p, &def.model);

@@ -24,7 +24,7 @@ use crate::lower::{self, Lowered};
 use crate::valid;
 
 /// Expands one invocation. `base_dir` is the directory of the invoking file.
-pub fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
+pub(crate) fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     let invocation: Invocation = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),

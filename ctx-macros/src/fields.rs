@@ -11,16 +11,16 @@ use crate::spans::{SpanMap, SpanRange};
 use crate::symbol::{STEP_KINDS, Symbol, one_of};
 
 /// `message` followed by a help line, the layout every error of the macro uses.
-pub fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) -> String {
+pub(crate) fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) -> String {
     format!("{message}\nhelp: {help}")
 }
 
 /// The runtime's one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
 /// `config.json` get the same suggestion.
-pub use ctx_spec::validation::did_you_mean;
+pub(crate) use ctx_spec::validation::did_you_mean;
 
 /// The entries of one block, consumed key by key.
-pub struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     /// How messages name the block: "`fetch_node_texts` step `fetch`", "`settings`".
     owner: String,
     /// Where "missing key" errors go: the step kind keyword, the pipeline's name, a rule's braces.
@@ -39,7 +39,7 @@ pub struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Collects the `key: value` entries of `items`, reporting the items' syntax errors, items
     /// that are not entries, and duplicate keys (on the second occurrence).
-    pub fn new(cx: &Ctxt, owner: String, owner_span: SpanRange, items: &'a Items, path: FieldPath) -> Self {
+    pub(crate) fn new(cx: &Ctxt, owner: String, owner_span: SpanRange, items: &'a Items, path: FieldPath) -> Self {
         for error in &items.errors {
             cx.syn_error(error.clone());
         }
@@ -83,7 +83,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Takes `key`'s entry, if written.
-    pub fn take(&mut self, key: Symbol) -> Option<(&'a Ident, &'a Value)> {
+    pub(crate) fn take(&mut self, key: Symbol) -> Option<(&'a Ident, &'a Value)> {
         let index = self.entries.iter().position(|(k, _)| *k == key)?;
         self.used[index] = true;
         Some(self.entries[index])
@@ -91,7 +91,7 @@ impl<'a> Fields<'a> {
 
     /// Takes `key`'s entry; when absent, it is reported as missing (with `example` as the fix) by
     /// [`Fields::finish`], unless a misspelt key explains it.
-    pub fn require(&mut self, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
+    pub(crate) fn require(&mut self, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
         let found = self.take(key);
         if found.is_none() && !self.malformed.iter().any(|k| **k == key) {
             self.missing.push((key, example.to_owned()));
@@ -100,7 +100,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The entries nobody took, in order (for open blocks such as `settings` and `prompts`).
-    pub fn rest(&mut self) -> Vec<(&'a Ident, &'a Value)> {
+    pub(crate) fn rest(&mut self) -> Vec<(&'a Ident, &'a Value)> {
         let mut rest = Vec::new();
         for (entry, used) in self.entries.iter().zip(self.used.iter_mut()) {
             if !*used {
@@ -114,7 +114,7 @@ impl<'a> Fields<'a> {
     /// Reports every entry nobody took as an unknown key (suggesting the closest expected key),
     /// then the required keys that are missing, in one error. A missing key that an unknown key
     /// misspells is not reported twice: "did you mean `next`?" under `nxt` says it all.
-    pub fn finish(mut self, cx: &Ctxt, expected: &[Symbol], kind_keys: fn(Symbol) -> &'static [Symbol]) {
+    pub(crate) fn finish(mut self, cx: &Ctxt, expected: &[Symbol], kind_keys: fn(Symbol) -> &'static [Symbol]) {
         for ((key, _), used) in self.entries.iter().zip(&self.used) {
             if *used {
                 continue;
@@ -158,7 +158,7 @@ impl<'a> Fields<'a> {
 
 /// Reads typed values, reporting a value of the wrong type under the value and poisoning its path
 /// so that the runtime's checks of the placeholder are not reported on top.
-pub struct Reader<'c> {
+pub(crate) struct Reader<'c> {
     /// Where errors go.
     pub cx: &'c Ctxt,
     /// Where spans and poisoned paths go.
@@ -167,7 +167,7 @@ pub struct Reader<'c> {
 
 impl Reader<'_> {
     /// Records the value's span at `path`.
-    pub fn record(&mut self, path: &FieldPath, value: &Value) {
+    pub(crate) fn record(&mut self, path: &FieldPath, value: &Value) {
         self.spans.record(path, value.range());
     }
 
@@ -183,7 +183,7 @@ impl Reader<'_> {
     }
 
     /// An integer (`20`, `-1`, `16_384`).
-    pub fn int(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<i64> {
+    pub(crate) fn int(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<i64> {
         self.record(path, value);
         match value {
             Value::Int { neg, lit } => match lit.base10_parse::<i64>() {
@@ -208,7 +208,7 @@ impl Reader<'_> {
     }
 
     /// A decimal number; integers are accepted (`threshold: 1`).
-    pub fn float(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<f64> {
+    pub(crate) fn float(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<f64> {
         self.record(path, value);
         let parsed = match value {
             Value::Float { neg, lit } => lit.base10_parse::<f64>().ok().map(|f| if neg.is_some() { -f } else { f }),
@@ -222,7 +222,7 @@ impl Reader<'_> {
     }
 
     /// A string literal.
-    pub fn string(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
         self.record(path, value);
         match value {
             Value::Str(s) => Some(s.value()),
@@ -234,7 +234,7 @@ impl Reader<'_> {
     }
 
     /// `true` or `false`.
-    pub fn boolean(&mut self, path: &FieldPath, key: &Ident, value: &Value) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, path: &FieldPath, key: &Ident, value: &Value) -> Option<bool> {
         self.record(path, value);
         match value {
             Value::Bool(b) => Some(b.value),
@@ -246,7 +246,7 @@ impl Reader<'_> {
     }
 
     /// A bare name (a step id, a field, a keyword such as `sql`).
-    pub fn name(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
+    pub(crate) fn name(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
         self.record(path, value);
         match value {
             Value::Name(n) => Some(unraw(n)),
@@ -269,7 +269,13 @@ impl Reader<'_> {
     }
 
     /// A name or a string (for free-form identifiers such as an inbox topic).
-    pub fn name_or_string(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
+    pub(crate) fn name_or_string(
+        &mut self,
+        path: &FieldPath,
+        key: &Ident,
+        value: &Value,
+        example: &str,
+    ) -> Option<String> {
         self.record(path, value);
         match value {
             Value::Name(n) => Some(unraw(n)),
@@ -282,7 +288,13 @@ impl Reader<'_> {
     }
 
     /// A list's items.
-    pub fn list<'v>(&mut self, path: &FieldPath, key: &Ident, value: &'v Value, example: &str) -> Option<&'v Items> {
+    pub(crate) fn list<'v>(
+        &mut self,
+        path: &FieldPath,
+        key: &Ident,
+        value: &'v Value,
+        example: &str,
+    ) -> Option<&'v Items> {
         self.record(path, value);
         match value {
             Value::List { body, .. } => {
@@ -300,7 +312,7 @@ impl Reader<'_> {
 }
 
 /// An identifier's text without a raw prefix.
-pub fn unraw(ident: &Ident) -> String {
+pub(crate) fn unraw(ident: &Ident) -> String {
     let text = ident.to_string();
     match text.strip_prefix("r#") {
         Some(plain) => plain.to_owned(),
@@ -309,7 +321,7 @@ pub fn unraw(ident: &Ident) -> String {
 }
 
 /// The range of a `key: value` entry.
-pub fn entry_range(key: &Ident, value: &Value) -> SpanRange {
+pub(crate) fn entry_range(key: &Ident, value: &Value) -> SpanRange {
     SpanRange::single(key.span()).to(value.range())
 }
 

@@ -28,7 +28,7 @@ use crate::symbol::FILE;
 /// ```text
 /// short := `file` `=` STRING `,`?
 /// ```
-pub struct ShortForm {
+pub(crate) struct ShortForm {
     /// The path literal.
     pub path: LitStr,
 }
@@ -36,7 +36,7 @@ pub struct ShortForm {
 impl ShortForm {
     /// Whether `input` starts like the short form (so that its own parse errors are the ones
     /// reported).
-    pub fn peek(input: ParseStream) -> bool {
+    pub(crate) fn peek(input: ParseStream) -> bool {
         input.peek(syn::Ident) && input.peek2(syn::Token![=]) && input.fork().parse::<Ident>().is_ok_and(|i| i == FILE)
     }
 }
@@ -62,7 +62,7 @@ impl Parse for ShortForm {
 }
 
 /// The path literal of a `{ file: "…" }` body, reporting any other section beside it.
-pub fn file_entry<'a>(cx: &Ctxt, body: &'a Items) -> Option<&'a LitStr> {
+pub(crate) fn file_entry<'a>(cx: &Ctxt, body: &'a Items) -> Option<&'a LitStr> {
     let (key, value) = body.items.iter().find_map(|item| match item {
         Item::Entry { key, value, .. } if key == FILE => Some((key, value)),
         _ => None,
@@ -97,7 +97,7 @@ pub fn file_entry<'a>(cx: &Ctxt, body: &'a Items) -> Option<&'a LitStr> {
 /// ```text
 /// invocation := short | pipeline
 /// ```
-pub enum Invocation {
+pub(crate) enum Invocation {
     /// `file = "…"`.
     Short(ShortForm),
     /// `pub pipeline Name { … }`.
@@ -113,7 +113,7 @@ impl Parse for Invocation {
 /// A pipeline read from its file: the lowered definition (a stub when the file cannot be
 /// decoded; its problems are in the `Ctxt`) and the `include_bytes!` items that make cargo
 /// track the files read.
-pub struct FromFile {
+pub(crate) struct FromFile {
     pub lowered: Lowered,
     pub tracking: TokenStream,
     /// The name the file gives the pipeline (`name`, else the file's stem), when it was read.
@@ -123,7 +123,7 @@ pub struct FromFile {
 /// Reads, decodes and checks the file `lit` names, relative to the crate's root; every problem
 /// goes to `cx` under `lit`. `rust_name` is the generated type's name (`None` for the short form,
 /// which takes the file's).
-pub fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
+pub(crate) fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFile {
     let path = crate_root().join(lit.value());
     let span = lit.span();
     let empty = || stub_lowered(span, rust_name.map_or_else(String::new, ToString::to_string), None);
@@ -213,7 +213,7 @@ fn stub_lowered(span: Span, name: String, def: Option<ctx_spec::pipeline::Pipeli
 /// new tokenizer rebuilds the crate: a `tokenizer.json` and the `tokenizer_config.json` and
 /// `chat_template.jinja` beside it. A GGUF is not named: `include_bytes!` would read gigabytes of
 /// weights into the compiler; touch the invoking file after replacing one.
-pub fn model_tracking(def: &ctx_spec::pipeline::PipelineDef) -> TokenStream {
+pub(crate) fn model_tracking(def: &ctx_spec::pipeline::PipelineDef) -> TokenStream {
     let ctx_spec::pipeline::ModelSource::Inline(spec) = &def.model else { return TokenStream::new() };
     let Some(written) = &spec.tokenizer else { return TokenStream::new() };
     if written.to_ascii_lowercase().ends_with(".gguf") {
@@ -261,7 +261,7 @@ fn render(issue: &ctx_spec::pipeline::yaml::YamlIssue) -> String {
 }
 
 /// The pipeline input of the short form, named after the file.
-pub fn short_input(name: &str, span: Span) -> Option<PipelineInput> {
+pub(crate) fn short_input(name: &str, span: Span) -> Option<PipelineInput> {
     let camel = ctx_spec::pipeline::variant_name(name);
     let name: Ident = syn::parse_str(&camel).ok()?;
     let name = Ident::new(&name.to_string(), span);

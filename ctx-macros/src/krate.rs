@@ -15,7 +15,7 @@ use crate::symbol::{CRATE, CTX_ATTR};
 /// Takes the `#[ctx(…)]` attributes out of `attrs` (they configure the macro and must not reach
 /// the generated type) and returns the path of the hidden module: `::ctx::__private` unless a
 /// `crate = path` says otherwise. Problems go to `cx`, under the offending token.
-pub fn take_private_path(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> TokenStream {
+pub(crate) fn take_private_path(cx: &Ctxt, attrs: &mut Vec<Attribute>) -> TokenStream {
     let mut krate: Option<Path> = None;
     attrs.retain(|attr| {
         if !attr.path().is_ident(&CTX_ATTR) {

@@ -4,6 +4,7 @@
 //! validate with the runtime's own rules, reported under the user's tokens (`valid`) → emit a
 //! typed state machine (`expand`, `backends`). Use it through the `ctx` facade crate, whose documentation
 //! shows the DSL.
+#![warn(unreachable_pub)]
 
 mod ast;
 mod backends;

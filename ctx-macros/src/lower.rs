@@ -27,7 +27,7 @@ use crate::symbol::{
 };
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
-pub struct Lowered {
+pub(crate) struct Lowered {
     /// The definition as the runtime sees it.
     pub def: PipelineDef,
     /// Where each value was written.
@@ -42,7 +42,7 @@ pub struct Lowered {
 }
 
 /// How a prompt's text reaches the generated code.
-pub enum PromptCode {
+pub(crate) enum PromptCode {
     /// A string literal, emitted as is.
     Literal(String),
     /// `include_str!("path")`: re-emitted as `include_str!` so that cargo tracks the file; the
@@ -54,7 +54,7 @@ pub enum PromptCode {
 
 /// Lowers a whole invocation. `base_dir` is the directory of the file holding the invocation:
 /// `include_str!` paths are relative to it, as for the standard macro.
-pub fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lowered {
+pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -> Lowered {
     let name = unraw(&input.name);
     let mut spans = SpanMap::new(SpanRange::single(input.name.span()));
     spans.record(&FieldPath::root().key("name"), SpanRange::single(input.name.span()));

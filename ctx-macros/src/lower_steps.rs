@@ -38,7 +38,7 @@ macro_rules! model_request_keys {
 }
 
 /// The keys each step kind takes, in the order messages list them.
-pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
+pub(crate) fn keys_of(kind: Symbol) -> &'static [Symbol] {
     match kind {
         SEARCH_NODES => &[TOP_K, NEXT],
         EXPAND_DEPENDENCY_TREE => &[MAX_DEPTH, NEXT],
@@ -54,7 +54,13 @@ pub fn keys_of(kind: Symbol) -> &'static [Symbol] {
 }
 
 /// Lowers `kind { body }` of step `id`; `None` when the kind is unknown (already reported).
-pub fn lower_kind(r: &mut Reader<'_>, kind: &Ident, id: &str, body: &Items, path: FieldPath) -> Option<StepKind> {
+pub(crate) fn lower_kind(
+    r: &mut Reader<'_>,
+    kind: &Ident,
+    id: &str,
+    body: &Items,
+    path: FieldPath,
+) -> Option<StepKind> {
     let Some(&symbol) = STEP_KINDS.iter().find(|k| kind == **k) else {
         let name = unraw(kind);
         let help = match did_you_mean(&name, STEP_KINDS.iter().map(|s| s.as_str())) {

@@ -13,7 +13,7 @@ use quote::quote;
 /// `compile_error!` whose tokens carry the first and the last span underlines everything between
 /// them; `syn::Error::new_spanned` relies on the same trick.
 #[derive(Copy, Clone, Debug)]
-pub struct SpanRange {
+pub(crate) struct SpanRange {
     /// The first token's span.
     pub start: Span,
     /// The last token's span.
@@ -22,17 +22,17 @@ pub struct SpanRange {
 
 impl SpanRange {
     /// A range covering one token.
-    pub fn single(span: Span) -> Self {
+    pub(crate) fn single(span: Span) -> Self {
         SpanRange { start: span, end: span }
     }
 
     /// From the start of `self` to the end of `other`.
-    pub fn to(self, other: SpanRange) -> Self {
+    pub(crate) fn to(self, other: SpanRange) -> Self {
         SpanRange { start: self.start, end: other.end }
     }
 
     /// An error underlining this range.
-    pub fn error(self, message: impl Display) -> syn::Error {
+    pub(crate) fn error(self, message: impl Display) -> syn::Error {
         let first = Ident::new("__first", self.start);
         let last = Ident::new("__last", self.end);
         let tokens: TokenStream = quote!(#first #last);
@@ -43,7 +43,7 @@ impl SpanRange {
 /// FieldPath → the tokens that wrote that value, plus the paths whose value could not be
 /// lowered (their runtime issues would only repeat, or follow from, a syntax error).
 #[derive(Default, Debug)]
-pub struct SpanMap {
+pub(crate) struct SpanMap {
     spans: BTreeMap<FieldPath, SpanRange>,
     poisoned: BTreeSet<FieldPath>,
     whole: Option<SpanRange>,
@@ -51,29 +51,29 @@ pub struct SpanMap {
 
 impl SpanMap {
     /// A map whose last-resort location is `whole` (the pipeline's name).
-    pub fn new(whole: SpanRange) -> Self {
+    pub(crate) fn new(whole: SpanRange) -> Self {
         SpanMap { whole: Some(whole), ..SpanMap::default() }
     }
 
     /// Records where `path` was written. The first record wins: a duplicate key's second
     /// occurrence is reported by the lowering and must not move the first one's span.
-    pub fn record(&mut self, path: &FieldPath, range: SpanRange) {
+    pub(crate) fn record(&mut self, path: &FieldPath, range: SpanRange) {
         self.spans.entry(path.clone()).or_insert(range);
     }
 
     /// Marks `path` (and everything below it) as not faithfully lowered.
-    pub fn poison(&mut self, path: &FieldPath) {
+    pub(crate) fn poison(&mut self, path: &FieldPath) {
         self.poisoned.insert(path.clone());
     }
 
     /// Whether `path` or one of its ancestors is poisoned.
-    pub fn is_poisoned(&self, path: &FieldPath) -> bool {
+    pub(crate) fn is_poisoned(&self, path: &FieldPath) -> bool {
         ancestors(path).any(|p| self.poisoned.contains(&p))
     }
 
     /// The span recorded for `path`, else for its nearest recorded ancestor, else the whole
     /// pipeline's.
-    pub fn lookup(&self, path: &FieldPath) -> SpanRange {
+    pub(crate) fn lookup(&self, path: &FieldPath) -> SpanRange {
         ancestors(path)
             .find_map(|p| self.spans.get(&p).copied())
             .or(self.whole)
@@ -81,7 +81,7 @@ impl SpanMap {
     }
 
     /// The span recorded for exactly `path`.
-    pub fn get(&self, path: &FieldPath) -> Option<SpanRange> {
+    pub(crate) fn get(&self, path: &FieldPath) -> Option<SpanRange> {
         self.spans.get(path).copied()
     }
 }
@@ -92,7 +92,7 @@ fn ancestors(path: &FieldPath) -> impl Iterator<Item = FieldPath> + '_ {
 }
 
 /// The path of step `index`.
-pub fn step_path(index: usize) -> FieldPath {
+pub(crate) fn step_path(index: usize) -> FieldPath {
     FieldPath::root().key("steps").index(index)
 }
 

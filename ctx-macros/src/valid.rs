@@ -12,7 +12,7 @@ use crate::spans::SpanMap;
 
 /// Runs the runtime's validation (with the compile-time token check when the window and the
 /// prompts are literals) and reports each issue under its token.
-pub fn check(cx: &Ctxt, lowered: &Lowered) {
+pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
     let issues = runtime_issues(&lowered.def);
     report(cx, &lowered.spans, lowered.graph_complete, issues);
 }
@@ -26,7 +26,7 @@ fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
 }
 
 /// The Mermaid flowchart of `def`, as a string literal for the generated `MERMAID` constant.
-pub fn mermaid(def: &PipelineDef) -> String {
+pub(crate) fn mermaid(def: &PipelineDef) -> String {
     ctx_spec::pipeline::to_mermaid(def)
 }
 

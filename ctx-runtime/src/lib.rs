@@ -3,8 +3,7 @@
 //!
 //! Everything here is usable without the macro; the macro calls the same validation functions
 //! at compile time that this crate calls at load time, so every rule lives once.
-
-#![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod budget;
 pub use ctx_spec::{chat, codes, config, contract, lang, state, validation};

@@ -15,8 +15,7 @@
 //! the model clients, the driver or the retrievers; `ctx-runtime` builds on it and re-exports it.
 //! Users depend on the `ctx` facade, whose paths (`ctx::pipeline::PipelineDef`, …) are the
 //! stable ones.
-
-#![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod budget;
 pub mod chat;

@@ -88,7 +88,7 @@ pub struct SearchHit {
 mod score_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Error> {
         match *score {
             x if x.is_finite() => s.serialize_f64(x),
             x if x.is_nan() => s.serialize_str("NaN"),
@@ -104,7 +104,7 @@ mod score_serde {
         Text(String),
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         match Repr::deserialize(d)? {
             Repr::Number(x) => Ok(x),
             Repr::Text(t) => match t.as_str() {

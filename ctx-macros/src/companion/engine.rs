@@ -54,7 +54,7 @@ use crate::spans::{SpanMap, SpanRange};
 use crate::symbol::{Symbol, one_of};
 
 /// Expands one `context_engine!` invocation.
-pub fn context_engine(input: TokenStream) -> TokenStream {
+pub(crate) fn context_engine(input: TokenStream) -> TokenStream {
     let EngineInput(header) = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),
@@ -95,7 +95,7 @@ pub(super) fn without_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
 }
 
 /// A declaration lowered to the runtime's spec.
-pub struct LoweredEngine {
+pub(crate) struct LoweredEngine {
     /// The spec as written.
     pub spec: EngineSpec,
     /// Where each value was written.
@@ -113,7 +113,7 @@ fn at(ident: &Ident) -> SpanRange {
 }
 
 /// Lowers the body of `header`.
-pub fn lower(cx: &Ctxt, header: &FnHeader) -> LoweredEngine {
+pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> LoweredEngine {
     let whole = at(&header.name);
     let mut spans = SpanMap::new(whole);
     let owner = format!("context engine `{}`", unraw(&header.name));

@@ -19,7 +19,7 @@ fn engine() -> TokenStream {
 
 /// The function. With `spec` it returns that spec; without (the declaration has errors) its body
 /// is a stub, so that callers still type-check while the errors are fixed.
-pub fn function(header: &FnHeader, spec: Option<&EngineSpec>) -> TokenStream {
+pub(crate) fn function(header: &FnHeader, spec: Option<&EngineSpec>) -> TokenStream {
     let allow = allow();
     let vis = &header.vis;
     let name = &header.name;

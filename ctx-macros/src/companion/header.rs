@@ -19,7 +19,7 @@ use crate::ast::Items;
 ///
 /// The attributes (usually the doc comment) go onto the generated function, which has the
 /// visibility and name written and takes no arguments. `what` names the macro in messages.
-pub struct FnHeader {
+pub(crate) struct FnHeader {
     /// `/// docs` and other outer attributes.
     pub attrs: Vec<Attribute>,
     /// The generated function's visibility.
@@ -32,7 +32,7 @@ pub struct FnHeader {
 
 impl FnHeader {
     /// Parses `input` as the invocation of the macro called `what`, whose body looks like `example`.
-    pub fn parse(input: ParseStream, what: &str, example: &str) -> syn::Result<Self> {
+    pub(crate) fn parse(input: ParseStream, what: &str, example: &str) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         let usage = format!("write `pub fn name {{ {example} }}`; `{what}!` expands to that function");
@@ -64,7 +64,7 @@ impl FnHeader {
     }
 
     /// The function's outer attributes, then a blank doc line (when there are docs) and `doc`.
-    pub fn docs(&self, doc: &str) -> TokenStream {
+    pub(crate) fn docs(&self, doc: &str) -> TokenStream {
         let attrs = &self.attrs;
         let separator = self.attrs.iter().any(|a| a.path().is_ident("doc")).then(|| quote!(#[doc = ""]));
         // `///` comments keep the space after the slashes; match them.
@@ -74,7 +74,7 @@ impl FnHeader {
 }
 
 /// `FnHeader` for `context_engine!`.
-pub struct EngineInput(pub FnHeader);
+pub(crate) struct EngineInput(pub FnHeader);
 
 impl Parse for EngineInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -83,7 +83,7 @@ impl Parse for EngineInput {
 }
 
 /// `FnHeader` for `turn_budget!`.
-pub struct TurnInput(pub FnHeader);
+pub(crate) struct TurnInput(pub FnHeader);
 
 impl Parse for TurnInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {

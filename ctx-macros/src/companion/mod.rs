@@ -26,8 +26,8 @@ use crate::ctxt::Ctxt;
 use crate::fields::with_help;
 use crate::spans::SpanMap;
 
-pub use engine::context_engine;
-pub use turn::turn_budget;
+pub(crate) use engine::context_engine;
+pub(crate) use turn::turn_budget;
 
 /// The lints generated items must not trigger in the user's crate.
 fn allow() -> TokenStream {

@@ -36,7 +36,7 @@ use crate::spans::{SpanMap, SpanRange};
 use crate::symbol::Symbol;
 
 /// Expands one `turn_budget!` invocation.
-pub fn turn_budget(input: TokenStream) -> TokenStream {
+pub(crate) fn turn_budget(input: TokenStream) -> TokenStream {
     let TurnInput(header) = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),
@@ -66,7 +66,7 @@ pub fn turn_budget(input: TokenStream) -> TokenStream {
 }
 
 /// Lowers the body of `header` into the settings as written and where each was written.
-pub fn lower(cx: &Ctxt, header: &FnHeader) -> (TurnBudgetSpec, SpanMap) {
+pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> (TurnBudgetSpec, SpanMap) {
     let whole = SpanRange::single(header.name.span());
     let mut spans = SpanMap::new(whole);
     let owner = format!("turn budget `{}`", unraw(&header.name));

@@ -95,7 +95,7 @@ struct Element {
 }
 
 /// The project text without its comments (see the module documentation).
-pub fn strip(src: &str) -> Cow<'_, str> {
+pub(crate) fn strip(src: &str) -> Cow<'_, str> {
     if !src.contains("<!--") {
         return Cow::Borrowed(src);
     }

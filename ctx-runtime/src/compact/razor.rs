@@ -89,7 +89,7 @@ pub(crate) fn is_razor_line(line: &str) -> bool {
 }
 
 /// The text without its Razor comments (see the module documentation).
-pub fn strip(src: &str) -> Cow<'_, str> {
+pub(crate) fn strip(src: &str) -> Cow<'_, str> {
     if !src.contains("@*") {
         return Cow::Borrowed(src);
     }

@@ -200,7 +200,7 @@ pub(super) struct TopLayout {
 
 impl TopLayout {
     /// The exact messages this layout sends.
-    pub fn messages(&self) -> Vec<ChatMessage> {
+    pub(crate) fn messages(&self) -> Vec<ChatMessage> {
         assembled_messages(&self.system_prompt, &self.history, &self.user_message, self.keep_system, self.keep_user)
     }
 }

@@ -84,7 +84,7 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    pub fn new(asm: &'a ContextAssembler, input: &'a AssemblyInput) -> Self {
+    pub(crate) fn new(asm: &'a ContextAssembler, input: &'a AssemblyInput) -> Self {
         let frame = Frame {
             inputs: &input.inputs,
             base_system: input.base_system_prompt.as_deref().unwrap_or(""),
@@ -130,7 +130,7 @@ impl<'a> Run<'a> {
         Level { ctx, policy, label, packs, fixed_tokens: 0, shrink_rounds: 0 }
     }
 
-    pub async fn assemble(&self, ctx: &'a Compiled) -> Result<ContextAssembly, EngineError> {
+    pub(crate) async fn assemble(&self, ctx: &'a Compiled) -> Result<ContextAssembly, EngineError> {
         let mut level = self.level(ctx, &self.asm.default_policy, ctx.name.clone());
         let mut history = self.history.to_vec();
         let budget = level.policy.max_tokens;

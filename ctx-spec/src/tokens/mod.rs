@@ -49,6 +49,7 @@ mod template;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
 #[path = "../../../ctx-runtime/tests/corpus/mod.rs"]
+#[allow(unreachable_pub)] // shared with integration tests, where `pub` is what reaches it
 mod test_corpus;
 
 use std::sync::{Arc, OnceLock};

@@ -39,7 +39,7 @@ pub(crate) struct Chain {
 }
 
 impl Chain {
-    pub fn new(top: &Path) -> Self {
+    pub(crate) fn new(top: &Path) -> Self {
         Chain {
             sources: Sources::default(),
             issues: Vec::new(),
@@ -48,7 +48,7 @@ impl Chain {
     }
 
     /// The merged tree of `path` with text `text` (already read), or `None` after an issue.
-    pub fn load_text(&mut self, path: &Path, text: &str) -> Option<Node> {
+    pub(crate) fn load_text(&mut self, path: &Path, text: &str) -> Option<Node> {
         let mut stack = vec![identity(path)];
         self.sources.record(path, text);
         self.resolve(path, text, &mut stack)

@@ -21,12 +21,12 @@ pub(crate) struct Sink {
 
 impl Sink {
     /// Records where `path` was written.
-    pub fn locate(&mut self, path: &FieldPath, node: &Node) {
+    pub(crate) fn locate(&mut self, path: &FieldPath, node: &Node) {
         self.locations.entry(path.clone()).or_insert_with(|| node.at.clone());
     }
 
     /// A value of the wrong type.
-    pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+    pub(crate) fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
         self.issues.push(
             YamlIssue::new(
                 &node.at,
@@ -38,7 +38,7 @@ impl Sink {
     }
 
     /// Reads `node` as text (a scalar that is not null).
-    pub fn text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
+    pub(crate) fn text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
         self.locate(path, node);
         match node.as_text() {
             Some(t) => Some(t.to_owned()),
@@ -50,7 +50,7 @@ impl Sink {
     }
 
     /// Reads `node` as an integer.
-    pub fn int(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<i64> {
+    pub(crate) fn int(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<i64> {
         self.locate(path, node);
         let value = node.as_int();
         if value.is_none() {
@@ -60,7 +60,7 @@ impl Sink {
     }
 
     /// Reads `node` as a number.
-    pub fn number(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<f64> {
+    pub(crate) fn number(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<f64> {
         self.locate(path, node);
         let value = node.as_number();
         if value.is_none() {
@@ -70,7 +70,7 @@ impl Sink {
     }
 
     /// Reads `node` as `true` or `false`.
-    pub fn boolean(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<bool> {
         self.locate(path, node);
         let value = node.as_bool();
         if value.is_none() {
@@ -80,7 +80,7 @@ impl Sink {
     }
 
     /// Reads `node` as a list of strings (a single string is a list of one).
-    pub fn text_list(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<Vec<String>> {
+    pub(crate) fn text_list(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<Vec<String>> {
         self.locate(path, node);
         if let Some(t) = node.as_text() {
             return Some(vec![t.to_owned()]);
@@ -100,7 +100,7 @@ impl Sink {
     }
 
     /// Reads `node` as JSON text: a string is kept as written, a mapping or list is serialized.
-    pub fn json_text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
+    pub(crate) fn json_text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
         self.locate(path, node);
         match (node.as_text(), node.as_map().is_some() || node.as_seq().is_some()) {
             (_, true) => Some(node.to_json().to_string()),
@@ -126,7 +126,7 @@ impl<'n> Fields<'n> {
     /// The fields of `node`, which must be a mapping of scalar keys among `allowed`; every
     /// problem (not a mapping, unknown or duplicate key) is reported to `sink`. `None` when
     /// `node` is not a mapping.
-    pub fn read(sink: &mut Sink, node: &'n Node, what: impl Into<String>, allowed: &[&str]) -> Option<Self> {
+    pub(crate) fn read(sink: &mut Sink, node: &'n Node, what: impl Into<String>, allowed: &[&str]) -> Option<Self> {
         let what = what.into();
         let Some(map) = node.as_map() else {
             sink.wrong_type(node, &what, "a mapping");
@@ -164,17 +164,17 @@ impl<'n> Fields<'n> {
     }
 
     /// The value of `key`, when written.
-    pub fn get(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, _, v)| *v)
     }
 
     /// The key node of `key`, when written.
-    pub fn key_node(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn key_node(&self, key: &str) -> Option<&'n Node> {
         self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, k, _)| *k)
     }
 
     /// The value of `key`, or a `YAML_MISSING_KEY` issue at the mapping.
-    pub fn require(&self, sink: &mut Sink, key: &str) -> Option<&'n Node> {
+    pub(crate) fn require(&self, sink: &mut Sink, key: &str) -> Option<&'n Node> {
         let value = self.get(key);
         if value.is_none() {
             sink.issues.push(
@@ -186,42 +186,42 @@ impl<'n> Fields<'n> {
     }
 
     /// The written keys, in order.
-    pub fn keys(&self) -> impl Iterator<Item = (&'n str, &'n Node, &'n Node)> + '_ {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = (&'n str, &'n Node, &'n Node)> + '_ {
         self.entries.iter().copied()
     }
 
     /// `key` read as text, when written.
-    pub fn text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
+    pub(crate) fn text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
         let node = self.get(key)?;
         sink.text(node, &path.key(key), &format!("`{key}` in {}", self.what))
     }
 
     /// `key` read as an integer, when written.
-    pub fn int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
+    pub(crate) fn int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
         let node = self.get(key)?;
         sink.int(node, &path.key(key), &format!("`{key}` in {}", self.what))
     }
 
     /// `key` read as a number, when written.
-    pub fn number(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<f64> {
+    pub(crate) fn number(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<f64> {
         let node = self.get(key)?;
         sink.number(node, &path.key(key), &format!("`{key}` in {}", self.what))
     }
 
     /// `key` read as a boolean, when written.
-    pub fn boolean(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<bool> {
+    pub(crate) fn boolean(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<bool> {
         let node = self.get(key)?;
         sink.boolean(node, &path.key(key), &format!("`{key}` in {}", self.what))
     }
 
     /// Required `key` read as text.
-    pub fn req_text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
+    pub(crate) fn req_text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
         self.require(sink, key)?;
         self.text(sink, key, path)
     }
 
     /// Required `key` read as an integer.
-    pub fn req_int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
+    pub(crate) fn req_int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
         self.require(sink, key)?;
         self.int(sink, key, path)
     }

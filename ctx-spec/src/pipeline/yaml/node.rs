@@ -40,7 +40,7 @@ pub(crate) enum Value {
 
 impl Node {
     /// The node's kind, for "expected …, found …" messages.
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match &self.value {
             Value::Scalar { plain: true, text } if is_null(text) => "null",
             Value::Scalar { plain: true, text } if parse_bool(text).is_some() => "a boolean",
@@ -53,12 +53,12 @@ impl Node {
     }
 
     /// Whether the node is a plain `null`, `~` or empty scalar.
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(&self.value, Value::Scalar { text, plain: true } if is_null(text))
     }
 
     /// The text of a scalar that is not null.
-    pub fn as_text(&self) -> Option<&str> {
+    pub(crate) fn as_text(&self) -> Option<&str> {
         match &self.value {
             Value::Scalar { text, plain } if !(*plain && is_null(text)) => Some(text),
             _ => None,
@@ -66,7 +66,7 @@ impl Node {
     }
 
     /// A plain integer scalar.
-    pub fn as_int(&self) -> Option<i64> {
+    pub(crate) fn as_int(&self) -> Option<i64> {
         match &self.value {
             Value::Scalar { text, plain: true } => text.parse().ok(),
             _ => None,
@@ -74,7 +74,7 @@ impl Node {
     }
 
     /// A plain number scalar (integer or not).
-    pub fn as_number(&self) -> Option<f64> {
+    pub(crate) fn as_number(&self) -> Option<f64> {
         match &self.value {
             Value::Scalar { text, plain: true } => text.parse::<f64>().ok().filter(|n| n.is_finite()),
             _ => None,
@@ -82,7 +82,7 @@ impl Node {
     }
 
     /// A plain `true` or `false`.
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match &self.value {
             Value::Scalar { text, plain: true } => parse_bool(text),
             _ => None,
@@ -90,7 +90,7 @@ impl Node {
     }
 
     /// The entries of a mapping.
-    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+    pub(crate) fn as_map(&self) -> Option<&[(Node, Node)]> {
         match &self.value {
             Value::Map(entries) => Some(entries),
             _ => None,
@@ -98,7 +98,7 @@ impl Node {
     }
 
     /// The items of a sequence.
-    pub fn as_seq(&self) -> Option<&[Node]> {
+    pub(crate) fn as_seq(&self) -> Option<&[Node]> {
         match &self.value {
             Value::Seq(items) => Some(items),
             _ => None,
@@ -106,12 +106,12 @@ impl Node {
     }
 
     /// The value of `key` in a mapping whose keys are scalars.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.as_map()?.iter().find(|(k, _)| k.as_text() == Some(key)).map(|(_, v)| v)
     }
 
     /// The node as a JSON value (plain scalars typed by the YAML 1.2 core schema).
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match &self.value {
             Value::Scalar { text, plain: true } => {

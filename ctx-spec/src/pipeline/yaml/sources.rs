@@ -43,7 +43,7 @@ pub(crate) struct Sources(Vec<SourceFile>);
 impl Sources {
     /// The text of `path`, recording what was read. Refused past [`MAX_FILE_BYTES`] (so a path to
     /// an endless device file cannot exhaust memory) and when it is not UTF-8.
-    pub fn read(&mut self, path: &Path) -> std::io::Result<String> {
+    pub(crate) fn read(&mut self, path: &Path) -> std::io::Result<String> {
         let bytes = read_bytes(path);
         self.push(path, bytes.as_ref().ok().map(|b| xxh3_128(b)));
         let bytes = bytes?;
@@ -51,7 +51,7 @@ impl Sources {
     }
 
     /// Records `text` as the contents of `path` (a file whose text the caller read or supplied).
-    pub fn record(&mut self, path: &Path, text: &str) {
+    pub(crate) fn record(&mut self, path: &Path, text: &str) {
         self.push(path, Some(xxh3_128(text.as_bytes())));
     }
 
@@ -62,13 +62,13 @@ impl Sources {
     }
 
     /// Appends `other`'s files after this one's.
-    pub fn append(&mut self, other: Sources) {
+    pub(crate) fn append(&mut self, other: Sources) {
         for s in other.0 {
             self.push(&s.path, s.digest);
         }
     }
 
-    pub fn into_vec(self) -> Vec<SourceFile> {
+    pub(crate) fn into_vec(self) -> Vec<SourceFile> {
         self.0
     }
 }
