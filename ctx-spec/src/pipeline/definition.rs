@@ -434,14 +434,18 @@ impl PipelineDef {
     /// them with the setters ([`model`](Self::model), [`settings`](Self::settings), …).
     ///
     /// ```
-    /// use ctx::pipeline::{CallModelSpec, END, ModelSource, ModelSpec, PipelineDef, PromptSpec, StepDef, StepKind};
+    /// use ctx::pipeline::{
+    ///     CallModelSpec, END, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
+    /// };
     ///
-    /// let model = ModelSpec::default().model(Some("gpt-4o".into()));
+    /// let model = ModelSpec::default().model(Some("gpt-4o".into())).max_tokens(Some(1_024));
     /// let def = PipelineDef::new("Qa")
     ///     .model(ModelSource::Inline(model))
+    ///     .settings(SettingsSpec::default().max_context_tokens(Some(9_000)))
     ///     .prompts(vec![PromptSpec::new("answer", Some("Answer briefly.".into()))])
     ///     .steps(vec![StepDef::new("answer", StepKind::CallModel(CallModelSpec::new("answer", END)))]);
-    /// assert!(ctx::pipeline::validate_definition(&def, &Default::default()).is_empty());
+    /// let issues = ctx::pipeline::validate_definition(&def, &Default::default());
+    /// assert!(issues.is_empty(), "{issues:?}");
     /// ```
     pub fn new(name: impl Into<String>) -> Self {
         PipelineDef { name: name.into(), ..PipelineDef::default() }
