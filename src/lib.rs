@@ -134,6 +134,10 @@
 //!
 //! A crate that re-exports ctx puts `#[ctx(crate = path::to::ctx)]` before `pipeline`.
 
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use ctx_macros::{context_engine, pipeline, turn_budget};
 pub use ctx_runtime::*;
 

@@ -5,12 +5,16 @@
 //! at compile time that this crate calls at load time, so every rule lives once.
 
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod budget;
 pub use ctx_spec::{chat, codes, config, contract, lang, state, validation};
 pub mod classify;
 pub mod compact;
 #[cfg(feature = "restate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "restate")))]
 pub mod durable;
 pub mod engine;
 pub mod error;

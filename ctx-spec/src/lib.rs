@@ -17,6 +17,9 @@
 //! stable ones.
 
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod budget;
 pub mod chat;

@@ -26,6 +26,7 @@ mod validate_params;
 #[doc(hidden)]
 pub mod values;
 #[cfg(feature = "yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub mod yaml;
 
 #[cfg(any(test, feature = "__test-util"))]
