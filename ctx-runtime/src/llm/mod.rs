@@ -22,7 +22,9 @@ pub mod anthropic;
 mod error;
 // What the two HTTP clients share (the reqwest client, retries, error classification, SSE
 // framing), under the private feature `__http` that `openai` and `anthropic` each turn on.
+// `__http` alone (as `cargo hack --each-feature` builds it) has no client to use it.
 #[cfg(feature = "__http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod http;
 #[cfg(feature = "llama")]
 #[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
