@@ -231,7 +231,7 @@ fn value_span(source: &str, line: usize, column: usize) -> Option<std::ops::Rang
 }
 
 fn explain(file: &LoadedFile) -> ExitCode {
-    let pipeline = match LoadedPipeline::load_file(&file, LoadOptions::from_env()) {
+    let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
         Ok(p) => p,
         Err(e) => {
             render(e.issues());

@@ -224,7 +224,7 @@ impl CallModelSpec {
 }
 
 /// `agent`: a `call_model` step that offers tools to the model and runs the calls it requests
-/// through the caller's [`ToolHandlers`](super::ToolHandlers), at most `max_tool_calls` of them.
+/// through the caller's `ToolHandlers` (ctx-runtime), at most `max_tool_calls` of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSpec {
     /// Everything a `call_model` step has; `next` is the agent's only transition.

@@ -4,7 +4,7 @@
 //! puts their issues on index paths (`steps[i]…`) and keeps what they resolved.
 //!
 //! [`validate_definition`](super::validate_definition) calls it at compile time with what the
-//! definition holds; [`LoadedPipeline::load`](super::LoadedPipeline::load) calls it again once
+//! definition holds; `LoadedPipeline::load` (ctx-runtime) calls it again once
 //! `config.json` and the prompts provided at load time are known. Same functions, same messages.
 
 use std::collections::{BTreeMap, HashMap};

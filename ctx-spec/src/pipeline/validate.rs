@@ -1,6 +1,6 @@
 //! `validate_definition`: every rule of a whole pipeline, all problems at once, each with the
 //! field path of the offending value. The `pipeline!` macro calls it at compile time and
-//! [`LoadedPipeline::load`](super::LoadedPipeline::load) at load time, so a rule is written once.
+//! `LoadedPipeline::load` (ctx-runtime) at load time, so a rule is written once.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
