@@ -39,9 +39,9 @@ for b in "${wanted[@]}"; do
     fi
     echo "== cargo bench -p ctx-runtime --bench $b" >&2
     # A bench that fails (its own consistency check, a panic) is reported and the others still run.
-    # `tiktoken`: the benches compare with tiktoken-rs (their required feature); `bm25`: the offline
+    # `__tiktoken`: the benches compare with tiktoken-rs (their required feature); `bm25`: the offline
     # retriever the `retrieve` bench measures.
-    if ! cargo bench -q -p ctx-runtime --features tiktoken,bm25 --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
+    if ! cargo bench -q -p ctx-runtime --features __tiktoken,bm25 --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
         echo "bench $b FAILED; see $out/$b.log" >&2
         failed+=("$b")
     fi

@@ -54,6 +54,10 @@
 //! - [Reliability and security](guide::reliability): the property, fault and security suites.
 #![warn(unreachable_pub)]
 
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use ctx_macros::{context_engine, pipeline, turn_budget};
 
 // The front door: what a program names, curated. The runtime's own implementation modules

@@ -54,6 +54,7 @@ pub enum CtxError {
     Pipeline(#[from] crate::pipeline::PipelineError),
     /// A YAML pipeline file could not be loaded; every problem is located (feature `yaml`).
     #[cfg(feature = "yaml")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
     #[error(transparent)]
     PipelineFile(#[from] crate::pipeline::yaml::PipelineFileError),
 }

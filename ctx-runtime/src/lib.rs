@@ -4,12 +4,16 @@
 //! Everything here is usable without the macro; the macro calls the same validation functions
 //! at compile time that this crate calls at load time, so every rule lives once.
 #![warn(unreachable_pub)]
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod budget;
 pub use ctx_spec::{chat, codes, config, contract, lang, state, validation};
 pub mod classify;
 pub mod compact;
 #[cfg(feature = "restate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "restate")))]
 pub mod durable;
 pub mod engine;
 pub mod error;

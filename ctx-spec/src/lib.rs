@@ -16,6 +16,9 @@
 //! Users depend on the `ctx` facade, whose paths (`ctx::pipeline::PipelineDef`, …) are the
 //! stable ones.
 #![warn(unreachable_pub)]
+// docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
+// badge. Without that cfg (every stable build) nothing changes.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod budget;
 pub mod chat;

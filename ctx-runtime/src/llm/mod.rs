@@ -17,19 +17,30 @@ use serde::{Deserialize, Serialize};
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 
 #[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
 mod error;
+// What the two HTTP clients share (the reqwest client, retries, error classification, SSE
+// framing), under the private feature `__http` that `openai` and `anthropic` each turn on.
+// `__http` alone (as `cargo hack --each-feature` builds it) has no client to use it.
+#[cfg(feature = "__http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+mod http;
 #[cfg(feature = "llama")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
 pub mod llama_cpp;
 pub mod offline;
 #[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
-#[cfg(feature = "openai")]
+#[cfg(feature = "__http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod secret;
 
 pub use ctx_spec::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 pub use error::ModelError;
-#[cfg(feature = "openai")]
+#[cfg(feature = "__http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use secret::ApiKey;
 
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus

@@ -44,6 +44,7 @@ impl LoadedPipeline {
     /// starting at the pipeline file's directory unless `opts` sets a base directory. Every
     /// problem is reported at its location in the file.
     #[cfg(feature = "yaml")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
     pub fn load_file(
         file: &crate::pipeline::yaml::LoadedFile,
         opts: LoadOptions,

@@ -19,8 +19,10 @@ mod tokenize;
 
 pub use chunk::{Chunk, ChunkError, ChunkKind, ChunkOptions, Chunker};
 #[cfg(feature = "bm25")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use index::{Bm25Index, IndexOptions, SkippedFile};
 #[cfg(feature = "bm25")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use tokenize::CodeTokenizer;
 pub use tokenize::split_identifier;
 

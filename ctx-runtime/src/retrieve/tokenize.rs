@@ -41,6 +41,7 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
 
 /// The tokenizer of [`super::Bm25Index`] (feature `bm25`).
 #[cfg(feature = "bm25")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 #[derive(Debug)]
 pub struct CodeTokenizer {
     words: DefaultTokenizer,

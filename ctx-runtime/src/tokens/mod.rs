@@ -6,4 +6,5 @@ pub use ctx_spec::tokens::*;
 #[cfg(feature = "llama")]
 mod remote;
 #[cfg(feature = "llama")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
 pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};

@@ -21,6 +21,7 @@ mod settings;
 pub use file::{ConfigFile, ConfigFileError};
 pub use model::ModelConfig;
 #[cfg(feature = "hf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::{ModelFileKind, ModelFilesConfig, model_files_config};
 pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};

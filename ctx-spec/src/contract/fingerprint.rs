@@ -199,7 +199,7 @@ impl ContractCache {
     pub const DEFAULT_ENTRIES: usize = 256;
 
     /// The process-wide cache that loading and validating pipelines use
-    /// (`LoadedPipeline::load` in ctx-runtime,
+    /// (`LoadedPipeline::load` (ctx-runtime),
     /// [`validate_definition`](crate::pipeline::validate_definition)), of
     /// [`Self::DEFAULT_ENTRIES`] outcomes.
     pub fn shared() -> &'static ContractCache {

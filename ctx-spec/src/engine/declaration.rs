@@ -27,7 +27,7 @@ pub struct EngineSpec {
 /// One named context: the messages to assemble and the policy that sizes them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContextDeclaration {
-    /// The context's name (what [`assemble`](super::ContextAssembler::assemble) is called with,
+    /// The context's name (what `ContextAssembler::assemble` (ctx-runtime) is called with,
     /// and what a `context` message names to nest it).
     pub name: String,
     /// The input variables its templates may use as `{input.<name>}`.

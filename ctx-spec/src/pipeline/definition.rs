@@ -235,7 +235,7 @@ impl CallModelSpec {
 }
 
 /// `agent`: a `call_model` step that offers tools to the model and runs the calls it requests
-/// through the caller's `ToolHandlers` (ctx-runtime's `pipeline` module), at most `max_tool_calls` of them.
+/// through the caller's `ToolHandlers` (ctx-runtime), at most `max_tool_calls` of them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentSpec {

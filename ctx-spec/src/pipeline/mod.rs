@@ -1,7 +1,7 @@
 //! A pipeline as plain values and the rules that check it, without running anything.
 //!
 //! * [`PipelineDef`] and the step specs — a pipeline's definition, built by the `pipeline!`
-//!   macro, decoded from a YAML file ([`yaml`], feature `yaml`) or written by hand;
+//!   macro, decoded from a YAML file (`yaml`, feature `yaml`) or written by hand;
 //!   [`schema`] lists each step kind's keys.
 //! * [`validate_definition`] — every rule of a whole pipeline, all problems at once, each with
 //!   the field path of the offending value; the `pipeline!` macro calls it at compile time and
@@ -26,6 +26,7 @@ mod validate_params;
 #[doc(hidden)]
 pub mod values;
 #[cfg(feature = "yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
 pub mod yaml;
 
 #[cfg(any(test, feature = "__test-util"))]

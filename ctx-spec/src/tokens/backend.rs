@@ -4,8 +4,8 @@
 //! tiktoken-rs (the differential test in `tests/tokens_differential.rs` checks this on a corpus and
 //! on generated strings), it is linear on every input and it never panicked in our tests, where
 //! tiktoken-rs 0.12 overflows its regex's backtracking stack on a ~1 MB whitespace run and turns
-//! superlinear on long runs without spaces. `TiktokenBackend` (feature `tiktoken`) is kept for the
-//! differential test and the benchmarks, behind the same trait.
+//! superlinear on long runs without spaces. `TiktokenBackend` (internal feature `__tiktoken`) is
+//! kept for the differential test and the benchmarks, behind the same trait.
 //!
 //! Both backends turn a panic inside the tokenizer crate into [`TokenError::Backend`], so no input
 //! can unwind through ctx.
@@ -249,11 +249,13 @@ impl TokenizerBackend for BpeBackend {
     }
 }
 
-/// tiktoken-rs (`encode_ordinary`), for differential tests and benchmarks (feature `tiktoken`).
+/// tiktoken-rs (`encode_ordinary`), for ctx's own differential tests and benchmarks (internal
+/// feature `__tiktoken`, not for users).
 ///
 /// tiktoken-rs panics on pathological input (a whitespace run of about 1 MB exhausts its
 /// regex's backtracking stack); this backend reports that as [`TokenError::Backend`].
 #[cfg(feature = "__tiktoken")]
+#[cfg_attr(docsrs, doc(cfg(feature = "__tiktoken")))]
 #[derive(Clone, Copy)]
 pub struct TiktokenBackend {
     encoding: Encoding,

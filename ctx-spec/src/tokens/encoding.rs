@@ -1,7 +1,7 @@
 //! Encodings and models: which BPE a model uses and how large its window is.
 //!
 //! Both answers come from ctx's own table of OpenAI chat models ([`ModelInfo::known`]); see
-//! [`ModelInfo::lookup`] for which names it knows. With the `tiktoken` feature a test checks every
+//! [`ModelInfo::lookup`] for which names it knows. With the `__tiktoken` feature a test checks every
 //! entry against tiktoken-rs.
 
 use std::fmt;
@@ -120,7 +120,7 @@ use Encoding::{Cl100kBase as CL100K, O200kBase as O200K};
 use Snapshots::{Iso, MonthDay, Undated};
 
 /// OpenAI's chat (and embedding) models: encoding and context window (prompt + completion), as tiktoken-rs
-/// 0.12.1 reports them for the exact name (checked by a test under the `tiktoken` feature), except
+/// 0.12.1 reports them for the exact name (checked by a test under the `__tiktoken` feature), except
 /// `gpt-4-turbo`, for which tiktoken-rs falls back to `gpt-4`'s 8,192 while its snapshots have
 /// 128,000.
 const TABLE: &[Known] = &[

@@ -37,6 +37,7 @@ pub mod gguf;
 mod hf;
 mod incremental;
 #[cfg(feature = "hf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub mod jinja;
 #[cfg(feature = "hf")]
 mod jinja_counts;
@@ -59,6 +60,7 @@ pub use anthropic::{
     RequestCounter, estimated_counter,
 };
 #[cfg(feature = "__tiktoken")]
+#[cfg_attr(docsrs, doc(cfg(feature = "__tiktoken")))]
 pub use backend::TiktokenBackend;
 pub use backend::{BpeBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
@@ -67,15 +69,18 @@ pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
 pub use error::TokenError;
 pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use hf::HfTokenizer;
 pub use incremental::{CountCheckpoint, CountedText};
 #[cfg(feature = "hf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use jinja::JinjaTemplate;
 // For `benches/tokens.rs` (its index build and merge paths); it names bpe-openai's vocabulary type,
 // so it is not part of the documented API.
 #[doc(hidden)]
 pub use merge::Ranks;
 #[cfg(feature = "hf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 pub use template::ChatTemplate;

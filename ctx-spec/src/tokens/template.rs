@@ -73,12 +73,14 @@ impl ChatTemplate {
     /// which the counter must read as one token (the model files' added tokens that occur in the
     /// template, and its BOS/EOS); [`ModelFiles`](super::ModelFiles) finds them.
     #[cfg(feature = "hf")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
     pub fn jinja(template: super::jinja::JinjaTemplate, specials: Vec<String>) -> Self {
         ChatTemplate { name: template.name().to_owned(), kind: Kind::Jinja(template), specials }
     }
 
     /// The Jinja template, when this is one.
     #[cfg(feature = "hf")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
     pub fn as_jinja(&self) -> Option<&super::jinja::JinjaTemplate> {
         match &self.kind {
             Kind::Jinja(t) => Some(t),

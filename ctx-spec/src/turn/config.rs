@@ -19,7 +19,7 @@ pub enum PartialPolicy {
     Skip,
     /// Keep its beginning, cut at a token boundary, followed by the truncation marker.
     Truncate,
-    /// Hand it to a caller-supplied [`Compactor`](super::Compactor) with the tokens left.
+    /// Hand it to a caller-supplied `Compactor` (ctx-runtime) with the tokens left.
     Compact,
 }
 

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use crate::codes::Code;
-use crate::llm::openai::RetryPolicy;
-use crate::llm::openai::config::timing_issues;
+use crate::llm::http::RetryPolicy;
+use crate::llm::http::timing_issues;
 use crate::llm::{ApiKey, ModelError};
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 

@@ -20,8 +20,8 @@ use super::http::Http;
 use super::wire::{WireCountRequest, WirePrompt};
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::llm::ModelError;
-use crate::llm::openai::failure::{excerpt, parse_error, redact_error};
-use crate::llm::openai::retry::RetryState;
+use crate::llm::http::failure::{excerpt, parse_error, redact_error};
+use crate::llm::http::retry::RetryState;
 use crate::tokens::{
     CacheStats, ChatFormat, CountCache, Encoding, RequestCounter, TokenCounter, TokenError, estimated_counter,
 };

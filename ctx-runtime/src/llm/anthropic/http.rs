@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::config::AnthropicConfig;
 use crate::llm::ModelError;
-use crate::llm::openai::failure::{Phase, ServerError, read_body, status_error, transport_error};
+use crate::llm::http::failure::{Phase, ServerError, read_body, status_error, transport_error};
 
 /// The status an error type stands for, for an error that arrived inside a successful response
 /// (a stream's `error` event): an overloaded stream is as retryable as a 529.
@@ -58,8 +58,7 @@ impl Http {
             }
             None => None,
         };
-        let client =
-            crate::llm::openai::http_client(&config.model, config.connect_timeout, config.system_proxy, pooled)?;
+        let client = crate::llm::http::http_client(&config.model, config.connect_timeout, config.system_proxy, pooled)?;
         Ok(Http {
             messages_url: config.messages_url(),
             count_url: config.count_tokens_url(),

@@ -99,10 +99,10 @@ use http::Http;
 use stream::{EventError, MessageStream};
 use wire::{WireReply, WireRequest};
 
-pub use crate::llm::openai::RetryPolicy;
-use crate::llm::openai::failure::{MAX_BODY_BYTES, Phase, ServerError, excerpt, parse_error, redact_error};
-use crate::llm::openai::retry::RetryState;
-use crate::llm::openai::sse::SseParser;
+pub use crate::llm::http::RetryPolicy;
+use crate::llm::http::failure::{MAX_BODY_BYTES, Phase, ServerError, excerpt, parse_error, redact_error};
+use crate::llm::http::retry::RetryState;
+use crate::llm::http::sse::SseParser;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 
 /// A client for Anthropic's Messages API. Cheap to clone (the connection pool is shared).

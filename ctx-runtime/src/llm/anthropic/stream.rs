@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::wire::{WireUsage, finish_reason};
 use crate::chat::ToolCall;
-use crate::llm::openai::failure::{ServerError, excerpt};
-use crate::llm::openai::sse::SseEvent;
+use crate::llm::http::failure::{ServerError, excerpt};
+use crate::llm::http::sse::SseEvent;
 use crate::llm::{ChatResponse, ModelError};
 
 /// Why an event could not be used.
@@ -190,7 +190,7 @@ impl MessageStream {
 mod tests {
     use super::*;
     use crate::llm::Usage;
-    use crate::llm::openai::sse::SseParser;
+    use crate::llm::http::sse::SseParser;
 
     /// A stream as the API documents it: text, a tool call whose input arrives in pieces, pings.
     pub(crate) const STREAM: &str = "event: message_start\n\

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::codes::Code;
+use crate::llm::http::{RetryPolicy, timing_issues};
 use crate::llm::{ApiKey, ModelError};
 use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
 
@@ -30,47 +31,6 @@ pub enum MaxTokensParam {
     MaxCompletionTokens,
     /// Both fields with the same value, for servers that read either.
     Both,
-}
-
-/// When and how often a failed request is sent again.
-///
-/// Retried: 429, 408, 5xx, timeouts, connection failures and truncated bodies. The wait before
-/// retry `n` (from 1) is `initial_backoff * 2^(n-1)`, capped at `max_backoff`, plus (with
-/// `jitter`) a random extra of up to the same amount, so that clients rejected together do not
-/// return together. A 429's `Retry-After` (or `retry-after-ms`) replaces the computed wait; when it
-/// asks for more than `max_retry_after`, the client gives up at once and returns the
-/// [`ModelError::RateLimited`] carrying the server's delay.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (0 = no retry).
-    pub max_retries: u32,
-    /// The wait before the first retry.
-    pub initial_backoff: Duration,
-    /// The longest computed wait.
-    pub max_backoff: Duration,
-    /// Add random jitter to computed waits.
-    pub jitter: bool,
-    /// The longest server-requested wait the client accepts.
-    pub max_retry_after: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_retries: 3,
-            initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(30),
-            jitter: true,
-            max_retry_after: Duration::from_secs(60),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// No retries at all.
-    pub fn none() -> Self {
-        RetryPolicy { max_retries: 0, ..RetryPolicy::default() }
-    }
 }
 
 /// Everything [`super::OpenAiClient`] needs. `Debug` shows the key as `[REDACTED]`.
@@ -233,41 +193,6 @@ impl OpenAiConfig {
         let base = self.base_url.trim_end_matches('/');
         if base.ends_with("/chat/completions") { base.to_owned() } else { format!("{base}/chat/completions") }
     }
-}
-
-/// The timing rules every HTTP client's configuration follows (OpenAI's, Anthropic's): no zero
-/// timeout, a backoff that does not start above its own maximum. Issues under `root`, for its
-/// `request_timeout`, `connect_timeout` and `stream_idle_timeout`, in that order.
-pub(crate) fn timing_issues(
-    root: &FieldPath,
-    [request, connect, stream_idle]: [Duration; 3],
-    retry: &RetryPolicy,
-) -> Vec<ConfigIssue> {
-    let mut issues = Vec::new();
-    for (name, value) in
-        [("request_timeout", request), ("connect_timeout", connect), ("stream_idle_timeout", stream_idle)]
-    {
-        if value.is_zero() {
-            issues.push(
-                ConfigIssue::new(Code::ModelConfigTimeout, root.key(name), format!("`{name}` is zero"))
-                    .with_help("a zero timeout fails every request; give a positive duration"),
-            );
-        }
-    }
-    if retry.initial_backoff > retry.max_backoff {
-        issues.push(
-            ConfigIssue::new(
-                Code::ModelConfigRetry,
-                root.key("retry").key("initial_backoff"),
-                format!(
-                    "`initial_backoff` ({:?}) is longer than `max_backoff` ({:?})",
-                    retry.initial_backoff, retry.max_backoff
-                ),
-            )
-            .with_help("make `max_backoff` at least `initial_backoff`"),
-        );
-    }
-    issues
 }
 
 #[cfg(test)]

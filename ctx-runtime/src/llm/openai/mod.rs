@@ -40,12 +40,8 @@
 //! # Ok(()) }
 //! ```
 
-pub(crate) mod config;
-// The error classification, the retry decision and the event-stream framing are shared with the
-// Anthropic client (`llm::anthropic`).
-pub(crate) mod failure;
-pub(crate) mod retry;
-pub(crate) mod sse;
+mod config;
+mod sse;
 mod wire;
 
 use std::fmt;
@@ -55,13 +51,15 @@ use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tracing::Instrument;
 
+pub use crate::llm::http::RetryPolicy;
+use crate::llm::http::failure::{self, MAX_BODY_BYTES, Phase, ServerError, parse_error, status_error, transport_error};
+use crate::llm::http::http_client;
+use crate::llm::http::retry::RetryState;
+use crate::llm::http::sse::SseParser;
 pub use config::{
     DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_BASE_URL, MaxTokensParam, OpenAiConfig,
-    RetryPolicy,
 };
-use failure::{MAX_BODY_BYTES, Phase, ServerError, parse_error, status_error, transport_error};
-use retry::RetryState;
-use sse::{ChunkError, SseParser, StreamState};
+use sse::{ChunkError, StreamState};
 use wire::{WireCompletion, WireRequest};
 
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
@@ -365,30 +363,4 @@ impl ChatModel for OpenAiClient {
         .instrument(self.span(request, true))
         .await
     }
-}
-
-/// The HTTP client of a model API client (OpenAI's, Anthropic's): rustls, ctx's user agent, the
-/// connect timeout; the system proxy only when allowed; idle connections kept only when `pooled`.
-pub(crate) fn http_client(
-    model: &str,
-    connect_timeout: Duration,
-    system_proxy: bool,
-    pooled: bool,
-) -> Result<reqwest::Client, ModelError> {
-    let mut builder = reqwest::Client::builder();
-    if !system_proxy {
-        builder = builder.no_proxy();
-    }
-    if !pooled {
-        builder = builder.pool_max_idle_per_host(0);
-    }
-    builder
-        .use_rustls_tls()
-        .connect_timeout(connect_timeout)
-        .user_agent(concat!("ctx/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| ModelError::Failed {
-            model: model.to_owned(),
-            message: format!("cannot build the HTTP client: {e}"),
-        })
 }

@@ -1,85 +1,15 @@
-//! Server-sent events as chat-completions streams use them, and the accumulation of the chunks
-//! into one reply.
-//!
-//! Framing (per the HTML living standard's event-stream format): lines end with `\n` (an optional
-//! `\r` before it is dropped); `data:` lines append to the event's data, `event:` names it, lines
-//! starting with `:` are comments (keep-alives), an empty line ends the event. A stream ends with
-//! `data: [DONE]`; an event still open when the connection closes is discarded, as the standard
-//! says.
+//! A chat-completions stream accumulated into one reply. The event framing is
+//! [`crate::llm::http::sse`]'s; a stream ends with `data: [DONE]`.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::failure::{ServerError, excerpt};
 use super::wire::WireChunk;
 use crate::chat::ToolCall;
+use crate::llm::http::failure::{ServerError, excerpt};
+use crate::llm::http::sse::SseEvent;
 use crate::llm::{ChatResponse, ModelError, Usage};
-
-/// One event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
-    /// The `event:` name, when given.
-    pub(crate) event: Option<String>,
-    /// The `data:` lines, `\n`-joined.
-    pub(crate) data: String,
-}
-
-/// Incremental parser: feed it bytes as they arrive, collect complete events.
-#[derive(Debug, Default)]
-pub(crate) struct SseParser {
-    partial_line: Vec<u8>,
-    data: Option<String>,
-    event: Option<String>,
-}
-
-impl SseParser {
-    /// Parses `bytes`, appending every event they complete to `out`.
-    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
-        while let Some(pos) = bytes.iter().position(|&b| b == b'\n') {
-            let (head, rest) = bytes.split_at(pos);
-            bytes = rest.get(1..).unwrap_or_default();
-            if self.partial_line.is_empty() {
-                self.line(head, out);
-            } else {
-                let mut line = std::mem::take(&mut self.partial_line);
-                line.extend_from_slice(head);
-                self.line(&line, out);
-            }
-        }
-        self.partial_line.extend_from_slice(bytes);
-    }
-
-    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            if let Some(data) = self.data.take() {
-                out.push(SseEvent { event: self.event.take(), data });
-            }
-            self.event = None;
-            return;
-        }
-        if line.first() == Some(&b':') {
-            return;
-        }
-        let text = String::from_utf8_lossy(line);
-        let (field, value) = match text.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text.as_ref(), ""),
-        };
-        match field {
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
-                }
-                None => self.data = Some(value.to_owned()),
-            },
-            "event" => self.event = Some(value.to_owned()),
-            _ => {}
-        }
-    }
-}
 
 /// Why a chunk could not be used.
 #[derive(Debug)]
@@ -194,9 +124,8 @@ impl StreamState {
 
 #[cfg(test)]
 mod tests {
-    use proptest::prelude::*;
-
     use super::*;
+    use crate::llm::http::sse::SseParser;
 
     fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut parser = SseParser::default();
@@ -238,31 +167,6 @@ mod tests {
             reply.tool_calls,
             [ToolCall { id: "c1".into(), name: "search".into(), arguments: "{\"q\":1}".into() }]
         );
-    }
-
-    proptest! {
-        /// However the bytes are split into chunks (even inside a UTF-8 character), the same
-        /// events come out.
-        #[test]
-        fn chunking_does_not_matter(cuts in proptest::collection::vec(0..STREAM.len(), 0..12)) {
-            let bytes = STREAM.as_bytes();
-            let mut cuts = cuts;
-            cuts.sort_unstable();
-            let mut pieces = Vec::new();
-            let mut start = 0;
-            for cut in cuts {
-                pieces.push(&bytes[start..cut]);
-                start = cut;
-            }
-            pieces.push(&bytes[start..]);
-            prop_assert_eq!(parse_all(&pieces), parse_all(&[bytes]));
-        }
-    }
-
-    #[test]
-    fn multi_line_data_event_names_and_unterminated_events() {
-        let events = parse_all(&[b"event: error\ndata: a\ndata:b\nid: 3\n\ndata: open"]);
-        assert_eq!(events, [SseEvent { event: Some("error".into()), data: "a\nb".into() }]);
     }
 
     #[test]

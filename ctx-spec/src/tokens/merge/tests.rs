@@ -1,4 +1,4 @@
-//! Every merge path against bpe-openai's count, piece by piece, and (feature `tiktoken`) the
+//! Every merge path against bpe-openai's count, piece by piece, and (feature `__tiktoken`) the
 //! sums against tiktoken-rs.
 
 use std::collections::HashSet;

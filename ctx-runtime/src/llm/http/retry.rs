@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 
-use super::config::RetryPolicy;
+use super::RetryPolicy;
 use crate::codes::ErrorCode;
 use crate::llm::ModelError;
 

@@ -1,16 +1,30 @@
-//! The `ctx` command line (feature `cli`), run as a user runs it: `check` passes the shipped
-//! pipelines and reports a broken file at its line and column (text and JSON, exit 1), `explain`
-//! prints the contract table (or, given an error code, what it means), `graph` the diagram,
-//! `export` writes a file back, and `run` answers with the offline model; a `pipeline!` pipeline
-//! written out as YAML loads back equal.
+//! The `ctx` command line (the package `ctx-llm-cli`), run as a user runs it: `check` passes the
+//! shipped pipelines and reports a broken file at its line and column (text and JSON, exit 1),
+//! `explain` prints the contract table (or, given an error code, what it means), `graph` the
+//! diagram, `export` writes a file back, and `run` answers with the offline model; a `pipeline!`
+//! pipeline written out as YAML loads back equal.
+//!
+//! The example pipelines are the workspace's (`examples/pipelines`, beside the facade): the binary
+//! runs there, and the paths this test reads itself start there.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The workspace root, where `examples/` is: canonical, as the binary sees its working directory,
+/// so that paths the binary resolves and paths this test resolves compare equal.
+fn root() -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).canonicalize().expect("the workspace root")
+}
+
+/// `path` (relative to the workspace root) as this test process can open it.
+fn at_root(path: &str) -> PathBuf {
+    root().join(path)
+}
 
 fn ctx(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ctx"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(root())
         .env("NO_COLOR", "1")
         .env_remove("CTX_BASE_URL")
         .output()
@@ -30,7 +44,7 @@ fn check_passes_the_shipped_pipelines() {
 
 /// A copy of the minimal pipeline with one typo and one value out of range.
 fn broken(dir: &Path) -> std::path::PathBuf {
-    let source = std::fs::read_to_string("examples/pipelines/minimal.yaml").expect("the example");
+    let source = std::fs::read_to_string(at_root("examples/pipelines/minimal.yaml")).expect("the example");
     let broken = source.replacen("  top_k: 3\n", "  top_k: 3\n  nxt: fetch\n", 1).replacen(
         "evidence_tokens: 3000",
         "evidence_tokens: -5",
@@ -38,7 +52,7 @@ fn broken(dir: &Path) -> std::path::PathBuf {
     );
     assert_ne!(broken, source);
     for entry in ["config.json", "prompts"] {
-        let from = Path::new("examples/pipelines").join(entry);
+        let from = at_root("examples/pipelines").join(entry);
         let to = dir.join(entry);
         if from.is_dir() {
             std::fs::create_dir_all(&to).expect("prompts dir");
@@ -162,7 +176,8 @@ fn a_macro_pipeline_written_as_yaml_loads_back_equal() {
     let out = ctx(&["export", "examples/pipelines/compaction_loop.yaml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let exported = text(&out.stdout);
-    let original = PipelineFile::load("examples/pipelines/compaction_loop.yaml").expect("the example loads");
-    let again = PipelineFile::decode(&exported, "examples/pipelines/exported.yaml").expect("the export decodes");
+    let original = PipelineFile::load(at_root("examples/pipelines/compaction_loop.yaml")).expect("the example loads");
+    let again =
+        PipelineFile::decode(&exported, at_root("examples/pipelines/exported.yaml")).expect("the export decodes");
     assert_eq!(&again, original.definition());
 }
