@@ -53,7 +53,6 @@
 //! - [Testing and CI](guide::testing): the test command, CI, what a fresh machine needs.
 //! - [Reliability and security](guide::reliability): the property, fault and security suites.
 #![warn(unreachable_pub)]
-
 // docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
 // badge. Without that cfg (every stable build) nothing changes.
 #![cfg_attr(docsrs, feature(doc_cfg))]

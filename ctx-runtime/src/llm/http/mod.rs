@@ -12,8 +12,8 @@ pub(crate) mod sse;
 
 use std::time::Duration;
 
-use crate::llm::ModelError;
 use crate::codes::Code;
+use crate::llm::ModelError;
 use crate::validation::{ConfigIssue, FieldPath};
 
 /// When and how often a failed request is sent again.
