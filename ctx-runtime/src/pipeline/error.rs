@@ -133,7 +133,7 @@ pub enum PipelineError {
     /// The model answered a request that offered no tools with tool calls, so the step has no
     /// answer to keep.
     #[error(
-        "step `{step}`: the model requested {calls} tool call(s) after the limit of {max_tool_calls} was reached and          no tools were offered; it gave no answer"
+        "step `{step}`: the model requested {calls} tool call(s) after the limit of {max_tool_calls} was reached and no tools were offered; it gave no answer text"
     )]
     ToolCallsAfterLimit {
         /// The agent step's id.

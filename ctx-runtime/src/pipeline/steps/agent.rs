@@ -237,6 +237,17 @@ pub(crate) async fn agent(
             break response;
         }
         if !offered {
+            // No tools were offered, so the calls cannot run; a reply that also answers is the
+            // answer (throwing it away for a stray call would fail a turn that succeeded).
+            if !response.content.trim().is_empty() {
+                tracing::warn!(
+                    target: "ctx::agent",
+                    step,
+                    calls = response.tool_calls.len(),
+                    "the model asked for tools after the limit but also answered; the answer is kept"
+                );
+                break response;
+            }
             return Err(PipelineError::ToolCallsAfterLimit {
                 step: step.to_owned(),
                 calls: response.tool_calls.len(),

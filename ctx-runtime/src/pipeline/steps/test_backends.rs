@@ -139,16 +139,28 @@ impl crate::llm::ChatModel for Model {
 
 /// A chat model that plays a script: each request that offers tools gets the next reply of the
 /// script (the answer once it runs out); a request without tools gets the answer, as a real
-/// model cannot call tools it was not offered. Records every request.
+/// model should not call tools it was not offered (unless `stubborn`: then every request gets the
+/// next reply, as a misbehaving server would). Records every request.
 pub(crate) struct Scripted {
     script: Mutex<std::collections::VecDeque<crate::llm::ChatResponse>>,
     answer: String,
     requests: Mutex<Vec<crate::llm::ChatRequest>>,
+    stubborn: bool,
 }
 
 impl Scripted {
     pub(crate) fn new(script: Vec<crate::llm::ChatResponse>, answer: &str) -> Self {
-        Scripted { script: Mutex::new(script.into()), answer: answer.into(), requests: Mutex::new(Vec::new()) }
+        Scripted {
+            script: Mutex::new(script.into()),
+            answer: answer.into(),
+            requests: Mutex::new(Vec::new()),
+            stubborn: false,
+        }
+    }
+
+    /// A model that plays its script even to requests that offer no tools.
+    pub(crate) fn stubborn(script: Vec<crate::llm::ChatResponse>, answer: &str) -> Self {
+        Scripted { stubborn: true, ..Self::new(script, answer) }
     }
 
     /// A model that asks for one more `search_docs` call (ids `c1`, `c2`, …) every time it may.
@@ -189,8 +201,11 @@ impl crate::llm::ChatModel for Scripted {
         if let Ok(mut r) = self.requests.lock() {
             r.push(request.clone());
         }
-        let next =
-            if request.tools.is_empty() { None } else { self.script.lock().ok().and_then(|mut s| s.pop_front()) };
+        let next = if request.tools.is_empty() && !self.stubborn {
+            None
+        } else {
+            self.script.lock().ok().and_then(|mut s| s.pop_front())
+        };
         Ok(next.unwrap_or_else(|| crate::llm::ChatResponse { content: self.answer.clone(), ..Default::default() }))
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::chat::Role;
-use crate::codes::ErrorCode;
+use crate::codes::{Code, ErrorCode};
 use crate::llm::ChatRequest;
 use crate::pipeline::ToolOutput;
 use crate::pipeline::definition::StepKind;
@@ -273,4 +273,30 @@ fn the_run_bound_on_model_requests_and_the_graph_label() {
     assert!(mermaid.contains("answer<br/><i>agent, at most 3 tool calls</i>"), "{mermaid}");
     let calls_only = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
     assert_eq!(calls_only.model_request_bound(), 1);
+}
+
+/// Asked without tools after the limit, a model that answers *and* asks for a stray tool call
+/// has answered: the text is kept (the call cannot run, no tools were offered). Only a reply with
+/// no text is the typed error.
+#[tokio::test]
+async fn an_answer_with_a_stray_tool_call_after_the_limit_is_kept() {
+    let (p, spec) = pipeline(1, None);
+    let mut stray = calls(&[("c2", "search_docs")]);
+    stray.content = "Rotate the keys from the admin console.".into();
+    let model = Scripted::stubborn(vec![calls(&[("c1", "search_docs")]), stray], "unused");
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("How do I rotate keys?");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    assert_eq!(report.end, AgentEnd::ToolLimitReached);
+    assert_eq!(report.requests.len(), 2);
+    assert_eq!(report.requests[1].tool_calls_requested, 1, "the stray call is reported");
+    assert_eq!(state.last_model_response.as_deref(), Some("Rotate the keys from the admin console."));
+
+    let model = Scripted::stubborn(vec![calls(&[("c1", "search_docs")]), calls(&[("c2", "search_docs")])], "unused");
+    let mut state = PipelineState::new("How do I rotate keys?");
+    let before = state.clone();
+    let err = run(&p, &spec, &mut state, &model, &tools).await.unwrap_err();
+    assert_eq!(err.code(), Code::AgentToolCallsAfterLimit);
+    assert!(!err.to_string().contains("  "), "one space between words: {err}");
+    assert_eq!(state, before, "a failed step changes nothing");
 }
