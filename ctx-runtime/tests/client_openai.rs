@@ -279,3 +279,19 @@ async fn invalid_configurations_are_reported_whole() {
     let paths: Vec<String> = issues.issues.iter().map(|i| i.path.to_string()).collect();
     assert_eq!(paths, ["base_url", "model", "connect_timeout"], "{err}");
 }
+
+/// A base URL without `/v1` reaches a path the server does not serve: the 404 names the URL the
+/// client posted to and says what is probably missing.
+#[tokio::test]
+async fn a_404_names_the_url_and_hints_at_a_missing_v1() {
+    let server = MockServer::start(vec![Reply::ok(completion("unused", 1, 1))]).await;
+    let mut config = server.config(fast_retries(0));
+    config.base_url = config.base_url.trim_end_matches("/v1").to_owned();
+    let client = OpenAiClient::new(config).expect("valid config");
+    let err = client.chat(&request()).await.expect_err("no route at /chat/completions");
+    let text = err.to_string();
+    assert!(matches!(&err, ModelError::Http { status: 404, .. }), "{err:?}");
+    assert!(text.contains(client.endpoint()), "the URL is named: {text}");
+    assert!(text.contains("/v1"), "the hint names /v1: {text}");
+    assert_eq!(server.hits(), 0);
+}

@@ -103,6 +103,30 @@ impl OpenAiClient {
         &self.endpoint
     }
 
+    /// The error for a non-success status. A bare 404 (no error of the API's shape) names the
+    /// URL posted to: the usual cause is a base URL without its `/v1`
+    /// (`CTX_BASE_URL=http://localhost:11434` instead of `…/v1`), and the server's own "Not
+    /// Found" says neither.
+    fn status_error(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &reqwest::header::HeaderMap,
+        bytes: &[u8],
+    ) -> ModelError {
+        let mut err = status_error(&self.config.model, status, headers, bytes, self.config.api_key.as_ref());
+        // Only when the server gave no error of the API's shape: a 404 that says "model not found"
+        // is the server's own words, already clear.
+        if let ModelError::Http { status: 404, message, error_type: None, error_code: None, .. } = &mut err {
+            message.push_str(&format!(" (POST {})", self.endpoint));
+            if !self.endpoint.contains("/v1/") {
+                message.push_str(&format!(
+                    "; an OpenAI-compatible base URL usually ends in `/v1`: is `{ENV_BASE_URL}` missing it?"
+                ));
+            }
+        }
+        err
+    }
+
     fn post(&self, body: &WireRequest<'_>) -> reqwest::RequestBuilder {
         let builder = self.http.post(&self.endpoint).json(body);
         match &self.config.api_key {
@@ -186,7 +210,7 @@ impl OpenAiClient {
         let headers = response.headers().clone();
         let bytes = self.read_body(&mut response, phase, None).await?;
         if !status.is_success() {
-            return Err(status_error(&self.config.model, status, &headers, &bytes, self.config.api_key.as_ref()));
+            return Err(self.status_error(status, &headers, &bytes));
         }
         self.parse_completion(&bytes)
     }
@@ -215,7 +239,7 @@ impl OpenAiClient {
         if !status.is_success() {
             let headers = response.headers().clone();
             let bytes = self.read_body(&mut response, idle, Some(idle.limit)).await?;
-            return Err(status_error(&self.config.model, status, &headers, &bytes, self.config.api_key.as_ref()));
+            return Err(self.status_error(status, &headers, &bytes));
         }
         let is_json = response
             .headers()
