@@ -41,3 +41,46 @@ pub use async_trait::async_trait;
 pub mod __private {
     pub use serde_json;
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every trace event and span of ctx names a `ctx::<area>` target, so one filter
+    /// (`RUST_LOG=ctx=info`) selects all of ctx and none of the crate layout (`ctx_runtime::…`).
+    #[test]
+    fn every_trace_names_a_ctx_target() {
+        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut missing = Vec::new();
+        let mut seen = 0;
+        for root in [manifest.join("src"), manifest.join("../ctx-spec/src")] {
+            let mut dirs = vec![root];
+            while let Some(dir) = dirs.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        dirs.push(path);
+                        continue;
+                    }
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    for (at, _) in text.match_indices("tracing::") {
+                        let rest = &text[at + "tracing::".len()..];
+                        let name: String =
+                            rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                        let is_trace = ["info", "warn", "debug", "error", "trace"]
+                            .iter()
+                            .any(|level| name == *level || name == format!("{level}_span"));
+                        let Some(args) = rest[name.len()..].strip_prefix("!(") else { continue };
+                        if !is_trace {
+                            continue;
+                        }
+                        seen += 1;
+                        if !args.trim_start().starts_with("target: \"ctx::") {
+                            missing.push(format!("{}: tracing::{name}!", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 30, "the scan found the trace calls ({seen})");
+        assert!(missing.is_empty(), "trace calls without a `ctx::` target:\n{}", missing.join("\n"));
+    }
+}

@@ -57,7 +57,7 @@ pub async fn run_step(
         index,
         steps: def.steps.len(),
     })?;
-    let span = tracing::info_span!("ctx.step", pipeline = %def.name, step = %step.id, kind = step.kind.keyword());
+    let span = tracing::info_span!(target: "ctx::pipeline", "ctx.step", pipeline = %def.name, step = %step.id, kind = step.kind.keyword());
     async {
         let mut work = state.clone();
         work.consume_inbox(&step.id);
@@ -83,7 +83,7 @@ pub async fn run_step(
             steps: def.steps.len(),
         })?;
         *state = work;
-        tracing::debug!(transition = %key, "step done");
+        tracing::debug!(target: "ctx::pipeline", transition = %key, "step done");
         Ok(StepOutcome {
             transition,
             report: StepReport {

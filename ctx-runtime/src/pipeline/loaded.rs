@@ -137,7 +137,7 @@ impl LoadedPipeline {
         };
         if resolved.report.policy == LimitsPolicy::AutoClamp {
             for clamp in &resolved.report.clamps {
-                tracing::warn!(pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
+                tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
             }
         }
 

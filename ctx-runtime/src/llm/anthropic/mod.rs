@@ -244,9 +244,10 @@ impl AnthropicClient {
         if let (Some(predicted), Some(reported)) = (request.predicted_prompt_tokens, reported)
             && predicted != reported
         {
-            tracing::debug!(predicted, reported, "the server counted the prompt differently from ctx's count");
+            tracing::debug!(target: "ctx::llm", predicted, reported, "the server counted the prompt differently from ctx's count");
         }
         tracing::debug!(
+            target: "ctx::llm",
             prompt_tokens = reported,
             completion_tokens = reply.usage.map(|u| u.completion_tokens),
             finish_reason = reply.finish_reason.as_deref(),
@@ -256,6 +257,7 @@ impl AnthropicClient {
 
     fn span(&self, request: &ChatRequest, stream: bool) -> tracing::Span {
         tracing::info_span!(
+            target: "ctx::llm",
             "model_call",
             model = %self.http.config.model,
             endpoint = %self.http.messages_url,

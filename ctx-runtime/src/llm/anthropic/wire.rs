@@ -177,7 +177,7 @@ impl<'a> WireRequest<'a> {
             )));
         }
         if request.params.seed.is_some() {
-            tracing::debug!(model, "the Messages API has no `seed`; it is not sent");
+            tracing::debug!(target: "ctx::llm", model, "the Messages API has no `seed`; it is not sent");
         }
         Ok(WireRequest {
             model,

@@ -48,6 +48,7 @@ impl<'a> RetryState<'a> {
         let wait = match err.retry_after() {
             Some(asked) if asked > self.policy.max_retry_after => {
                 tracing::warn!(
+                    target: "ctx::llm",
                     model = self.model,
                     asked_ms = asked.as_millis(),
                     max_ms = self.policy.max_retry_after.as_millis(),
@@ -59,6 +60,7 @@ impl<'a> RetryState<'a> {
             None => computed,
         };
         tracing::warn!(
+            target: "ctx::llm",
             model = self.model,
             attempt = self.failures,
             code = err.code().as_str(),

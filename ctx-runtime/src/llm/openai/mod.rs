@@ -303,6 +303,7 @@ impl OpenAiClient {
         let reported = reply.usage.map(|u| u.prompt_tokens);
         match (request.predicted_prompt_tokens, reported) {
             (Some(predicted), Some(reported)) if predicted != reported => tracing::debug!(
+                target: "ctx::llm",
                 predicted,
                 reported,
                 "the server counted the prompt differently from ctx (its chat template or tokenizer differs)"
@@ -310,6 +311,7 @@ impl OpenAiClient {
             _ => {}
         }
         tracing::debug!(
+            target: "ctx::llm",
             prompt_tokens = reported,
             completion_tokens = reply.usage.map(|u| u.completion_tokens),
             finish_reason = reply.finish_reason.as_deref(),
@@ -319,6 +321,7 @@ impl OpenAiClient {
 
     fn span(&self, request: &ChatRequest, stream: bool) -> tracing::Span {
         tracing::info_span!(
+            target: "ctx::llm",
             "model_call",
             model = %self.config.model,
             endpoint = %self.endpoint,

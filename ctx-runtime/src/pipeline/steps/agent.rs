@@ -264,6 +264,7 @@ pub(crate) async fn agent(
             }
             None => {
                 tracing::warn!(
+                    target: "ctx::pipeline",
                     step,
                     calls = calls.len(),
                     available = ledger.available(),
@@ -293,6 +294,7 @@ pub(crate) async fn agent(
         end,
     };
     tracing::info!(
+        target: "ctx::pipeline",
         step,
         requests = report.requests.len(),
         tool_calls = report.tool_calls.len(),

@@ -99,6 +99,7 @@ pub(crate) async fn call_model(
     let sent_history = history.get(meta.history_messages_dropped..).unwrap_or(&[]);
     let history_removed = rendered.history_over_budget.saturating_add(meta.history_messages_dropped);
     tracing::info!(
+        target: "ctx::pipeline",
         step,
         prompt_tokens,
         requested = meta.requested_max_tokens,

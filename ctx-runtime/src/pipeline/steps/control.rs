@@ -28,7 +28,16 @@ pub(crate) fn loop_guard(
     if allowed {
         state.loop_counts.insert(step.to_owned(), count);
     }
-    tracing::debug!(count, limit, allowed, "loop_guard");
+    // A loop taken or refused is a decision a person reads in the log, as the budget's is.
+    tracing::info!(
+        target: "ctx::pipeline",
+        step,
+        count,
+        limit,
+        allowed,
+        "loop_guard `{step}`: {}",
+        if allowed { format!("loop {count} of {limit}, on_allow") } else { format!("{limit} loop(s) used, on_deny") }
+    );
     let transition = if allowed { Transition::OnAllow } else { Transition::OnDeny };
     Ok((transition, StepDetail::LoopGuard { count, limit, allowed }))
 }

@@ -148,6 +148,7 @@ pub(crate) async fn fetch_node_texts(
                             SkipReason::OverBudget { remaining }
                         } else {
                             tracing::info!(
+                                target: "ctx::pipeline",
                                 step,
                                 id = %id,
                                 original_tokens,
@@ -172,10 +173,11 @@ pub(crate) async fn fetch_node_texts(
                 },
             }
         };
-        tracing::info!(step, id = %id, reason = ?reason, "fetch_node_texts: node skipped");
+        tracing::info!(target: "ctx::pipeline", step, id = %id, reason = ?reason, "fetch_node_texts: node skipped");
         report.skipped.push(SkippedNode { id, reason });
     }
     tracing::info!(
+        target: "ctx::pipeline",
         step,
         fetched = report.fetched.len(),
         tokens = report.tokens,

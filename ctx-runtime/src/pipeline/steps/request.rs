@@ -146,7 +146,7 @@ pub(crate) async fn send(
     }
     .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
-        tracing::warn!(step, max_tokens, "the reply was cut at the output limit");
+        tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
     Ok(response)
 }

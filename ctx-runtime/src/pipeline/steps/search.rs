@@ -31,7 +31,7 @@ pub(crate) async fn search_nodes(
     })?;
     let mut seen = HashSet::new();
     let kept: Vec<SearchHit> = hits.into_iter().filter(|h| seen.insert(h.id.clone())).take(top_k).collect();
-    tracing::debug!(hits = kept.len(), top_k, "search_nodes");
+    tracing::debug!(target: "ctx::pipeline", hits = kept.len(), top_k, "search_nodes");
     let detail = StepDetail::SearchNodes { query: query.clone(), hits: kept.len() };
     state.search_results = kept;
     Ok((Transition::Next, detail))
@@ -74,7 +74,7 @@ pub(crate) async fn expand(
         state.search_results.extend(next.iter().cloned());
         frontier = next;
     }
-    tracing::debug!(added = added.len(), depth, "expand_dependency_tree");
+    tracing::debug!(target: "ctx::pipeline", added = added.len(), depth, "expand_dependency_tree");
     Ok((Transition::Next, StepDetail::ExpandDependencyTree { added }))
 }
 

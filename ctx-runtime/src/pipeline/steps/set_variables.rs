@@ -37,7 +37,7 @@ pub(crate) fn set_variables(step: &str, spec: &SetVariablesSpec, state: &mut Pip
         values::store(state, &rule.set, stored);
         set.push(rule.set.clone());
     }
-    tracing::debug!(?set, "set_variables");
+    tracing::debug!(target: "ctx::pipeline", ?set, "set_variables");
     Ok((Transition::Next, StepDetail::SetVariables { set }))
 }
 

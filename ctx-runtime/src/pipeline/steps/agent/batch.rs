@@ -110,7 +110,7 @@ impl Batch<'_> {
         if kind == ToolCallKind::OverLimit {
             let message = ChatMessage::tool_result(call.id.clone(), TOOL_LIMIT_MESSAGE);
             report.tokens = ledger.add_message(&message).map_err(turn_error)?;
-            tracing::info!(step = self.step, tool = %call.name, call_id = %call.id, "tool call over the limit");
+            tracing::info!(target: "ctx::pipeline", step = self.step, tool = %call.name, call_id = %call.id, "tool call over the limit");
             return Ok((message, report));
         }
         let mut budget = ledger.call_budget(call).map_err(turn_error)?;
@@ -132,7 +132,7 @@ impl Batch<'_> {
                     // call again within the limit; any other failure fails the step.
                     Err(CtxError::Pipeline(PipelineError::ToolArguments { reason, .. })) => {
                         report.kind = ToolCallKind::InvalidArguments;
-                        tracing::warn!(step = self.step, tool = %call.name, call_id = %call.id, %reason, "invalid tool arguments");
+                        tracing::warn!(target: "ctx::pipeline", step = self.step, tool = %call.name, call_id = %call.id, %reason, "invalid tool arguments");
                         ToolOutput::Text(format!("invalid arguments for `{}`: {reason}", call.name))
                     }
                     Err(source) => {
@@ -156,6 +156,7 @@ impl Batch<'_> {
                 report.truncated = packed.included.iter().any(|d| d.inclusion != Inclusion::Whole);
                 if report.truncated {
                     tracing::warn!(
+                        target: "ctx::pipeline",
                         step = self.step,
                         tool = %call.name,
                         call_id = %call.id,
@@ -175,6 +176,7 @@ impl Batch<'_> {
                     fit_text(counter, &call.id, answered(calls, call), &text, budget.content_tokens, allowed)?;
                 if truncated {
                     tracing::warn!(
+                        target: "ctx::pipeline",
                         step = self.step,
                         tool = %call.name,
                         call_id = %call.id,
