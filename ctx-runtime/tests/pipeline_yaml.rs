@@ -342,3 +342,24 @@ fn load_time_problems_are_located_too() {
         LoadedPipeline::load_file(&file, LoadOptions::new().prompt("answer", "Answer from the context only.")).unwrap();
     assert_eq!(p.name(), "CompactionLoop");
 }
+
+/// A step id written twice in a file that `extends` another is a duplicate, as in any other file
+/// (issue 26, item 9): reported at the second step, in that file, not merged away.
+#[test]
+fn a_step_id_written_twice_under_extends_is_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("compaction_loop.yaml"), dir.path().join("compaction_loop.yaml")).unwrap();
+    std::fs::copy(data("config.json"), dir.path().join("config.json")).unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    for entry in std::fs::read_dir(data("prompts")).unwrap().flatten() {
+        std::fs::copy(entry.path(), prompts.join(entry.file_name())).unwrap();
+    }
+    let child = "extends: compaction_loop.yaml\nsteps:\n\
+                 - { id: call_model_answer, action: call_model, prompt_key: answer, max_output_tokens: 600, next: end }\n\
+                 - { id: call_model_answer, action: call_model, prompt_key: answer, max_output_tokens: 500, next: end }\n";
+    std::fs::write(dir.path().join("child.yaml"), child).unwrap();
+    let err = PipelineFile::load(dir.path().join("child.yaml")).expect_err("a duplicate step id");
+    let dup = err.issues().iter().find(|i| i.code == "DUPLICATE_STEP_ID").expect("DUPLICATE_STEP_ID");
+    assert_eq!((dup.file.file_name().unwrap().to_str(), dup.line), (Some("child.yaml"), 4), "{dup:?}");
+}

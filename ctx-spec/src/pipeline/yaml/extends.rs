@@ -213,8 +213,14 @@ fn merge_entries(
 fn merge_steps(base: Node, own: Node) -> Node {
     let (Value::Seq(mut steps), Value::Seq(own_steps)) = (base.value, own.value.clone()) else { return own };
     let id = |n: &Node| n.get("id").and_then(Node::as_text).map(str::to_owned);
+    // A step replaces the base's step of its id; a second step of that id in the same file is a
+    // second step (the graph rule reports the duplicate), never a silent replacement.
+    let mut written = std::collections::BTreeSet::new();
     for step in own_steps {
-        match id(&step).and_then(|sid| steps.iter().position(|s| id(s).as_deref() == Some(sid.as_str()))) {
+        let sid = id(&step);
+        let first = sid.as_ref().is_none_or(|sid| written.insert(sid.clone()));
+        let replaces = sid.filter(|_| first).and_then(|sid| steps.iter().position(|s| id(s) == Some(sid.clone())));
+        match replaces {
             Some(i) => steps[i] = step,
             None => steps.push(step),
         }
@@ -252,5 +258,23 @@ mod tests {
             .collect();
         assert_eq!(ids, [("s", "x"), ("t", "z"), ("u", "w")]);
         assert_eq!(steps[1].at.file, Path::new("own.yaml"));
+    }
+
+    /// A step id written twice in the extending file is two steps, as it is in a file without
+    /// `extends`: validation reports `DUPLICATE_STEP_ID` at the second, nothing is merged away.
+    #[test]
+    fn a_step_id_written_twice_in_one_file_is_kept_twice() {
+        let base = tree("steps:\n  - { id: s, action: x }\n  - { id: t, action: y }\n", "base.yaml");
+        let own = tree(
+            "steps:\n  - { id: t, action: z }\n  - { id: t, action: w }\n  - { id: u, action: v }\n  - { id: u, action: q }\n",
+            "own.yaml",
+        );
+        let merged = merge(base, own);
+        let steps = merged.get("steps").unwrap().as_seq().unwrap();
+        let ids: Vec<_> = steps
+            .iter()
+            .map(|s| (s.get("id").unwrap().as_text().unwrap(), s.get("action").unwrap().as_text().unwrap()))
+            .collect();
+        assert_eq!(ids, [("s", "x"), ("t", "z"), ("t", "w"), ("u", "v"), ("u", "q")]);
     }
 }
