@@ -89,11 +89,21 @@ impl<'a> Fields<'a> {
         Some(self.entries[index])
     }
 
+    /// Whether `key` was written in a malformed entry (already reported).
+    pub(crate) fn is_malformed(&self, key: Symbol) -> bool {
+        self.malformed.iter().any(|k| **k == key)
+    }
+
+    /// Whether `key` is written (well-formed), without taking it.
+    pub(crate) fn has(&self, key: Symbol) -> bool {
+        self.entries.iter().any(|(k, _)| *k == key)
+    }
+
     /// Takes `key`'s entry; when absent, it is reported as missing (with `example` as the fix) by
     /// [`Fields::finish`], unless a misspelt key explains it.
     pub(crate) fn require(&mut self, key: Symbol, example: &str) -> Option<(&'a Ident, &'a Value)> {
         let found = self.take(key);
-        if found.is_none() && !self.malformed.iter().any(|k| **k == key) {
+        if found.is_none() && !self.is_malformed(key) {
             self.missing.push((key, example.to_owned()));
         }
         found

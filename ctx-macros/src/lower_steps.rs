@@ -184,6 +184,12 @@ impl StepReader<'_, '_, '_> {
     /// second one written, since a reader could not tell which wins.
     fn evidence_tokens(&mut self) -> i64 {
         let Some((old_key, old_value)) = self.f.take(MAX_TOKENS) else {
+            // The old spelling written but malformed is reported where it is; the budget it
+            // spells is not also missing.
+            if self.f.is_malformed(MAX_TOKENS) && !self.f.has(EVIDENCE_TOKENS) {
+                self.r.spans.poison(&self.path(EVIDENCE_TOKENS));
+                return 1;
+            }
             return self.required_int(EVIDENCE_TOKENS, "evidence_tokens: 3_000");
         };
         let path = self.path(EVIDENCE_TOKENS);

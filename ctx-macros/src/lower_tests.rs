@@ -284,3 +284,22 @@ fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
     });
     assert_eq!(errors, ["unknown setting `node_fram`\nhelp: did you mean `node_frame`?"]);
 }
+
+/// A malformed deprecated spelling (`max_tokens = 2_000`) is reported once, where it is written;
+/// the key it spells is not also reported missing (issue 26, item 13).
+#[test]
+fn a_malformed_old_spelling_does_not_make_its_key_missing() {
+    let out = expansion_errors(quote! {
+        pipeline P {
+            model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+            settings { max_context_tokens: 9_000 }
+            prompts { answer: "Answer." }
+            steps {
+                fetch: fetch_node_texts { max_tokens = 2_000, next: answer },
+                answer: call_model { prompt_key: answer, next: end },
+            }
+        }
+    });
+    assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+    assert!(!out.contains("missing `evidence_tokens`") && !out.contains("is missing"), "{out}");
+}
