@@ -24,7 +24,7 @@ mod error;
 // framing), under the private feature `__http` that `openai` and `anthropic` each turn on.
 // `__http` alone (as `cargo hack --each-feature` builds it) has no client to use it.
 #[cfg(feature = "__http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code, unreachable_pub))]
 mod http;
 #[cfg(feature = "llama")]
 #[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
