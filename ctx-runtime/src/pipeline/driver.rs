@@ -1,5 +1,5 @@
 //! The driver: [`run_step`], which performs one step on a [`PipelineState`] with what the
-//! caller plugged in (a [`StepEnv`](super::StepEnv)) and says which transition it took.
+//! caller plugged in (a [`StepEnv`]) and says which transition it took.
 //!
 //! A step works on a copy of the state and the copy replaces the state only when the step
 //! succeeds, so a failed step leaves the state exactly as it found it (its inbox included) and

@@ -41,7 +41,7 @@ pub trait CustomSteps: Send + Sync {
 }
 
 /// The backends a run uses. Any may be missing: a step that needs a missing one fails with
-/// [`PipelineError::MissingBackend`] (before touching the state).
+/// [`PipelineError::MissingBackend`](super::PipelineError::MissingBackend) (before touching the state).
 ///
 /// ```
 /// use ctx::pipeline::StepEnv;
