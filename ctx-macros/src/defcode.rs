@@ -56,7 +56,11 @@ pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenSt
     });
     let steps = def.steps.iter().map(|s| step(rt, s));
     quote! {
-        #p::PipelineDef::new(::std::string::String::from(#name)).model(#model).settings(#settings).prompts(::std::vec![#(#prompts),*]).steps(::std::vec![#(#steps),*])
+        #p::PipelineDef::new(::std::string::String::from(#name))
+            .model(#model)
+            .settings(#settings)
+            .prompts(::std::vec![#(#prompts),*])
+            .steps(::std::vec![#(#steps),*])
     }
 }
 
@@ -69,7 +73,14 @@ fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
             let encoding = opt_string(&spec.encoding);
             let tokenizer = opt_string(&spec.tokenizer);
             quote! {
-                #p::ModelSource::Inline(#p::ModelSpec::default().model(#model).context_window(#window).max_tokens(#max_tokens).encoding(#encoding).tokenizer(#tokenizer))
+                #p::ModelSource::Inline(
+                    #p::ModelSpec::default()
+                        .model(#model)
+                        .context_window(#window)
+                        .max_tokens(#max_tokens)
+                        .encoding(#encoding)
+                        .tokenizer(#tokenizer)
+                )
             }
         }
         ModelSource::ConfigFile(file) => {
@@ -88,7 +99,14 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
     let compactors = s.compactors.iter().map(|c| quote!(::std::string::String::from(#c)));
     let frame = opt_string(&s.node_frame);
     quote! {
-        #p::SettingsSpec::default().max_context_tokens(#max_context).max_history_tokens(#max_history).budget_safety_margin_tokens(#margin).limits_policy(#policy).compactors(::std::vec![#(#compactors),*]).node_frame(#frame).extra(::std::collections::BTreeMap::from([#(#extra),*]))
+        #p::SettingsSpec::default()
+            .max_context_tokens(#max_context)
+            .max_history_tokens(#max_history)
+            .budget_safety_margin_tokens(#margin)
+            .limits_policy(#policy)
+            .compactors(::std::vec![#(#compactors),*])
+            .node_frame(#frame)
+            .extra(::std::collections::BTreeMap::from([#(#extra),*]))
     }
 }
 
@@ -113,7 +131,11 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             let divider = opt_string(&s.divide_new_content);
             let (on_ok, on_over) = (string(&s.on_ok), string(&s.on_over));
             quote! {
-                #p::StepKind::ManageContextBudget(#p::ManageBudgetSpec::new(#on_ok, #on_over).compact_code(::std::vec![#(#rules),*]).divide_new_content(#divider))
+                #p::StepKind::ManageContextBudget(
+                    #p::ManageBudgetSpec::new(#on_ok, #on_over)
+                        .compact_code(::std::vec![#(#rules),*])
+                        .divide_new_content(#divider)
+                )
             }
         }
         StepKind::CallModel(s) => {
@@ -129,7 +151,10 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
             let max_tool_calls = s.max_tool_calls;
             let turn_budget = opt_i64(&s.turn_budget_tokens);
             quote! {
-                #p::StepKind::Agent(#p::AgentSpec::new(#call, ::std::vec![#(#tools),*], #max_tool_calls).turn_budget_tokens(#turn_budget))
+                #p::StepKind::Agent(
+                    #p::AgentSpec::new(#call, ::std::vec![#(#tools),*], #max_tool_calls)
+                        .turn_budget_tokens(#turn_budget)
+                )
             }
         }
         StepKind::LoopGuard(s) => {
@@ -208,7 +233,12 @@ fn call_model(p: &TokenStream, s: &CallModelSpec) -> TokenStream {
     let params = params(p, &s.params);
     let next = string(&s.next);
     quote! {
-        #p::CallModelSpec::new(#prompt_key, #next).max_output_tokens(#max_output).max_tokens(#max_tokens).user_parts(::std::vec![#(#parts),*]).use_history(#use_history).params(#params)
+        #p::CallModelSpec::new(#prompt_key, #next)
+            .max_output_tokens(#max_output)
+            .max_tokens(#max_tokens)
+            .user_parts(::std::vec![#(#parts),*])
+            .use_history(#use_history)
+            .params(#params)
     }
 }
 
