@@ -325,6 +325,13 @@ registry! {
         /// The pipeline definition could not be serialized for its fingerprint.
         /// Fix: a bug in ctx; please report it with the message.
         ContractFingerprintFailed = "CONTRACT_FINGERPRINT_FAILED",
+        /// A warning, not an error: under `auto_clamp` a limit (`max_context_tokens` or a step's
+        /// output limit) was lowered in memory so that the budget contract holds; the message
+        /// gives the value before and after and the step that forced it. `ctx check` and `ctx
+        /// explain` show each clamp the service will make when it loads the pipeline.
+        /// Fix: lower the limit to the value shown (or give the model a larger window), so that the
+        /// pipeline runs as written; `auto_clamp` is meant for dev and test only.
+        BudgetAutoClamped = "BUDGET_AUTO_CLAMPED",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does
