@@ -157,6 +157,8 @@ fn explain_graph_and_run() {
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("| step | fixed prompt |") && stdout.contains("| call_model_answer |"), "{stdout}");
     assert!(stdout.contains("prompt counts: exact"), "{stdout}");
+    // Issue 26 item 8: three summaries and the answer; 4 + 3 × 4 + 1 steps.
+    assert!(stdout.contains("at most 17 steps and 4 model requests per run"), "{stdout}");
 
     let out = ctx(&["graph", "examples/pipelines/compaction_loop.yaml"]);
     assert!(text(&out.stdout).starts_with("flowchart TD"), "{}", text(&out.stdout));
