@@ -152,8 +152,9 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
         .flat_map(|loaded| loaded.files().iter().skip(1).filter_map(|f| f.canonicalize().ok()))
         .collect();
     let mut issues = Vec::new();
-    // What `auto_clamp` lowers in a file that passes: the specification says every clamp is a
-    // warning with the values before and after and the reason, so a check shows each one.
+    // What may fail a run of a file that passes (a variable read where some path has not set
+    // it), and what `auto_clamp` lowers: the specification says every clamp is a warning with the
+    // values before and after and the reason, so a check shows each one.
     let mut warnings = Vec::new();
     let mut checked = 0;
     for (file, result) in results {
@@ -162,7 +163,10 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
         }
         checked += 1;
         match result {
-            Ok(loaded) => warnings.extend(loaded.clamps().iter().map(|c| loaded.clamp_warning(c))),
+            Ok(loaded) => {
+                warnings.extend(loaded.warnings());
+                warnings.extend(loaded.clamps().iter().map(|c| loaded.clamp_warning(c)));
+            }
             Err(found) => issues.extend(found),
         }
     }
@@ -290,7 +294,9 @@ fn explain(file: &LoadedFile) -> ExitCode {
     };
     let report = pipeline.contract_report();
     // The clamps the load made, located in the file, before the table that shows their result.
-    render_as(&report.clamps.iter().map(|c| file.clamp_warning(c)).collect::<Vec<_>>(), Level::WARNING);
+    let mut warnings = file.warnings();
+    warnings.extend(report.clamps.iter().map(|c| file.clamp_warning(c)));
+    render_as(&warnings, Level::WARNING);
     println!("{} — context window {}", pipeline.name(), pipeline.context_window());
     // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
     println!("prompt counts: {}", report.counting);

@@ -150,6 +150,29 @@ fn check_and_explain_show_every_clamp_and_honour_the_environment_policy() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 26 item 6: a variable read before any step sets it is a located warning of `check` (the
+/// caller may provide it, so the file still passes).
+#[test]
+fn check_warns_of_a_variable_read_before_any_step_sets_it() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-unset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let yaml = "name: Carry\nmodel: { model: gpt-4o, context_window: 16000, max_tokens: 800 }\n\
+                settings: { max_context_tokens: 4000 }\nprompts:\n  answer: \"Answer.\"\nsteps:\n\
+                - id: restore\n  action: set_variables\n  rules:\n    - { set: context_blocks, from: carried_context, transform: to_context_blocks }\n  next: answer\n\
+                - { id: answer, action: call_model, prompt_key: answer, next: save }\n\
+                - id: save\n  action: set_variables\n  rules:\n    - { set: carried_context, from: context_blocks }\n  next: end\n";
+    let path = dir.join("carry.yaml");
+    std::fs::write(&path, yaml).expect("write");
+    let path = path.to_string_lossy().into_owned();
+    let out = ctx(&["check", &path]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("no problem, 1 warning(s)"), "{stdout}");
+    assert!(stderr.contains("warning[VARIABLE_MAYBE_UNSET]") && stderr.contains("`carried_context`"), "{stderr}");
+    assert!(stderr.contains(&format!("{path}:10:")), "located at the read: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn explain_graph_and_run() {
     let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);

@@ -141,6 +141,10 @@ impl LoadedPipeline {
                 tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
             }
         }
+        // Valid, but a run fails unless the caller provides the variable: said once, at load.
+        for warning in ctx_spec::pipeline::dataflow::variables_maybe_unset(&def) {
+            tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = warning.code.as_str(), at = %warning.path, "{}", warning.message);
+        }
 
         let graph = StepGraph::new(&def);
         let transitions = (0..def.steps.len())

@@ -121,6 +121,14 @@ registry! {
         /// A `set_variables` rule sets a target from a source whose type it cannot hold.
         /// Fix: read a source of the target's type, or set another target.
         IncompatibleValue = "INCOMPATIBLE_VALUE",
+        /// A warning, not an error: a step reads a variable that, on some path from the first
+        /// step, no step has set. Unless the caller provides it before the run
+        /// (`Conversation::set_variable`, `state.variables`), the run fails there with
+        /// `PIPELINE_MISSING_SOURCE`; a conversation carries variables into the next question, never
+        /// into the first.
+        /// Fix: set the variable on every path before the read (a `set_variables` rule), or provide
+        /// it before every run.
+        VariableMaybeUnset = "VARIABLE_MAYBE_UNSET",
     }
     Prompt {
         /// A step uses a prompt key that `prompts` does not declare, or a text is provided at

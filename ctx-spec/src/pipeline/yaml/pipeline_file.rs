@@ -65,6 +65,7 @@ pub struct LoadedFile {
     sources: Vec<SourceFile>,
     locations: LocationMap,
     clamps: Vec<Clamp>,
+    warnings: Vec<ConfigIssue>,
 }
 
 impl LoadedFile {
@@ -104,6 +105,13 @@ impl LoadedFile {
     /// The pipeline file itself (the first of [`files`](Self::files)).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The warnings of the checks, located: what is valid but may fail a run, such as a
+    /// variable read where some path has not set it (`VARIABLE_MAYBE_UNSET`, see the `dataflow`
+    /// rules). The clamps are apart ([`Self::clamps`]): they depend on the limits policy.
+    pub fn warnings(&self) -> Vec<YamlIssue> {
+        self.warnings.iter().map(|w| self.locate(w)).collect()
     }
 
     /// What `auto_clamp` lowered when the file was checked, in the order made: empty under
@@ -187,6 +195,7 @@ impl PipelineFile {
             return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
         }
         file.clamps = report.map(|r| r.clamps).unwrap_or_default();
+        file.warnings = crate::pipeline::dataflow::variables_maybe_unset(&file.def);
         Ok(file)
     }
 
@@ -245,7 +254,15 @@ impl PipelineFile {
         let sources = sources.into_vec();
         let files = sources.iter().map(|s| s.path.clone()).collect();
         Ok((
-            LoadedFile { path: path.to_owned(), def: decoded.def, files, sources, locations, clamps: Vec::new() },
+            LoadedFile {
+                path: path.to_owned(),
+                def: decoded.def,
+                files,
+                sources,
+                locations,
+                clamps: Vec::new(),
+                warnings: Vec::new(),
+            },
             config,
         ))
     }
