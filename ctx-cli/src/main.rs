@@ -41,6 +41,8 @@ struct Cli {
 enum Command {
     /// Loads every pipeline with all of ctx's rules (the budget contract with the real tokenizer
     /// included) and reports each problem at its file, line and column. Exit 1 on any problem.
+    /// Warnings (each limit `auto_clamp` lowers, each variable a run may read unset) are printed
+    /// too and do not fail the check. `PIPELINE_LIMITS_POLICY` is honoured as the service does.
     Check {
         /// Pipeline files, or directories searched for `*.yaml` and `*.yml`.
         #[arg(required = true)]
