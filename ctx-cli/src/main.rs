@@ -22,10 +22,11 @@ use std::process::ExitCode;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use clap::{Parser, Subcommand, ValueEnum};
 use ctx::codes::Code;
+use ctx::config::LimitsPolicy;
 use ctx::llm::ChatModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
-use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, to_dot, to_mermaid};
+use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, ValidateOptions, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 use ctx::{ErrorCode, PipelineState};
 
@@ -40,6 +41,8 @@ struct Cli {
 enum Command {
     /// Loads every pipeline with all of ctx's rules (the budget contract with the real tokenizer
     /// included) and reports each problem at its file, line and column. Exit 1 on any problem.
+    /// Warnings (each limit `auto_clamp` lowers, each variable a run may read unset) are printed
+    /// too and do not fail the check. `PIPELINE_LIMITS_POLICY` is honoured as the service does.
     Check {
         /// Pipeline files, or directories searched for `*.yaml` and `*.yml`.
         #[arg(required = true)]
@@ -113,9 +116,16 @@ fn main() -> ExitCode {
     })
 }
 
+/// The options a service loads with (`LoadOptions::from_env`): the `PIPELINE_LIMITS_POLICY`
+/// of this process wins over the file's policy, so a check passes or fails, and clamps, as the
+/// service will.
+fn validate_options() -> ValidateOptions {
+    ValidateOptions { env_limits_policy: LimitsPolicy::env_value(), ..ValidateOptions::default() }
+}
+
 /// A file loaded for a command that needs it whole: its problems are printed and end the command.
 fn load(file: &Path) -> Result<LoadedFile, String> {
-    PipelineFile::load(file).map_err(|e| {
+    PipelineFile::load_with(file, &validate_options()).map_err(|e| {
         render(e.issues());
         format!("{} has {} problem(s)", file.display(), e.issues().len())
     })
@@ -129,10 +139,11 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
     if files.is_empty() {
         return Err("no `*.yaml` or `*.yml` file found".into());
     }
+    let opts = validate_options();
     let results: Vec<(PathBuf, Result<LoadedFile, Vec<YamlIssue>>)> = files
         .into_iter()
         .map(|f| {
-            let result = PipelineFile::load(&f).map_err(|e| e.issues().to_vec());
+            let result = PipelineFile::load_with(&f, &opts).map_err(|e| e.issues().to_vec());
             (f, result)
         })
         .collect();
@@ -143,36 +154,48 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
         .flat_map(|loaded| loaded.files().iter().skip(1).filter_map(|f| f.canonicalize().ok()))
         .collect();
     let mut issues = Vec::new();
+    // What may fail a run of a file that passes (a variable read where some path has not set
+    // it), and what `auto_clamp` lowers: the specification says every clamp is a warning with the
+    // values before and after and the reason, so a check shows each one.
+    let mut warnings = Vec::new();
     let mut checked = 0;
     for (file, result) in results {
         if file.canonicalize().is_ok_and(|c| bases.contains(&c)) {
             continue;
         }
         checked += 1;
-        if let Err(found) = result {
-            issues.extend(found);
+        match result {
+            Ok(loaded) => {
+                warnings.extend(loaded.warnings());
+                warnings.extend(loaded.clamps().iter().map(|c| loaded.clamp_warning(c)));
+            }
+            Err(found) => issues.extend(found),
         }
     }
     match format {
         Format::Text => {
             render(&issues);
+            render_as(&warnings, Level::WARNING);
             let files_word = if checked == 1 { "file" } else { "files" };
+            let warned = match warnings.len() {
+                0 => String::new(),
+                n => format!(", {n} warning(s)"),
+            };
             if issues.is_empty() {
-                println!("{checked} pipeline {files_word} checked: no problem");
+                println!("{checked} pipeline {files_word} checked: no problem{warned}");
             } else {
-                println!("{checked} pipeline {files_word} checked: {} problem(s)", issues.len());
+                println!("{checked} pipeline {files_word} checked: {} problem(s){warned}", issues.len());
             }
         }
         Format::Json => {
-            let json: Vec<serde_json::Value> = issues
-                .iter()
-                .map(|i| {
-                    serde_json::json!({
-                        "file": i.file.display().to_string(), "line": i.line, "column": i.column,
-                        "code": i.code, "message": i.message, "help": i.help,
-                    })
+            let entry = |i: &YamlIssue, level: &str| {
+                serde_json::json!({
+                    "file": i.file.display().to_string(), "line": i.line, "column": i.column, "level": level,
+                    "code": i.code, "message": i.message, "help": i.help,
                 })
-                .collect();
+            };
+            let json: Vec<serde_json::Value> =
+                issues.iter().map(|i| entry(i, "error")).chain(warnings.iter().map(|w| entry(w, "warning"))).collect();
             println!("{}", serde_json::Value::Array(json));
         }
     }
@@ -201,11 +224,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 /// Prints each issue like rustc: the message and code, the source line with a caret under the
 /// value, and the help.
 fn render(issues: &[YamlIssue]) {
+    render_as(issues, Level::ERROR);
+}
+
+/// [`render`] at `level` (errors, or the warnings of `auto_clamp`).
+fn render_as(issues: &[YamlIssue], level: Level<'_>) {
     let renderer = if std::env::var_os("NO_COLOR").is_some() { Renderer::plain() } else { Renderer::styled() };
     for issue in issues {
         let source = std::fs::read_to_string(&issue.file).unwrap_or_default();
         let path = issue.file.display().to_string();
-        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code.as_str());
+        let title = level.clone().primary_title(issue.message.as_str()).id(issue.code.as_str());
         let group = match value_span(&source, issue.line, issue.column) {
             Some(span) => title.element(
                 Snippet::source(source.as_str())
@@ -267,6 +295,10 @@ fn explain(file: &LoadedFile) -> ExitCode {
         }
     };
     let report = pipeline.contract_report();
+    // The clamps the load made, located in the file, before the table that shows their result.
+    let mut warnings = file.warnings();
+    warnings.extend(report.clamps.iter().map(|c| file.clamp_warning(c)));
+    render_as(&warnings, Level::WARNING);
     println!("{} — context window {}", pipeline.name(), pipeline.context_window());
     // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
     println!("prompt counts: {}", report.counting);

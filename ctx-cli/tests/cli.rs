@@ -22,13 +22,18 @@ fn at_root(path: &str) -> PathBuf {
 }
 
 fn ctx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ctx"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("CTX_BASE_URL")
-        .output()
-        .expect("the ctx binary runs")
+    ctx_with(args, None)
+}
+
+/// [`ctx`] with `PIPELINE_LIMITS_POLICY` set to `policy` (unset when `None`).
+fn ctx_with(args: &[&str], policy: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctx"));
+    command.args(args).current_dir(root()).env("NO_COLOR", "1").env_remove("CTX_BASE_URL");
+    match policy {
+        Some(p) => command.env("PIPELINE_LIMITS_POLICY", p),
+        None => command.env_remove("PIPELINE_LIMITS_POLICY"),
+    };
+    command.output().expect("the ctx binary runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -95,6 +100,79 @@ fn check_reports_every_problem_at_its_line_and_column() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 26 item 10: a clamp is a warning with the values before and after and why, shown by
+/// `check` and `explain`; and both honour `PIPELINE_LIMITS_POLICY` as the service does.
+#[test]
+fn check_and_explain_show_every_clamp_and_honour_the_environment_policy() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-clamp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // 9600-token window, 800 output: a 9500-token context budget must be lowered.
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{ "model": "gpt-4o", "model_context_window": 9600, "model_max_tokens": 800, "allow_auto_clamp": true }"#,
+    )
+    .expect("config");
+    let yaml = "name: Clamped\nconfig: config.json\nsettings:\n  max_context_tokens: 9500\nprompts:\n  answer: \"Answer.\"\n\
+                steps:\n- { id: answer, action: call_model, prompt_key: answer, next: end }\n";
+    let clamped = dir.join("clamped.yaml");
+    std::fs::write(&clamped, yaml).expect("write");
+    let clamped = clamped.to_string_lossy().into_owned();
+
+    let out = ctx(&["check", &clamped]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("1 pipeline file checked: no problem, 1 warning(s)"), "{stdout}");
+    assert!(stderr.contains("warning[BUDGET_AUTO_CLAMPED]"), "{stderr}");
+    assert!(stderr.contains("auto_clamp lowers settings.max_context_tokens from 9500 to "), "{stderr}");
+    assert!(stderr.contains(&format!("{clamped}:4:")), "located at the setting: {stderr}");
+    let out = ctx(&["check", "--format", "json", &clamped]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(json[0]["level"], "warning", "{json}");
+    assert_eq!(json[0]["code"], "BUDGET_AUTO_CLAMPED", "{json}");
+    let out = ctx(&["explain", &clamped]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("from 9500 to "), "{}", text(&out.stderr));
+
+    // Without `allow_auto_clamp` the file fails, unless the service's environment says auto_clamp;
+    // and an environment that says fail_fast wins over the file.
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{ "model": "gpt-4o", "model_context_window": 9600, "model_max_tokens": 800 }"#,
+    )
+    .expect("config");
+    assert_eq!(ctx(&["check", &clamped]).status.code(), Some(1));
+    let out = ctx_with(&["check", &clamped], Some("auto_clamp"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("from 9500 to "), "{}", text(&out.stderr));
+    let out = ctx_with(&["explain", &clamped], Some("auto_clamp"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(ctx_with(&["check", "examples/pipelines"], Some("fail_fast")).status.code(), Some(0));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 26 item 6: a variable read before any step sets it is a located warning of `check` (the
+/// caller may provide it, so the file still passes).
+#[test]
+fn check_warns_of_a_variable_read_before_any_step_sets_it() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-unset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let yaml = "name: Carry\nmodel: { model: gpt-4o, context_window: 16000, max_tokens: 800 }\n\
+                settings: { max_context_tokens: 4000 }\nprompts:\n  answer: \"Answer.\"\nsteps:\n\
+                - id: restore\n  action: set_variables\n  rules:\n    - { set: context_blocks, from: carried_context, transform: to_context_blocks }\n  next: answer\n\
+                - { id: answer, action: call_model, prompt_key: answer, next: save }\n\
+                - id: save\n  action: set_variables\n  rules:\n    - { set: carried_context, from: context_blocks }\n  next: end\n";
+    let path = dir.join("carry.yaml");
+    std::fs::write(&path, yaml).expect("write");
+    let path = path.to_string_lossy().into_owned();
+    let out = ctx(&["check", &path]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("no problem, 1 warning(s)"), "{stdout}");
+    assert!(stderr.contains("warning[VARIABLE_MAYBE_UNSET]") && stderr.contains("`carried_context`"), "{stderr}");
+    assert!(stderr.contains(&format!("{path}:10:")), "located at the read: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn explain_graph_and_run() {
     let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);
@@ -102,6 +180,8 @@ fn explain_graph_and_run() {
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("| step | fixed prompt |") && stdout.contains("| call_model_answer |"), "{stdout}");
     assert!(stdout.contains("prompt counts: exact"), "{stdout}");
+    // Issue 26 item 8: three summaries and the answer; 4 + 3 × 4 + 1 steps.
+    assert!(stdout.contains("at most 17 steps and 4 model requests per run"), "{stdout}");
 
     let out = ctx(&["graph", "examples/pipelines/compaction_loop.yaml"]);
     assert!(text(&out.stdout).starts_with("flowchart TD"), "{}", text(&out.stdout));

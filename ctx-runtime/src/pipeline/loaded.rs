@@ -37,6 +37,7 @@ pub struct LoadedPipeline {
     budgets: BTreeMap<usize, ManageBudgetConfig>,
     budget_options: BudgetOptions,
     step_bound: u64,
+    model_request_bound: u64,
 }
 
 impl LoadedPipeline {
@@ -140,6 +141,10 @@ impl LoadedPipeline {
                 tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
             }
         }
+        // Valid, but a run fails unless the caller provides the variable: said once, at load.
+        for warning in ctx_spec::pipeline::dataflow::variables_maybe_unset(&def) {
+            tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = warning.code.as_str(), at = %warning.path, "{}", warning.message);
+        }
 
         let graph = StepGraph::new(&def);
         let transitions = (0..def.steps.len())
@@ -160,7 +165,7 @@ impl LoadedPipeline {
             })
             .collect();
         let settings = resolved.report.effective_settings(&resolved.settings);
-        let step_bound = step_bound(&def, &graph, &settings);
+        let (step_bound, model_request_bound) = run_bounds(&def, &graph, &settings, &resolved.report);
         let mut prompts: BTreeMap<String, String> =
             def.prompts.iter().filter_map(|p| Some((p.key.clone(), p.text.clone()?))).collect();
         prompts.extend(provided);
@@ -179,6 +184,7 @@ impl LoadedPipeline {
             budgets: resolved.budgets,
             budget_options,
             step_bound,
+            model_request_bound,
         })
     }
 
@@ -294,19 +300,21 @@ impl LoadedPipeline {
             .ok_or_else(|| PipelineError::NotResolved { pipeline: self.def.name.clone(), step: step.to_owned() })
     }
 
-    /// The most steps a run can take, proven from the graph (see the `graph` module): at most
-    /// `(Σ loop limits + 1) × (steps on the longest path without a loop_guard's on_allow)`.
+    /// The most steps a run can take, proven from the graph and its loop guards: the longest
+    /// walk, each `loop_guard` allowing exactly its limit of loops, from any step and any loop
+    /// counts (so that it bounds a run resumed from any snapshot too; a run that would pass it
+    /// is stopped with an error).
     pub fn step_bound(&self) -> u64 {
         self.step_bound
     }
 
-    /// The most model requests a run can make: [`Self::step_bound`] visits, each making at most
-    /// the most requests one visit of a model step makes (1 for `call_model`, `max_tool_calls + 1`
-    /// for `agent`; see [`StepBudget::max_model_requests`](crate::contract::StepBudget)). 0 when
-    /// no step calls the model.
+    /// The most model requests a run from the first step can make, by the same analysis: only `call_model` (1) and
+    /// `agent` steps (`max_tool_calls + 1`; see
+    /// [`StepBudget::max_model_requests`](crate::contract::StepBudget)) send requests, and the
+    /// bound is the heaviest run, not the step bound times the heaviest step. 0 when no step
+    /// calls the model.
     pub fn model_request_bound(&self) -> u64 {
-        let per_visit = self.report.steps.iter().map(|s| s.max_model_requests).max().unwrap_or(0);
-        self.step_bound.saturating_mul(u64::try_from(per_visit).unwrap_or(u64::MAX))
+        self.model_request_bound
     }
 }
 
@@ -375,19 +383,24 @@ fn provided_prompts(
     Ok(provided)
 }
 
-/// `(Σ over loop_guard steps of their limit + 1) × L`, `L` the number of steps on the longest path
-/// of the graph without `on_allow` edges.
-fn step_bound(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings) -> u64 {
-    let longest = graph.longest_unguarded_path().unwrap_or(def.steps.len()) as u64;
-    let allowed_loops = def
-        .steps
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StepKind::LoopGuard(g) => settings.get(&g.max_turn_loops_from_settings),
-            _ => None,
-        })
-        .fold(0u64, u64::saturating_add);
-    allowed_loops.saturating_add(1).saturating_mul(longest)
+/// The most steps and the most model requests of a run: the graph's run bound (exact unless the
+/// loop limits are huge, then the product bound), each guard allowing its setting's limit.
+fn run_bounds(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings, report: &ContractReport) -> (u64, u64) {
+    let limit = |i: usize| match def.steps.get(i).map(|s| &s.kind) {
+        Some(StepKind::LoopGuard(g)) => settings.get(&g.max_turn_loops_from_settings).unwrap_or(0),
+        _ => 0,
+    };
+    let requests = |i: usize| {
+        def.steps
+            .get(i)
+            .and_then(|s| report.step(&s.id))
+            .map_or(0, |b| u64::try_from(b.max_model_requests).unwrap_or(u64::MAX))
+    };
+    // Validated: the graph has no unguarded cycle, so both bounds exist.
+    // The step bound caps every resumed run too, whatever its snapshot's counts: from any state.
+    let steps = graph.run_bound(limit, |_| 1).map_or(u64::MAX, |b| b.from_any_state);
+    let model_requests = graph.run_bound(limit, requests).map_or(u64::MAX, |b| b.max);
+    (steps, model_requests)
 }
 
 /// Every language declared in `settings { compactors: [...] }` must have a compactor in

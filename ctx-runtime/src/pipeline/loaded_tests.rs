@@ -43,8 +43,10 @@ fn loads_the_spec_loop_with_its_limits_and_bound() {
     assert_eq!(p.transition(2, Transition::OnOver), Some(("on_over", Target::Step(3))));
     assert_eq!(p.transition(6, Transition::Next), Some(("next", Target::End)));
     assert_eq!(p.prompt("summarizer"), Some("Summarise the context."));
-    // (3 allowed loops + 1) × 5 steps on the longest path without on_allow.
-    assert_eq!(p.step_bound(), 20);
+    // The longest run: search, fetch, manage, guard, 3 × (summarize, set, manage, guard), answer
+    // (was (3 + 1) × 5 = 20, the product bound); 3 summaries and the answer are 4 requests.
+    assert_eq!(p.step_bound(), 17);
+    assert_eq!(p.model_request_bound(), 4);
     assert!(p.contract_report().clamps.is_empty());
     assert!(p.check_steps_match(&compaction_loop()).is_ok());
     let mut other = compaction_loop();

@@ -8,8 +8,9 @@
 //! placeholder. Placeholder values other than the text have their control characters escaped
 //! (`\n`), as in the default header, so a node cannot forge another node's frame; `{path}` is
 //! empty when the node has none. Budgets count the framed text, whatever the frame: every count
-//! `manage_context_budget` makes is of the rendered context, and no compile-time check assumes
-//! the header's size (the evidence budget bounds raw texts; see `check_evidence_budget`). The
+//! `manage_context_budget` makes is of the rendered context, and the compile-time check of the
+//! evidence budget counts this frame's own text, `top_k` times, with the model's tokenizer
+//! (`frame_tokens`, `check_evidence_budget`), never an assumed size. The
 //! offline model (`llm::offline`) recognises nodes by the default header only; with another
 //! frame it reads the context as plain text and cites no node ids.
 

@@ -9,4 +9,7 @@ mod validate;
 pub use config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
 pub use format::{NODE_HEADER, format_node, format_node_as};
 pub use frame::{FRAME_PLACEHOLDERS, FrameError, NodeFrame};
-pub use validate::{check_evidence_budget, validate_manage_budget, validate_manage_budget_with};
+pub use validate::{
+    FrameCost, check_evidence_budget, frame_languages, frame_tokens, validate_manage_budget,
+    validate_manage_budget_with,
+};

@@ -3,9 +3,12 @@
 
 use crate::codes::Code;
 use crate::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+use crate::state::{NodeText, render_context_blocks};
+use crate::tokens::{TokenCounter, TokenError};
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, RuleLanguage};
+use super::frame::NodeFrame;
 
 /// Validates a `manage_context_budget` step written at `at` (e.g. `steps[2]`), returning its
 /// typed configuration or every problem found.
@@ -304,30 +307,138 @@ fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
     crate::validation::did_you_mean_by(name, candidates.iter().copied(), crate::validation::Likeness::Typo)
 }
 
+/// What the frames of a full retrieval buffer cost, beside the texts: [`frame_tokens`] for the
+/// most nodes one `fetch_node_texts` step can hand on (the `top_k` of the search that feeds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FrameCost {
+    /// How many nodes: `top_k`, at most one per evidence token.
+    pub nodes: usize,
+    /// The fewest tokens their frames take ([`frame_tokens`]).
+    pub tokens: usize,
+}
+
+impl FrameCost {
+    /// `nodes` frames taking `tokens` tokens.
+    pub fn new(nodes: usize, tokens: usize) -> Self {
+        FrameCost { nodes, tokens }
+    }
+}
+
+/// The fewest tokens `nodes` node frames take in a context, whatever the nodes: `frame` rendered
+/// exactly as `manage_context_budget` renders it, with an empty id, no path and an empty text,
+/// of each language a node can be labelled with (`languages`) and each `compact` value, `nodes`
+/// times, joined as the context joins its blocks, counted with `counter`; the least of these
+/// counts. A node has an id, a path and a text of its own, so a real batch of `nodes` nodes
+/// renders to more than this plus its texts; the frame's own text is what this counts.
+///
+/// ```
+/// use ctx::budget::{NodeFrame, frame_tokens};
+/// use ctx::tokens::{Encoding, TokenCounter};
+///
+/// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+/// let one = frame_tokens(&NodeFrame::spec(), 1, &["sql", "unknown"], &counter)?;
+/// let ten = frame_tokens(&NodeFrame::spec(), 10, &["sql", "unknown"], &counter)?;
+/// assert!(one > 0 && ten > 9 * one);
+/// # Ok::<(), ctx::tokens::TokenError>(())
+/// ```
+pub fn frame_tokens(
+    frame: &NodeFrame,
+    nodes: usize,
+    languages: &[&str],
+    counter: &TokenCounter,
+) -> Result<usize, TokenError> {
+    if nodes == 0 {
+        return Ok(0);
+    }
+    let empty = NodeText::new("", "");
+    let mut fewest: Option<usize> = None;
+    for language in languages {
+        for compact in [false, true] {
+            let one = frame.render(&empty, language, compact, "");
+            let blocks = vec![one; nodes];
+            let tokens = counter.count(&render_context_blocks(&blocks))?;
+            fewest = Some(fewest.map_or(tokens, |f| f.min(tokens)));
+        }
+    }
+    Ok(fewest.unwrap_or(0))
+}
+
+/// The languages a node's frame can name in a pipeline that declares the user compactors
+/// `declared`: the built-in ones, `unknown` and the declared ones.
+pub fn frame_languages(declared: &[String]) -> Vec<&str> {
+    crate::lang::BUILTIN_LANGUAGES
+        .iter()
+        .copied()
+        .chain(["unknown"])
+        .chain(declared.iter().map(String::as_str))
+        .collect()
+}
+
 /// The load/compile-time form of the spec's `PIPELINE_BUDGET_MISCONFIG`: the evidence budget of
 /// a `fetch_node_texts` step at `fetch_at` (e.g. `steps[1]`) must leave room in the global
-/// budget. Every fetched node is wrapped in a `--- NODE ---` header before it joins the context,
-/// so an evidence budget equal to or above `max_context_tokens` makes a full retrieval buffer
-/// unable to fit even into an empty context. Non-positive values are left to the validation of
-/// their own fields.
-pub fn check_evidence_budget(evidence_tokens: i64, fetch_at: &FieldPath, max_context_tokens: i64) -> Vec<ConfigIssue> {
-    if evidence_tokens <= 0 || max_context_tokens <= 0 || evidence_tokens < max_context_tokens {
+/// budget for the frames its nodes are wrapped in. Every fetched node is wrapped in its frame
+/// (the `--- NODE ---` header by default) before it joins the context, so
+///
+/// * an evidence budget equal to or above `max_context_tokens` makes a full retrieval buffer
+///   unable to fit even into an empty context;
+/// * with `frames` known (the frame's text, the `top_k` of the search feeding the step and the
+///   model's tokenizer: see [`frame_tokens`]), `evidence_tokens + frames.tokens` above
+///   `max_context_tokens` means that a search returning `top_k` hits that fill the evidence
+///   budget fails the run with `PIPELINE_BUDGET_MISCONFIG`, whatever the nodes' ids and paths.
+///
+/// Non-positive values are left to the validation of their own fields.
+pub fn check_evidence_budget(
+    evidence_tokens: i64,
+    frames: Option<FrameCost>,
+    fetch_at: &FieldPath,
+    max_context_tokens: i64,
+) -> Vec<ConfigIssue> {
+    if evidence_tokens <= 0 || max_context_tokens <= 0 {
         return Vec::new();
     }
+    if evidence_tokens >= max_context_tokens {
+        return vec![
+            ConfigIssue::new(
+                Code::PipelineBudgetMisconfig,
+                fetch_at.key("evidence_tokens"),
+                format!(
+                    "fetch_node_texts `evidence_tokens: {evidence_tokens}` is not below settings.max_context_tokens \
+                     ({max_context_tokens}): a full retrieval buffer, once each node gets its `--- NODE ---` header, \
+                     cannot fit the global context budget even with no other context"
+                ),
+            )
+            .with_help(format!(
+                "lower `evidence_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or \
+                 raise settings.max_context_tokens",
+                max_context_tokens / 2
+            )),
+        ];
+    }
+    let Some(frames) = frames else { return Vec::new() };
+    let needed = evidence_tokens.saturating_add(i64::try_from(frames.tokens).unwrap_or(i64::MAX));
+    if needed <= max_context_tokens {
+        return Vec::new();
+    }
+    let room = max_context_tokens - evidence_tokens;
+    let lower_to = max_context_tokens.saturating_sub(i64::try_from(frames.tokens).unwrap_or(i64::MAX));
+    let lower = if lower_to > 0 { format!("lower `evidence_tokens` to at most {lower_to}, ") } else { String::new() };
     vec![
         ConfigIssue::new(
             Code::PipelineBudgetMisconfig,
             fetch_at.key("evidence_tokens"),
             format!(
-                "fetch_node_texts `evidence_tokens: {evidence_tokens}` is not below settings.max_context_tokens \
-                 ({max_context_tokens}): a full retrieval buffer, once each node gets its `--- NODE ---` header, \
-                 cannot fit the global context budget even with no other context"
+                "fetch_node_texts `evidence_tokens: {evidence_tokens}` leaves {room} token(s) of \
+                 settings.max_context_tokens ({max_context_tokens}) for the frames of its nodes, but the frames of \
+                 {n} node(s) (top_k of the search that feeds it) take at least {f} tokens, with empty ids and paths: \
+                 a search that returns {n} hits filling the evidence budget needs at least {needed} tokens and fails \
+                 the run even with no other context",
+                n = frames.nodes,
+                f = frames.tokens,
             ),
         )
         .with_help(format!(
-            "lower `evidence_tokens` (e.g. to {}) so that retrieved evidence and existing context both fit, or raise \
-             settings.max_context_tokens",
-            max_context_tokens / 2
+            "{lower}lower the search's `top_k`, or raise settings.max_context_tokens to at least {needed}"
         )),
     ]
 }
@@ -473,8 +584,8 @@ mod tests {
     #[test]
     fn evidence_budget_must_leave_room() {
         let fetch = FieldPath::parse("steps[1]");
-        assert!(check_evidence_budget(3_000, &fetch, 9_000).is_empty());
-        let over = check_evidence_budget(9_000, &fetch, 9_000);
+        assert!(check_evidence_budget(3_000, None, &fetch, 9_000).is_empty());
+        let over = check_evidence_budget(9_000, None, &fetch, 9_000);
         assert_eq!(over.len(), 1);
         assert_eq!(over[0].code, "PIPELINE_BUDGET_MISCONFIG");
         assert_eq!(over[0].path.to_string(), "steps[1].evidence_tokens");
@@ -483,7 +594,74 @@ mod tests {
             "{}",
             over[0]
         );
-        assert!(check_evidence_budget(12_000, &fetch, 0).is_empty());
-        assert!(check_evidence_budget(0, &fetch, 10).is_empty());
+        assert!(check_evidence_budget(12_000, None, &fetch, 0).is_empty());
+        assert!(check_evidence_budget(0, None, &fetch, 10).is_empty());
+    }
+
+    /// Issue 26 item 5: 10 nodes of 65 tokens fill a 650-token evidence budget and cannot fit a
+    /// 700-token context once framed; the static rule counts the frames with the real tokenizer.
+    #[test]
+    fn the_frames_of_top_k_nodes_must_fit_beside_the_evidence() {
+        use crate::tokens::Encoding;
+        let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+        let fetch = FieldPath::parse("steps[1]");
+        let languages = frame_languages(&[]);
+        let frames = frame_tokens(&NodeFrame::spec(), 10, &languages, &counter).unwrap();
+        // `--- NODE ---\nlanguage: sql\ncompact: false\ntext:\n`, ten times: about 14 tokens each.
+        assert!((100..300).contains(&frames), "{frames}");
+        let cost = Some(FrameCost::new(10, frames));
+        let over = check_evidence_budget(650, cost, &fetch, 700);
+        assert_eq!(over.len(), 1, "{over:?}");
+        assert_eq!(
+            (over[0].code, over[0].path.to_string()),
+            (Code::PipelineBudgetMisconfig, "steps[1].evidence_tokens".into())
+        );
+        assert!(
+            over[0].message.contains("leaves 50 token(s)")
+                && over[0].message.contains(&format!("at least {frames} tokens")),
+            "{}",
+            over[0]
+        );
+        let help = over[0].help.as_deref().unwrap();
+        assert!(
+            help.contains(&format!("at most {}", 700 - frames as i64))
+                && help.contains(&format!("at least {}", 650 + frames)),
+            "{help}"
+        );
+        // Exactly at the limit passes; one token more fails.
+        let fits = 700 - frames as i64;
+        assert!(check_evidence_budget(fits, cost, &fetch, 700).is_empty());
+        assert_eq!(check_evidence_budget(fits + 1, cost, &fetch, 700).len(), 1);
+
+        // What the rule claims: a real batch of 10 nodes filling the budget renders to more than
+        // evidence + frames, as `manage_context_budget` renders it, with ids and paths or without.
+        let text = "alpha beta gamma delta ".repeat(16);
+        let per_node = counter.count(&text).unwrap();
+        for with_ids in [false, true] {
+            let blocks: Vec<String> = (0..10)
+                .map(|i| {
+                    let node = if with_ids {
+                        NodeText::new(format!("n{i}"), text.clone()).with_path(format!("docs/{i}.md"))
+                    } else {
+                        NodeText::new("", text.clone())
+                    };
+                    NodeFrame::spec().render(&node, "markdown", false, &text)
+                })
+                .collect();
+            let rendered = counter.count(&render_context_blocks(&blocks)).unwrap();
+            assert!(rendered >= 10 * per_node + frames, "{rendered} < {} + {frames}", 10 * per_node);
+        }
+
+        // A custom frame counts as written: a bare `{text}` frame costs only the separators.
+        let bare = frame_tokens(&NodeFrame::parse("{text}").unwrap(), 10, &languages, &counter).unwrap();
+        let xml = frame_tokens(
+            &NodeFrame::parse("<doc id=\"{id}\" lang=\"{language}\">\n{text}\n</doc>").unwrap(),
+            10,
+            &languages,
+            &counter,
+        )
+        .unwrap();
+        assert!(bare < 10 && xml > 10 * 5, "{bare} {xml}");
+        assert_eq!(frame_tokens(&NodeFrame::spec(), 0, &languages, &counter).unwrap(), 0);
     }
 }

@@ -121,6 +121,14 @@ registry! {
         /// A `set_variables` rule sets a target from a source whose type it cannot hold.
         /// Fix: read a source of the target's type, or set another target.
         IncompatibleValue = "INCOMPATIBLE_VALUE",
+        /// A warning, not an error: a step reads a variable that, on some path from the first
+        /// step, no step has set. Unless the caller provides it before the run
+        /// (`Conversation::set_variable`, `state.variables`), the run fails there with
+        /// `PIPELINE_MISSING_SOURCE`; a conversation carries variables into the next question, never
+        /// into the first.
+        /// Fix: set the variable on every path before the read (a `set_variables` rule), or provide
+        /// it before every run.
+        VariableMaybeUnset = "VARIABLE_MAYBE_UNSET",
     }
     Prompt {
         /// A step uses a prompt key that `prompts` does not declare, or a text is provided at
@@ -325,6 +333,13 @@ registry! {
         /// The pipeline definition could not be serialized for its fingerprint.
         /// Fix: a bug in ctx; please report it with the message.
         ContractFingerprintFailed = "CONTRACT_FINGERPRINT_FAILED",
+        /// A warning, not an error: under `auto_clamp` a limit (`max_context_tokens` or a step's
+        /// output limit) was lowered in memory so that the budget contract holds; the message
+        /// gives the value before and after and the step that forced it. `ctx check` and `ctx
+        /// explain` show each clamp the service will make when it loads the pipeline.
+        /// Fix: lower the limit to the value shown (or give the model a larger window), so that the
+        /// pipeline runs as written; `auto_clamp` is meant for dev and test only.
+        BudgetAutoClamped = "BUDGET_AUTO_CLAMPED",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does

@@ -448,6 +448,10 @@ impl<'a> StepGraph<'a> {
     }
 }
 
+#[path = "run_bound.rs"]
+mod run_bound;
+pub use run_bound::{EXACT_STATES, RunBound};
+
 #[cfg(test)]
 #[path = "graph_tests.rs"]
 mod tests;

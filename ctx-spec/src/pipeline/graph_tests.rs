@@ -14,6 +14,62 @@ fn the_spec_compaction_loop_is_valid_and_bounded() {
     assert_eq!(StepGraph::new(&d).longest_unguarded_path(), Some(5));
 }
 
+/// The model requests of one visit: 1 for `call_model`, `max_tool_calls + 1` for `agent`.
+fn requests(d: &PipelineDef) -> impl Fn(usize) -> u64 + '_ {
+    |i| match &d.steps[i].kind {
+        StepKind::CallModel(_) => 1,
+        StepKind::Agent(a) => u64::try_from(a.max_tool_calls).unwrap_or(0) + 1,
+        _ => 0,
+    }
+}
+
+#[test]
+fn the_run_bound_counts_only_what_a_run_can_do() {
+    // Issue 26 item 8: the compaction loop with 3 loops summarises at most 3 times and answers
+    // once: 4 requests, not (3 + 1) × 5 = 20; and 4 + 3 × 4 + 1 = 17 steps.
+    let d = compaction_loop();
+    let g = StepGraph::new(&d);
+    let bound = g.run_bound(|_| 3, requests(&d)).unwrap();
+    assert_eq!((bound.max, bound.exact), (4, true));
+    assert_eq!(g.run_bound(|_| 3, |_| 1).unwrap().max, 17);
+    assert_eq!(g.run_bound(|_| 0, requests(&d)).unwrap().max, 1);
+
+    // One agent step (2 tool calls): 3 requests, once.
+    let d = def(vec![search("search", "answer"), agent("answer", END)]);
+    let g = StepGraph::new(&d);
+    assert_eq!(g.run_bound(|_| 5, requests(&d)).unwrap().max, 3);
+    assert_eq!(g.run_bound(|_| 5, |_| 1).unwrap().max, 2);
+
+    // Two branches: the heavier one counts, not their sum.
+    let d = def(vec![
+        custom("route", &[("a", "one"), ("b", "agent")]),
+        call("one", "answer", END),
+        agent("agent", "two"),
+        call("two", "answer", END),
+    ]);
+    assert_eq!(StepGraph::new(&d).run_bound(|_| 0, requests(&d)).unwrap().max, 4);
+
+    // Nested guards: the inner guard's count is not reset by the outer loop.
+    let d = def(vec![guard("outer", "inner", END), guard("inner", "work", "outer"), call("work", "answer", "inner")]);
+    let g = StepGraph::new(&d);
+    // outer allows 2, inner allows 3 in all: work runs 3 times.
+    let limit = |i: usize| if i == 0 { 2 } else { 3 };
+    assert_eq!(g.run_bound(limit, requests(&d)).unwrap().max, 3);
+
+    // Limits too large for the exact programme: the product bound, flagged as such.
+    let d = compaction_loop();
+    let huge = StepGraph::new(&d).run_bound(|_| u64::from(u32::MAX), requests(&d)).unwrap();
+    assert!(!huge.exact);
+    assert_eq!((huge.max, huge.from_any_state), ((u64::from(u32::MAX) + 1) * 2, (u64::from(u32::MAX) + 1) * 2));
+    // From any state the loop can start again with its count reset: at summarize, 3 more
+    // loops, then the answer: 1 + 3 + 1 requests.
+    assert_eq!(StepGraph::new(&d).run_bound(|_| 3, requests(&d)).unwrap().from_any_state, 5);
+
+    // An unguarded cycle has no bound.
+    let d = def(vec![search("a", "b"), search("b", "a")]);
+    assert_eq!(StepGraph::new(&d).run_bound(|_| 1, |_| 1), None);
+}
+
 #[test]
 fn no_steps_is_one_issue() {
     assert_eq!(graph_codes(&def(vec![])), vec![("PIPELINE_NO_STEPS", "steps".into())]);
@@ -264,6 +320,133 @@ mod termination {
                     };
                 }
             }
+        }
+    }
+}
+
+mod exact_run_bound {
+    //! Property: on random accepted graphs with random per-step costs, [`StepGraph::run_bound`]
+    //! is at least the cost of every simulated run and equals the cost of the heaviest run, found
+    //! by an independent exhaustive search of the runs' states.
+
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::pipeline::definition::{CustomSpec, LoopGuardSpec, StepDef};
+
+    #[derive(Debug, Clone)]
+    enum Node {
+        Guard(u8, usize, usize),
+        Custom(Vec<usize>),
+    }
+
+    fn graphs() -> impl Strategy<Value = (Vec<Node>, Vec<u64>)> {
+        (1usize..7).prop_flat_map(|n| {
+            let target = 0..=n;
+            let node = prop_oneof![
+                (0u8..4, target.clone(), target.clone()).prop_map(|(l, a, d)| Node::Guard(l, a, d)),
+                prop::collection::vec(target, 1..4).prop_map(Node::Custom),
+            ];
+            (prop::collection::vec(node, n), prop::collection::vec(0u64..5, n))
+        })
+    }
+
+    fn to_def(nodes: &[Node]) -> PipelineDef {
+        let name = |t: usize| if t >= nodes.len() { END.to_owned() } else { format!("s{t}") };
+        let mut d = def(Vec::new());
+        for (i, node) in nodes.iter().enumerate() {
+            let kind = match node {
+                Node::Guard(_, a, b) => StepKind::LoopGuard(LoopGuardSpec {
+                    max_turn_loops_from_settings: format!("l{i}"),
+                    on_allow: name(*a),
+                    on_deny: name(*b),
+                }),
+                Node::Custom(targets) => StepKind::Custom(CustomSpec {
+                    outcomes: targets.iter().enumerate().map(|(k, t)| (format!("o{k}"), name(*t))).collect(),
+                }),
+            };
+            d.steps.push(StepDef { id: format!("s{i}"), kind });
+        }
+        d
+    }
+
+    /// The heaviest run from `at` with guard counts `counts`, by exhaustive search.
+    fn heaviest(
+        nodes: &[Node],
+        costs: &[u64],
+        at: usize,
+        counts: &mut Vec<u8>,
+        memo: &mut HashMap<(usize, Vec<u8>), u64>,
+    ) -> u64 {
+        if at >= nodes.len() {
+            return 0;
+        }
+        if let Some(&v) = memo.get(&(at, counts.clone())) {
+            return v;
+        }
+        let v = costs[at]
+            + match &nodes[at] {
+                Node::Guard(limit, allow, deny) => {
+                    if counts[at] < *limit {
+                        counts[at] += 1;
+                        let v = heaviest(nodes, costs, *allow, counts, memo);
+                        counts[at] -= 1;
+                        v
+                    } else {
+                        heaviest(nodes, costs, *deny, counts, memo)
+                    }
+                }
+                Node::Custom(targets) => {
+                    targets.iter().map(|&t| heaviest(nodes, costs, t, counts, memo)).max().unwrap_or(0)
+                }
+            };
+        memo.insert((at, counts.clone()), v);
+        v
+    }
+
+    proptest! {
+        #[test]
+        fn the_bound_is_attained_and_never_passed((nodes, costs) in graphs(), choices in prop::collection::vec(0usize..4, 1..64)) {
+            let d = to_def(&nodes);
+            let graph = StepGraph::new(&d);
+            let limit = |i: usize| match nodes[i] { Node::Guard(l, ..) => u64::from(l), Node::Custom(_) => 0 };
+            let Some(bound) = graph.run_bound(limit, |i| costs[i]) else {
+                // Only a graph with an unguarded cycle has no bound.
+                prop_assert!(graph.issues().iter().any(|i| i.code == "UNGUARDED_CYCLE"));
+                return Ok(());
+            };
+            prop_assert!(bound.exact);
+            let mut memo = HashMap::new();
+            let best = heaviest(&nodes, &costs, 0, &mut vec![0; nodes.len()], &mut memo);
+            prop_assert_eq!(bound.max, best, "the heaviest run");
+            // From any step with any counts up to the limits: every state of the search.
+            let mut any = 0;
+            let radix: Vec<u8> = nodes.iter().map(|n| match n { Node::Guard(l, ..) => *l + 1, Node::Custom(_) => 1 }).collect();
+            let vectors: usize = radix.iter().map(|&r| usize::from(r)).product();
+            for index in 0..vectors {
+                let mut rest = index;
+                let mut counts: Vec<u8> = radix.iter().map(|&r| { let c = (rest % usize::from(r)) as u8; rest /= usize::from(r); c }).collect();
+                for at in 0..nodes.len() {
+                    any = any.max(heaviest(&nodes, &costs, at, &mut counts, &mut memo));
+                }
+            }
+            prop_assert_eq!(bound.from_any_state, any, "the heaviest walk from any state");
+            // A simulated run, custom steps choosing as `choices` dictates.
+            let mut counts = vec![0u8; nodes.len()];
+            let (mut at, mut cost) = (0usize, 0u64);
+            let mut choice = choices.iter().cycle();
+            while at < nodes.len() {
+                cost += costs[at];
+                at = match &nodes[at] {
+                    Node::Guard(limit, allow, deny) => {
+                        if counts[at] < *limit { counts[at] += 1; *allow } else { *deny }
+                    }
+                    Node::Custom(targets) => targets[choice.next().copied().unwrap_or(0) % targets.len()],
+                };
+            }
+            prop_assert!(cost <= bound.max, "a run cost {} > {}", cost, bound.max);
         }
     }
 }

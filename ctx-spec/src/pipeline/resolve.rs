@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::budget::{ManageBudgetConfig, NodeFrame, check_evidence_budget, validate_manage_budget_with};
+use crate::budget::{
+    FrameCost, ManageBudgetConfig, NodeFrame, check_evidence_budget, frame_languages, frame_tokens,
+    validate_manage_budget_with,
+};
 use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{ContractCache, ContractReport, Fingerprint, call_model_checks_split, check_contract};
@@ -153,10 +156,33 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         (Some(r), _) => i64::try_from(r.max_context_tokens).ok(),
         (None, written) => written,
     };
+    // The frames of the nodes count too: their own text is known (the spec's header or the
+    // pipeline's `node_frame`), and so is the most nodes a fetch hands on (the `top_k` of the
+    // search feeding it), so they are counted with the model's tokenizer whenever it is known.
     if let Some(max_context) = max_context {
+        let counter = match (&model, input.check_tokens) {
+            (Some(model), true) => {
+                Some(input.counter.or(files_counter.as_ref()).cloned().unwrap_or_else(|| model.counter()))
+            }
+            _ => None,
+        };
+        let frame = def.settings.node_frame.as_deref().map(NodeFrame::parse);
+        let languages = frame_languages(&def.settings.compactors);
+        let graph = super::graph::StepGraph::new(def);
         for (i, step) in def.steps.iter().enumerate() {
             if let StepKind::FetchNodeTexts(spec) = &step.kind {
-                found.extend(check_evidence_budget(spec.evidence_tokens, &step_path(i), max_context));
+                let nodes = feeding_top_k(def, &graph, i)
+                    .and_then(|k| usize::try_from(k.min(spec.evidence_tokens)).ok())
+                    .filter(|&k| k > 0);
+                let frames = match (&counter, nodes, &frame) {
+                    // An invalid frame is its own issue (settings_issues).
+                    (_, _, Some(Err(_))) | (None, _, _) | (_, None, _) => None,
+                    (Some(counter), Some(nodes), frame) => {
+                        let frame = frame.clone().and_then(Result::ok).unwrap_or_default();
+                        frame_tokens(&frame, nodes, &languages, counter).ok().map(|t| FrameCost::new(nodes, t))
+                    }
+                };
+                found.extend(check_evidence_budget(spec.evidence_tokens, frames, &step_path(i), max_context));
             }
         }
     }
@@ -174,6 +200,35 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         }
         _ => None,
     }
+}
+
+/// The largest `top_k` of the `search_nodes` steps whose hits can reach the fetch step at
+/// `fetch`: a search from which a path leads to it through no other search (which would replace
+/// the hits). `None` when no search feeds it.
+fn feeding_top_k(def: &PipelineDef, graph: &super::graph::StepGraph<'_>, fetch: usize) -> Option<i64> {
+    let successors = |u: usize| {
+        graph.edges(u).iter().filter_map(|e| match e.resolved {
+            super::graph::Resolved::Known(super::graph::Target::Step(v)) => Some(v),
+            _ => None,
+        })
+    };
+    let mut best = None;
+    for (s, step) in def.steps.iter().enumerate() {
+        let StepKind::SearchNodes(search) = &step.kind else { continue };
+        let mut seen = vec![false; def.steps.len()];
+        let mut stack: Vec<usize> = successors(s).collect();
+        while let Some(u) = stack.pop() {
+            if u == fetch {
+                best = Some(best.map_or(search.top_k, |b: i64| b.max(search.top_k)));
+                break;
+            }
+            if std::mem::replace(&mut seen[u], true) || matches!(def.steps[u].kind, StepKind::SearchNodes(_)) {
+                continue;
+            }
+            stack.extend(successors(u));
+        }
+    }
+    best
 }
 
 fn first_indices(def: &PipelineDef) -> HashMap<&str, usize> {

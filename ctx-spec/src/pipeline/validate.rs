@@ -64,6 +64,18 @@ pub fn validate_with_config(
     config: Option<&crate::config::ConfigFile>,
     opts: &ValidateOptions,
 ) -> Vec<ConfigIssue> {
+    validate_with_config_report(def, config, opts).0
+}
+
+/// [`validate_with_config`], with the budget contract's report when every check passed and the
+/// contract could be checked (the model and every prompt known): its clamps are what
+/// `auto_clamp` lowers when the pipeline is loaded with the same policy, which a check must show.
+#[cfg_attr(not(feature = "yaml"), allow(dead_code))]
+pub(crate) fn validate_with_config_report(
+    def: &PipelineDef,
+    config: Option<&crate::config::ConfigFile>,
+    opts: &ValidateOptions,
+) -> (Vec<ConfigIssue>, Option<crate::contract::ContractReport>) {
     let mut issues = structural_issues(def);
     let model = match (&def.model, config) {
         (ModelSource::Inline(spec), _) => ModelInput::Spec(spec),
@@ -80,8 +92,9 @@ pub fn validate_with_config(
         counter: None,
         base_dir: opts.base_dir.as_deref(),
     };
-    resolve(def, input, &mut issues);
-    issues
+    let resolved = resolve(def, input, &mut issues);
+    let report = resolved.filter(|_| issues.is_empty()).map(|r| r.report);
+    (issues, report)
 }
 
 /// The rules that need nothing but the definition: the graph, the references, the step fields.

@@ -195,6 +195,43 @@ fn validation_issues_fall_back_to_the_nearest_located_ancestor() {
     assert_eq!((root.line, root.column), (1, 1));
 }
 
+/// Issue 26 item 10: under `auto_clamp` a file that needs a clamp loads, and says what was
+/// lowered, located at the value, with before, after and why; the environment's policy counts.
+#[test]
+fn auto_clamps_are_kept_and_located_as_warnings() {
+    let text = "model: { model: gpt-4o, context_window: 4000, max_tokens: 800 }
+settings: { max_context_tokens: 3900, limits_policy: auto_clamp }
+prompts:
+  answer: \"Answer from the context.\"
+steps:
+- { id: answer, action: call_model, prompt_key: answer, next: end }
+";
+    let file = PipelineFile::parse(text, "/nonexistent/p.yaml").expect("auto_clamp makes it fit");
+    assert_eq!(file.clamps().len(), 1, "{:?}", file.clamps());
+    let clamp = &file.clamps()[0];
+    assert_eq!((clamp.target.clone(), clamp.before), (crate::contract::ClampTarget::MaxContextTokens, 3900));
+    assert!(clamp.after < 3900);
+    let warning = file.clamp_warning(clamp);
+    assert_eq!((warning.line, warning.code), (2, crate::codes::Code::BudgetAutoClamped));
+    assert!(
+        warning.message.contains(&format!("from 3900 to {}", clamp.after)) && warning.message.contains("step `answer`"),
+        "{}",
+        warning.message
+    );
+
+    // The same file under `fail_fast` has no clamp; the environment's policy wins over the file's.
+    let fail_fast = text.replace("limits_policy: auto_clamp", "limits_policy: fail_fast");
+    assert!(PipelineFile::parse(&fail_fast, "/nonexistent/p.yaml").is_err());
+    let opts = crate::pipeline::ValidateOptions { env_limits_policy: Some("auto_clamp".into()), ..Default::default() };
+    let dir = std::env::temp_dir().join(format!("ctx-clamp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("p.yaml");
+    std::fs::write(&path, &fail_fast).expect("write");
+    let loaded = PipelineFile::load_with(&path, &opts).expect("the environment's auto_clamp applies");
+    assert_eq!(loaded.clamps().len(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 impl PipelineFile {
     /// Decodes `text` without the validation rules (tests of decoding).
     fn load_with_text(text: &str) -> LoadedFile {

@@ -11,8 +11,10 @@ use super::fields::Sink;
 use super::sources::{SourceFile, Sources};
 use crate::codes::{Code, ErrorCode};
 use crate::config::{ConfigFile, ConfigFileError};
+use crate::contract::{Clamp, ClampTarget};
 use crate::pipeline::definition::PipelineDef;
-use crate::pipeline::validate::{ValidateOptions, validate_with_config};
+use crate::pipeline::graph::step_path;
+use crate::pipeline::validate::{ValidateOptions, validate_with_config_report};
 use crate::validation::{ConfigIssue, FieldPath};
 
 /// Where each field of a definition was written, by [`FieldPath`] (`steps[2].compact_code[0].threshold`).
@@ -62,6 +64,8 @@ pub struct LoadedFile {
     files: Vec<PathBuf>,
     sources: Vec<SourceFile>,
     locations: LocationMap,
+    clamps: Vec<Clamp>,
+    warnings: Vec<ConfigIssue>,
 }
 
 impl LoadedFile {
@@ -101,6 +105,42 @@ impl LoadedFile {
     /// The pipeline file itself (the first of [`files`](Self::files)).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The warnings of the checks, located: what is valid but may fail a run, such as a
+    /// variable read where some path has not set it (`VARIABLE_MAYBE_UNSET`, see the `dataflow`
+    /// rules). The clamps are apart ([`Self::clamps`]): they depend on the limits policy.
+    pub fn warnings(&self) -> Vec<YamlIssue> {
+        self.warnings.iter().map(|w| self.locate(w)).collect()
+    }
+
+    /// What `auto_clamp` lowered when the file was checked, in the order made: empty under
+    /// `fail_fast`, or when the contract could not be checked yet (a `config.json` read only at
+    /// load, prompts given at load). A pipeline loaded with the same policy makes the same clamps.
+    pub fn clamps(&self) -> &[Clamp] {
+        &self.clamps
+    }
+
+    /// `clamp` as a located warning (`BUDGET_AUTO_CLAMPED`) at the value it lowers: the
+    /// `max_context_tokens` setting, or the step's `max_output_tokens` (the step itself when its
+    /// limit is the model's default). The message gives the value before and after and why.
+    pub fn clamp_warning(&self, clamp: &Clamp) -> YamlIssue {
+        let (path, what) = match clamp.target {
+            ClampTarget::MaxContextTokens => {
+                (FieldPath::root().key("settings").key("max_context_tokens"), "settings.max_context_tokens".to_owned())
+            }
+            ClampTarget::MaxOutputTokens => {
+                let at =
+                    self.def.steps.iter().position(|s| s.id == clamp.step_id).map_or_else(FieldPath::root, step_path);
+                (at.key("max_output_tokens"), format!("the output limit of step `{}`", clamp.step_id))
+            }
+        };
+        let message = format!("auto_clamp lowers {what} from {} to {}: {}", clamp.before, clamp.after, clamp.reason);
+        let issue = ConfigIssue::new(Code::BudgetAutoClamped, path, message).with_help(format!(
+            "write {} here to run as written, or give the model a larger window; auto_clamp is for dev and test only",
+            clamp.after
+        ));
+        self.locate(&issue)
     }
 }
 
@@ -148,12 +188,14 @@ impl PipelineFile {
     }
 
     fn parse_with(text: &str, path: &Path, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
-        let (file, config) = Self::read(text, path)?;
-        let found = validate_with_config(&file.def, config.as_ref(), opts);
+        let (mut file, config) = Self::read(text, path)?;
+        let (found, report) = validate_with_config_report(&file.def, config.as_ref(), opts);
         if !found.is_empty() {
             let issues = found.iter().map(|i| file.locate(i)).collect();
             return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
         }
+        file.clamps = report.map(|r| r.clamps).unwrap_or_default();
+        file.warnings = crate::pipeline::dataflow::variables_maybe_unset(&file.def);
         Ok(file)
     }
 
@@ -211,6 +253,17 @@ impl PipelineFile {
         let locations = LocationMap(sink.locations);
         let sources = sources.into_vec();
         let files = sources.iter().map(|s| s.path.clone()).collect();
-        Ok((LoadedFile { path: path.to_owned(), def: decoded.def, files, sources, locations }, config))
+        Ok((
+            LoadedFile {
+                path: path.to_owned(),
+                def: decoded.def,
+                files,
+                sources,
+                locations,
+                clamps: Vec::new(),
+                warnings: Vec::new(),
+            },
+            config,
+        ))
     }
 }

@@ -1,0 +1,173 @@
+//! [`RunBound`]: the most a run can do, proven from the step graph and its loop guards — how many
+//! steps it takes, how many model requests it sends, or any other cost a step has per visit.
+//!
+//! # The exact bound
+//!
+//! A run is a walk of the graph from the first step. Every step but a `loop_guard` may take any of
+//! its transitions (a custom step chooses its outcome, `manage_context_budget` goes `on_ok` or
+//! `on_over` as the context decides), so each is taken as possible. A `loop_guard` is not free: it
+//! takes `on_allow` exactly while its count is below its limit, counting the loop, and `on_deny`
+//! once the limit is reached; every count starts at 0 and nothing else changes it (the `graph`
+//! module). The state of a run is therefore the step and the vector of guard counts, and a
+//! transition either keeps the vector (every edge of G′, the graph without `on_allow` edges) or
+//! raises one count by one (an `on_allow`). G′ is acyclic (the cycle rule), so the states form a
+//! directed acyclic graph, and the heaviest run is its heaviest path from (first step, 0…0):
+//! a dynamic programme over the states, counts in decreasing mixed-radix order (an `on_allow`
+//! leads to a larger index) and, within one vector, the steps in G′'s post-order (successors
+//! first). The result is attained by a run of the graph: it is exact, not a bound of a bound.
+//!
+//! The states number `steps × Π (limit + 1)`. Past [`EXACT_STATES`] of them (limits reach
+//! `u32::MAX`) the programme would not fit in memory, and the bound falls back to the product
+//! `(Σ limits + 1) × the heaviest path of G′`, which no run exceeds (between two `on_allow` a run
+//! follows one path of G′) but which a run may not reach; [`RunBound::exact`] says which.
+
+use super::StepKind;
+use super::{Resolved, StepGraph, Target};
+
+/// The most states (step × vector of guard counts) the exact programme visits.
+pub const EXACT_STATES: u64 = 1 << 21;
+
+/// The most of some per-visit cost (steps, model requests) any run of a pipeline can add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunBound {
+    /// No run from the first step (with every guard count at 0, as a run starts) costs more.
+    pub max: u64,
+    /// No walk from any step with any guard counts costs more: what a run resumed from any
+    /// snapshot can still cost, even one whose counts were reset or written from outside. At
+    /// least [`Self::max`]; the cap to enforce on a resumed run.
+    pub from_any_state: u64,
+    /// Whether some run costs exactly [`Self::max`] (the graph's paths taken as possible).
+    /// `false` only when the guards' limits are so large that the product bound was used (see
+    /// the module documentation).
+    pub exact: bool,
+}
+
+impl StepGraph<'_> {
+    /// The most a run can cost when a visit of step `i` costs `cost(i)` and `loop_guard` step `i`
+    /// allows `limit(i)` loops (`limit` is asked about guards only). `None` when G′ has a cycle
+    /// (a pipeline the cycle rule rejects): no bound exists.
+    ///
+    /// With `cost = |_| 1` it is the longest run in steps; with the model requests of one visit
+    /// (1 for `call_model`, `max_tool_calls + 1` for `agent`, 0 otherwise) the most requests a run
+    /// sends. Saturates at `u64::MAX`.
+    pub fn run_bound(&self, limit: impl Fn(usize) -> u64, cost: impl Fn(usize) -> u64) -> Option<RunBound> {
+        let (back_edges, post_order) = self.unguarded_back_edges();
+        if !back_edges.is_empty() {
+            return None;
+        }
+        let n = self.step_count();
+        if n == 0 {
+            return Some(RunBound { max: 0, from_any_state: 0, exact: true });
+        }
+        let guards: Vec<(usize, u64)> = (0..n).filter(|&i| self.is_guard(i)).map(|i| (i, limit(i))).collect();
+        let costs: Vec<u64> = (0..n).map(&cost).collect();
+        // Mixed radix: guard k's count has stride Π_{j<k} (limit_j + 1).
+        let mut strides = Vec::with_capacity(guards.len());
+        let mut vectors: Option<u64> = Some(1);
+        for &(_, l) in &guards {
+            strides.push(vectors.unwrap_or(0));
+            vectors = vectors.and_then(|v| v.checked_mul(l.checked_add(1)?));
+        }
+        let exact_size = vectors.and_then(|v| v.checked_mul(n as u64)).filter(|&s| s <= EXACT_STATES);
+        match (exact_size, vectors) {
+            (Some(_), Some(vectors)) => {
+                let (max, from_any_state) = self.exact_bound(&guards, &strides, vectors, &post_order, &costs);
+                Some(RunBound { max, from_any_state, exact: true })
+            }
+            _ => {
+                let max = self.product_bound(&guards, &post_order, &costs);
+                Some(RunBound { max, from_any_state: max, exact: false })
+            }
+        }
+    }
+
+    /// The dynamic programme of the module documentation: the value of (first step, 0…0) and the
+    /// largest value of any state.
+    fn exact_bound(
+        &self,
+        guards: &[(usize, u64)],
+        strides: &[u64],
+        vectors: u64,
+        post_order: &[usize],
+        costs: &[u64],
+    ) -> (u64, u64) {
+        let n = self.step_count();
+        // Fits: vectors × n ≤ EXACT_STATES.
+        let vectors = vectors as usize;
+        let mut guard_of = vec![None; n];
+        for (k, &(i, _)) in guards.iter().enumerate() {
+            guard_of[i] = Some(k);
+        }
+        let mut value = vec![0u64; vectors * n];
+        let mut counts = vec![0u64; guards.len()];
+        for index in (0..vectors).rev() {
+            // The counts of this index, digit by digit.
+            let mut rest = index as u64;
+            for (k, &(_, l)) in guards.iter().enumerate() {
+                counts[k] = rest % (l + 1);
+                rest /= l + 1;
+            }
+            for &u in post_order {
+                let at = |state: usize, step: usize| value[state * n + step];
+                let next = match guard_of[u] {
+                    Some(k) => {
+                        let allowed = counts[k] < guards[k].1;
+                        let key = if allowed { "on_allow" } else { "on_deny" };
+                        let state = if allowed { index + strides[k] as usize } else { index };
+                        self.edges(u)
+                            .iter()
+                            .find(|e| e.key == key)
+                            .and_then(|e| step_of(e.resolved))
+                            .map_or(0, |v| at(state, v))
+                    }
+                    None => self
+                        .edges(u)
+                        .iter()
+                        .filter_map(|e| step_of(e.resolved))
+                        .map(|v| at(index, v))
+                        .max()
+                        .unwrap_or(0),
+                };
+                value[index * n + u] = costs[u].saturating_add(next);
+            }
+        }
+        (value[0], value.iter().copied().max().unwrap_or(0))
+    }
+
+    /// `(Σ limits + 1) × the heaviest path of G′`: between two `on_allow` a run follows one path
+    /// of G′, and there are at most Σ limits of them, from whatever state it starts.
+    fn product_bound(&self, guards: &[(usize, u64)], post_order: &[usize], costs: &[u64]) -> u64 {
+        let mut heaviest = vec![0u64; self.step_count()];
+        for &u in post_order {
+            let next = self
+                .edges(u)
+                .iter()
+                .filter(|e| !e.consumes_loop)
+                .filter_map(|e| step_of(e.resolved))
+                .map(|v| heaviest[v])
+                .max()
+                .unwrap_or(0);
+            heaviest[u] = costs[u].saturating_add(next);
+        }
+        let loops = guards.iter().fold(0u64, |sum, &(_, l)| sum.saturating_add(l));
+        loops.saturating_add(1).saturating_mul(heaviest.into_iter().max().unwrap_or(0))
+    }
+
+    fn is_guard(&self, i: usize) -> bool {
+        self.def.steps.get(i).is_some_and(|s| matches!(s.kind, StepKind::LoopGuard(_)))
+    }
+
+    fn step_count(&self) -> usize {
+        self.def.steps.len()
+    }
+}
+
+/// The step a transition leads to; `end` and unknown targets (reported by the graph rules) end
+/// the run.
+fn step_of(resolved: Resolved) -> Option<usize> {
+    match resolved {
+        Resolved::Known(Target::Step(v)) => Some(v),
+        _ => None,
+    }
+}
