@@ -19,6 +19,7 @@ use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::pipeline::stream::Token;
+use crate::report::anatomy::{self, Layout, RequestAnatomy, UserSegment};
 use crate::state::PipelineState;
 
 use super::call_model::OUTPUT_FLOOR_TOKENS;
@@ -31,6 +32,8 @@ pub(crate) struct Rendered<'p> {
     pub(crate) requested: usize,
     /// The user message.
     pub(crate) user: ChatMessage,
+    /// The user message's `user_parts`, as rendered into it (for the request's anatomy).
+    pub(crate) segments: Vec<UserSegment>,
     /// The history within `max_history_tokens` (empty without `use_history`).
     pub(crate) history: Vec<ChatMessage>,
     /// History messages dropped for `max_history_tokens`.
@@ -62,6 +65,14 @@ pub(crate) fn render<'p>(
     let user = contract::render_user_message(
         parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
     );
+    let segments = parts
+        .iter()
+        .zip(&values)
+        .map(|(part, value)| {
+            let blocks = (part.source == "context_blocks").then_some(state.context_blocks.as_slice());
+            UserSegment::new(&part.source, &part.template, value, blocks)
+        })
+        .collect();
     let (history, history_over_budget) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
@@ -70,7 +81,7 @@ pub(crate) fn render<'p>(
     } else {
         (Vec::new(), 0)
     };
-    Ok(Rendered { system, requested, user: ChatMessage::user(user), history, history_over_budget })
+    Ok(Rendered { system, requested, user: ChatMessage::user(user), segments, history, history_over_budget })
 }
 
 /// A request whose output limit was negotiated and whose exact count passed the guard.
@@ -79,21 +90,25 @@ pub(crate) struct Guarded {
     pub(crate) negotiated: Negotiated,
     /// The guard's exact count of the prompt (messages, tools and chat overhead).
     pub(crate) prompt_tokens: usize,
+    /// That count cut into the request's parts.
+    pub(crate) anatomy: RequestAnatomy,
 }
 
-/// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed) and
-/// `tools`, then guards the exact result. Negotiation may drop the oldest history to make room
-/// for the output floor; `negotiated.meta.history_messages_dropped` says how much.
+/// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed: the
+/// user message, whose `segments` they are, then an agent turn's tool calls) and `tools`, then
+/// guards the exact result and cuts its count into parts. Negotiation may drop the oldest history
+/// to make room for the output floor; `negotiated.meta.history_messages_dropped` says how much.
 pub(crate) fn negotiate_and_guard(
     p: &LoadedPipeline,
     step: &str,
     (system, requested): (&str, usize),
     history: Vec<ChatMessage>,
-    pending: Vec<ChatMessage>,
+    (pending, segments): (Vec<ChatMessage>, &[UserSegment]),
     tools: Vec<ToolSchema>,
 ) -> Result<Guarded, CtxError> {
     let counter = p.counter();
     let context_window = p.context_window();
+    let history_sent = history.len();
     let negotiation = NegotiationRequest {
         context_window: Some(context_window),
         // `contract::prompt_messages`' layout: the system prompt, the history, the user message.
@@ -114,7 +129,16 @@ pub(crate) fn negotiate_and_guard(
         context_window,
         counter,
     )?;
-    Ok(Guarded { negotiated, prompt_tokens })
+    let layout =
+        Layout { history: history_sent.saturating_sub(negotiated.meta.history_messages_dropped), user: segments };
+    let anatomy = anatomy::measure(
+        counter,
+        &negotiated.messages,
+        &negotiated.tools,
+        &layout,
+        (prompt_tokens, negotiated.max_output_tokens, p.settings().safety_margin_tokens, context_window),
+    );
+    Ok(Guarded { negotiated, prompt_tokens, anatomy })
 }
 
 /// Sends a guarded request to `model`, tagged with the step and the guard's count, with the
