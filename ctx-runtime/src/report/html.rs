@@ -84,19 +84,30 @@ pub(crate) fn bar(parts: &[RequestPart], window: usize) -> String {
     let mut svg = format!(
         "<svg class=\"bar\" viewBox=\"0 0 {BAR_WIDTH} 40\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"window of {window} tokens\">\n"
     );
-    let mut x = 0.0f64;
-    for p in parts.iter().filter(|p| p.tokens > 0) {
-        let w = p.tokens as f64 / total as f64 * BAR_WIDTH;
+    // Positions in hundredths of a unit, from the cumulative counts: the widths add up to the
+    // bar exactly, whatever the rounding.
+    let width_units = (BAR_WIDTH * 100.0) as u128;
+    let at = |tokens: usize| (tokens as u128 * width_units / total as u128) as u64;
+    let hundredths = |n: u64| format!("{}.{:02}", n / 100, n % 100);
+    let mut cumulative = 0usize;
+    for p in parts {
+        let start = at(cumulative);
+        cumulative += p.tokens;
+        if p.tokens == 0 {
+            continue;
+        }
+        let end = at(cumulative);
         let _ = writeln!(
             svg,
-            "<rect x=\"{x:.2}\" y=\"0\" width=\"{w:.2}\" height=\"40\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.6\" data-kind=\"{}\" data-tokens=\"{}\"><title>{}: {} tokens</title></rect>",
+            "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"40\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.6\" data-kind=\"{}\" data-tokens=\"{}\"><title>{}: {} tokens</title></rect>",
+            hundredths(start),
+            hundredths(end - start),
             colour(p.kind),
             p.kind.name(),
             p.tokens,
             escape(&p.label),
             p.tokens
         );
-        x += w;
     }
     svg.push_str("</svg>\n");
     svg
@@ -244,7 +255,7 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
         let fixed = a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat);
         let question = a.tokens_of(PartKind::Question) + a.tokens_of(PartKind::Unsplit);
         let rows = [
-            ("fixed prompt | system, question, format", w.fixed_prompt_tokens, fixed + question),
+            ("fixed prompt (sent: system prompt, question, chat format)", w.fixed_prompt_tokens, fixed + question),
             ("tool schemas", w.tool_schema_tokens, a.tokens_of(PartKind::Tools)),
             ("history", w.history_tokens, a.tokens_of(PartKind::History)),
             ("context", w.context_tokens, a.tokens_of(PartKind::Context)),

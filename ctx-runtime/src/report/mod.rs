@@ -42,10 +42,12 @@
 pub(crate) mod anatomy;
 mod html;
 mod run;
+pub(crate) mod trace;
 
 pub use anatomy::{PartKind, RequestAnatomy, RequestPart};
 pub use html::{contract_to_html, escape};
 pub use run::{Change, ChangeKind, RequestEntry, RunReport, StepEntry};
+pub use trace::REQUEST_ATTRIBUTES;
 
 use crate::pipeline::{LoadedPipeline, StepReport};
 

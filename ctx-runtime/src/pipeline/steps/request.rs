@@ -8,6 +8,8 @@
 //!   that will be sent.
 //! * [`send`]: the guarded request to the model, its errors named after the step.
 
+use tracing::Instrument as _;
+
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::contract;
 use crate::error::CtxError;
@@ -20,6 +22,7 @@ use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::pipeline::stream::Token;
 use crate::report::anatomy::{self, Layout, RequestAnatomy, UserSegment};
+use crate::report::trace;
 use crate::state::PipelineState;
 
 use super::call_model::OUTPUT_FLOOR_TOKENS;
@@ -92,6 +95,8 @@ pub(crate) struct Guarded {
     pub(crate) prompt_tokens: usize,
     /// That count cut into the request's parts.
     pub(crate) anatomy: RequestAnatomy,
+    /// The step's worst case as the contract proved it (prompt, output and margin).
+    pub(crate) worst_case: Option<usize>,
 }
 
 /// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed: the
@@ -138,13 +143,15 @@ pub(crate) fn negotiate_and_guard(
         &layout,
         (prompt_tokens, negotiated.max_output_tokens, p.settings().safety_margin_tokens, context_window),
     );
-    Ok(Guarded { negotiated, prompt_tokens, anatomy })
+    let worst_case = p.contract_report().step(step).map(|b| b.total_tokens());
+    Ok(Guarded { negotiated, prompt_tokens, anatomy, worst_case })
 }
 
 /// Sends a guarded request to `model`, tagged with the step and the guard's count, with the
 /// step's sampling parameters. With a token sink in `env` the reply streams to it as it is
 /// generated (`ChatModel::chat_stream`); either way the model is asked once and the whole reply
-/// comes back.
+/// comes back. The request runs in a `gen_ai.chat` span (`report::trace`) carrying its budget
+/// and, once the reply is in, its usage.
 pub(crate) async fn send(
     model: &dyn ChatModel,
     step: &str,
@@ -152,23 +159,31 @@ pub(crate) async fn send(
     params: &ModelParams,
     env: &StepEnv<'_>,
 ) -> Result<ChatResponse, CtxError> {
-    let max_tokens = guarded.negotiated.max_output_tokens;
+    let span = trace::request_span(model.model_name(), step, &guarded.anatomy, params, guarded.worst_case);
+    let Guarded { negotiated, prompt_tokens, anatomy, .. } = guarded;
+    let max_tokens = negotiated.max_output_tokens;
     let request = ChatRequest {
-        messages: guarded.negotiated.messages,
-        tools: guarded.negotiated.tools,
+        messages: negotiated.messages,
+        tools: negotiated.tools,
         max_tokens,
         params: params.clone(),
-        predicted_prompt_tokens: Some(guarded.prompt_tokens),
+        predicted_prompt_tokens: Some(prompt_tokens),
         step_id: Some(step.to_owned()),
     };
-    let response = match env.token_sink() {
-        Some(sink) => {
-            let mut forward = |text: &str| sink.token(Token { step_id: step, text });
-            model.chat_stream(&request, &mut forward).await
+    let response = async {
+        match env.token_sink() {
+            Some(sink) => {
+                let mut forward = |text: &str| sink.token(Token { step_id: step, text });
+                model.chat_stream(&request, &mut forward).await
+            }
+            None => model.chat(&request).await,
         }
-        None => model.chat(&request).await,
     }
-    .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
+    .instrument(span.clone())
+    .await;
+    trace::record_response(&span, &anatomy, &response);
+    let response =
+        response.map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
