@@ -52,6 +52,7 @@
 //! - [Durable runs on Restate](guide::durable_runs): runs that survive a crash or a deploy.
 //! - [Testing and CI](guide::testing): the test command, CI, what a fresh machine needs.
 //! - [Reliability and security](guide::reliability): the property, fault and security suites.
+//! - [Seeing every request](guide::reports): the run report, the contract as a picture, traces.
 #![warn(unreachable_pub)]
 // docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"
 // badge. Without that cfg (every stable build) nothing changes.
@@ -122,4 +123,6 @@ pub mod guide {
     pub mod testing {}
     #[doc = include_str!("../docs/reliability.md")]
     pub mod reliability {}
+    #[doc = include_str!("../docs/reports.md")]
+    pub mod reports {}
 }

@@ -26,10 +26,7 @@ fn sections(html: &str) -> Vec<(usize, usize, Vec<usize>, Vec<usize>)> {
         .map(|s| {
             let s = &s[..s.find("</section>").expect("closed")];
             let rows = |class: &str| -> Vec<usize> {
-                s.split(&format!("<tr class=\"part {class}"))
-                    .skip(1)
-                    .map(|r| attr(r, "data-tokens"))
-                    .collect()
+                s.split(&format!("<tr class=\"part {class}")).skip(1).map(|r| attr(r, "data-tokens")).collect()
             };
             let prompt = rows("prompt");
             let mut all = prompt.clone();
