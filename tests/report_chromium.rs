@@ -81,7 +81,7 @@ fn check_page(html: &str, expected: &RunReport) {
         assert_eq!(d.all.iter().sum::<usize>(), d.window, "{d:?}");
         assert!(d.exact + r.anatomy.max_output_tokens <= d.window, "{d:?}");
         let width: f64 = d.bar.iter().sum();
-        assert!(width <= 960.0 + 1e-6 && width >= 960.0 - 0.05, "the bar spans the window: {width}");
+        assert!((width - 960.0).abs() < 1e-6, "the bar spans the window exactly: {width}");
     }
 }
 
