@@ -98,6 +98,12 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     // The answer's request comes after compaction: the report says which rule did it.
     let changes: Vec<_> = report.requests.iter().flat_map(|r| &r.changes).collect();
     assert!(changes.iter().any(|c| c.kind == ChangeKind::Compacted && c.by.contains("rule")), "{changes:#?}");
+    // The batch that did not fit, the evidence cut to its budget, the context summarised.
+    for kind in [ChangeKind::Dropped, ChangeKind::Trimmed, ChangeKind::Summarised] {
+        assert!(changes.iter().any(|c| c.kind == kind), "{kind:?} in {changes:#?}");
+    }
+    let summarised = changes.iter().find(|c| c.kind == ChangeKind::Summarised).expect("a summary");
+    assert_eq!(summarised.by, "set_context_from_summary");
     let html = report.to_html();
     check_page(&html, &report);
     let page = out_dir().join("rag_pipeline.html");

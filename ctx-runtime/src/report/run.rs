@@ -388,3 +388,7 @@ fn summary(detail: &StepDetail) -> String {
         StepDetail::Custom { outcome } => format!("outcome {outcome}"),
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
