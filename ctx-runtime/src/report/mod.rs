@@ -41,11 +41,17 @@
 
 pub(crate) mod anatomy;
 mod html;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+mod otel;
 mod run;
 pub(crate) mod trace;
 
 pub use anatomy::{PartKind, RequestAnatomy, RequestPart};
 pub use html::{contract_to_html, escape};
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use otel::{OtlpError, OtlpTracing};
 pub use run::{Change, ChangeKind, RequestEntry, RunReport, StepEntry};
 pub use trace::REQUEST_ATTRIBUTES;
 

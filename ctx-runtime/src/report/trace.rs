@@ -58,7 +58,7 @@ pub(crate) fn request_span(
         otel.status_code = Empty,
         gen_ai.operation.name = "chat",
         gen_ai.request.model = %model,
-        gen_ai.request.max_tokens = anatomy.max_output_tokens,
+        gen_ai.request.max_tokens = int(anatomy.max_output_tokens),
         gen_ai.request.temperature = Empty,
         gen_ai.request.top_p = Empty,
         gen_ai.request.seed = Empty,
@@ -66,19 +66,19 @@ pub(crate) fn request_span(
         gen_ai.usage.output_tokens = Empty,
         gen_ai.response.finish_reasons = Empty,
         ctx.step.id = %step,
-        ctx.budget.context_window = anatomy.context_window,
-        ctx.budget.prompt_tokens = anatomy.prompt_tokens,
-        ctx.budget.max_output_tokens = anatomy.max_output_tokens,
-        ctx.budget.safety_margin_tokens = anatomy.margin_in_window(),
-        ctx.budget.free_tokens = anatomy.free_tokens(),
+        ctx.budget.context_window = int(anatomy.context_window),
+        ctx.budget.prompt_tokens = int(anatomy.prompt_tokens),
+        ctx.budget.max_output_tokens = int(anatomy.max_output_tokens),
+        ctx.budget.safety_margin_tokens = int(anatomy.margin_in_window()),
+        ctx.budget.free_tokens = int(anatomy.free_tokens()),
         ctx.budget.worst_case_tokens = Empty,
-        ctx.budget.parts.system = anatomy.tokens_of(PartKind::System),
-        ctx.budget.parts.tools = anatomy.tokens_of(PartKind::Tools),
-        ctx.budget.parts.history = anatomy.tokens_of(PartKind::History),
-        ctx.budget.parts.context = anatomy.tokens_of(PartKind::Context),
-        ctx.budget.parts.question = anatomy.tokens_of(PartKind::Question) + anatomy.tokens_of(PartKind::Unsplit),
-        ctx.budget.parts.tool_turn = anatomy.tokens_of(PartKind::ToolTurn),
-        ctx.budget.parts.chat_format = anatomy.tokens_of(PartKind::ChatFormat),
+        ctx.budget.parts.system = int(anatomy.tokens_of(PartKind::System)),
+        ctx.budget.parts.tools = int(anatomy.tokens_of(PartKind::Tools)),
+        ctx.budget.parts.history = int(anatomy.tokens_of(PartKind::History)),
+        ctx.budget.parts.context = int(anatomy.tokens_of(PartKind::Context)),
+        ctx.budget.parts.question = int(anatomy.tokens_of(PartKind::Question) + anatomy.tokens_of(PartKind::Unsplit)),
+        ctx.budget.parts.tool_turn = int(anatomy.tokens_of(PartKind::ToolTurn)),
+        ctx.budget.parts.chat_format = int(anatomy.tokens_of(PartKind::ChatFormat)),
     );
     if let Some(t) = params.temperature {
         span.record("gen_ai.request.temperature", t);
@@ -90,9 +90,15 @@ pub(crate) fn request_span(
         span.record("gen_ai.request.seed", s);
     }
     if let Some(w) = worst_case {
-        span.record("ctx.budget.worst_case_tokens", w);
+        span.record("ctx.budget.worst_case_tokens", int(w));
     }
     span
+}
+
+/// A count as OpenTelemetry's integer attribute: `tracing-opentelemetry` exports a `u64` field as
+/// a string, an `i64` as an integer.
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Records the reply's usage and finish reason on the request's span (or the error status).
@@ -100,9 +106,9 @@ pub(crate) fn record_response<E>(span: &Span, anatomy: &RequestAnatomy, response
     match response {
         Ok(r) => {
             let input = r.usage.map_or(anatomy.prompt_tokens, |u| u.prompt_tokens);
-            span.record("gen_ai.usage.input_tokens", input);
+            span.record("gen_ai.usage.input_tokens", int(input));
             if let Some(u) = r.usage {
-                span.record("gen_ai.usage.output_tokens", u.completion_tokens);
+                span.record("gen_ai.usage.output_tokens", int(u.completion_tokens));
             }
             if let Some(reason) = &r.finish_reason {
                 span.record("gen_ai.response.finish_reasons", reason.as_str());
