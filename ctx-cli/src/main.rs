@@ -57,6 +57,10 @@ enum Command {
     Explain {
         /// The pipeline file, or an error code (capitals and `_`, not the name of a file).
         target: PathBuf,
+        /// Also write each step's worst-case request, drawn as a bar of the window, to this HTML
+        /// file (self-contained: no script, nothing fetched).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Prints the step graph.
     Graph {
@@ -79,6 +83,10 @@ enum Command {
         /// A directory indexed (in chunks) for `search_nodes` and `fetch_node_texts`.
         #[arg(long)]
         docs: Option<PathBuf>,
+        /// Write the run's report to this HTML file: every model request's window part by part,
+        /// what changed before it, and the steps it took (self-contained: no script, nothing fetched).
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
         /// The question.
         #[arg(last = true, required = true)]
         question: Vec<String>,
@@ -95,9 +103,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { paths, format } => check(&paths, format),
-        Command::Explain { target } => match error_code(&target) {
+        Command::Explain { target, html } => match error_code(&target) {
             Some(code) => explain_code(code),
-            None => load(&target).map(|f| explain(&f)),
+            None => load(&target).and_then(|f| explain(&f, html.as_deref())),
         },
         Command::Graph { file, dot } => load(&file).map(|f| {
             let def = f.definition();
@@ -108,7 +116,9 @@ fn main() -> ExitCode {
             print!("{}", to_yaml(f.definition()));
             ExitCode::SUCCESS
         }),
-        Command::Run { file, docs, question } => run(&file, docs.as_deref(), &question.join(" ")),
+        Command::Run { file, docs, report, question } => {
+            run(&file, docs.as_deref(), &question.join(" "), report.as_deref())
+        }
     };
     result.unwrap_or_else(|message| {
         eprintln!("error: {message}");
@@ -286,14 +296,17 @@ fn explain_code(text: &str) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn explain(file: &LoadedFile) -> ExitCode {
+fn explain(file: &LoadedFile, html: Option<&Path>) -> Result<ExitCode, String> {
     let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
         Ok(p) => p,
         Err(e) => {
             render(e.issues());
-            return ExitCode::FAILURE;
+            return Ok(ExitCode::FAILURE);
         }
     };
+    if let Some(path) = html {
+        write_html(path, &ctx::report::contract_to_html(pipeline.name(), pipeline.contract_report()))?;
+    }
     let report = pipeline.contract_report();
     // The clamps the load made, located in the file, before the table that shows their result.
     let mut warnings = file.warnings();
@@ -326,10 +339,17 @@ fn explain(file: &LoadedFile) -> ExitCode {
         );
     }
     println!("at most {} steps and {} model requests per run", pipeline.step_bound(), pipeline.model_request_bound());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
-fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, String> {
+/// Writes a report page, naming the file when it cannot.
+fn write_html(path: &Path, html: &str) -> Result<(), String> {
+    std::fs::write(path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn run(file: &Path, docs: Option<&Path>, question: &str, report: Option<&Path>) -> Result<ExitCode, String> {
     let loaded = load(file)?;
     let pipeline = LoadedPipeline::load_file(&loaded, LoadOptions::from_env()).map_err(|e| {
         render(e.issues());
@@ -389,6 +409,9 @@ fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, Str
             _ => String::new(),
         };
         eprintln!("[{} {} → {}{detail}]", r.kind, r.step_id, r.transition_key);
+    }
+    if let Some(path) = report {
+        write_html(path, &pipeline.report(&reports).to_html())?;
     }
     Ok(ExitCode::SUCCESS)
 }

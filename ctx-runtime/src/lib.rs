@@ -21,6 +21,7 @@ pub mod history;
 pub mod llm;
 pub mod negotiate;
 pub mod pipeline;
+pub mod report;
 pub mod retrieve;
 pub mod tokens;
 pub mod turn;

@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 use async_trait::async_trait;
+use tracing::Instrument as _;
 
 use crate::error::CtxError;
 use crate::state::PipelineState;
@@ -274,7 +275,8 @@ impl<S: StepMachine> Pipeline<S> {
         if let Some(sink) = sink {
             env = env.tokens(sink);
         }
-        self.loaded.resume(snapshot, &env).await
+        let span = crate::report::trace::run_span(self.loaded.name(), &snapshot.next_step);
+        self.loaded.resume(snapshot, &env).instrument(span).await
     }
 
     /// A snapshot of a run about to perform `at` on `state`.

@@ -2,6 +2,7 @@
 //! be persisted after any step and resumed later, in another process if need be.
 
 use serde::{Deserialize, Serialize};
+use tracing::Instrument as _;
 
 use crate::error::CtxError;
 use crate::state::PipelineState;
@@ -88,7 +89,8 @@ impl LoadedPipeline {
         env: &StepEnv<'_>,
     ) -> Result<(PipelineState, Vec<StepReport>), CtxError> {
         let mut snapshot = Snapshot::start(self, state);
-        let reports = self.resume(&mut snapshot, env).await?;
+        let span = crate::report::trace::run_span(self.name(), &snapshot.next_step);
+        let reports = self.resume(&mut snapshot, env).instrument(span).await?;
         Ok((snapshot.state, reports))
     }
 }

@@ -35,6 +35,8 @@ use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
+use crate::report::RequestAnatomy;
+use crate::report::anatomy::UserSegment;
 use crate::state::PipelineState;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
 
@@ -78,6 +80,8 @@ pub struct ModelRequestReport {
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
+    /// The request cut into its parts, adding up to `prompt_tokens`.
+    pub anatomy: RequestAnatomy,
 }
 
 /// What became of one tool call.
@@ -151,6 +155,7 @@ struct Turn<'a> {
     system: &'a str,
     requested: usize,
     user: ChatMessage,
+    segments: Vec<UserSegment>,
     history: Vec<ChatMessage>,
     schemas: Vec<ToolSchema>,
     transcript: Vec<ChatMessage>,
@@ -168,7 +173,7 @@ impl Turn<'_> {
             self.step,
             (self.system, self.requested),
             self.history.clone(),
-            pending,
+            (pending, &self.segments),
             tools,
         )?;
         let dropped = guarded.negotiated.meta.history_messages_dropped.min(self.history.len());
@@ -197,6 +202,7 @@ pub(crate) async fn agent(
         system: rendered.system,
         requested: rendered.requested,
         user: rendered.user,
+        segments: rendered.segments,
         history: rendered.history,
         schemas: spec.schemas(),
         transcript: Vec::new(),
@@ -223,6 +229,7 @@ pub(crate) async fn agent(
     let answer = loop {
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
+        let anatomy = guarded.anatomy.clone();
         let response = request::send(model, step, guarded, &spec.call.params, env).await?;
         requests.push(ModelRequestReport {
             prompt_tokens,
@@ -232,6 +239,7 @@ pub(crate) async fn agent(
             negotiation,
             usage: response.usage,
             finish_reason: response.finish_reason.clone(),
+            anatomy,
         });
         if response.tool_calls.is_empty() {
             break response;

@@ -42,6 +42,7 @@ use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::loaded::LoadedPipeline;
+use crate::report::RequestAnatomy;
 use crate::state::PipelineState;
 
 use super::{Done, StepDetail, Transition, need, request};
@@ -71,6 +72,8 @@ pub struct CallReport {
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
+    /// The request cut into its parts, adding up to `prompt_tokens`.
+    pub anatomy: RequestAnatomy,
 }
 
 pub(crate) async fn call_model(
@@ -89,12 +92,13 @@ pub(crate) async fn call_model(
         step,
         (rendered.system, rendered.requested),
         history.clone(),
-        vec![rendered.user],
+        (vec![rendered.user], &rendered.segments),
         Vec::new(),
     )?;
     let meta = guarded.negotiated.meta.clone();
     let max_tokens = guarded.negotiated.max_output_tokens;
     let prompt_tokens = guarded.prompt_tokens;
+    let anatomy = guarded.anatomy.clone();
     // Negotiation drops from the front of the history it was given; what is left was sent.
     let sent_history = history.get(meta.history_messages_dropped..).unwrap_or(&[]);
     let history_removed = rendered.history_over_budget.saturating_add(meta.history_messages_dropped);
@@ -121,6 +125,7 @@ pub(crate) async fn call_model(
         negotiation: meta,
         usage: response.usage,
         finish_reason: response.finish_reason.clone(),
+        anatomy,
     };
     if spec.use_history {
         state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
@@ -183,6 +188,12 @@ mod tests {
         assert_eq!((n.reduced, n.history_messages_dropped, n.safety_margin), (false, 0, 128));
         assert_eq!(state.last_model_response.as_deref(), Some("42"));
         assert!(state.history_dialog.is_empty());
+        // The request's parts: the system prompt, the two context blocks, the question and the
+        // reply priming, adding up to the guard's count.
+        let kinds: Vec<_> = report.anatomy.parts.iter().map(|p| p.kind).collect();
+        use crate::report::PartKind::*;
+        assert_eq!(kinds, [System, Context, Context, Question, ChatFormat]);
+        assert_eq!(report.anatomy.parts_total(), exact);
     }
 
     #[tokio::test]
@@ -203,6 +214,16 @@ mod tests {
         let sent_history = &request.messages[1..request.messages.len() - 1];
         assert_eq!(sent_history.len(), report.history_messages);
         assert!(crate::history::history_tokens(p.counter(), sent_history).unwrap() <= 2_000);
+        // One part per history message sent, each its exact cost.
+        let history_parts: Vec<usize> = report
+            .anatomy
+            .parts
+            .iter()
+            .filter(|p| p.kind == crate::report::PartKind::History)
+            .map(|p| p.tokens)
+            .collect();
+        assert_eq!(history_parts, p.counter().message_costs(sent_history).unwrap());
+        assert_eq!(report.anatomy.parts_total(), report.prompt_tokens);
         // The newest history is kept, then the question and the reply are appended.
         let n = state.history_dialog.len();
         assert_eq!(&state.history_dialog[..n - 2], sent_history);

@@ -8,6 +8,8 @@
 //!   that will be sent.
 //! * [`send`]: the guarded request to the model, its errors named after the step.
 
+use tracing::Instrument as _;
+
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::contract;
 use crate::error::CtxError;
@@ -19,6 +21,8 @@ use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::pipeline::stream::Token;
+use crate::report::anatomy::{self, Layout, RequestAnatomy, UserSegment};
+use crate::report::trace;
 use crate::state::PipelineState;
 
 use super::call_model::OUTPUT_FLOOR_TOKENS;
@@ -31,6 +35,8 @@ pub(crate) struct Rendered<'p> {
     pub(crate) requested: usize,
     /// The user message.
     pub(crate) user: ChatMessage,
+    /// The user message's `user_parts`, as rendered into it (for the request's anatomy).
+    pub(crate) segments: Vec<UserSegment>,
     /// The history within `max_history_tokens` (empty without `use_history`).
     pub(crate) history: Vec<ChatMessage>,
     /// History messages dropped for `max_history_tokens`.
@@ -62,6 +68,14 @@ pub(crate) fn render<'p>(
     let user = contract::render_user_message(
         parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
     );
+    let segments = parts
+        .iter()
+        .zip(&values)
+        .map(|(part, value)| {
+            let blocks = (part.source == "context_blocks").then_some(state.context_blocks.as_slice());
+            UserSegment::new(&part.source, &part.template, value, blocks)
+        })
+        .collect();
     let (history, history_over_budget) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
@@ -70,7 +84,7 @@ pub(crate) fn render<'p>(
     } else {
         (Vec::new(), 0)
     };
-    Ok(Rendered { system, requested, user: ChatMessage::user(user), history, history_over_budget })
+    Ok(Rendered { system, requested, user: ChatMessage::user(user), segments, history, history_over_budget })
 }
 
 /// A request whose output limit was negotiated and whose exact count passed the guard.
@@ -79,21 +93,27 @@ pub(crate) struct Guarded {
     pub(crate) negotiated: Negotiated,
     /// The guard's exact count of the prompt (messages, tools and chat overhead).
     pub(crate) prompt_tokens: usize,
+    /// That count cut into the request's parts.
+    pub(crate) anatomy: RequestAnatomy,
+    /// The step's worst case as the contract proved it (prompt, output and margin).
+    pub(crate) worst_case: Option<usize>,
 }
 
-/// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed) and
-/// `tools`, then guards the exact result. Negotiation may drop the oldest history to make room
-/// for the output floor; `negotiated.meta.history_messages_dropped` says how much.
+/// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed: the
+/// user message, whose `segments` they are, then an agent turn's tool calls) and `tools`, then
+/// guards the exact result and cuts its count into parts. Negotiation may drop the oldest history
+/// to make room for the output floor; `negotiated.meta.history_messages_dropped` says how much.
 pub(crate) fn negotiate_and_guard(
     p: &LoadedPipeline,
     step: &str,
     (system, requested): (&str, usize),
     history: Vec<ChatMessage>,
-    pending: Vec<ChatMessage>,
+    (pending, segments): (Vec<ChatMessage>, &[UserSegment]),
     tools: Vec<ToolSchema>,
 ) -> Result<Guarded, CtxError> {
     let counter = p.counter();
     let context_window = p.context_window();
+    let history_sent = history.len();
     let negotiation = NegotiationRequest {
         context_window: Some(context_window),
         // `contract::prompt_messages`' layout: the system prompt, the history, the user message.
@@ -114,13 +134,24 @@ pub(crate) fn negotiate_and_guard(
         context_window,
         counter,
     )?;
-    Ok(Guarded { negotiated, prompt_tokens })
+    let layout =
+        Layout { history: history_sent.saturating_sub(negotiated.meta.history_messages_dropped), user: segments };
+    let anatomy = anatomy::measure(
+        counter,
+        &negotiated.messages,
+        &negotiated.tools,
+        &layout,
+        (prompt_tokens, negotiated.max_output_tokens, p.settings().safety_margin_tokens, context_window),
+    );
+    let worst_case = p.contract_report().step(step).map(|b| b.total_tokens());
+    Ok(Guarded { negotiated, prompt_tokens, anatomy, worst_case })
 }
 
 /// Sends a guarded request to `model`, tagged with the step and the guard's count, with the
 /// step's sampling parameters. With a token sink in `env` the reply streams to it as it is
 /// generated (`ChatModel::chat_stream`); either way the model is asked once and the whole reply
-/// comes back.
+/// comes back. The request runs in a `gen_ai.chat` span (`report::trace`) carrying its budget
+/// and, once the reply is in, its usage.
 pub(crate) async fn send(
     model: &dyn ChatModel,
     step: &str,
@@ -128,23 +159,31 @@ pub(crate) async fn send(
     params: &ModelParams,
     env: &StepEnv<'_>,
 ) -> Result<ChatResponse, CtxError> {
-    let max_tokens = guarded.negotiated.max_output_tokens;
+    let span = trace::request_span(model.model_name(), step, &guarded.anatomy, params, guarded.worst_case);
+    let Guarded { negotiated, prompt_tokens, anatomy, .. } = guarded;
+    let max_tokens = negotiated.max_output_tokens;
     let request = ChatRequest {
-        messages: guarded.negotiated.messages,
-        tools: guarded.negotiated.tools,
+        messages: negotiated.messages,
+        tools: negotiated.tools,
         max_tokens,
         params: params.clone(),
-        predicted_prompt_tokens: Some(guarded.prompt_tokens),
+        predicted_prompt_tokens: Some(prompt_tokens),
         step_id: Some(step.to_owned()),
     };
-    let response = match env.token_sink() {
-        Some(sink) => {
-            let mut forward = |text: &str| sink.token(Token { step_id: step, text });
-            model.chat_stream(&request, &mut forward).await
+    let response = async {
+        match env.token_sink() {
+            Some(sink) => {
+                let mut forward = |text: &str| sink.token(Token { step_id: step, text });
+                model.chat_stream(&request, &mut forward).await
+            }
+            None => model.chat(&request).await,
         }
-        None => model.chat(&request).await,
     }
-    .map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
+    .instrument(span.clone())
+    .await;
+    trace::record_response(&span, &anatomy, &response);
+    let response =
+        response.map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }

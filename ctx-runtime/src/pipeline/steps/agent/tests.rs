@@ -29,6 +29,15 @@ async fn run(
     let (transition, detail) = agent(p, "answer", spec, state, &env).await?;
     assert_eq!(transition, Transition::Next);
     let StepDetail::Agent(report) = detail else { panic!("{detail:?}") };
+    // Every request's parts add up to the guard's count, cut message by message: the n-th
+    // request holds the n - 1 tool-call blocks answered before it.
+    for (i, r) in report.requests.iter().enumerate() {
+        use crate::report::PartKind;
+        assert_eq!(r.anatomy.parts_total(), r.prompt_tokens, "request {i}");
+        assert!(r.anatomy.parts.iter().all(|p| p.kind != PartKind::Unsplit), "request {i}: {:?}", r.anatomy.parts);
+        let blocks = r.anatomy.parts.iter().filter(|p| p.kind == PartKind::ToolTurn).count();
+        assert!(blocks <= i, "request {i}: {blocks} tool blocks");
+    }
     Ok(report)
 }
 

@@ -1,0 +1,137 @@
+//! The spans of a model request, named and attributed after OpenTelemetry's semantic conventions
+//! for generative AI (`gen_ai.*`), plus ctx's budget attributes (`ctx.budget.*`), so that a
+//! `tracing-opentelemetry` layer exports them as a GenAI backend reads them, with no mapping code.
+//!
+//! `tracing-opentelemetry` turns a span's fields into attributes of the same name and reads three
+//! special fields: `otel.name` (the span's name: `chat {model}`, as the conventions name a chat
+//! span), `otel.kind` (`client`) and `otel.status_code`. Usage and the finish reason are recorded
+//! when the reply arrives. `gen_ai.usage.input_tokens` is the server's count when it reports one,
+//! else ctx's exact count; `ctx.budget.prompt_tokens` is always ctx's, so the two can be compared.
+
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::llm::{ChatResponse, ModelParams};
+
+use super::anatomy::{PartKind, RequestAnatomy};
+
+/// The attribute names this module writes, for documentation and tests.
+pub const REQUEST_ATTRIBUTES: &[&str] = &[
+    "gen_ai.operation.name",
+    "gen_ai.request.model",
+    "gen_ai.request.max_tokens",
+    "gen_ai.request.temperature",
+    "gen_ai.request.top_p",
+    "gen_ai.request.seed",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.response.finish_reasons",
+    "ctx.step.id",
+    "ctx.budget.context_window",
+    "ctx.budget.prompt_tokens",
+    "ctx.budget.max_output_tokens",
+    "ctx.budget.safety_margin_tokens",
+    "ctx.budget.free_tokens",
+    "ctx.budget.worst_case_tokens",
+    "ctx.budget.parts.system",
+    "ctx.budget.parts.tools",
+    "ctx.budget.parts.history",
+    "ctx.budget.parts.context",
+    "ctx.budget.parts.question",
+    "ctx.budget.parts.tool_turn",
+    "ctx.budget.parts.chat_format",
+];
+
+/// The span of one chat request of step `step` to `model`, with what is known before it is sent.
+pub(crate) fn request_span(
+    model: &str,
+    step: &str,
+    anatomy: &RequestAnatomy,
+    params: &ModelParams,
+    worst_case: Option<usize>,
+) -> Span {
+    let span = tracing::info_span!(
+        target: "ctx::llm",
+        "gen_ai.chat",
+        otel.name = %format!("chat {model}"),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.request.model = %model,
+        gen_ai.request.max_tokens = int(anatomy.max_output_tokens),
+        gen_ai.request.temperature = Empty,
+        gen_ai.request.top_p = Empty,
+        gen_ai.request.seed = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        gen_ai.response.finish_reasons = Empty,
+        ctx.step.id = %step,
+        ctx.budget.context_window = int(anatomy.context_window),
+        ctx.budget.prompt_tokens = int(anatomy.prompt_tokens),
+        ctx.budget.max_output_tokens = int(anatomy.max_output_tokens),
+        ctx.budget.safety_margin_tokens = int(anatomy.margin_in_window()),
+        ctx.budget.free_tokens = int(anatomy.free_tokens()),
+        ctx.budget.worst_case_tokens = Empty,
+        ctx.budget.parts.system = int(anatomy.tokens_of(PartKind::System)),
+        ctx.budget.parts.tools = int(anatomy.tokens_of(PartKind::Tools)),
+        ctx.budget.parts.history = int(anatomy.tokens_of(PartKind::History)),
+        ctx.budget.parts.context = int(anatomy.tokens_of(PartKind::Context)),
+        ctx.budget.parts.question = int(anatomy.tokens_of(PartKind::Question) + anatomy.tokens_of(PartKind::Unsplit)),
+        ctx.budget.parts.tool_turn = int(anatomy.tokens_of(PartKind::ToolTurn)),
+        ctx.budget.parts.chat_format = int(anatomy.tokens_of(PartKind::ChatFormat)),
+    );
+    if let Some(t) = params.temperature {
+        span.record("gen_ai.request.temperature", t);
+    }
+    if let Some(p) = params.top_p {
+        span.record("gen_ai.request.top_p", p);
+    }
+    if let Some(s) = params.seed {
+        span.record("gen_ai.request.seed", s);
+    }
+    if let Some(w) = worst_case {
+        span.record("ctx.budget.worst_case_tokens", int(w));
+    }
+    span
+}
+
+/// A count as OpenTelemetry's integer attribute: `tracing-opentelemetry` exports a `u64` field as
+/// a string, an `i64` as an integer.
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Records the reply's usage and finish reason on the request's span (or the error status).
+pub(crate) fn record_response<E>(span: &Span, anatomy: &RequestAnatomy, response: &Result<ChatResponse, E>) {
+    match response {
+        Ok(r) => {
+            let input = r.usage.map_or(anatomy.prompt_tokens, |u| u.prompt_tokens);
+            span.record("gen_ai.usage.input_tokens", int(input));
+            if let Some(u) = r.usage {
+                span.record("gen_ai.usage.output_tokens", int(u.completion_tokens));
+            }
+            if let Some(reason) = &r.finish_reason {
+                span.record("gen_ai.response.finish_reasons", reason.as_str());
+            }
+        }
+        Err(_) => {
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// The span of a whole run (a question) of `pipeline`, from `next_step` to the end: the parent
+/// of its steps' spans (`ctx.step`) and their requests' (`gen_ai.chat`).
+pub(crate) fn run_span(pipeline: &str, next_step: &str) -> Span {
+    tracing::info_span!(
+        target: "ctx::pipeline",
+        "ctx.run",
+        otel.name = %format!("run {pipeline}"),
+        ctx.pipeline = %pipeline,
+        ctx.run.from_step = %next_step,
+    )
+}
+
+#[cfg(test)]
+#[path = "trace_tests.rs"]
+mod tests;
