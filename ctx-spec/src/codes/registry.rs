@@ -325,6 +325,13 @@ registry! {
         /// The pipeline definition could not be serialized for its fingerprint.
         /// Fix: a bug in ctx; please report it with the message.
         ContractFingerprintFailed = "CONTRACT_FINGERPRINT_FAILED",
+        /// A model step assembles its request from a context that is not declared.
+        /// Fix: declare the context, or correct the name (the help line suggests one).
+        ContractUnknownContext = "CONTRACT_UNKNOWN_CONTEXT",
+        /// A model step assembles its request from a context without `input_budget.max_tokens`,
+        /// so the request has no bound the contract could check.
+        /// Fix: give the context a policy with an input budget.
+        ContractUnboundedContext = "CONTRACT_UNBOUNDED_CONTEXT",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does
