@@ -86,7 +86,8 @@ pub type Result<T, E = CtxError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{CompactError, EngineError};
+    use crate::compact::CompactError;
+    use crate::engine::EngineError;
     use crate::llm::ModelError;
     use crate::pipeline::PipelineError;
     use crate::turn::TurnError;

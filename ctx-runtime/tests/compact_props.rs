@@ -7,7 +7,8 @@
 //! tokens, and nothing but deletion (the output is a subsequence of the input).
 
 use ctx_runtime::classify::Language;
-use ctx_runtime::compact::{self, dotnet, sql};
+use ctx_runtime::compact::{self, BUILTIN_COMPACTORS, CompactRequest, CompactorRegistry, NodeLanguage, dotnet, sql};
+use ctx_runtime::state::NodeText;
 use ctx_runtime::tokens::{Encoding, TokenCounter};
 use proptest::prelude::*;
 
@@ -308,6 +309,39 @@ proptest! {
         prop_assert_eq!(c.changed, c.text != text);
         let again = compact::compact(lang, &c.text, None, &counter()).unwrap();
         prop_assert_eq!(again.text, c.text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// `manage_context_budget` reaches the language rules through the one `Compactor` trait and
+    /// the registry: what it gets is exactly what the rules give.
+    #[test]
+    fn the_registry_compacts_code_as_the_language_rules_do(text in arbitrary_text(), lang in prop::sample::select(vec![Language::Sql, Language::Dotnet, Language::DotnetWithSql])) {
+        let node = NodeText::new("n", text.clone());
+        let through_trait = CompactorRegistry::new().compact(&NodeLanguage::Code(lang), &node, &counter()).unwrap();
+        prop_assert_eq!(through_trait, compact::compact(lang, &text, None, &counter()).unwrap());
+    }
+
+    /// Without a budget every built-in is lossless (the code ones and `truncate` only delete) and
+    /// never gains tokens; with one, the answer fits and is a prefix of the lossless answer.
+    #[test]
+    fn builtins_delete_without_a_budget_and_fit_with_one(text in arbitrary_text(), max in 0usize..30, name in prop::sample::select(BUILTIN_COMPACTORS.to_vec())) {
+        let c = counter();
+        let registry = CompactorRegistry::new();
+        let compactor = registry.get(name).unwrap();
+        let lossless = compactor.compact(&CompactRequest::new("n", &text, &c)).unwrap();
+        if ["truncate", "sql", "dotnet", "code"].contains(&name) {
+            prop_assert!(is_subsequence(&lossless, &text), "{}: {:?} -> {:?} adds text", name, text, lossless);
+        }
+        let node = NodeText::new("n", text.clone());
+        let guarded = registry.compact(&NodeLanguage::Custom(name.to_owned()), &node, &c).unwrap();
+        prop_assert!(guarded.tokens_after <= guarded.tokens_before);
+        let fitted = compactor.compact(&CompactRequest::new("n", &text, &c).with_max_tokens(max)).unwrap();
+        prop_assert!(c.count(&fitted).unwrap() <= max, "{}: {:?} over {}", name, fitted, max);
+        let kept = if c.count(&lossless).unwrap() <= c.count(&text).unwrap() { lossless.as_ref() } else { text.as_str() };
+        prop_assert!(kept.starts_with(fitted.as_ref()), "{}: {:?} is no prefix of {:?}", name, fitted, kept);
     }
 }
 

@@ -47,13 +47,7 @@ fn a_claude_model_is_counted_with_the_declared_encoding_plus_the_margin_and_says
     assert_eq!(counter.count(PROMPT).unwrap(), raised(exact.count(PROMPT).unwrap()));
 
     let spec = step();
-    let checks = [CallModelCheck {
-        at: FieldPath::root().key("steps").key("answer"),
-        step_id: "answer",
-        spec: &spec,
-        system_prompt: PROMPT,
-        agent: None,
-    }];
+    let checks = [CallModelCheck::new(FieldPath::root().key("steps").key("answer"), "answer", &spec, PROMPT)];
     let report = check_contract(&claude, &settings(), &checks, &counter).expect("fits 200k");
     assert_eq!(report.counting.to_string(), "estimated, +30% margin");
     let fixed = report.step("answer").unwrap().fixed_prompt_tokens;

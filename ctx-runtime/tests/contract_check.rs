@@ -52,7 +52,7 @@ fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallMod
 }
 
 fn check<'a>(id: &'a str, spec: &'a CallModelSpec, prompt: &'a str) -> CallModelCheck<'a> {
-    CallModelCheck { at: FieldPath::root().key("steps").key(id), step_id: id, spec, system_prompt: prompt, agent: None }
+    CallModelCheck::new(FieldPath::root().key("steps").key(id), id, spec, prompt)
 }
 
 fn fixed(prompt: &str) -> usize {

@@ -180,7 +180,7 @@ proptest! {
         // margin (128) is left for the question and the seams.
         let window = fixed_prompt_tokens(SYSTEM, &TEMPLATES, &c).unwrap() + hist + ctx + 300 + 128;
         let spec = answer_step(300);
-        let check = CallModelCheck { at: FieldPath::root().key("steps").key("answer"), step_id: "answer", spec: &spec, system_prompt: SYSTEM, agent: None };
+        let check = CallModelCheck::new(FieldPath::root().key("steps").key("answer"), "answer", &spec, SYSTEM);
         let report = check_contract(&model(window), &settings(ctx, hist), &[check], &c).unwrap();
         let budget = report.step("answer").unwrap();
         prop_assert_eq!(budget.headroom(), 0);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ctx_runtime::chat::{ChatMessage, Role};
+use ctx_runtime::compact::{CompactRequest, FnCompactor};
 use ctx_runtime::engine::*;
 use ctx_runtime::error::ErrorCode;
 use engine_common::*;
@@ -375,7 +376,7 @@ fn a_compactor_over_its_budget_is_rejected() {
         retrievers: vec![kb(1)],
         compactors: vec!["noop".into()],
     };
-    let noop = FnCompactor(|r: CompactionRequest<'_>| Ok(r.text.to_owned()));
+    let noop = FnCompactor::new(|r: &CompactRequest<'_>| Ok(r.text.to_owned()));
     let asm = ContextAssembler::builder(spec, counter())
         .retriever("kb", CorpusRetriever::new(&[("k", &"many words here ".repeat(40))], false))
         .compactor("noop", Arc::new(noop))

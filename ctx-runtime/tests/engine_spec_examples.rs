@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use ctx_runtime::ErrorCode;
 use ctx_runtime::chat::ChatMessage;
+use ctx_runtime::compact::{CompactRequest, Compactor, FnCompactor, TruncateAfter};
 use ctx_runtime::engine::*;
 use ctx_runtime::validation::FieldPath;
 use engine_common::*;
@@ -231,7 +232,7 @@ fn compaction_spec(overflow: &str, compactor: &str) -> EngineSpec {
 
 fn strip_comments() -> Arc<dyn Compactor> {
     // A reducing compactor written as a plain function, made budget-exact by `TruncateAfter`.
-    let strip = FnCompactor(|r: CompactionRequest<'_>| {
+    let strip = FnCompactor::new(|r: &CompactRequest<'_>| {
         Ok(r.text.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n"))
     });
     Arc::new(TruncateAfter(Arc::new(strip)))

@@ -6,6 +6,7 @@ mod engine_common;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use ctx_runtime::compact::{CompactError, CompactRequest};
 use ctx_runtime::engine::*;
 use ctx_runtime::error::ErrorCode;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
@@ -65,8 +66,8 @@ fn long_text(words: usize) -> String {
 
 fn compact_with(model: Arc<FakeModel>, window: usize, text: &str, max_tokens: usize) -> Result<String, CompactError> {
     let c = counter();
-    let compactor = SummarizingCompactor::new(model, window);
-    block_on(compactor.compact(CompactionRequest { text, max_tokens, counter: &c, label: "notes" }))
+    let summarizer = Summarizer::new(model, window);
+    block_on(summarizer.summarize(&CompactRequest::new("notes", text, &c).with_max_tokens(max_tokens)))
 }
 
 #[test]
@@ -120,6 +121,34 @@ fn a_window_too_small_for_the_instructions_is_an_error() {
     assert!(model.requests().is_empty(), "nothing is sent that does not fit");
 }
 
+#[test]
+fn summarizers_and_compactors_share_one_namespace() {
+    let model = FakeModel::new(false, false);
+    let summarizer = || Summarizer::new(model.clone(), 4_096);
+    let noop = || -> std::sync::Arc<dyn ctx_runtime::compact::Compactor> {
+        std::sync::Arc::new(ctx_runtime::compact::TruncateCompactor)
+    };
+    let build = |b: ContextAssemblerBuilder| match b.retriever("notes", CorpusRetriever::new(&[], false)).build() {
+        Err(EngineError::Config(issues)) => issues.issues.iter().map(|i| (i.code.as_str(), i.to_string())).collect(),
+        other => panic!("{other:?}"),
+    };
+    // A built-in name, a name taken twice (by a summariser and by a compactor), a bad name.
+    let found: Vec<(&str, String)> = build(
+        ContextAssembler::builder(notes_spec(), counter())
+            .summarizer("truncate", summarizer())
+            .summarizer("summarize", summarizer())
+            .compactor("summarize", noop())
+            .summarizer("no way", summarizer()),
+    );
+    let codes: Vec<&str> = found.iter().map(|(c, _)| *c).collect();
+    assert_eq!(codes, ["COMPACTOR_BUILTIN", "COMPACTOR_DUPLICATE", "COMPACTOR_BAD_NAME"], "{found:?}");
+    assert!(found[1].1.contains("compactors[0]"), "reported at the declaration: {found:?}");
+    // A declared name left unregistered, next to one registered by a near name.
+    let found = build(ContextAssembler::builder(notes_spec(), counter()).summarizer("sumarize", summarizer()));
+    assert_eq!(found[0].0, "ENGINE_COMPACTOR_NOT_REGISTERED");
+    assert!(found[0].1.contains("did you mean `sumarize`"), "{found:?}");
+}
+
 fn notes_spec() -> EngineSpec {
     let policy = ContextPolicySpec {
         compactor: Some(CompactorSpec { name: "summarize".into() }),
@@ -141,7 +170,7 @@ fn assemble(model: Arc<FakeModel>) -> Result<ContextAssembly, EngineError> {
     let docs = [("n1", "fact1 short note."), ("n2", &*long_text(150))];
     let asm = ContextAssembler::builder(notes_spec(), counter())
         .retriever("notes", CorpusRetriever::new(&docs, false))
-        .compactor("summarize", Arc::new(SummarizingCompactor::new(model, 4_096)))
+        .summarizer("summarize", Summarizer::new(model, 4_096))
         .build()?;
     block_on(asm.assemble("c", &AssemblyInput::new().input("question", "fact1")))
 }

@@ -3,9 +3,11 @@
 
 use ctx_runtime::ErrorCode;
 use ctx_runtime::budget::{
-    BudgetDecision, BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget_with,
+    BudgetDecision, BudgetError, BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget_with,
 };
-use ctx_runtime::compact::{CompactorRegistry, TextCompactor};
+use std::borrow::Cow;
+
+use ctx_runtime::compact::{CompactError, CompactRequest, Compactor, CompactorRegistry, FnCompactor, TruncateAfter};
 use ctx_runtime::pipeline::definition::{
     CompactRuleSpec, ManageBudgetSpec, ModelSource, ModelSpec, PipelineDef, SettingsSpec, StepDef, StepKind,
 };
@@ -17,15 +19,12 @@ use ctx_runtime::validation::FieldPath;
 /// INI files without comment lines.
 struct Ini;
 
-impl TextCompactor for Ini {
-    fn language(&self) -> &str {
-        "ini"
+impl Compactor for Ini {
+    fn compact<'t>(&self, request: &CompactRequest<'t>) -> Result<Cow<'t, str>, CompactError> {
+        Ok(Cow::Owned(request.text.lines().filter(|l| !l.starts_with(';')).map(|l| format!("{l}\n")).collect()))
     }
     fn applies_to(&self, node: &NodeText) -> bool {
         node.source().is_some_and(|p| p.ends_with(".ini"))
-    }
-    fn compact(&self, text: &str) -> String {
-        text.lines().filter(|l| !l.starts_with(';')).map(|l| format!("{l}\n")).collect()
     }
 }
 
@@ -47,7 +46,7 @@ fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
     )
     .expect("valid");
     let options = BudgetOptions {
-        compactors: CompactorRegistry::new().with(Ini).expect("registered"),
+        compactors: CompactorRegistry::new().with("ini", Ini).expect("registered"),
         frame: NodeFrame::parse("<doc id=\"{id}\" language=\"{language}\" compact=\"{compact}\">\n{text}\n</doc>")
             .expect("frame"),
     };
@@ -75,6 +74,43 @@ fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
     // Counts are of the framed text: the candidate is exactly the rendered context.
     let rendered = ctx_runtime::state::render_context_blocks(&state.context_blocks);
     assert_eq!(report.candidate_tokens, counter.count(&rendered).unwrap());
+}
+
+#[test]
+fn a_failing_user_compactor_is_a_typed_error_and_the_state_is_unchanged() {
+    let declared = vec!["ini".to_owned()];
+    let cfg =
+        validate_manage_budget_with(&budget_spec(&["ini"]), &FieldPath::parse("steps[0]"), &declared).expect("valid");
+    let broken = FnCompactor::new(|r: &CompactRequest<'_>| Err(CompactError::Other(format!("cannot read {}", r.id))));
+    let options = BudgetOptions {
+        compactors: CompactorRegistry::new().with("ini", TruncateAfter(std::sync::Arc::new(Failing(broken)))).unwrap(),
+        ..BudgetOptions::default()
+    };
+    let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+    let mut state = PipelineState::new("q");
+    state.node_texts = vec![NodeText::new("app", "; comment\n[app]\n").with_path("app.ini")];
+    let before = state.clone();
+    let err = manage_context_budget_with("m", &cfg, 9_000, &mut state, &counter, &options).unwrap_err();
+    assert!(
+        matches!(&err, BudgetError::Compactor { step_id, node_id, compactor, .. }
+            if step_id == "m" && node_id == "app" && compactor == "ini"),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "COMPACTOR_FAILED");
+    assert!(err.to_string().contains("cannot read app"), "{err}");
+    assert_eq!(state, before);
+}
+
+/// A compactor that claims `.ini` nodes and fails on them.
+struct Failing<C>(C);
+
+impl<C: Compactor> Compactor for Failing<C> {
+    fn compact<'t>(&self, request: &CompactRequest<'t>) -> Result<Cow<'t, str>, CompactError> {
+        self.0.compact(request)
+    }
+    fn applies_to(&self, node: &NodeText) -> bool {
+        node.source().is_some_and(|p| p.ends_with(".ini"))
+    }
 }
 
 #[test]
@@ -111,12 +147,12 @@ fn a_declared_compactor_must_be_registered_and_a_frame_must_hold_the_text() {
         "{err}"
     );
     let loaded =
-        LoadedPipeline::load(def(settings.clone()), LoadOptions::new().compactor(Ini).unwrap()).expect("loads");
+        LoadedPipeline::load(def(settings.clone()), LoadOptions::new().compactor("ini", Ini).unwrap()).expect("loads");
     assert_eq!(loaded.budget_options().frame.template(), Some("[{id}]\n{text}"));
-    assert_eq!(loaded.budget_options().compactors.names().collect::<Vec<_>>(), ["ini"]);
+    assert_eq!(loaded.budget_options().compactors.user_names().collect::<Vec<_>>(), ["ini"]);
 
     let bad_frame = settings.node_frame(Some("[{id}] {body}".into()));
-    let err = LoadedPipeline::load(def(bad_frame), LoadOptions::new().compactor(Ini).unwrap()).unwrap_err();
+    let err = LoadedPipeline::load(def(bad_frame), LoadOptions::new().compactor("ini", Ini).unwrap()).unwrap_err();
     assert!(err.to_string().contains("unknown placeholder `{body}`"), "{err}");
     assert!(err.to_string().contains("settings.node_frame"), "{err}");
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use ctx_runtime::compact::{CompactError, CompactRequest, FnCompactor};
 use ctx_runtime::history::{history_tokens, message_tokens};
 use ctx_runtime::turn::{
     DocumentFormat, Inclusion, Partial, PartialPolicy, RankedDocument, TurnBudgetConfig, TurnError, TurnLedger,
@@ -230,22 +231,23 @@ fn compaction_is_checked_and_a_failure_changes_nothing() {
     let mut ledger = TurnLedger::new(config, c.clone()).unwrap();
     let big = [RankedDocument::new("kb-1", exact_text(&c, 5_000, 1))];
 
-    let honest = |_: &str, text: &str, max: usize| -> Result<String, String> {
-        Ok(text.split(' ').take(max / 2).collect::<Vec<_>>().join(" "))
-    };
+    let honest = FnCompactor::new(|r: &CompactRequest<'_>| {
+        Ok(r.text.split(' ').take(r.max_tokens.unwrap_or(0) / 2).collect::<Vec<_>>().join(" "))
+    });
     let b = ledger.call_budget(&call("c1", "q")).unwrap();
     let p = ledger.pack(&b, &big, Some(&honest)).unwrap();
     assert_eq!(p.included[0].inclusion, Inclusion::Compacted { truncated: false });
     assert!(p.tokens <= b.content_tokens);
 
     // A compactor that ignores the limit is cut to fit and flagged.
-    let greedy = |_: &str, text: &str, _: usize| -> Result<String, String> { Ok(format!("{text} {text}")) };
+    let greedy = FnCompactor::new(|r: &CompactRequest<'_>| Ok(format!("{} {}", r.text, r.text)));
     let p = ledger.pack(&b, &big, Some(&greedy)).unwrap();
     assert_eq!(p.included[0].inclusion, Inclusion::Compacted { truncated: true });
     assert!(p.tokens <= b.content_tokens);
 
-    let failing =
-        |id: &str, _: &str, _: usize| -> Result<String, String> { Err(format!("model down while compacting {id}")) };
+    let failing = FnCompactor::new(|r: &CompactRequest<'_>| {
+        Err(CompactError::Other(format!("model down while compacting {}", r.id)))
+    });
     let before = ledger.breakdown();
     let err = ledger.answer_call(&call("c1", "q"), &big, Some(&failing)).unwrap_err();
     assert!(matches!(err, TurnError::Compactor { ref document_id, .. } if document_id == "kb-1"));
@@ -294,7 +296,7 @@ proptest! {
         let c = counter();
         let ranked: Vec<RankedDocument> = docs.into_iter().map(|(id, t)| RankedDocument::new(id, t)).collect();
         let format = DocumentFormat { separator: separator.to_owned(), ..DocumentFormat::default() };
-        let compactor = |_: &str, t: &str, _: usize| -> Result<String, String> { Ok(t.chars().rev().collect()) };
+        let compactor = FnCompactor::new(|r: &CompactRequest<'_>| Ok(r.text.chars().rev().collect()));
         let partial = [Partial::Skip, Partial::Truncate, Partial::Compact(&compactor)][policy];
         let p = pack_documents(&ranked, &|id| id == "e", budget, &format, partial, min_partial, &c).unwrap();
         prop_assert_eq!(p.tokens, c.count(&p.rendered).unwrap());

@@ -1,7 +1,7 @@
 //! The `manage_context_budget` action itself.
 
 use crate::codes::Code;
-use crate::compact::{CompactorRegistry, NodeLanguage};
+use crate::compact::{CompactError, Compacted, CompactorRegistry, NodeLanguage};
 use crate::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
@@ -110,8 +110,7 @@ pub fn manage_context_budget_with(
     }
     let mut planned = Vec::with_capacity(state.node_texts.len());
     for node in &state.node_texts {
-        let plan =
-            plan_node(node, cfg, options, &demands, max_context_tokens, &mut rendered, counter).map_err(token_error)?;
+        let plan = plan_node(step_id, node, cfg, options, &demands, max_context_tokens, &mut rendered, counter)?;
         rendered.push(&plan.block).map_err(token_error)?;
         appended.push(plan.block.clone());
         planned.push(plan);
@@ -150,7 +149,7 @@ pub fn manage_context_budget_with(
     let mut alone = Vec::with_capacity(planned.len() + 1);
     alone.extend(divider.clone());
     for (node, plan) in state.node_texts.iter().zip(&planned) {
-        alone.push(most_compact_block(node, plan, cfg, options, counter).map_err(token_error)?);
+        alone.push(most_compact_block(step_id, node, plan, cfg, options, counter)?);
     }
     let alone = render_context_blocks(&alone);
     if !counter.fits(&alone, max_context_tokens).map_err(token_error)? {
@@ -197,7 +196,28 @@ struct Plan {
     trace: NodeTrace,
 }
 
+/// `node` compacted by the compactor of `language`, its failure named after the step and node.
+fn compact_node(
+    step_id: &str,
+    options: &BudgetOptions,
+    language: &NodeLanguage,
+    node: &NodeText,
+    counter: &TokenCounter,
+) -> Result<Compacted, BudgetError> {
+    options.compactors.compact(language, node, counter).map_err(|source| match source {
+        CompactError::Token(source) => BudgetError::Token { step_id: step_id.to_owned(), source },
+        source => BudgetError::Compactor {
+            step_id: step_id.to_owned(),
+            node_id: node.id.clone(),
+            compactor: language.name().to_owned(),
+            source: Box::new(source),
+        },
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // the step's inputs, each read once; a struct would only rename them
 fn plan_node(
+    step_id: &str,
     node: &NodeText,
     cfg: &ManageBudgetConfig,
     options: &BudgetOptions,
@@ -205,16 +225,19 @@ fn plan_node(
     max_context_tokens: usize,
     rendered: &mut Prefix<'_>,
     counter: &TokenCounter,
-) -> Result<Plan, TokenError> {
+) -> Result<Plan, BudgetError> {
+    let token_error = |source: TokenError| BudgetError::Token { step_id: step_id.to_owned(), source };
     let language = options.compactors.language_of(node);
     let raw = options.frame.render(node, language.name(), false, &node.text);
     let rule = match RuleLanguage::of(&language) {
-        Some(rule_language) => first_firing_rule(cfg, &rule_language, demands, max_context_tokens, rendered, &raw)?,
+        Some(rule_language) => {
+            first_firing_rule(cfg, &rule_language, demands, max_context_tokens, rendered, &raw).map_err(token_error)?
+        }
         None => None,
     };
     let (block, compacted, tokens_before, tokens_after) = match rule {
         Some(_) => {
-            let c = options.compactors.compact(&language, node, counter)?;
+            let c = compact_node(step_id, options, &language, node, counter)?;
             if c.changed {
                 (options.frame.render(node, language.name(), true, &c.text), true, c.tokens_before, c.tokens_after)
             } else {
@@ -222,7 +245,7 @@ fn plan_node(
             }
         }
         None => {
-            let n = counter.count(&node.text)?;
+            let n = counter.count(&node.text).map_err(token_error)?;
             (raw, false, n, n)
         }
     };
@@ -281,17 +304,18 @@ pub(crate) fn threshold_tokens(fraction: f64, max_context_tokens: usize) -> usiz
 /// The node's block with every rule of its language applied: compacted when any rule could
 /// compact it, as planned otherwise.
 fn most_compact_block(
+    step_id: &str,
     node: &NodeText,
     plan: &Plan,
     cfg: &ManageBudgetConfig,
     options: &BudgetOptions,
     counter: &TokenCounter,
-) -> Result<String, TokenError> {
+) -> Result<String, BudgetError> {
     let has_rule = RuleLanguage::of(&plan.language).is_some_and(|l| cfg.rules_for(&l).next().is_some());
     if plan.trace.compacted || !has_rule {
         return Ok(plan.block.clone());
     }
-    let c = options.compactors.compact(&plan.language, node, counter)?;
+    let c = compact_node(step_id, options, &plan.language, node, counter)?;
     Ok(if c.changed { options.frame.render(node, plan.language.name(), true, &c.text) } else { plan.block.clone() })
 }
 

@@ -1,6 +1,7 @@
 //! Errors of the `manage_context_budget` action.
 
 use crate::codes::{Code, ErrorCode};
+use crate::compact::CompactError;
 use crate::tokens::TokenError;
 
 /// Why `manage_context_budget` failed. The state is unchanged whenever one is returned.
@@ -44,6 +45,19 @@ pub enum BudgetError {
         #[source]
         source: TokenError,
     },
+    /// A compactor failed on a node (a user compactor's own error, or counting inside it).
+    #[error("step `{step_id}`: compactor `{compactor}` failed on node `{node_id}`: {source}")]
+    Compactor {
+        /// The step id.
+        step_id: String,
+        /// The node.
+        node_id: String,
+        /// The compactor's name (the node's language).
+        compactor: String,
+        /// The compactor's error (boxed: it is the largest payload).
+        #[source]
+        source: Box<CompactError>,
+    },
 }
 
 impl ErrorCode for BudgetError {
@@ -52,6 +66,7 @@ impl ErrorCode for BudgetError {
             BudgetError::Misconfig { .. } => Code::PipelineBudgetMisconfig,
             BudgetError::NoBudget { .. } => Code::MissingMaxContextTokens,
             BudgetError::Token { source, .. } => source.code(),
+            BudgetError::Compactor { source, .. } => source.code(),
         }
     }
 }

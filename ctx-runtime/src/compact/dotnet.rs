@@ -76,12 +76,16 @@ pub fn strip(text: &str, syntax: DotnetSyntax) -> Cow<'_, str> {
 /// be detected as another syntax (a Razor directive only inside a removed comment) is refused, so
 /// that compacting twice gives what compacting once gave.
 pub fn compact(text: &str, path: Option<&str>, counter: &TokenCounter) -> Result<Compacted, TokenError> {
+    guard_tokens(text, reduce(text, path), counter)
+}
+
+/// [`strip`] with the detected syntax, refused when the result would be detected as another.
+pub(crate) fn reduce<'t>(text: &'t str, path: Option<&str>) -> Cow<'t, str> {
     let syntax = DotnetSyntax::detect(text, path);
-    let stripped = match strip(text, syntax) {
+    match strip(text, syntax) {
         Cow::Owned(out) if DotnetSyntax::detect(&out, path) != syntax => Cow::Borrowed(text),
         other => other,
-    };
-    guard_tokens(text, stripped, counter)
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! Compaction: fewer tokens, same content.
 //!
-//! A rule's language names a compactor of [`CompactorRegistry`]: the built-in `sql`, `dotnet`,
-//! `markdown`, `text`, `json`, or one a user registered ([`TextCompactor`]).
+//! Every compaction in ctx goes through one trait, [`Compactor`]: `manage_context_budget`'s
+//! rules (through [`CompactorRegistry`], by language), the turn ledger's partial document and the
+//! context engine's packs (by the name a policy gives). The registry starts with the built-in
+//! compactors ([`BUILTIN_COMPACTORS`]: `truncate`, `sql`, `dotnet`, `code`, `markdown`, `text`,
+//! `json`) and takes the ones a user registers by name.
 //!
 //! [`sql`] and [`dotnet`] remove what a compiler ignores — comments, `#region` lines, indentation,
 //! trailing blanks, blank lines — and nothing else: identifiers, keywords, string literals,
@@ -10,14 +13,19 @@
 //! part is kept as it is. And a compacted text never counts more tokens than its input: the
 //! result is counted, and the input is returned when compaction would not help.
 
+mod compactor;
 pub mod dotnet;
 mod emit;
 pub mod prose;
 mod registry;
 pub mod sql;
 
+pub use compactor::{
+    CodeCompactor, CompactError, CompactRequest, Compactor, FnCompactor, ProseCompactor, TruncateAfter,
+    TruncateCompactor,
+};
 pub use registry::{
-    BUILTIN_LANGUAGES, CompactorError, CompactorRegistry, NodeLanguage, TextCompactor, is_language_name,
+    BUILTIN_COMPACTORS, BUILTIN_LANGUAGES, CompactorError, CompactorRegistry, NodeLanguage, TRUNCATE, is_language_name,
 };
 
 pub(crate) mod csharp;
@@ -54,10 +62,15 @@ pub fn compact(
     path: Option<&str>,
     counter: &TokenCounter,
 ) -> Result<Compacted, TokenError> {
+    guard_tokens(text, reduce(language, text, path), counter)
+}
+
+/// `text` with what the rules of `language` remove removed, uncounted: borrowed when nothing was.
+pub(crate) fn reduce<'t>(language: Language, text: &'t str, path: Option<&str>) -> Cow<'t, str> {
     match language {
-        Language::Sql => sql::compact(text, counter),
-        Language::Dotnet | Language::DotnetWithSql => dotnet::compact(text, path, counter),
-        Language::Unknown => guard_tokens(text, Cow::Borrowed(text), counter),
+        Language::Sql => sql::strip(text),
+        Language::Dotnet | Language::DotnetWithSql => dotnet::reduce(text, path),
+        Language::Unknown => Cow::Borrowed(text),
     }
 }
 

@@ -1,146 +1,180 @@
-//! Compaction languages: the built-in ones and those a user registers.
+//! Compactors by name: the built-in ones and those a user registers.
 //!
-//! A `compact_code` rule's `language` names a compactor. The built-ins are [`BUILTIN_LANGUAGES`]:
-//! `sql` and `dotnet` (the spec's code compactors), `markdown`, `text` and `json` (see
-//! [`super::prose`]). Any other name is a user compactor: a type implementing [`TextCompactor`],
-//! registered in a [`CompactorRegistry`] given to the pipeline at load time
-//! (`LoadOptions::compactor`), and declared in the pipeline's `settings { compactors: [yaml] }`
-//! so that the compile-time check knows the name is meant and still catches typos.
+//! One registry serves every caller of [`Compactor`]. It starts with [`BUILTIN_COMPACTORS`];
+//! any other name is a user compactor, registered once under a plain name (letters, digits and
+//! `_`, starting with a letter). A pipeline declares the names its rules use in
+//! `settings { compactors: [yaml] }`, so that the compile-time check knows the name is meant and
+//! still catches typos, and passes the registry at load time (`LoadOptions::compactor`); the
+//! context engine declares them in `EngineSpec::compactors` and registers them on its builder.
 //!
-//! A node's language ([`CompactorRegistry::language_of`]) is the language of the first
-//! registered compactor whose [`TextCompactor::applies_to`] accepts it, else the built-in
-//! classification: by path extension first (`md`/`markdown`/`mdx` → `markdown`, `json` →
-//! `json`, `txt`/`text`/`log`/`rst`/`adoc` → `text`), then SQL and .NET by [`classify`];
-//! anything else is `unknown` and no rule applies to it.
+//! For `manage_context_budget`, a node's language ([`CompactorRegistry::language_of`]) is the
+//! name of the first registered compactor whose [`Compactor::applies_to`] accepts it, else the
+//! built-in classification: by path extension first (`md`/`markdown`/`mdx` → `markdown`,
+//! `json` → `json`, `txt`/`text`/`log`/`rst`/`adoc` → `text`), then SQL and .NET by
+//! [`classify`]; anything else is `unknown` and no rule applies to it. The node is then
+//! compacted by the compactor of its language's name, losslessly
+//! ([`CompactorRegistry::compact`]).
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use super::{Compacted, guard_tokens, prose};
+use super::compactor::{CodeCompactor, CompactError, CompactRequest, Compactor, ProseCompactor, TruncateCompactor};
+use super::{Compacted, guard_tokens};
 use crate::classify::{Language, classify};
+use crate::codes::{Code, ErrorCode};
 use crate::state::NodeText;
-use crate::tokens::{TokenCounter, TokenError};
+use crate::tokens::TokenCounter;
+pub use ctx_spec::engine::{BUILTIN_COMPACTORS, TRUNCATE};
 pub use ctx_spec::lang::{BUILTIN_LANGUAGES, NodeLanguage, is_language_name};
-
-/// A user compactor: it names its language, says which nodes are its, and compacts a text.
-///
-/// The result is counted: when it has more tokens than the input, the input is kept, so a
-/// compactor cannot make a node larger.
-///
-/// ```
-/// use ctx::compact::{CompactorRegistry, TextCompactor};
-/// use ctx::state::NodeText;
-///
-/// /// YAML without comment lines.
-/// struct Yaml;
-/// impl TextCompactor for Yaml {
-///     fn language(&self) -> &str { "yaml" }
-///     fn applies_to(&self, node: &NodeText) -> bool {
-///         node.source().is_some_and(|p| p.ends_with(".yaml") || p.ends_with(".yml"))
-///     }
-///     fn compact(&self, text: &str) -> String {
-///         text.lines().filter(|l| !l.trim_start().starts_with('#')).map(|l| format!("{l}\n")).collect()
-///     }
-/// }
-///
-/// let registry = CompactorRegistry::new().with(Yaml)?;
-/// let node = NodeText::new("ci", "# build\nrun: cargo test\n").with_path("ci.yaml");
-/// assert_eq!(registry.language_of(&node).name(), "yaml");
-/// assert_eq!(registry.language_of(&NodeText::new("n", "x").with_path("a.md")).name(), "markdown");
-/// # Ok::<(), ctx::compact::CompactorError>(())
-/// ```
-pub trait TextCompactor: Send + Sync {
-    /// The name rules use (`language: yaml`). Not one of [`BUILTIN_LANGUAGES`].
-    fn language(&self) -> &str;
-    /// Whether `node` is in this language.
-    fn applies_to(&self, node: &NodeText) -> bool;
-    /// `text` compacted.
-    fn compact(&self, text: &str) -> String;
-}
 
 /// Why a compactor could not be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompactorError {
-    /// Its language is a built-in one.
-    #[error("compactor language `{0}` is built in; give the compactor another name")]
+    /// The name is a built-in compactor's.
+    #[error("compactor `{0}` is built in; give the compactor another name")]
     Builtin(String),
-    /// A compactor of this language is already registered.
-    #[error("a compactor for language `{0}` is already registered")]
+    /// A compactor of this name is already registered.
+    #[error("a compactor named `{0}` is already registered")]
     Duplicate(String),
-    /// Its language is not a plain name.
-    #[error("compactor language `{0:?}` must be a name of letters, digits and `_`, starting with a letter")]
+    /// The name is not a plain name.
+    #[error("compactor name `{0:?}` must be a name of letters, digits and `_`, starting with a letter")]
     BadName(String),
 }
 
-/// The user compactors a pipeline run can use. Cheap to clone.
+impl CompactorError {
+    /// The name that was refused.
+    pub fn name(&self) -> &str {
+        match self {
+            CompactorError::Builtin(name) | CompactorError::Duplicate(name) | CompactorError::BadName(name) => name,
+        }
+    }
+}
+
+impl ErrorCode for CompactorError {
+    fn code(&self) -> Code {
+        match self {
+            CompactorError::Builtin(_) => Code::CompactorBuiltin,
+            CompactorError::Duplicate(_) => Code::CompactorDuplicate,
+            CompactorError::BadName(_) => Code::CompactorBadName,
+        }
+    }
+}
+
+/// The built-in compactor `name`.
+fn builtin(name: &str) -> Option<&'static dyn Compactor> {
+    static TRUNCATE_C: TruncateCompactor = TruncateCompactor;
+    static SQL: CodeCompactor = CodeCompactor::SQL;
+    static DOTNET: CodeCompactor = CodeCompactor::DOTNET;
+    static CODE: CodeCompactor = CodeCompactor::DETECT;
+    static MARKDOWN: ProseCompactor = ProseCompactor::Markdown;
+    static TEXT: ProseCompactor = ProseCompactor::Text;
+    static JSON: ProseCompactor = ProseCompactor::Json;
+    Some(match name {
+        TRUNCATE => &TRUNCATE_C,
+        "sql" => &SQL,
+        "dotnet" => &DOTNET,
+        "code" => &CODE,
+        "markdown" => &MARKDOWN,
+        "text" => &TEXT,
+        "json" => &JSON,
+        _ => return None,
+    })
+}
+
+/// The compactors a pipeline run or a context engine can use: the built-in ones and those
+/// registered by name. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct CompactorRegistry {
-    custom: Vec<Arc<dyn TextCompactor>>,
+    custom: Vec<(String, Arc<dyn Compactor>)>,
 }
 
 impl fmt::Debug for CompactorRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.names()).finish()
+        f.debug_list().entries(self.user_names()).finish()
     }
 }
 
 impl PartialEq for CompactorRegistry {
     fn eq(&self, other: &Self) -> bool {
-        self.custom.len() == other.custom.len() && self.custom.iter().zip(&other.custom).all(|(a, b)| Arc::ptr_eq(a, b))
+        self.custom.len() == other.custom.len()
+            && self.custom.iter().zip(&other.custom).all(|((n, a), (m, b))| n == m && Arc::ptr_eq(a, b))
     }
 }
 
 impl Eq for CompactorRegistry {}
 
 impl CompactorRegistry {
-    /// No user compactors.
+    /// The built-in compactors only.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds `compactor`; its language must be new and not built in.
-    pub fn register(&mut self, compactor: impl TextCompactor + 'static) -> Result<(), CompactorError> {
-        self.register_arc(Arc::new(compactor))
+    /// Registers `compactor` as `name`, which must be a plain name, not built in and new.
+    pub fn register(
+        &mut self,
+        name: impl Into<String>,
+        compactor: impl Compactor + 'static,
+    ) -> Result<&mut Self, CompactorError> {
+        self.register_arc(name, Arc::new(compactor))
     }
 
-    /// Adds a shared compactor; its language must be new and not built in.
-    pub fn register_arc(&mut self, compactor: Arc<dyn TextCompactor>) -> Result<(), CompactorError> {
-        let name = compactor.language().to_owned();
-        if BUILTIN_LANGUAGES.contains(&name.as_str()) {
+    /// Registers a shared compactor as `name` (the rules of [`register`](Self::register)).
+    pub fn register_arc(
+        &mut self,
+        name: impl Into<String>,
+        compactor: Arc<dyn Compactor>,
+    ) -> Result<&mut Self, CompactorError> {
+        let name = name.into();
+        if builtin(&name).is_some() {
             return Err(CompactorError::Builtin(name));
         }
         if !is_language_name(&name) {
             return Err(CompactorError::BadName(name));
         }
-        if self.get(&name).is_some() {
+        if self.custom.iter().any(|(n, _)| *n == name) {
             return Err(CompactorError::Duplicate(name));
         }
-        self.custom.push(compactor);
-        Ok(())
-    }
-
-    /// This registry with `compactor` added.
-    pub fn with(mut self, compactor: impl TextCompactor + 'static) -> Result<Self, CompactorError> {
-        self.register(compactor)?;
+        self.custom.push((name, compactor));
         Ok(self)
     }
 
-    /// The compactor of `language`.
-    pub fn get(&self, language: &str) -> Option<&dyn TextCompactor> {
-        self.custom.iter().find(|c| c.language() == language).map(|c| c.as_ref())
+    /// This registry with `compactor` registered as `name`.
+    pub fn with(
+        mut self,
+        name: impl Into<String>,
+        compactor: impl Compactor + 'static,
+    ) -> Result<Self, CompactorError> {
+        self.register(name, compactor)?;
+        Ok(self)
     }
 
-    /// The registered languages, in registration order.
+    /// The compactor `name`, built in or registered.
+    pub fn get(&self, name: &str) -> Option<&dyn Compactor> {
+        builtin(name).or_else(|| self.custom.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_ref()))
+    }
+
+    /// Whether `name` is a compactor of this registry.
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every name: the built-in ones ([`BUILTIN_COMPACTORS`]), then the registered ones in
+    /// registration order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.custom.iter().map(|c| c.language())
+        BUILTIN_COMPACTORS.into_iter().chain(self.user_names())
+    }
+
+    /// The registered (not built-in) names, in registration order.
+    pub fn user_names(&self) -> impl Iterator<Item = &str> {
+        self.custom.iter().map(|(n, _)| n.as_str())
     }
 
     /// The language of `node` (see the module documentation).
     pub fn language_of(&self, node: &NodeText) -> NodeLanguage {
-        if let Some(c) = self.custom.iter().find(|c| c.applies_to(node)) {
-            return NodeLanguage::Custom(c.language().to_owned());
+        if let Some((name, _)) = self.custom.iter().find(|(_, c)| c.applies_to(node)) {
+            return NodeLanguage::Custom(name.clone());
         }
         let ext = node
             .source()
@@ -158,56 +192,64 @@ impl CompactorRegistry {
         }
     }
 
-    /// `node`'s text compacted as `language`, never to more tokens than it had.
+    /// `node`'s text compacted losslessly by the compactor of `language`'s name, never to more
+    /// tokens than it had: an answer with more tokens is dropped and the text kept. A language
+    /// with no compactor (`unknown`, an unregistered name) keeps the text.
     pub fn compact(
         &self,
         language: &NodeLanguage,
         node: &NodeText,
         counter: &TokenCounter,
-    ) -> Result<Compacted, TokenError> {
+    ) -> Result<Compacted, CompactError> {
         let text = node.text.as_str();
-        match language {
-            NodeLanguage::Code(code) => super::compact(*code, text, node.source(), counter),
-            NodeLanguage::Prose("markdown") => guard_tokens(text, prose::compact_markdown(text), counter),
-            NodeLanguage::Prose("json") => guard_tokens(text, prose::compact_json(text), counter),
-            NodeLanguage::Prose(_) => guard_tokens(text, prose::compact_text(text), counter),
-            NodeLanguage::Custom(name) => match self.get(name) {
-                Some(c) => {
-                    let out = c.compact(text);
-                    guard_tokens(text, if out == text { Cow::Borrowed(text) } else { Cow::Owned(out) }, counter)
+        let compactor = match language {
+            NodeLanguage::Unknown => None,
+            named => self.get(named.name()),
+        };
+        let out = match compactor {
+            Some(c) => {
+                let request =
+                    CompactRequest::new(&node.id, text, counter).with_path(node.source()).with_language(language);
+                match c.compact(&request)? {
+                    Cow::Owned(out) if out == text => Cow::Borrowed(text),
+                    out => out,
                 }
-                None => guard_tokens(text, Cow::Borrowed(text), counter),
-            },
-            NodeLanguage::Unknown => guard_tokens(text, Cow::Borrowed(text), counter),
-        }
+            }
+            None => Cow::Borrowed(text),
+        };
+        Ok(guard_tokens(text, out, counter)?)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compact::FnCompactor;
     use crate::tokens::Encoding;
 
-    struct Upper(&'static str);
-    impl TextCompactor for Upper {
-        fn language(&self) -> &str {
-            self.0
+    struct Fold;
+    impl Compactor for Fold {
+        fn compact<'t>(&self, request: &CompactRequest<'t>) -> Result<Cow<'t, str>, CompactError> {
+            Ok(Cow::Owned(request.text.split_whitespace().collect::<Vec<_>>().join(" ")))
         }
         fn applies_to(&self, node: &NodeText) -> bool {
             node.source().is_some_and(|p| p.ends_with(".up"))
-        }
-        fn compact(&self, text: &str) -> String {
-            text.split_whitespace().collect::<Vec<_>>().join(" ")
         }
     }
 
     #[test]
     fn registration_rules_and_languages() {
         let mut r = CompactorRegistry::new();
-        assert_eq!(r.register(Upper("sql")), Err(CompactorError::Builtin("sql".into())));
-        assert_eq!(r.register(Upper("no spaces")), Err(CompactorError::BadName("no spaces".into())));
-        r.register(Upper("up")).unwrap();
-        assert_eq!(r.register(Upper("up")), Err(CompactorError::Duplicate("up".into())));
+        for name in BUILTIN_COMPACTORS {
+            assert_eq!(r.register(name, Fold).err(), Some(CompactorError::Builtin(name.into())));
+            assert!(r.contains(name), "{name}");
+        }
+        assert_eq!(r.register("no spaces", Fold).err(), Some(CompactorError::BadName("no spaces".into())));
+        r.register("up", Fold).unwrap();
+        assert_eq!(r.register("up", Fold).err(), Some(CompactorError::Duplicate("up".into())));
+        assert_eq!(CompactorError::Duplicate("up".into()).code(), Code::CompactorDuplicate);
+        assert_eq!(r.user_names().collect::<Vec<_>>(), ["up"]);
+        assert_eq!(r.names().count(), BUILTIN_COMPACTORS.len() + 1);
         let node = |p: &str, t: &str| NodeText::new("n", t).with_path(p);
         assert_eq!(r.language_of(&node("a.up", "x")), NodeLanguage::Custom("up".into()));
         assert_eq!(r.language_of(&node("a.sql", "SELECT 1")).name(), "sql");
@@ -221,5 +263,21 @@ mod tests {
         assert_eq!((c.text.as_str(), c.changed), ("a b c", true));
         let j = node("x.json", "{ \"a\" : [ 1, 2 ] }");
         assert_eq!(r.compact(&r.language_of(&j), &j, &counter).unwrap().text, "{\"a\":[1,2]}");
+    }
+
+    #[test]
+    fn the_registry_keeps_the_text_when_an_answer_is_longer_or_fails() {
+        let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+        let mut r = CompactorRegistry::new();
+        r.register("longer", FnCompactor::new(|q: &CompactRequest<'_>| Ok(format!("{} and more", q.text)))).unwrap();
+        r.register("broken", FnCompactor::new(|_: &CompactRequest<'_>| Err(CompactError::Other("no".into())))).unwrap();
+        let n = NodeText::new("n", "short text");
+        let c = r.compact(&NodeLanguage::Custom("longer".into()), &n, &counter).unwrap();
+        assert_eq!((c.text.as_str(), c.changed, c.tokens_after), ("short text", false, c.tokens_before));
+        let err = r.compact(&NodeLanguage::Custom("broken".into()), &n, &counter).unwrap_err();
+        assert_eq!(err.code(), Code::CompactorFailed);
+        // Without a budget, even `truncate` keeps every token.
+        let t = r.compact(&NodeLanguage::Custom(TRUNCATE.into()), &n, &counter).unwrap();
+        assert!(!t.changed);
     }
 }

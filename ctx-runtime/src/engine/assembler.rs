@@ -6,15 +6,16 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compactor::{Compactor, CompactorRegistry};
 use super::error::EngineError;
 use super::report::AssemblyReport;
 use super::retriever::Retriever;
 use super::run::Run;
+use super::summarize::Summarizer;
 use crate::chat::{ChatMessage, Role};
-use crate::codes::Code;
+use crate::codes::{Code, ErrorCode};
+use crate::compact::{BUILTIN_COMPACTORS, Compactor, CompactorError, CompactorRegistry, is_language_name};
 use crate::tokens::TokenCounter;
-use crate::validation::{ConfigIssue, ConfigIssues, FieldPath};
+use crate::validation::{ConfigIssue, ConfigIssues, FieldPath, did_you_mean};
 use ctx_spec::engine::Template;
 use ctx_spec::engine::validate_spec;
 use ctx_spec::engine::{EngineSpec, MessageSpec, PackPlacement, RetrieverDecl};
@@ -152,6 +153,7 @@ pub struct ContextAssembler {
     pub(super) contexts: BTreeMap<String, Compiled>,
     pub(super) retrievers: BTreeMap<String, RetrieverEntry>,
     pub(super) compactors: CompactorRegistry,
+    pub(super) summarizers: BTreeMap<String, Summarizer>,
     pub(super) default_policy: Policy,
 }
 
@@ -162,6 +164,7 @@ impl std::fmt::Debug for ContextAssembler {
             .field("contexts", &self.contexts.keys().collect::<Vec<_>>())
             .field("retrievers", &self.retrievers.keys().collect::<Vec<_>>())
             .field("compactors", &self.compactors)
+            .field("summarizers", &self.summarizers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -172,6 +175,9 @@ pub struct ContextAssemblerBuilder {
     counter: TokenCounter,
     retrievers: BTreeMap<String, Arc<dyn Retriever>>,
     compactors: CompactorRegistry,
+    summarizers: BTreeMap<String, Summarizer>,
+    /// Registrations refused (a built-in or repeated name), reported by `build` with the rest.
+    refused: Vec<CompactorError>,
 }
 
 impl ContextAssemblerBuilder {
@@ -182,10 +188,34 @@ impl ContextAssemblerBuilder {
         self
     }
 
-    /// Registers a compactor under `name` (declare it in [`EngineSpec::compactors`] too).
+    /// Registers a compactor under `name` (declare it in [`EngineSpec::compactors`] too). A
+    /// built-in name, a name registered before or not a plain name is reported by
+    /// [`build`](Self::build).
     #[must_use]
     pub fn compactor(mut self, name: impl Into<String>, compactor: Arc<dyn Compactor>) -> Self {
-        self.compactors.register(name, compactor);
+        let name = name.into();
+        if self.summarizers.contains_key(&name) {
+            self.refused.push(CompactorError::Duplicate(name));
+        } else if let Err(refused) = self.compactors.register_arc(name, compactor) {
+            self.refused.push(refused);
+        }
+        self
+    }
+
+    /// Registers a model summariser under `name` (declare it in [`EngineSpec::compactors`] too);
+    /// the same naming rules as [`compactor`](Self::compactor).
+    #[must_use]
+    pub fn summarizer(mut self, name: impl Into<String>, summarizer: Summarizer) -> Self {
+        let name = name.into();
+        if BUILTIN_COMPACTORS.contains(&name.as_str()) {
+            self.refused.push(CompactorError::Builtin(name));
+        } else if !is_language_name(&name) {
+            self.refused.push(CompactorError::BadName(name));
+        } else if self.compactors.contains(&name) || self.summarizers.contains_key(&name) {
+            self.refused.push(CompactorError::Duplicate(name));
+        } else {
+            self.summarizers.insert(name, summarizer);
+        }
         self
     }
 
@@ -217,17 +247,33 @@ impl ContextAssemblerBuilder {
                 );
             }
         }
+        let registered = || self.compactors.user_names().chain(self.summarizers.keys().map(String::as_str));
         for (k, name) in spec.compactors.iter().enumerate() {
-            if self.compactors.get(name).is_none() {
+            if !self.compactors.contains(name) && !self.summarizers.contains_key(name) {
+                let mut help = format!("call `.compactor(\"{name}\", …)` (or `.summarizer`) on the builder");
+                if let Some(near) = did_you_mean(name, registered()) {
+                    help = format!("did you mean `{near}`, which is registered? Or {help}");
+                }
                 issues.push(
                     ConfigIssue::new(
                         Code::EngineCompactorNotRegistered,
                         FieldPath::root().key("compactors").index(k),
                         format!("compactor `{name}` is declared but not registered"),
                     )
-                    .with_help(format!("call `.compactor(\"{name}\", …)` on the builder")),
+                    .with_help(help),
                 );
             }
+        }
+        for refused in &self.refused {
+            let name = refused.name();
+            let path = match spec.compactors.iter().position(|c| c == name) {
+                Some(k) => FieldPath::root().key("compactors").index(k),
+                None => FieldPath::root().key("compactors"),
+            };
+            issues.push(
+                ConfigIssue::new(refused.code(), path, format!("cannot register compactor `{name}`: {refused}"))
+                    .with_help("register each compactor once, under a name of its own that is not built in"),
+            );
         }
         ConfigIssues::check("context engine", issues)?;
 
@@ -277,6 +323,7 @@ impl ContextAssemblerBuilder {
             contexts,
             retrievers,
             compactors: self.compactors,
+            summarizers: self.summarizers,
             default_policy: Policy::default(),
         })
     }
@@ -285,7 +332,14 @@ impl ContextAssemblerBuilder {
 impl ContextAssembler {
     /// A builder for `spec`, counting with `counter` (the target model's tokenizer and chat format).
     pub fn builder(spec: EngineSpec, counter: TokenCounter) -> ContextAssemblerBuilder {
-        ContextAssemblerBuilder { spec, counter, retrievers: BTreeMap::new(), compactors: CompactorRegistry::new() }
+        ContextAssemblerBuilder {
+            spec,
+            counter,
+            retrievers: BTreeMap::new(),
+            compactors: CompactorRegistry::new(),
+            summarizers: BTreeMap::new(),
+            refused: Vec::new(),
+        }
     }
 
     /// The counter assemblies are measured with.

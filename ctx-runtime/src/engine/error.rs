@@ -4,8 +4,8 @@ use crate::codes::{Code, ErrorCode};
 use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
-use super::compactor::CompactError;
 use super::retriever::RetrieverError;
+use crate::compact::CompactError;
 
 /// Why an assembler could not be built or an assembly failed.
 #[derive(Debug, thiserror::Error)]

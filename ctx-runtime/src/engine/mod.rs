@@ -7,6 +7,10 @@
 //! `input_budget.max_tokens`, `pack_budget` ratios, `overflow` (`compact` or `error`), the
 //! compactor, and `expansion` (paging retrievers with `offset`/`limit` until packs are full).
 //!
+//! A policy's compactor is a name: a built-in or registered [`Compactor`](crate::compact::Compactor)
+//! of [`crate::compact`] (the same trait `manage_context_budget` and the turn ledger use), or a
+//! [`Summarizer`] registered on the builder, which asks a model.
+//!
 //! Where the Python original counts words, every decision here uses the
 //! [`TokenCounter`](crate::tokens::TokenCounter) and is confirmed on the rendered whole: BPE
 //! counts are not additive, so the assembler renders, counts, and shrinks until the exact count
@@ -43,7 +47,6 @@
 //! ```
 
 mod assembler;
-mod compactor;
 mod error;
 mod render;
 mod report;
@@ -52,10 +55,6 @@ mod run;
 mod summarize;
 
 pub use assembler::{AssemblyInput, ContextAssembler, ContextAssemblerBuilder, ContextAssembly};
-pub use compactor::{
-    BUILTIN_COMPACTORS, CodeCompactor, CompactError, CompactionRequest, Compactor, CompactorRegistry, FnCompactor,
-    TRUNCATE, TruncateAfter, TruncateCompactor,
-};
 pub use error::EngineError;
 pub use render::PART_SEPARATOR;
 pub use report::{AssemblyReport, PackKind, PackReport};
@@ -63,6 +62,6 @@ pub use retriever::{
     ContextPack, ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverError,
     join_blocks,
 };
-pub use summarize::{DEFAULT_SUMMARY_INSTRUCTIONS, SummarizingCompactor};
+pub use summarize::{DEFAULT_SUMMARY_INSTRUCTIONS, Summarizer};
 // Declarations, policies, templates and their rules: checked by the companion macro too.
 pub use ctx_spec::engine::*;

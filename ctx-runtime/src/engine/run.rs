@@ -18,12 +18,12 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembly, RetrieverEntry};
-use super::compactor::{CompactError, CompactionRequest};
 use super::error::EngineError;
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::{AssemblyReport, pack_reports};
 use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
 use crate::chat::ChatMessage;
+use crate::compact::{CompactError, CompactRequest};
 use crate::tokens::TokenError;
 use crate::tokens::{CountedText, TokenCounter};
 use ctx_spec::engine::{Overflow, Policy, allocation};
@@ -453,12 +453,16 @@ impl<'a> Run<'a> {
             pack: pack.to_owned(),
             source: Box::new(source),
         };
-        let compactor =
-            self.asm.compactors.get(&policy.compactor).ok_or_else(|| {
+        let request = CompactRequest::new(pack, text, self.counter()).with_max_tokens(max_tokens);
+        // A summariser is the one compaction that waits on a model; every other is synchronous.
+        let out = if let Some(summarizer) = self.asm.summarizers.get(&policy.compactor) {
+            summarizer.summarize(&request).await.map_err(fail)?
+        } else {
+            let compactor = self.asm.compactors.get(&policy.compactor).ok_or_else(|| {
                 fail(CompactError::Other(format!("compactor `{}` is not registered", policy.compactor)))
             })?;
-        let request = CompactionRequest { text, max_tokens, counter: self.counter(), label: pack };
-        let out = compactor.compact(request).await.map_err(fail)?;
+            compactor.compact(&request).map_err(fail)?.into_owned()
+        };
         let tokens = self.counter().count(&out)?;
         if tokens > max_tokens {
             return Err(EngineError::CompactorOverBudget {

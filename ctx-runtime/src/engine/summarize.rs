@@ -1,4 +1,9 @@
-//! The summarising compactor: asks a chat model to summarise what does not fit.
+//! The summariser: asks a chat model to summarise what does not fit.
+//!
+//! It is the context engine's one asynchronous compaction stage, kept beside the synchronous
+//! [`Compactor`](crate::compact::Compactor) trait rather than behind it (the trait's
+//! documentation says why). A policy names it like any compactor; the engine looks the name up
+//! among its summarisers first, then in its [`CompactorRegistry`](crate::compact::CompactorRegistry).
 //!
 //! Every request it sends is checked before it is sent: the exact count of its messages plus the
 //! output limit fits the summarising model's window. A text too large for one request is split
@@ -8,10 +13,8 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-
-use super::compactor::{CompactError, CompactionRequest, Compactor};
 use crate::chat::ChatMessage;
+use crate::compact::{CompactError, CompactRequest};
 use crate::llm::{ChatModel, ChatRequest};
 use crate::tokens::TokenCounter;
 
@@ -19,9 +22,10 @@ use crate::tokens::TokenCounter;
 pub const DEFAULT_SUMMARY_INSTRUCTIONS: &str = "Summarise the text the user sends for use as context by another \
      model. Keep names, identifiers, numbers and code verbatim; drop repetition. Answer with the summary only.";
 
-/// A [`Compactor`] that summarises with a [`ChatModel`].
+/// Summarises with a [`ChatModel`] what does not fit: registered on the engine's builder with
+/// [`ContextAssemblerBuilder::summarizer`](super::ContextAssemblerBuilder::summarizer).
 #[derive(Clone)]
-pub struct SummarizingCompactor {
+pub struct Summarizer {
     model: Arc<dyn ChatModel>,
     context_window: usize,
     instructions: String,
@@ -29,9 +33,9 @@ pub struct SummarizingCompactor {
     max_rounds: usize,
 }
 
-impl std::fmt::Debug for SummarizingCompactor {
+impl std::fmt::Debug for Summarizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SummarizingCompactor")
+        f.debug_struct("Summarizer")
             .field("model", &self.model.model_name())
             .field("context_window", &self.context_window)
             .field("max_rounds", &self.max_rounds)
@@ -39,10 +43,10 @@ impl std::fmt::Debug for SummarizingCompactor {
     }
 }
 
-impl SummarizingCompactor {
+impl Summarizer {
     /// Summarises with `model`, whose context window is `context_window` tokens.
     pub fn new(model: Arc<dyn ChatModel>, context_window: usize) -> Self {
-        SummarizingCompactor {
+        Summarizer {
             model,
             context_window,
             instructions: DEFAULT_SUMMARY_INSTRUCTIONS.to_owned(),
@@ -139,12 +143,13 @@ impl SummarizingCompactor {
     }
 }
 
-#[async_trait]
-impl Compactor for SummarizingCompactor {
-    async fn compact(&self, request: CompactionRequest<'_>) -> Result<String, CompactError> {
+impl Summarizer {
+    /// `request.text` summarised to at most `request.max_tokens` tokens of `request.counter`
+    /// (without a budget the text is returned as it is: a summary is never lossless).
+    pub async fn summarize(&self, request: &CompactRequest<'_>) -> Result<String, CompactError> {
         let out_counter = request.counter;
         let counter = self.counter.as_ref().unwrap_or(out_counter);
-        let target = request.max_tokens;
+        let Some(target) = request.max_tokens else { return Ok(request.text.to_owned()) };
         if target == 0 {
             return Ok(String::new());
         }
@@ -155,13 +160,13 @@ impl Compactor for SummarizingCompactor {
         for _ in 0..self.max_rounds {
             let pieces = self.split(counter, &text, target)?;
             let summary = if let [only] = pieces.as_slice() {
-                self.call(counter, only, target, request.label).await?
+                self.call(counter, only, target, request.id).await?
             } else {
                 // Each piece gets an equal share of the budget so the joined summaries can fit.
                 let share = (target / pieces.len()).max(1);
                 let mut parts = Vec::with_capacity(pieces.len());
                 for piece in &pieces {
-                    parts.push(self.call(counter, piece, share, request.label).await?);
+                    parts.push(self.call(counter, piece, share, request.id).await?);
                 }
                 parts.join("\n\n")
             };

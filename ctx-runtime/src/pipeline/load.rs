@@ -57,29 +57,32 @@ impl LoadOptions {
         self
     }
 
-    /// Registers a user compactor for the language the pipeline declares in
-    /// `settings { compactors: [...] }`. A language that is built in or registered twice is an
-    /// error.
+    /// Registers a user compactor as `name`, the language the pipeline declares in
+    /// `settings { compactors: [...] }`. A name that is built in, registered twice or not a plain
+    /// name is an error.
     ///
     /// ```
-    /// use ctx::compact::TextCompactor;
+    /// use std::borrow::Cow;
+    /// use ctx::compact::{CompactError, CompactRequest, Compactor};
     /// use ctx::pipeline::LoadOptions;
     /// use ctx::state::NodeText;
     ///
     /// struct Yaml;
-    /// impl TextCompactor for Yaml {
-    ///     fn language(&self) -> &str { "yaml" }
+    /// impl Compactor for Yaml {
+    ///     fn compact<'t>(&self, request: &CompactRequest<'t>) -> Result<Cow<'t, str>, CompactError> {
+    ///         Ok(Cow::Owned(request.text.replace("\n\n", "\n")))
+    ///     }
     ///     fn applies_to(&self, node: &NodeText) -> bool { node.source().is_some_and(|p| p.ends_with(".yaml")) }
-    ///     fn compact(&self, text: &str) -> String { text.replace("\n\n", "\n") }
     /// }
-    /// let opts = LoadOptions::new().compactor(Yaml)?;
+    /// let opts = LoadOptions::new().compactor("yaml", Yaml)?;
     /// # Ok::<(), ctx::compact::CompactorError>(())
     /// ```
     pub fn compactor(
         mut self,
-        compactor: impl crate::compact::TextCompactor + 'static,
+        name: impl Into<String>,
+        compactor: impl crate::compact::Compactor + 'static,
     ) -> Result<Self, crate::compact::CompactorError> {
-        self.compactors.register(compactor)?;
+        self.compactors.register(name, compactor)?;
         Ok(self)
     }
 

@@ -407,7 +407,7 @@ fn run_bounds(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings, rep
 /// `opts`: the macro checked the rules against the declaration, this checks the declaration
 /// against what the caller registered.
 fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigIssue> {
-    let registered: Vec<&str> = opts.compactors.names().collect();
+    let registered: Vec<&str> = opts.compactors.user_names().collect();
     def.settings
         .compactors
         .iter()
@@ -415,10 +415,10 @@ fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigI
         .filter(|(_, name)| !registered.contains(&name.as_str()))
         .map(|(i, name)| {
             let help = if registered.is_empty() {
-                format!("register it: `LoadOptions::new().compactor(MyCompactor)?` whose `language()` is `{name}`")
+                format!("register it: `LoadOptions::new().compactor(\"{name}\", MyCompactor)?`")
             } else {
                 format!(
-                    "register a compactor whose `language()` is `{name}`; registered: {}",
+                    "register a compactor as `{name}` (`LoadOptions::compactor`); registered: {}",
                     registered.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
                 )
             };

@@ -10,8 +10,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::TurnError;
-use super::pack::{Compactor, Inclusion, Packed, Partial, RankedDocument, pack_documents};
+use super::pack::{Inclusion, Packed, Partial, RankedDocument, pack_documents};
 use crate::chat::{ChatMessage, Role, ToolCall};
+use crate::compact::Compactor;
 use crate::tokens::TokenCounter;
 use crate::validation::ConfigIssues;
 use ctx_spec::turn::{PartialPolicy, TurnBudgetConfig};

@@ -34,9 +34,10 @@ mod pack;
 pub use ctx_spec::turn::{DocumentFormat, PartialPolicy, TurnBudgetConfig, TurnBudgetSpec, validate_turn_budget};
 pub use final_view::{DocumentId, FallbackVerdict, dedup_by_id, fallback_check};
 pub use ledger::{CallBudget, LedgerBreakdown, SeenDocument, TurnLedger};
-pub use pack::{Compactor, Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};
+pub use pack::{Inclusion, Packed, PackedDocument, Partial, RankedDocument, pack_documents};
 
 use crate::codes::{Code, ErrorCode};
+use crate::compact::CompactError;
 use crate::tokens::TokenError;
 use crate::validation::ConfigIssues;
 
@@ -86,12 +87,13 @@ pub enum TurnError {
     #[error("the partial-document policy is `compact` but no compactor was given")]
     MissingCompactor,
     /// The compactor failed.
-    #[error("compacting document `{document_id}` failed: {reason}")]
+    #[error("compacting document `{document_id}` failed: {source}")]
     Compactor {
         /// The document.
         document_id: String,
-        /// The compactor's reason.
-        reason: String,
+        /// The compactor's error (boxed: it is the largest payload).
+        #[source]
+        source: Box<CompactError>,
     },
 }
 

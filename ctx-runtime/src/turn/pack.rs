@@ -2,14 +2,16 @@
 //!
 //! Whole documents go first, in rank order, each one that fits; then the best-ranked document that
 //! did not fit is handled by the [`Partial`] policy (left out, truncated at a token boundary, or
-//! compacted by the caller's function) in whatever room is left. The decision for each piece rests
-//! on its own count, so the packed result is re-counted as one rendered string — formatting and
-//! separators included — and shrunk until that exact count is within the budget. A result can
-//! therefore never exceed the room it was packed for, however large the documents are.
+//! compacted by the caller's [`Compactor`](crate::compact::Compactor)) in whatever room is left.
+//! The decision for each piece rests on its own count, so the packed result is re-counted as one
+//! rendered string — formatting and separators included — and shrunk until that exact count is
+//! within the budget. A result can therefore never exceed the room it was packed for, however
+//! large the documents are.
 
 use std::collections::HashSet;
 
 use super::TurnError;
+use crate::compact::{CompactRequest, Compactor};
 use crate::tokens::TokenCounter;
 use ctx_spec::turn::DocumentFormat;
 
@@ -29,21 +31,6 @@ impl RankedDocument {
     }
 }
 
-/// Shrinks a document to at most `max_tokens` tokens (a summarizer, a code outline, …).
-pub trait Compactor {
-    /// The compacted text of document `id`, or why it could not be compacted.
-    fn compact(&self, id: &str, text: &str, max_tokens: usize) -> Result<String, String>;
-}
-
-impl<F> Compactor for F
-where
-    F: Fn(&str, &str, usize) -> Result<String, String>,
-{
-    fn compact(&self, id: &str, text: &str, max_tokens: usize) -> Result<String, String> {
-        self(id, text, max_tokens)
-    }
-}
-
 /// The policy for the best document that does not fit whole, with what it needs to run.
 #[derive(Clone, Copy)]
 pub enum Partial<'a> {
@@ -51,8 +38,9 @@ pub enum Partial<'a> {
     Skip,
     /// Keep a token-boundary prefix followed by the format's truncation marker.
     Truncate,
-    /// Ask the compactor for a version that fits; a compaction that still does not fit is
-    /// truncated like [`Partial::Truncate`].
+    /// Ask the compactor for a version that fits (a request with the document's id and the room
+    /// as `max_tokens`); a compaction that still does not fit is truncated like
+    /// [`Partial::Truncate`].
     Compact(&'a dyn Compactor),
 }
 
@@ -231,11 +219,12 @@ fn shrink(
             (format!("{prefix}{}", format.truncation_marker), Inclusion::Truncated)
         }
         Partial::Compact(compactor) => {
+            let request = CompactRequest::new(&doc.id, &doc.text, counter).with_max_tokens(max);
             let compacted = compactor
-                .compact(&doc.id, &doc.text, max)
-                .map_err(|reason| TurnError::Compactor { document_id: doc.id.clone(), reason })?;
+                .compact(&request)
+                .map_err(|source| TurnError::Compactor { document_id: doc.id.clone(), source: Box::new(source) })?;
             if counter.fits(&compacted, max)? {
-                (compacted, Inclusion::Compacted { truncated: false })
+                (compacted.into_owned(), Inclusion::Compacted { truncated: false })
             } else {
                 let prefix = counter.truncate_to(&compacted, max)?;
                 (format!("{prefix}{}", format.truncation_marker), Inclusion::Compacted { truncated: true })

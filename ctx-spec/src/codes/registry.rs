@@ -340,6 +340,13 @@ registry! {
         /// Fix: lower the limit to the value shown (or give the model a larger window), so that the
         /// pipeline runs as written; `auto_clamp` is meant for dev and test only.
         BudgetAutoClamped = "BUDGET_AUTO_CLAMPED",
+        /// A model step assembles its request from a context that is not declared.
+        /// Fix: declare the context, or correct the name (the help line suggests one).
+        ContractUnknownContext = "CONTRACT_UNKNOWN_CONTEXT",
+        /// A model step assembles its request from a context without `input_budget.max_tokens`,
+        /// so the request has no bound the contract could check.
+        /// Fix: give the context a policy with an input budget.
+        ContractUnboundedContext = "CONTRACT_UNBOUNDED_CONTEXT",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does
@@ -374,18 +381,21 @@ registry! {
         /// A step's `divide_new_content` is empty or blank.
         /// Fix: write the separator text, or remove the key.
         DivideNewContentEmpty = "DIVIDE_NEW_CONTENT_EMPTY",
-        /// A name in `settings.compactors` is not a name (letters, digits, `_`, starting with a
-        /// letter).
+        /// A name in `settings.compactors`, or a compactor registered by name, is not a name
+        /// (letters, digits, `_`, starting with a letter).
         /// Fix: rename it, e.g. `yaml`.
         CompactorBadName = "COMPACTOR_BAD_NAME",
-        /// `settings.compactors` names a built-in compactor; it declares user compactors only.
-        /// Fix: remove it from `compactors`: rules can name it as it is.
+        /// `settings.compactors` names a built-in compactor (it declares user compactors only), or
+        /// a compactor is registered under a built-in name.
+        /// Fix: remove it from `compactors`: rules can name it as it is; register yours under
+        /// another name.
         CompactorBuiltin = "COMPACTOR_BUILTIN",
-        /// A compactor language is declared twice in `settings.compactors`.
+        /// A compactor language is declared twice in `settings.compactors`, or two compactors
+        /// are registered under one name.
         /// Fix: remove one of the two.
         CompactorDuplicate = "COMPACTOR_DUPLICATE",
         /// A compactor language is declared but no compactor for it was registered at load time.
-        /// Fix: register one with `LoadOptions::compactor`, whose `language()` is that name.
+        /// Fix: register one under that name with `LoadOptions::compactor(name, …)`.
         CompactorNotRegistered = "COMPACTOR_NOT_REGISTERED",
         /// A step's `node_frame` template is malformed.
         /// Fix: use the placeholders `{id}`, `{path}`, `{language}`, `{compact}` and `{text}`

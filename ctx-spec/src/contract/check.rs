@@ -5,6 +5,10 @@
 //!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
 //! ```
 //!
+//! A step whose request is a declared context's assembly ([`CallModelCheck::context`]) has one
+//! input term instead of the first three and `max_context_tokens`: the context's input budget
+//! (see [`super::context`]).
+//!
 //! Under `fail_fast` every failing step is an issue that names each term and the overflow. Under
 //! `auto_clamp` the limits are lowered in memory (the context budget first, then the step's
 //! output), each change logged as a warning and listed in the [`ContractReport`]. Missing or
@@ -20,6 +24,7 @@
 
 use serde::Serialize;
 
+use super::context::ContextTerm;
 use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit};
 use crate::codes::Code;
 use crate::config::{
@@ -31,6 +36,7 @@ use crate::validation::{ConfigIssue, FieldPath};
 
 /// One `call_model` step to check.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CallModelCheck<'a> {
     /// The step's path (`steps.<id>`); issues about the step are reported under it.
     pub at: FieldPath,
@@ -43,6 +49,31 @@ pub struct CallModelCheck<'a> {
     /// For an `agent` step, the whole step: its tool schemas are part of every request that
     /// offers them, and its turn budget must leave the output its room.
     pub agent: Option<&'a AgentSpec>,
+    /// For a step whose request is a declared context's assembly, that context's term: its input
+    /// budget replaces the fixed prompt, the history and `max_context_tokens`.
+    pub context: Option<ContextTerm<'a>>,
+}
+
+impl<'a> CallModelCheck<'a> {
+    /// A `call_model` step `step_id` at `at`, as written in `spec`, whose prompt's text is
+    /// `system_prompt`.
+    pub fn new(at: FieldPath, step_id: &'a str, spec: &'a CallModelSpec, system_prompt: &'a str) -> Self {
+        CallModelCheck { at, step_id, spec, system_prompt, agent: None, context: None }
+    }
+
+    /// The step is this `agent` step.
+    #[must_use]
+    pub fn with_agent(mut self, agent: &'a AgentSpec) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The step's request is the assembly of a declared context ([`super::context_term`]).
+    #[must_use]
+    pub fn with_context(mut self, context: ContextTerm<'a>) -> Self {
+        self.context = Some(context);
+        self
+    }
 }
 
 impl CallModelCheck<'_> {
@@ -175,6 +206,12 @@ impl Terms<'_, '_> {
     fn rest(&self, margin: usize) -> u128 {
         self.fixed as u128 + self.tools as u128 + self.history as u128 + self.output.tokens as u128 + margin as u128
     }
+
+    /// The context budget this step's request can hold: `max_context_tokens` (`ctx`), or 0 for a
+    /// step that assembles a declared context (its input budget, in `fixed`, holds everything).
+    fn context(&self, ctx: usize) -> usize {
+        if self.check.context.is_some() { 0 } else { ctx }
+    }
 }
 
 /// Checks the contract for every step under `settings.policy`.
@@ -201,6 +238,8 @@ pub fn check_contract(
     let mut terms = Vec::with_capacity(steps.len());
     for check in steps {
         let history = match (check.spec.use_history, settings.max_history_tokens) {
+            // The context's input budget bounds the history it assembles.
+            _ if check.context.is_some() => Some(0),
             (false, _) => Some(0),
             (true, Some(h)) => Some(h),
             (true, None) => {
@@ -210,7 +249,11 @@ pub fn check_contract(
         };
         let output = output_limit(check.spec, model, check.step_id, &check.at).map_err(|i| issues.push(i)).ok();
         let templates: Vec<&str> = check.spec.parts().iter().map(|p| p.template.as_str()).collect();
-        let fixed = fixed_prompt_tokens(check.system_prompt, &templates, counter)
+        let fixed = match &check.context {
+            Some(context) => Ok(context.input_tokens),
+            None => fixed_prompt_tokens(check.system_prompt, &templates, counter),
+        };
+        let fixed = fixed
             .map_err(|e| {
                 issues.push(ConfigIssue::new(
                     Code::PromptCountFailed,
@@ -271,7 +314,7 @@ fn budget(
             .map_or(1, |a| usize::try_from(a.max_tool_calls).unwrap_or(0).saturating_add(1)),
         turn_budget_tokens: t.check.agent.map(|a| turn_budget(t, a, model, settings, output_tokens)),
         history_tokens: t.history,
-        context_tokens: context,
+        context_tokens: t.context(context),
         output_tokens,
         requested_output_tokens: t.output.tokens,
         output_source: t.output.source,
@@ -282,13 +325,25 @@ fn budget(
 
 /// The sum with every term named, e.g. `fixed prompt 41 (…) + max_history_tokens 0 (…) + … = 9000`.
 fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
+    let tools = if t.tools > 0 { format!("tool schemas {} + ", t.tools) } else { String::new() };
+    if let Some(c) = &t.check.context {
+        return format!(
+            "context `{}` input_budget.max_tokens {} (system prompt, history, packs and user message as assembled) + \
+             {tools}max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {}",
+            c.name,
+            c.input_tokens,
+            t.output.tokens,
+            t.output.source.describe(),
+            settings.safety_margin_tokens,
+            t.rest(settings.safety_margin_tokens),
+        );
+    }
     let history = if t.check.spec.use_history {
         format!("max_history_tokens {}", t.history)
     } else {
         "history 0 (no use_history)".to_owned()
     };
     let total = t.rest(settings.safety_margin_tokens) + context as u128;
-    let tools = if t.tools > 0 { format!("tool schemas {} + ", t.tools) } else { String::new() };
     format!(
         "fixed prompt {} (system prompt `{}`, user_parts templates, chat overhead) + {tools}{history} + max_context_tokens \
          {context} + max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {total}",
@@ -302,7 +357,7 @@ fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
 
 /// The `fail_fast` issue for a step that does not fit, if it does not.
 fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Option<ConfigIssue> {
-    let ctx = settings.max_context_tokens;
+    let ctx = t.context(settings.max_context_tokens);
     let total = t.rest(settings.safety_margin_tokens) + ctx as u128;
     let window = model.context_window as u128;
     if total <= window {
@@ -363,8 +418,17 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
     if t.check.spec.use_history && (t.history as u128) >= over {
         fixes.push(format!("lower `settings.max_history_tokens` from {} to {}", t.history, t.history as u128 - over));
     }
-    if (t.fixed as u128) > over {
-        fixes.push(format!("shorten the system prompt `{}` by {over} tokens", t.check.spec.prompt_key));
+    match &t.check.context {
+        Some(c) if (t.fixed as u128) > over => fixes.push(format!(
+            "lower `input_budget.max_tokens` of context `{}` from {} to {}",
+            c.name,
+            t.fixed,
+            t.fixed as u128 - over
+        )),
+        None if (t.fixed as u128) > over => {
+            fixes.push(format!("shorten the system prompt `{}` by {over} tokens", t.check.spec.prompt_key));
+        }
+        _ => {}
     }
     fixes.push(format!("use a model whose context window is at least {total}"));
     Some(
@@ -405,7 +469,12 @@ fn auto_clamp(
     let mut clamps = Vec::new();
     let mut issues = Vec::new();
 
-    let worst = terms.iter().map(|t| (t, window.saturating_sub(t.rest(margin)))).min_by_key(|(_, room)| *room);
+    // A step that assembles a declared context does not use `max_context_tokens`.
+    let worst = terms
+        .iter()
+        .filter(|t| t.check.context.is_none())
+        .map(|t| (t, window.saturating_sub(t.rest(margin))))
+        .min_by_key(|(_, room)| *room);
     let mut context = configured;
     if let Some((t, room)) = worst
         && room < configured as u128
@@ -432,7 +501,7 @@ fn auto_clamp(
 
     let mut outputs = Vec::with_capacity(terms.len());
     for t in terms {
-        let total = t.rest(margin) + context as u128;
+        let total = t.rest(margin) + t.context(context) as u128;
         if total <= window {
             outputs.push(None);
             continue;
@@ -455,23 +524,34 @@ fn auto_clamp(
             });
             outputs.push(Some(after));
         } else {
-            let need = t.fixed as u128 + t.history as u128 + margin as u128 + 2;
+            // The output and, unless the step assembles a declared context, the context budget.
+            let floor: u128 = if t.check.context.is_some() { 1 } else { 2 };
+            let need = t.fixed as u128 + t.history as u128 + margin as u128 + floor;
+            let (held, fix) = match &t.check.context {
+                Some(c) => (
+                    format!("context `{}` input_budget.max_tokens {}", c.name, t.fixed),
+                    format!("lower `input_budget.max_tokens` of context `{}`", c.name),
+                ),
+                None => (
+                    format!("fixed prompt {} + history {}", t.fixed, t.history),
+                    format!(
+                        "shorten the system prompt `{}`, lower `settings.max_history_tokens`",
+                        t.check.spec.prompt_key
+                    ),
+                ),
+            };
             issues.push(
                 ConfigIssue::new(
                     Code::BudgetContractUnsatisfiable,
                     t.check.at.clone(),
                     format!(
                         "{} step `{}` cannot fit the {window}-token window even with max_context_tokens and \
-                         its output clamped to 1 token each: fixed prompt {} + history {} + margin {margin} + 2 = {need}",
+                         its output clamped to 1 token each: {held} + margin {margin} + {floor} = {need}",
                         t.check.kind(),
-                        t.check.step_id, t.fixed, t.history
+                        t.check.step_id,
                     ),
                 )
-                .with_help(format!(
-                    "shorten the system prompt `{}`, lower `settings.max_history_tokens` or \
-                     `budget_safety_margin_tokens`, or use a larger model",
-                    t.check.spec.prompt_key
-                )),
+                .with_help(format!("{fix} or `budget_safety_margin_tokens`, or use a larger model")),
             );
             outputs.push(None);
         }

@@ -23,6 +23,11 @@
 //! `turn_budget_tokens` must leave the output, the margin, the tools and the reply priming their
 //! room (`TURN_BUDGET_EXCEEDS_ROOM`).
 //!
+//! A step whose request is the assembly of a declared context of the context engine has one input
+//! term instead of the fixed prompt, the history and `max_context_tokens`: the context's
+//! `input_budget.max_tokens`, which bounds everything the engine assembles ([`context_term`],
+//! [`CallModelCheck::with_context`]).
+//!
 //! Everything here is a plain function over plain values, free of I/O and async, so the
 //! `pipeline!` macro runs the same check at compile time when the window and prompts are literals.
 //!
@@ -44,6 +49,7 @@
 //! ```
 
 mod check;
+mod context;
 mod error;
 mod fingerprint;
 mod guard;
@@ -52,6 +58,7 @@ mod terms;
 use std::collections::BTreeMap;
 
 pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, check_contract};
+pub use context::{ContextTerm, context_term};
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;
@@ -105,7 +112,13 @@ pub fn call_model_checks_split<'a>(
         let key = spec.prompt_key.as_str();
         let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
         match inline.or_else(|| prompts.get(key).map(String::as_str)) {
-            Some(system_prompt) => checks.push(CallModelCheck { at, step_id: &step.id, spec, system_prompt, agent }),
+            Some(system_prompt) => {
+                let check = CallModelCheck::new(at, &step.id, spec, system_prompt);
+                checks.push(match agent {
+                    Some(agent) => check.with_agent(agent),
+                    None => check,
+                });
+            }
             None => issues.push(
                 ConfigIssue::new(
                     Code::MissingPromptText,

@@ -258,14 +258,21 @@ fn settings_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     let mut found = Vec::new();
     for (i, name) in def.settings.compactors.iter().enumerate() {
         let path = at.key("compactors").index(i);
-        if crate::lang::BUILTIN_LANGUAGES.contains(&name.as_str()) {
+        // One registry holds every compactor, so a user compactor cannot take any built-in
+        // name, even one (`truncate`, `code`) that is not a language a rule names.
+        if crate::engine::BUILTIN_COMPACTORS.contains(&name.as_str()) {
+            let help = if crate::lang::BUILTIN_LANGUAGES.contains(&name.as_str()) {
+                format!("remove `{name}` from `compactors`: rules can name it as it is")
+            } else {
+                format!("`{name}` is not a language a rule can name; give your compactor another name")
+            };
             found.push(
                 ConfigIssue::new(
                     Code::CompactorBuiltin,
                     path,
                     format!("`{name}` is a built-in compactor; `compactors` declares user compactors only"),
                 )
-                .with_help(format!("remove `{name}` from `compactors`: rules can name it as it is")),
+                .with_help(help),
             );
         } else if !crate::lang::is_language_name(name) {
             found.push(
@@ -313,16 +320,19 @@ mod tests {
     #[test]
     fn compactors_and_the_node_frame_are_checked() {
         let mut def = crate::pipeline::testing::compaction_loop();
-        def.settings.compactors = vec!["sql".into(), "9x".into(), "yaml".into(), "yaml".into()];
+        def.settings.compactors = vec!["sql".into(), "9x".into(), "yaml".into(), "yaml".into(), "truncate".into()];
         def.settings.node_frame = Some("{id} without the text".into());
-        let found: Vec<(&str, String)> =
-            settings_issues(&def).iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        let issues = settings_issues(&def);
+        let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        // `truncate` is no language, but the one registry holds it: the help says so.
+        assert!(issues[3].help.as_deref().is_some_and(|h| h.contains("not a language")), "{:?}", issues[3]);
         assert_eq!(
             found,
             [
                 ("COMPACTOR_BUILTIN", "settings.compactors[0]".to_owned()),
                 ("COMPACTOR_BAD_NAME", "settings.compactors[1]".to_owned()),
                 ("COMPACTOR_DUPLICATE", "settings.compactors[3]".to_owned()),
+                ("COMPACTOR_BUILTIN", "settings.compactors[4]".to_owned()),
                 ("NODE_FRAME_INVALID", "settings.node_frame".to_owned()),
             ]
         );
