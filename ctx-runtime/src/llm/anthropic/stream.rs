@@ -247,7 +247,7 @@ data: {\"type\":\"message_stop\"}\n\n";
                 ToolCall { id: "toolu_2".into(), name: "now".into(), arguments: "{}".into() },
             ]
         );
-        assert_eq!(reply.usage, Some(Usage { prompt_tokens: 472, completion_tokens: 89 }));
+        assert_eq!(reply.usage, Some(Usage::new(472, 89)));
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
     }
 

@@ -150,7 +150,7 @@ impl OfflineModel {
             return Ok(ChatResponse {
                 content: String::new(),
                 tool_calls: vec![call],
-                usage: Some(Usage { prompt_tokens, completion_tokens }),
+                usage: Some(Usage::new(prompt_tokens, completion_tokens)),
                 finish_reason: Some("tool_calls".into()),
             });
         }
@@ -164,7 +164,7 @@ impl OfflineModel {
         Ok(ChatResponse {
             content: fitted.content,
             tool_calls: Vec::new(),
-            usage: Some(Usage { prompt_tokens, completion_tokens }),
+            usage: Some(Usage::new(prompt_tokens, completion_tokens)),
             finish_reason: Some(if fitted.complete { "stop" } else { "length" }.into()),
         })
     }

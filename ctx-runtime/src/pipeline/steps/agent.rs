@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 use crate::error::CtxError;
-use crate::llm::Usage;
+use crate::llm::{Spend, Usage};
 use crate::negotiate::NegotiationMeta;
 use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::env::StepEnv;
@@ -74,10 +74,13 @@ pub struct ModelRequestReport {
     pub tool_calls_requested: usize,
     /// How the output limit was negotiated.
     pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported.
+    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
+    /// provider reports them).
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
+    /// What the request cost at the model's price, when it has one.
+    pub spend: Option<Spend>,
 }
 
 /// What became of one tool call.
@@ -224,6 +227,7 @@ pub(crate) async fn agent(
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
         let response = request::send(model, step, guarded, &spec.call.params, env).await?;
+        let spend = request::spend(p, step, prompt_tokens, &response)?;
         requests.push(ModelRequestReport {
             prompt_tokens,
             max_output_tokens,
@@ -232,6 +236,7 @@ pub(crate) async fn agent(
             negotiation,
             usage: response.usage,
             finish_reason: response.finish_reason.clone(),
+            spend,
         });
         if response.tool_calls.is_empty() {
             break response;

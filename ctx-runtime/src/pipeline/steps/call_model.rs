@@ -37,7 +37,7 @@
 use serde::Serialize;
 
 use crate::error::CtxError;
-use crate::llm::Usage;
+use crate::llm::{Spend, Usage};
 use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
@@ -67,10 +67,13 @@ pub struct CallReport {
     /// How the output limit was negotiated: the exact input, the limit requested and granted,
     /// whether it was reduced and how much history was dropped for the floor.
     pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported.
+    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
+    /// provider reports them).
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
+    /// What the request cost at the model's price, when it has one.
+    pub spend: Option<Spend>,
 }
 
 pub(crate) async fn call_model(
@@ -112,6 +115,7 @@ pub(crate) async fn call_model(
         "call_model request negotiated"
     );
     let response = request::send(model, step, guarded, &spec.params, env).await?;
+    let spend = request::spend(p, step, prompt_tokens, &response)?;
     let report = CallReport {
         prompt_tokens,
         max_output_tokens: max_tokens,
@@ -121,6 +125,7 @@ pub(crate) async fn call_model(
         negotiation: meta,
         usage: response.usage,
         finish_reason: response.finish_reason.clone(),
+        spend,
     };
     if spec.use_history {
         state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
@@ -183,6 +188,46 @@ mod tests {
         assert_eq!((n.reduced, n.history_messages_dropped, n.safety_margin), (false, 0, 128));
         assert_eq!(state.last_model_response.as_deref(), Some("42"));
         assert!(state.history_dialog.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_report_shows_cached_tokens_and_what_the_request_cost() {
+        let (p, spec) = pipeline(false, vec![part("user_question", "{}")]);
+        // The test pipeline's model has no name and no price: usage is reported, spend is not.
+        let mut model = Model::replying("42");
+        model.usage = Some(Usage::new(2_000, 10).with_cache(Some(1_536), None));
+        let env = StepEnv::builder().model(&model);
+        let (_, detail) = call_model(&p, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        assert_eq!(report.usage.and_then(|u| u.cache_read_tokens), Some(1_536));
+        assert_eq!(report.spend, None);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["usage"]["cache_read_tokens"], 1_536);
+
+        // With a price: from the usage, cache reads at the cached rate.
+        let mut def = p.definition().clone();
+        let crate::pipeline::definition::ModelSource::Inline(m) = &mut def.model else { unreachable!() };
+        *m = m.clone().price(Some(
+            crate::pipeline::definition::PriceSpec::default()
+                .input(Some(2.0))
+                .cached_input(Some(0.5))
+                .output(Some(8.0)),
+        ));
+        let priced = testing::loaded(def);
+        let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let spend = report.spend.expect("priced");
+        assert!(spend.reported);
+        assert_eq!(spend.nano_usd, 464 * 2_000 + 1_536 * 500 + 10 * 8_000);
+        // Without usage: ctx's exact counts, all input uncached.
+        let silent = Model::replying("42");
+        let env = StepEnv::builder().model(&silent);
+        let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let spend = report.spend.expect("priced");
+        assert!(!spend.reported);
+        assert_eq!(spend.billed.input, report.prompt_tokens);
+        assert_eq!(spend.billed.output, priced.counter().count("42").unwrap());
     }
 
     #[tokio::test]
