@@ -161,6 +161,7 @@ impl ChatModel for CachingServer {
             tool_calls,
             usage: Some(Usage::new(prompt_tokens, completion_tokens).with_cache(Some(cached), None)),
             finish_reason: Some("stop".into()),
+            ..ChatResponse::default()
         })
     }
 }

@@ -159,7 +159,11 @@ fn build(groups: &[Group]) -> Vec<ChatMessage> {
             Group::Assistant(t) => out.push(ChatMessage::assistant(t.clone())),
             Group::Tools(results) => {
                 let calls: Vec<ToolCall> = (0..results.len()).map(|k| call(&format!("c{n}_{k}"))).collect();
-                out.push(ChatMessage::assistant_tool_calls("", calls.clone()));
+                // Signed thinking rides on the message of its calls (Anthropic's extended thinking).
+                let thinking = ctx_runtime::chat::SignedThinking::new(
+                    serde_json::json!({"type": "thinking", "thinking": format!("plan {n}"), "signature": format!("s{n}")}),
+                );
+                out.push(ChatMessage::assistant_tool_calls("", calls.clone()).with_thinking(vec![thinking]));
                 for (c, r) in calls.iter().zip(results) {
                     out.push(ChatMessage::tool_result(c.id.clone(), r.clone()));
                 }
@@ -224,9 +228,9 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
-    /// Both policies, on random histories with tool units and random budgets: the kept part is
-    /// within the budget (exactly counted), a suffix of the history starting at a cut that
-    /// separates no call from its results, and a fold drops at least what oldest-first drops —
+    /// Both policies, on random histories with tool units (calls with their signed thinking and
+    /// results) and random budgets: the kept part is within the budget (exactly counted), an
+    /// unedited suffix of the history starting at a cut that separates no call from its results, and a fold drops at least what oldest-first drops —
     /// down to its low-water mark unless that would leave nothing the budget could hold.
     #[test]
     fn both_policies_stay_within_the_budget_and_keep_units_whole(

@@ -14,7 +14,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::chat::{ChatMessage, ToolCall, ToolSchema};
+use crate::chat::{ChatMessage, SignedThinking, ToolCall, ToolSchema};
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
@@ -145,6 +145,11 @@ pub struct ChatResponse {
     /// Why generation stopped (`stop`, `length`, …), when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The signed reasoning blocks that came before the text and tool calls (Anthropic's
+    /// extended thinking), as received. An `agent` step keeps them on the assistant message of
+    /// its tool calls, which is how the API requires them back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<SignedThinking>,
 }
 
 /// A chat model.

@@ -29,7 +29,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{ChatMessage, Role, ToolCall, ToolSchema};
+use crate::chat::{ChatMessage, Role, SignedThinking, ToolCall, ToolSchema};
 use crate::llm::{ChatRequest, Usage};
 
 /// Why a request cannot be written in this format (message index or parameter named).
@@ -77,11 +77,35 @@ struct WireMessage<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct Block<'a> {
-    #[serde(flatten)]
-    kind: BlockKind<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_control: Option<CacheControl>,
+#[serde(untagged)]
+enum Block<'a> {
+    Typed {
+        #[serde(flatten)]
+        kind: BlockKind<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// A signed thinking block, sent back exactly as it was received. It never carries a
+    /// breakpoint (the API refuses `cache_control` on thinking).
+    Verbatim(&'a Value),
+}
+
+impl Block<'_> {
+    /// Sets a breakpoint on a block that can carry one; false for a verbatim block.
+    fn mark(&mut self) -> bool {
+        match self {
+            Block::Typed { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            Block::Verbatim(_) => false,
+        }
+    }
+
+    #[cfg(test)]
+    fn marked(&self) -> bool {
+        matches!(self, Block::Typed { cache_control: Some(_), .. })
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -94,7 +118,7 @@ enum BlockKind<'a> {
 
 impl<'a> From<BlockKind<'a>> for Block<'a> {
     fn from(kind: BlockKind<'a>) -> Self {
-        Block { kind, cache_control: None }
+        Block::Typed { kind, cache_control: None }
     }
 }
 
@@ -191,21 +215,25 @@ impl<'a> WirePrompt<'a> {
         }
         self.system = match self.system.take() {
             Some(WireSystem::Text(t)) => {
-                Some(WireSystem::Blocks(vec![Block { cache_control: Some(EPHEMERAL), ..text(t) }]))
+                let mut block = text(t);
+                block.mark();
+                Some(WireSystem::Blocks(vec![block]))
             }
             Some(WireSystem::Blocks(mut blocks)) => {
                 if let Some(last) = blocks.last_mut() {
-                    last.cache_control = Some(EPHEMERAL);
+                    last.mark();
                 }
                 Some(WireSystem::Blocks(blocks))
             }
             None => None,
         };
-        let last =
-            self.messages.len().checked_sub(1).and_then(|m| Some((m, self.messages[m].content.len().checked_sub(1)?)));
+        let last = self.messages.len().checked_sub(1).map(|m| (m, usize::MAX));
         for (m, b) in self.history_end.into_iter().chain(last) {
-            if let Some(block) = self.messages.get_mut(m).and_then(|w| w.content.get_mut(b)) {
-                block.cache_control = Some(EPHEMERAL);
+            // The last block at or before the boundary that can carry a breakpoint (a thinking
+            // block cannot).
+            if let Some(content) = self.messages.get_mut(m).map(|w| &mut w.content) {
+                let upto = b.min(content.len());
+                let _ = content.iter_mut().take(upto.saturating_add(1)).rev().any(Block::mark);
             }
         }
     }
@@ -215,18 +243,20 @@ impl<'a> WirePrompt<'a> {
     fn cache_breakpoints(&self) -> usize {
         let tools = self.tools.iter().filter(|t| t.cache_control.is_some()).count();
         let system = match &self.system {
-            Some(WireSystem::Blocks(b)) => b.iter().filter(|b| b.cache_control.is_some()).count(),
+            Some(WireSystem::Blocks(b)) => b.iter().filter(|b| b.marked()).count(),
             _ => 0,
         };
-        let messages = self.messages.iter().flat_map(|m| &m.content).filter(|b| b.cache_control.is_some()).count();
+        let messages = self.messages.iter().flat_map(|m| &m.content).filter(|b| b.marked()).count();
         tools + system + messages
     }
 }
 
 fn assistant_blocks<'a>(index: usize, m: &'a ChatMessage) -> Result<Vec<Block<'a>>, Unsupported> {
-    let mut blocks = Vec::with_capacity(1 + m.tool_calls.len());
+    let mut blocks = Vec::with_capacity(m.thinking.len() + 1 + m.tool_calls.len());
+    // Signed thinking first, as received: the API checks it is the assistant turn's own.
+    blocks.extend(m.thinking.iter().map(|t| Block::Verbatim(&t.block)));
     // An empty text block is refused by the API; an assistant turn that only calls tools has none.
-    if !m.content.is_empty() || m.tool_calls.is_empty() {
+    if !m.content.is_empty() || (m.tool_calls.is_empty() && m.thinking.is_empty()) {
         blocks.push(text(&m.content));
     }
     for call in &m.tool_calls {
@@ -369,11 +399,20 @@ pub(crate) fn finish_reason(stop_reason: &str) -> String {
     .to_owned()
 }
 
-/// The text and tool calls of a reply's content blocks; other block kinds (thinking, server
-/// tools) carry nothing ctx's reply has a place for and are skipped.
-pub(crate) fn read_blocks(blocks: &[Value]) -> Result<(String, Vec<ToolCall>), String> {
+/// Whether a content block is signed reasoning the API wants back unchanged.
+pub(crate) fn is_thinking(kind: &str) -> bool {
+    matches!(kind, "thinking" | "redacted_thinking")
+}
+
+/// A reply's content: its text, its tool calls and its signed thinking blocks.
+pub(crate) type ReplyContent = (String, Vec<ToolCall>, Vec<SignedThinking>);
+
+/// The text, tool calls and signed thinking blocks of a reply's content blocks; other block
+/// kinds (server tools) carry nothing ctx's reply has a place for and are skipped.
+pub(crate) fn read_blocks(blocks: &[Value]) -> Result<ReplyContent, String> {
     let mut text = String::new();
     let mut calls = Vec::new();
+    let mut thinking = Vec::new();
     for (index, block) in blocks.iter().enumerate() {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => match block.get("text").and_then(Value::as_str) {
@@ -388,11 +427,12 @@ pub(crate) fn read_blocks(blocks: &[Value]) -> Result<(String, Vec<ToolCall>), S
                 let input = block.get("input").cloned().unwrap_or(Value::Object(serde_json::Map::new()));
                 calls.push(ToolCall { id, name, arguments: input.to_string() });
             }
+            Some(kind) if is_thinking(kind) => thinking.push(SignedThinking::new(block.clone())),
             Some(_) => {}
             None => return Err(format!("content block {index} has no `type`")),
         }
     }
-    Ok((text, calls))
+    Ok((text, calls, thinking))
 }
 
 #[cfg(test)]
@@ -496,6 +536,31 @@ mod tests {
     }
 
     #[test]
+    fn signed_thinking_goes_back_first_and_byte_for_byte() {
+        let signed = json!({"type": "thinking", "thinking": "Check the weather tool.", "signature": "EqQB/x=="});
+        let redacted = json!({"type": "redacted_thinking", "data": "opaque=="});
+        let call = ToolCall { id: "tu_1".into(), name: "weather".into(), arguments: "{}".into() };
+        let messages = [
+            ChatMessage::user("Weather?"),
+            ChatMessage::assistant_tool_calls("", vec![call])
+                .with_thinking(vec![SignedThinking::new(signed.clone()), SignedThinking::new(redacted.clone())]),
+            ChatMessage::tool_result("tu_1", "18C"),
+        ];
+        let body = serde_json::to_value(WirePrompt::new(&messages, &[]).unwrap()).unwrap();
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([signed.clone(), redacted, {"type": "tool_use", "id": "tu_1", "name": "weather", "input": {}}])
+        );
+        // A message of thinking alone keeps it and sends no empty text block.
+        let only = [
+            ChatMessage::user("q"),
+            ChatMessage::assistant("").with_thinking(vec![SignedThinking::new(signed.clone())]),
+        ];
+        let body = serde_json::to_value(WirePrompt::new(&only, &[]).unwrap()).unwrap();
+        assert_eq!(body["messages"][1]["content"], json!([signed]), "the API refuses a breakpoint on thinking");
+    }
+
+    #[test]
     fn what_the_api_cannot_express_is_refused_with_its_place() {
         let refused = |messages: Vec<ChatMessage>| WirePrompt::new(&messages, &[]).unwrap_err().0;
         let late = refused(vec![ChatMessage::user("hi"), ChatMessage::system("late")]);
@@ -528,13 +593,17 @@ mod tests {
 
     #[test]
     fn reply_blocks_usage_and_stop_reasons() {
-        let (text, calls) = read_blocks(&[
-            json!({"type": "thinking", "thinking": "hmm"}),
+        let (text, calls, thinking) = read_blocks(&[
+            json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}),
             json!({"type": "text", "text": "Sure."}),
             json!({"type": "tool_use", "id": "tu_9", "name": "weather", "input": {"city": "Oslo"}}),
         ])
         .unwrap();
         assert_eq!(text, "Sure.");
+        assert_eq!(
+            thinking,
+            [SignedThinking::new(json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}))]
+        );
         assert_eq!(
             calls,
             [ToolCall { id: "tu_9".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]

@@ -152,6 +152,7 @@ impl OfflineModel {
                 tool_calls: vec![call],
                 usage: Some(Usage::new(prompt_tokens, completion_tokens)),
                 finish_reason: Some("tool_calls".into()),
+                thinking: Vec::new(),
             });
         }
         let lines: Vec<&str> = parsed.lines.iter().map(|l| l.text.as_str()).collect();
@@ -166,6 +167,7 @@ impl OfflineModel {
             tool_calls: Vec::new(),
             usage: Some(Usage::new(prompt_tokens, completion_tokens)),
             finish_reason: Some(if fitted.complete { "stop" } else { "length" }.into()),
+            thinking: Vec::new(),
         })
     }
 

@@ -118,6 +118,7 @@ impl StreamState {
             tool_calls: self.calls.into_values().collect(),
             usage: self.usage,
             finish_reason: self.finish_reason,
+            thinking: Vec::new(),
         })
     }
 }

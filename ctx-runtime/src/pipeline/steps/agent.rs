@@ -262,7 +262,7 @@ pub(crate) async fn agent(
         }
         let calls: &[ToolCall] = &response.tool_calls;
         let run = batch::Batch { step, spec, state, handlers, max_calls };
-        match run.answer(&mut ledger, &response.content, calls, &mut executed).await? {
+        match run.answer(&mut ledger, (&response.content, &response.thinking), calls, &mut executed).await? {
             Some((messages, reports)) => {
                 turn.transcript.extend(messages);
                 tool_calls.extend(reports);
