@@ -234,6 +234,8 @@ fn main() {
         price.cached_input,
         ctx_runtime::config::PRICE_TABLE_DATE
     );
+    let counter = ctx_runtime::TokenCounter::for_model(MODEL).expect("a known model");
+    println!("system prompt: {} tokens", counter.count(&system_prompt()).expect("counted"));
     println!(
         "{:<14} {:>8} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}",
         "policy", "requests", "input tok", "cached tok", "cached", "input $", "total $", "window"

@@ -256,6 +256,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_fold_cuts_the_history_to_its_low_water_mark_and_the_next_turns_keep_its_prefix() {
+        let (p, spec) = pipeline(true, vec![part("user_question", "{}")]);
+        let mut def = p.definition().clone();
+        def.settings = def.settings.clone().history_trim(Some("fold".into())).history_low_water_percent(Some(40));
+        let p = testing::loaded(def);
+        assert_eq!(p.history_trim(), crate::config::HistoryTrimPolicy::Fold { low_water_percent: 40 });
+        let model = Model::replying("An answer of a few words about invoices.");
+        let mut state = PipelineState::new("Why is it higher?");
+        let old = "An earlier answer about invoices and their totals. ".repeat(30);
+        for i in 0..12 {
+            state.history_dialog.push(ChatMessage::user(format!("question {i}")));
+            state.history_dialog.push(ChatMessage::assistant(old.clone()));
+        }
+        let env = StepEnv::builder().model(&model);
+        call_model(&p, "answer", &spec, &mut state, &env).await.unwrap();
+        let sent = |r: &crate::llm::ChatRequest| r.messages[1..r.messages.len() - 1].to_vec();
+        let first = sent(&model.requests()[0]);
+        // Over its budget (2,000), the history was cut to 40% of it in one go.
+        assert!(crate::history::history_tokens(p.counter(), &first).unwrap() <= 800);
+        // The following turns fit, so they send the same prefix and append to it.
+        for turn in 1..4 {
+            state.user_question = format!("And question {turn}?");
+            call_model(&p, "answer", &spec, &mut state, &env).await.unwrap();
+            let history = sent(&model.requests()[turn]);
+            assert_eq!(&history[..first.len()], &first[..], "turn {turn}");
+            assert_eq!(history.len(), first.len() + 2 * turn);
+        }
+    }
+
+    #[tokio::test]
     async fn a_step_without_user_parts_sends_the_context_and_the_question_with_its_parameters() {
         let (p, mut spec) = pipeline(false, Vec::new());
         spec.params = crate::llm::ModelParams {
