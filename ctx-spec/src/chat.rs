@@ -146,3 +146,25 @@ impl ChatMessage {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_thinking_survives_a_snapshot_round_trip_unchanged() {
+        let block =
+            serde_json::json!({"type": "thinking", "thinking": "Plan: call the tool.", "signature": "EqQB/+=="});
+        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        let message =
+            ChatMessage::assistant_tool_calls("", vec![call]).with_thinking(vec![SignedThinking::new(block.clone())]);
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["thinking"], serde_json::json!([block]));
+        let back: ChatMessage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, message);
+        // A message without thinking serializes as before.
+        let plain = serde_json::to_value(ChatMessage::user("q")).unwrap();
+        assert!(plain.get("thinking").is_none());
+        assert_eq!(serde_json::from_value::<ChatMessage>(plain).unwrap(), ChatMessage::user("q"));
+    }
+}
