@@ -15,6 +15,13 @@
 //! trim never keeps a tool result whose call was removed, and the kept part never starts with a
 //! tool result.
 //!
+//! Two policies ([`HistoryTrimPolicy`], `settings.history_trim`) decide where the cut falls when
+//! the history is over its budget: `oldest_first` drops the fewest oldest messages
+//! ([`trim_history`]); `fold` drops down to a low-water mark in one cut
+//! ([`trim_history_with`]), so that the turns that follow append to a prefix that does not move
+//! and a provider's prompt cache keeps hitting. Both keep the same units whole and never exceed
+//! the budget.
+//!
 //! The trim is incremental. Each message is counted once (through the counter's cache, so a
 //! history counted on an earlier turn is not tokenized again), removal walks from the front with a
 //! running total, and the kept slice is confirmed by one exact count at the end — not the
@@ -22,6 +29,8 @@
 //! elsewhere (run-llama/llama_index#12264: about a minute for a 217,248-token history).
 
 use std::collections::HashMap;
+
+pub use ctx_spec::config::HistoryTrimPolicy;
 
 use crate::chat::{ChatMessage, Role};
 use crate::codes::{Code, ErrorCode};
@@ -173,6 +182,72 @@ pub fn trim_history(
         return Err(HistoryError::SystemOverBudget { system_tokens, max_tokens });
     }
     Ok(trim_after_system(history, max_tokens, counter)?)
+}
+
+/// [`trim_history`] under `policy`: with [`HistoryTrimPolicy::OldestFirst`] exactly
+/// [`trim_history`]; with [`HistoryTrimPolicy::Fold`], a history within `max_tokens` is kept
+/// whole, and one over it is cut back to the policy's low-water mark
+/// ([`HistoryTrimPolicy::cut_to`]) in one fold. When the newest unit alone is over the low-water
+/// mark but within `max_tokens`, the fold keeps what `oldest_first` keeps rather than nothing.
+/// Either way the kept part costs at most `max_tokens`, never separates a tool call from its
+/// results, and keeps a leading system message.
+///
+/// Applied turn after turn to a conversation that keeps what was sent (as `call_model` and `agent`
+/// do), a fold changes the history's prefix once per fold instead of on every turn.
+///
+/// # Errors
+///
+/// As [`trim_history`].
+///
+/// ```
+/// use ctx::history::{HistoryTrimPolicy, history_tokens, trim_history_with};
+/// use ctx::{ChatMessage, Encoding, TokenCounter};
+///
+/// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+/// let history: Vec<ChatMessage> = (0..8)
+///     .flat_map(|i| [ChatMessage::user(format!("question {i}")), ChatMessage::assistant(format!("answer {i}"))])
+///     .collect();
+/// let budget = history_tokens(&counter, &history)? - 1;
+/// let fold = HistoryTrimPolicy::Fold { low_water_percent: 50 };
+/// let trim = trim_history_with(&history, budget, fold, &counter)?;
+/// assert!(trim.kept_tokens <= budget / 2);
+/// // Within the budget, a fold drops nothing.
+/// let kept = trim.kept(&history);
+/// assert_eq!(trim_history_with(&kept, budget, fold, &counter)?.removed, 0);
+/// # Ok::<(), ctx::history::HistoryError>(())
+/// ```
+pub fn trim_history_with(
+    history: &[ChatMessage],
+    max_tokens: usize,
+    policy: HistoryTrimPolicy,
+    counter: &TokenCounter,
+) -> Result<HistoryTrim, HistoryError> {
+    let head = usize::from(history.first().is_some_and(|m| m.role == Role::System));
+    let system_tokens = history_tokens(counter, history.get(..head).unwrap_or(&[]))?;
+    if system_tokens > max_tokens {
+        return Err(HistoryError::SystemOverBudget { system_tokens, max_tokens });
+    }
+    Ok(trim_after_system_with(history, max_tokens, policy, counter)?)
+}
+
+/// [`trim_after_system`] under `policy` (see [`trim_history_with`]).
+pub(crate) fn trim_after_system_with(
+    history: &[ChatMessage],
+    max_tokens: usize,
+    policy: HistoryTrimPolicy,
+    counter: &TokenCounter,
+) -> Result<HistoryTrim, TokenError> {
+    let oldest_first = trim_after_system(history, max_tokens, counter)?;
+    let low_water = policy.cut_to(max_tokens);
+    if oldest_first.removed == 0 || low_water >= max_tokens {
+        return Ok(oldest_first);
+    }
+    let folded = trim_after_system(history, low_water, counter)?;
+    // A fold that would keep nothing where the budget holds the newest unit keeps that unit.
+    if folded.first_kept >= history.len() && oldest_first.first_kept < history.len() {
+        return Ok(oldest_first);
+    }
+    Ok(folded)
 }
 
 /// [`trim_history`] for callers that check the whole request themselves: when the leading system
@@ -330,6 +405,62 @@ mod tests {
         // A system message later in the history is an ordinary message.
         let later = vec![ChatMessage::user("q"), ChatMessage::system("note")];
         assert_eq!(trim_history(&later, 0, &c).unwrap().first_kept, 2);
+    }
+
+    #[test]
+    fn a_fold_cuts_to_the_low_water_mark_once_and_then_lets_the_history_grow() {
+        let c = counter();
+        let fold = HistoryTrimPolicy::Fold { low_water_percent: 50 };
+        let mut h = vec![ChatMessage::system("You are terse.")];
+        let budget = 120;
+        let mut folds = 0;
+        let mut prefix_changes = 0;
+        for turn in 0..40 {
+            let trim = trim_history_with(&h, budget, fold, &c).unwrap();
+            let kept = trim.kept(&h);
+            assert!(trim.kept_tokens <= budget, "turn {turn}");
+            assert_eq!(trim.kept_tokens, history_tokens(&c, &kept).unwrap());
+            if trim.removed > 0 {
+                folds += 1;
+                assert!(trim.kept_tokens <= fold.cut_to(budget), "turn {turn}: a fold goes down to the mark");
+            }
+            // What the oldest-first trim would keep from the same history.
+            let oldest = trim_history(&h, budget, &c).unwrap();
+            assert!(oldest.first_kept <= trim.first_kept, "a fold keeps no more than oldest-first");
+            if kept.get(1) != h.get(1) {
+                prefix_changes += 1;
+            }
+            h = kept;
+            h.push(ChatMessage::user(format!("question number {turn}")));
+            h.push(ChatMessage::assistant(format!("the answer to question number {turn}")));
+        }
+        assert!(folds >= 2, "{folds} folds");
+        assert_eq!(prefix_changes, folds, "the prefix moves only when the history folds");
+        // Oldest-first on the same conversation moves the prefix on every turn once full.
+        let mut h = vec![ChatMessage::system("You are terse.")];
+        let mut moves = 0;
+        for turn in 0..40 {
+            let trim = trim_history(&h, budget, &c).unwrap();
+            moves += usize::from(trim.removed > 0);
+            h = trim.kept(&h);
+            h.push(ChatMessage::user(format!("question number {turn}")));
+            h.push(ChatMessage::assistant(format!("the answer to question number {turn}")));
+        }
+        assert!(moves > 2 * folds, "oldest-first moved the prefix {moves} times, the fold {folds}");
+    }
+
+    #[test]
+    fn a_fold_keeps_the_newest_unit_when_only_the_budget_holds_it() {
+        let c = counter();
+        let h = vec![ChatMessage::user("q"), ChatMessage::assistant("a long answer ".repeat(20))];
+        let last = message_tokens(&c, &h[1]).unwrap();
+        let fold = HistoryTrimPolicy::Fold { low_water_percent: 10 };
+        let trim = trim_history_with(&h, last, fold, &c).unwrap();
+        assert_eq!((trim.first_kept, trim.kept_tokens), (1, last));
+        assert_eq!(trim, trim_history(&h, last, &c).unwrap());
+        // The system message over the budget is the same error under both policies.
+        let s = vec![ChatMessage::system("You are terse."), ChatMessage::user("q")];
+        assert!(matches!(trim_history_with(&s, 1, fold, &c), Err(HistoryError::SystemOverBudget { .. })));
     }
 
     #[test]

@@ -119,6 +119,7 @@ proptest! {
         batches in proptest::collection::vec(proptest::collection::vec(0usize..4, 1..4), 0..8),
         outputs in proptest::collection::vec(out(), 1..6),
         history in proptest::collection::vec(0usize..200, 0..8),
+        fold in proptest::option::of(1i64..100),
     ) {
         let had_batches = !batches.is_empty();
         let tools: Vec<ToolSpec> = schemas
@@ -127,7 +128,12 @@ proptest! {
             .map(|(i, (parameters, description))| ToolSpec::new(format!("tool_{i}"), description.clone(), parameters.clone()))
             .collect();
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        let p = load(definition(WINDOW as i64, output, max_tool_calls, tools));
+        let mut def = definition(WINDOW as i64, output, max_tool_calls, tools);
+        // Both history policies: today's oldest-first, and a fold to a random low-water mark.
+        if let Some(low_water) = fold {
+            def.settings = def.settings.clone().history_trim(Some("fold".into())).history_low_water_percent(Some(low_water));
+        }
+        let p = load(def);
         let model = Model {
             batches: Mutex::new(batches.into_iter().map(|b| b.into_iter().map(|t| t.min(names.len())).collect()).collect()),
             names,

@@ -54,7 +54,7 @@ async fn a_reply_with_text_and_tool_use_and_the_request_that_produced_it() {
         reply.tool_calls,
         [ToolCall { id: "toolu_01".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]
     );
-    assert_eq!(reply.usage, Some(Usage { prompt_tokens: 391, completion_tokens: 27 }));
+    assert_eq!(reply.usage, Some(Usage::new(391, 27)));
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
 
     let sent = server.requests();
@@ -68,10 +68,12 @@ async fn a_reply_with_text_and_tool_use_and_the_request_that_produced_it() {
         json!({
             "model": "claude-test",
             "max_tokens": 256,
-            "system": "Be brief.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]}],
+            // Prompt-cache breakpoints after the system prompt, the tools and the prompt.
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?",
+                                                     "cache_control": {"type": "ephemeral"}}]}],
             "tools": [{"name": "weather", "description": "Current weather in a city.",
-                       "input_schema": weather_tool().parameters}],
+                       "input_schema": weather_tool().parameters, "cache_control": {"type": "ephemeral"}}],
             "temperature": 0.25,
             "top_p": 0.5,
             "stop_sequences": ["\n\nHuman:"]
@@ -100,10 +102,14 @@ async fn a_tool_round_trip_is_sent_as_tool_use_and_tool_result_blocks() {
             {"type": "tool_use", "id": "toolu_01", "name": "weather", "input": {"city": "Oslo"}}
         ]})
     );
+    // No history before the question; the breakpoint is at the prompt's end, where the next
+    // request of the turn, which appends to it, reads the cache up to.
+    assert!(body["messages"][0]["content"][0].get("cache_control").is_none());
     assert_eq!(
         body["messages"][2],
         json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "4C, light rain"}
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "4C, light rain",
+             "cache_control": {"type": "ephemeral"}}
         ]})
     );
 }
@@ -162,8 +168,9 @@ async fn a_stream_hands_over_text_as_it_arrives_and_assembles_tool_calls() {
     assert_eq!(pieces, ["Let me ", "look ", "that up."]);
     assert_eq!(reply.content, "Let me look that up.");
     assert_eq!(reply.tool_calls[0].arguments, "{\"city\": \"Oslo\"}");
-    // The prompt is the uncached input plus what was read from the prompt cache.
-    assert_eq!(reply.usage, Some(Usage { prompt_tokens: 1120, completion_tokens: 31 }));
+    // The prompt is the uncached input plus what was read from the prompt cache, which the usage
+    // keeps apart (the reply reported no cache write).
+    assert_eq!(reply.usage, Some(Usage::new(1120, 31).with_cache(Some(1000), None)));
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
     let sent = &server.requests()[0];
     assert_eq!(sent.body["stream"], true);
@@ -303,10 +310,11 @@ async fn count_tokens_counts_whole_requests_once_behind_the_cache() {
         sent.body,
         json!({
             "model": "claude-test",
-            "system": "Be brief.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]}],
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?",
+                                                     "cache_control": {"type": "ephemeral"}}]}],
             "tools": [{"name": "weather", "description": "Current weather in a city.",
-                       "input_schema": weather_tool().parameters}]
+                       "input_schema": weather_tool().parameters, "cache_control": {"type": "ephemeral"}}]
         }),
         "the counted body is the sent body without max_tokens"
     );

@@ -30,7 +30,7 @@ async fn a_normal_reply_and_the_request_that_produced_it() {
     });
     let reply = client.chat(&req).await.expect("reply");
     assert_eq!(reply.content, "Hi!");
-    assert_eq!(reply.usage, Some(Usage { prompt_tokens: 21, completion_tokens: 2 }));
+    assert_eq!(reply.usage, Some(Usage::new(21, 2)));
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
     assert_eq!(client.model_name(), "test-model");
 
@@ -59,7 +59,8 @@ async fn tool_calls_and_null_content_are_read() {
             "tool_calls": [{"id": "call_1", "type": "function",
                             "function": {"name": "search_code", "arguments": "{\"query\":\"totals\"}"}}]
         }}],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 12}
+        "usage": {"prompt_tokens": 50, "completion_tokens": 12,
+                  "prompt_tokens_details": {"cached_tokens": 32, "audio_tokens": 0}}
     });
     let server = MockServer::start(vec![Reply::ok(body)]).await;
     let reply = server.client(RetryPolicy::none()).chat(&request()).await.expect("reply");
@@ -69,6 +70,9 @@ async fn tool_calls_and_null_content_are_read() {
         [ToolCall { id: "call_1".into(), name: "search_code".into(), arguments: "{\"query\":\"totals\"}".into() }]
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+    // `prompt_tokens_details.cached_tokens` is the part of the prompt read from the cache.
+    assert_eq!(reply.usage, Some(Usage::new(50, 12).with_cache(Some(32), None)));
+    assert_eq!(reply.usage.map(|u| u.uncached_prompt_tokens()), Some(18));
 }
 
 #[tokio::test]

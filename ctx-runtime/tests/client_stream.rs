@@ -54,7 +54,7 @@ async fn tokens_arrive_in_order_and_add_up_to_the_reply() {
     let reply = client.chat_stream(&request(), &mut |t| tokens.push(t.to_owned())).await.expect("stream");
     assert_eq!(tokens, ["One", ", two", ", three."]);
     assert_eq!(reply.content, "One, two, three.");
-    assert_eq!(reply.usage, Some(Usage { prompt_tokens: 11, completion_tokens: 5 }));
+    assert_eq!(reply.usage, Some(Usage::new(11, 5)));
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
 
     let sent = &server.requests()[0];
@@ -174,5 +174,5 @@ async fn a_server_that_ignores_stream_true_still_works() {
         .await
         .expect("json reply");
     assert_eq!(tokens, ["whole reply"]);
-    assert_eq!(reply.usage, Some(Usage { prompt_tokens: 4, completion_tokens: 2 }));
+    assert_eq!(reply.usage, Some(Usage::new(4, 2)));
 }

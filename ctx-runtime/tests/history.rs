@@ -8,7 +8,10 @@ use history_corpus::{naive_trim, no_orphans};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ctx_runtime::history::{HistoryError, history_tokens, message_tokens, trim_history, trim_history_in_place};
+use ctx_runtime::history::{
+    HistoryError, HistoryTrimPolicy, history_tokens, message_tokens, trim_history, trim_history_in_place,
+    trim_history_with,
+};
 use ctx_runtime::tokens::BpeBackend;
 use ctx_runtime::{ChatFormat, ChatMessage, Encoding, Role, TokenCounter, ToolCall};
 use proptest::prelude::*;
@@ -156,7 +159,11 @@ fn build(groups: &[Group]) -> Vec<ChatMessage> {
             Group::Assistant(t) => out.push(ChatMessage::assistant(t.clone())),
             Group::Tools(results) => {
                 let calls: Vec<ToolCall> = (0..results.len()).map(|k| call(&format!("c{n}_{k}"))).collect();
-                out.push(ChatMessage::assistant_tool_calls("", calls.clone()));
+                // Signed thinking rides on the message of its calls (Anthropic's extended thinking).
+                let thinking = ctx_runtime::chat::SignedThinking::new(
+                    serde_json::json!({"type": "thinking", "thinking": format!("plan {n}"), "signature": format!("s{n}")}),
+                );
+                out.push(ChatMessage::assistant_tool_calls("", calls.clone()).with_thinking(vec![thinking]));
                 for (c, r) in calls.iter().zip(results) {
                     out.push(ChatMessage::tool_result(c.id.clone(), r.clone()));
                 }
@@ -213,6 +220,54 @@ proptest! {
                 prop_assert!(trim.kept_tokens <= max);
                 prop_assert!(no_orphans(&kept[1..]));
                 prop_assert_eq!(trim.removed + kept.len(), h.len());
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Both policies, on random histories with tool units (calls with their signed thinking and
+    /// results) and random budgets: the kept part is within the budget (exactly counted), an
+    /// unedited suffix of the history starting at a cut that separates no call from its results, and a fold drops at least what oldest-first drops —
+    /// down to its low-water mark unless that would leave nothing the budget could hold.
+    #[test]
+    fn both_policies_stay_within_the_budget_and_keep_units_whole(
+        system in proptest::option::of("[a-zA-Z ,.]{0,40}"),
+        groups in prop::collection::vec(group(), 0..12),
+        slack in 0usize..500,
+        low_water in 1u8..100,
+    ) {
+        let c = counter();
+        let mut h: Vec<ChatMessage> = system.into_iter().map(ChatMessage::system).collect();
+        let head = h.len();
+        h.extend(build(&groups));
+        let total = history_tokens(&c, &h).unwrap();
+        let max = slack.min(total + 5);
+        let fold = HistoryTrimPolicy::Fold { low_water_percent: low_water };
+        for policy in [HistoryTrimPolicy::OldestFirst, fold] {
+            match trim_history_with(&h, max, policy, &c) {
+                Err(HistoryError::SystemOverBudget { .. }) => {
+                    prop_assert!(head == 1 && message_tokens(&c, &h[0]).unwrap() > max);
+                }
+                Err(other) => prop_assert!(false, "{other}"),
+                Ok(trim) => {
+                    let kept = trim.kept(&h);
+                    prop_assert_eq!(trim.kept_tokens, history_tokens(&c, &kept).unwrap());
+                    prop_assert!(trim.kept_tokens <= max, "{:?}: {} > {}", policy, trim.kept_tokens, max);
+                    prop_assert!(no_orphans(&kept[head..]));
+                    prop_assert_eq!(&kept[..head], &h[..head]);
+                    prop_assert_eq!(&kept[head..], &h[trim.first_kept..]);
+                    let oldest = trim_history(&h, max, &c).unwrap();
+                    prop_assert!(trim.first_kept >= oldest.first_kept);
+                    if policy == fold && oldest.removed > 0 && trim.first_kept < h.len() && trim != oldest {
+                        prop_assert!(trim.kept_tokens <= fold.cut_to(max));
+                    }
+                    if total <= max {
+                        prop_assert_eq!(trim.removed, 0, "{:?}: a history within its budget is kept whole", policy);
+                    }
+                }
             }
         }
     }

@@ -119,7 +119,7 @@ fn message(v: &Value) -> ChatMessage {
         })
         .unwrap_or_default();
     let tool_call_id = v["tool_call_id"].as_str().map(str::to_owned);
-    ChatMessage { role, content, name: None, tool_calls, tool_call_id }
+    ChatMessage { role, tool_calls, tool_call_id, ..ChatMessage::user(content) }
 }
 
 /// The conversations of scripts/template-refs.py, as ctx values.

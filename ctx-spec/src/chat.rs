@@ -53,6 +53,25 @@ pub struct ToolSchema {
     pub parameters: serde_json::Value,
 }
 
+/// A reasoning block the provider signed, kept exactly as it arrived so that it can be sent
+/// back unchanged: Anthropic's `thinking` block (its text and `signature`) or
+/// `redacted_thinking` block. The API refuses a tool-use turn whose thinking was dropped or
+/// edited, so ctx never splits it from the assistant message that carries it, never reorders
+/// it and never rewrites it (a trim keeps or drops the whole message; nothing compacts it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SignedThinking {
+    /// The block as the provider sent it: a JSON object with its `type`.
+    pub block: serde_json::Value,
+}
+
+impl SignedThinking {
+    /// The block `block`, as received.
+    pub fn new(block: serde_json::Value) -> Self {
+        SignedThinking { block }
+    }
+}
+
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -69,11 +88,23 @@ pub struct ChatMessage {
     /// For a [`Role::Tool`] message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For an assistant message: the signed reasoning blocks that came before its text and tool
+    /// calls, in order, as the provider sent them (Anthropic's extended thinking). Only the
+    /// Anthropic client sends them; they are part of the message's unit and never edited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<SignedThinking>,
 }
 
 impl ChatMessage {
     fn plain(role: Role, content: impl Into<String>) -> Self {
-        ChatMessage { role, content: content.into(), name: None, tool_calls: Vec::new(), tool_call_id: None }
+        ChatMessage {
+            role,
+            content: content.into(),
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            thinking: Vec::new(),
+        }
     }
 
     /// A system message.
@@ -101,10 +132,39 @@ impl ChatMessage {
         ChatMessage { tool_call_id: Some(call_id.into()), ..Self::plain(Role::Tool, content) }
     }
 
+    /// This message with the signed reasoning blocks that preceded it, as received.
+    #[must_use]
+    pub fn with_thinking(mut self, thinking: Vec<SignedThinking>) -> Self {
+        self.thinking = thinking;
+        self
+    }
+
     /// This message with a participant name.
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_thinking_survives_a_snapshot_round_trip_unchanged() {
+        let block =
+            serde_json::json!({"type": "thinking", "thinking": "Plan: call the tool.", "signature": "EqQB/+=="});
+        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        let message =
+            ChatMessage::assistant_tool_calls("", vec![call]).with_thinking(vec![SignedThinking::new(block.clone())]);
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["thinking"], serde_json::json!([block]));
+        let back: ChatMessage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, message);
+        // A message without thinking serializes as before.
+        let plain = serde_json::to_value(ChatMessage::user("q")).unwrap();
+        assert!(plain.get("thinking").is_none());
+        assert_eq!(serde_json::from_value::<ChatMessage>(plain).unwrap(), ChatMessage::user("q"));
     }
 }

@@ -14,7 +14,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::chat::{ChatMessage, ToolCall, ToolSchema};
+use crate::chat::{ChatMessage, SignedThinking, ToolCall, ToolSchema};
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
@@ -36,12 +36,14 @@ pub mod openai;
 #[cfg(feature = "__http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod secret;
+mod spend;
 
 pub use ctx_spec::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 pub use error::ModelError;
 #[cfg(feature = "__http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use secret::ApiKey;
+pub use spend::Spend;
 
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus
 /// `max_tokens` fits the window.
@@ -82,12 +84,51 @@ impl ChatRequest {
 }
 
 /// Token usage reported by the server.
+///
+/// `prompt_tokens` is every prompt token the model read; the prompt-cache counts say how many of
+/// them were read from the provider's prompt cache and how many were written to it, when the
+/// provider reports them (`prompt_tokens_details.cached_tokens` on OpenAI-compatible servers,
+/// `cache_read_input_tokens` and `cache_creation_input_tokens` on Anthropic's). `None` means not
+/// reported, which is not the same as 0: a price computed from it treats the whole prompt as
+/// uncached, the worst case, rather than guessing a hit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
-    /// Prompt tokens as the server counted them.
+    /// Prompt tokens as the server counted them (cached and uncached).
     pub prompt_tokens: usize,
     /// Generated tokens.
     pub completion_tokens: usize,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<usize>,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed above the input price), when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<usize>,
+}
+
+impl Usage {
+    /// Usage of `prompt_tokens` read and `completion_tokens` generated, with no prompt-cache
+    /// counts reported.
+    pub fn new(prompt_tokens: usize, completion_tokens: usize) -> Self {
+        Usage { prompt_tokens, completion_tokens, cache_read_tokens: None, cache_write_tokens: None }
+    }
+
+    /// The same usage with the prompt-cache counts the provider reported.
+    #[must_use]
+    pub fn with_cache(mut self, read: Option<usize>, write: Option<usize>) -> Self {
+        self.cache_read_tokens = read;
+        self.cache_write_tokens = write;
+        self
+    }
+
+    /// Prompt tokens neither read from nor written to the cache: `prompt_tokens` less the two
+    /// cache counts (the whole prompt when none is reported).
+    pub fn uncached_prompt_tokens(&self) -> usize {
+        self.prompt_tokens
+            .saturating_sub(self.cache_read_tokens.unwrap_or(0))
+            .saturating_sub(self.cache_write_tokens.unwrap_or(0))
+    }
 }
 
 /// A model's reply.
@@ -104,6 +145,11 @@ pub struct ChatResponse {
     /// Why generation stopped (`stop`, `length`, …), when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The signed reasoning blocks that came before the text and tool calls (Anthropic's
+    /// extended thinking), as received. An `agent` step keeps them on the assistant message of
+    /// its tool calls, which is how the API requires them back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<SignedThinking>,
 }
 
 /// A chat model.

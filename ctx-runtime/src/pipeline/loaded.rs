@@ -283,6 +283,21 @@ impl LoadedPipeline {
         self.settings.max_history_tokens
     }
 
+    /// How history over [`max_history_tokens`](Self::max_history_tokens) is cut
+    /// (`settings.history_trim`, checked when the pipeline was loaded).
+    pub fn history_trim(&self) -> crate::config::HistoryTrimPolicy {
+        // Validated by `resolve` at load time, so the error arm is never taken.
+        crate::config::HistoryTrimPolicy::from_spec(&self.def.settings, &crate::validation::FieldPath::root())
+            .unwrap_or_default()
+    }
+
+    /// The model's price: its `price` block, else ctx's price table for its name; `None` when
+    /// neither prices it (a rule that needs a price reported that when the pipeline was loaded).
+    pub fn price(&self) -> Option<crate::config::Price> {
+        crate::config::model_price(&self.def)
+            .or_else(|| self.model.model.as_deref().and_then(crate::config::Price::for_model))
+    }
+
     /// A named setting (`max_turn_loops`, …).
     pub fn setting(&self, name: &str) -> Option<u64> {
         self.settings.get(name)

@@ -215,6 +215,17 @@ registry! {
         /// variable) is not a policy ctx knows.
         /// Fix: use `fail_fast` or `auto_clamp`.
         UnknownLimitsPolicy = "UNKNOWN_LIMITS_POLICY",
+        /// `settings.history_trim` is not a history trimming policy ctx knows.
+        /// Fix: use `oldest_first` (the default) or `fold`.
+        UnknownHistoryTrim = "UNKNOWN_HISTORY_TRIM",
+        /// `settings.history_low_water_percent` is not a percentage from 1 to 99, or is set without
+        /// `history_trim: fold`, the only policy it applies to.
+        /// Fix: set it to the share of `max_history_tokens` a fold cuts back to (e.g. 50), with
+        /// `history_trim: fold`.
+        InvalidHistoryLowWater = "INVALID_HISTORY_LOW_WATER",
+        /// `settings.max_cost_per_run` is not a number of US dollars > 0.
+        /// Fix: write the most one run may spend, e.g. `max_cost_per_run: 0.05`.
+        InvalidMaxCostPerRun = "INVALID_MAX_COST_PER_RUN",
         /// A configuration file holds a key ctx does not know.
         /// Fix: correct the key (the help line suggests one) or remove it.
         UnknownConfigKey = "UNKNOWN_CONFIG_KEY",
@@ -292,6 +303,15 @@ registry! {
         /// A model client's retry policy is inconsistent (`initial_backoff` above `max_backoff`).
         /// Fix: make `initial_backoff` at most `max_backoff`.
         ModelConfigRetry = "MODEL_CONFIG_RETRY",
+        /// A model's `price` block lacks `input` or `output`, or states a rate that is not a
+        /// finite number >= 0.
+        /// Fix: write the provider's list prices in US dollars per million tokens, e.g.
+        /// `price: { input: 2.50, cached_input: 1.25, output: 10.00 }`.
+        InvalidPrice = "INVALID_PRICE",
+        /// A rule needs the model's price (`settings.max_cost_per_run`), and the model has no
+        /// `price` block and no entry in ctx's dated price table; ctx never prices a model at zero.
+        /// Fix: give the model a `price` block, e.g. `price: { input: 2.50, output: 10.00 }`.
+        MissingPrice = "MISSING_PRICE",
     }
     Contract {
         /// A model step's worst case (fixed prompt, history, context, output, margin) exceeds the

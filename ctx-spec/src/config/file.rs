@@ -177,7 +177,7 @@ impl ConfigFile {
             }
         };
 
-        let spec = ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None };
+        let spec = ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None, price: None };
         let model = match validate_model(&spec, &FILE_KEYS, &root) {
             Ok(model) => Some(model),
             Err(found) => {

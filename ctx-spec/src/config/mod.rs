@@ -12,18 +12,22 @@
 //! limit without one being configured, no `auto_clamp` without an explicit opt-in.
 
 mod file;
+mod history_trim;
 mod model;
 #[cfg(feature = "hf")]
 mod model_files;
 mod policy;
+mod price;
 mod settings;
 
 pub use file::{ConfigFile, ConfigFileError};
+pub use history_trim::{DEFAULT_LOW_WATER_PERCENT, HistoryTrimPolicy};
 pub use model::ModelConfig;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::{ModelFileKind, ModelFilesConfig, model_files_config};
 pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
+pub use price::{BilledTokens, PRICE_TABLE, PRICE_TABLE_DATE, Price, model_price, price_issues};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};
 
 pub(crate) use model::invalid_context_window;

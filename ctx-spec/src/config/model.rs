@@ -302,6 +302,7 @@ mod tests {
             max_tokens: max,
             encoding: enc.map(Into::into),
             tokenizer: None,
+            price: None,
         }
     }
 

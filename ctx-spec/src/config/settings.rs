@@ -161,6 +161,12 @@ impl Settings {
             }
         };
 
+        // How history over its budget is cut: checked here so every settings mistake is reported
+        // at once; the runtime reads the policy with the same function when it loads.
+        if let Err(found) = super::HistoryTrimPolicy::from_spec(spec, at) {
+            issues.extend(found);
+        }
+
         match (max_context_tokens, safety_margin_tokens, policy) {
             (Some(max_context_tokens), Some(safety_margin_tokens), Some(policy)) if issues.is_empty() => {
                 Ok(Settings { max_context_tokens, max_history_tokens, safety_margin_tokens, policy, extra })

@@ -59,6 +59,26 @@ pub struct ModelSpec {
     /// `LoadOptions::base_dir` when loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<String>,
+    /// `price: { input, cached_input, cache_write, output }`: the model's prices in US dollars
+    /// per million tokens, over ctx's dated price table ([`Price`](crate::config::Price)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<PriceSpec>,
+}
+
+/// `price: { … }` of a model as written: US dollars per million tokens.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PriceSpec {
+    /// `input`: uncached input tokens (required).
+    pub input: Option<f64>,
+    /// `cached_input`: input read from the prompt cache (default: `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
+    /// `cache_write`: input written to the prompt cache (default: `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+    /// `output`: output tokens (required).
+    pub output: Option<f64>,
 }
 
 /// `settings { … }` as written.
@@ -81,6 +101,16 @@ pub struct SettingsSpec {
     /// `{language}`, `{compact}`, `{text}`); `None` keeps the spec's `--- NODE ---` header.
     #[serde(default)]
     pub node_frame: Option<String>,
+    /// `history_trim`: how history over `max_history_tokens` is cut, `oldest_first` (default)
+    /// or `fold` ([`HistoryTrimPolicy`](crate::config::HistoryTrimPolicy)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_trim: Option<String>,
+    /// `history_low_water_percent`: the share of `max_history_tokens` a `fold` cuts back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_low_water_percent: Option<i64>,
+    /// `max_cost_per_run`: the most a run may spend, in US dollars; needs a price for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_per_run: Option<f64>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }
@@ -411,8 +441,9 @@ macro_rules! setters {
 }
 
 setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
-setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String> });
-setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, extra: BTreeMap<String, i64> });
+setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String>, price: Option<PriceSpec> });
+setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
+setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
 setters!(PromptSpec { key: String, text: Option<String> });
 setters!(StepDef { id: String, kind: StepKind });
 setters!(SearchNodesSpec { top_k: i64, next: String });

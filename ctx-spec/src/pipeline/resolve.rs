@@ -119,6 +119,10 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
     .map_err(|e| found.extend(e))
     .ok();
 
+    // Prices: a model's `price` block, and `max_cost_per_run`'s need for a price.
+    let model_name = model.as_ref().and_then(|m| m.model.as_deref());
+    found.extend(crate::config::price_issues(def, model_name));
+
     let mut report = None;
     if input.check_tokens
         && let (Some(model), Some(settings)) = (&model, &settings)

@@ -17,6 +17,7 @@ pub fn def(steps: Vec<StepDef>) -> PipelineDef {
             max_tokens: Some(1_024),
             encoding: Some("cl100k_base".into()),
             tokenizer: None,
+            price: None,
         }),
         settings: SettingsSpec {
             max_context_tokens: Some(9_000),

@@ -158,16 +158,15 @@ impl AnthropicClient {
                 excerpt: excerpt(body),
             });
         };
-        let (content, tool_calls) = wire::read_blocks(&blocks).map_err(|message| ModelError::MalformedBody {
-            model: model.to_owned(),
-            message,
-            excerpt: excerpt(body),
+        let (content, tool_calls, thinking) = wire::read_blocks(&blocks).map_err(|message| {
+            ModelError::MalformedBody { model: model.to_owned(), message, excerpt: excerpt(body) }
         })?;
         Ok(ChatResponse {
             content,
             tool_calls,
             usage: reply.usage.and_then(wire::WireUsage::into_usage),
             finish_reason: reply.stop_reason.as_deref().map(wire::finish_reason),
+            thinking,
         })
     }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::wire::{WireUsage, finish_reason};
-use crate::chat::ToolCall;
+use crate::chat::{SignedThinking, ToolCall};
 use crate::llm::http::failure::{ServerError, excerpt};
 use crate::llm::http::sse::SseEvent;
 use crate::llm::{ChatResponse, ModelError};
@@ -30,7 +30,15 @@ pub(crate) enum EventError {
 #[derive(Debug)]
 enum BlockState {
     Text,
-    Tool { id: String, name: String, start_input: Value, json: String },
+    Tool {
+        id: String,
+        name: String,
+        start_input: Value,
+        json: String,
+    },
+    /// A thinking block: its start block, with the text and signature deltas appended to its
+    /// `thinking` and `signature` fields; a `redacted_thinking` block arrives whole.
+    Thinking(serde_json::Map<String, Value>),
     Other,
 }
 
@@ -97,6 +105,10 @@ impl MessageStream {
                         let start_input = block.get("input").cloned().unwrap_or(Value::Object(Default::default()));
                         BlockState::Tool { id, name, start_input, json: String::new() }
                     }
+                    Some(kind) if super::wire::is_thinking(kind) => match block {
+                        Value::Object(fields) => BlockState::Thinking(fields.clone()),
+                        _ => return Err(malformed("a thinking block that is not an object", data)),
+                    },
                     _ => BlockState::Other,
                 };
                 self.blocks.insert(index()?, state);
@@ -119,10 +131,20 @@ impl MessageStream {
                                 .ok_or_else(|| malformed("an input_json_delta without `partial_json`", data))?,
                         );
                     }
+                    (Some(BlockState::Thinking(fields)), Some(kind @ ("thinking_delta" | "signature_delta"))) => {
+                        let field = if kind == "thinking_delta" { "thinking" } else { "signature" };
+                        let text =
+                            piece(field).ok_or_else(|| malformed(format!("a {kind} without `{field}`"), data))?;
+                        let slot = fields.entry(field).or_insert_with(|| Value::String(String::new()));
+                        match slot {
+                            Value::String(s) => s.push_str(text),
+                            _ => return Err(malformed(format!("a thinking block whose `{field}` is not text"), data)),
+                        }
+                    }
                     (None, _) => {
                         return Err(malformed(format!("a delta for block {index}, which never started"), data));
                     }
-                    // Thinking, signatures and kinds added later: nothing of ctx's reply.
+                    // Kinds added later: nothing of ctx's reply.
                     _ => {}
                 }
             }
@@ -165,23 +187,25 @@ impl MessageStream {
                 received_bytes,
             });
         }
-        let tool_calls = self
-            .blocks
-            .into_values()
-            .filter_map(|block| match block {
+        let mut tool_calls = Vec::new();
+        let mut thinking = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
                 BlockState::Tool { id, name, start_input, json } => {
                     // A call without input sends no delta; its input is the start block's `{}`.
                     let arguments = if json.is_empty() { start_input.to_string() } else { json };
-                    Some(ToolCall { id, name, arguments })
+                    tool_calls.push(ToolCall { id, name, arguments });
                 }
-                _ => None,
-            })
-            .collect();
+                BlockState::Thinking(fields) => thinking.push(SignedThinking::new(Value::Object(fields))),
+                BlockState::Text | BlockState::Other => {}
+            }
+        }
         Ok(ChatResponse {
             content: self.content,
             tool_calls,
             usage: self.usage.into_usage(),
             finish_reason: self.stop_reason.as_deref().map(finish_reason),
+            thinking,
         })
     }
 }
@@ -222,6 +246,32 @@ data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop
 event: message_stop\n\
 data: {\"type\":\"message_stop\"}\n\n";
 
+    #[test]
+    fn thinking_blocks_are_assembled_signature_included_and_never_streamed_as_text() {
+        let stream = "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10}}}\n\n\
+data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Weather \"}}\n\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"tool.\"}}\n\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQB==\"}}\n\n\
+data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"opaque\"}}\n\n\
+data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"weather\",\"input\":{}}}\n\n\
+data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n\
+data: {\"type\":\"message_stop\"}\n\n";
+        let (reply, pieces) = run(stream);
+        let reply = reply.expect("complete");
+        assert!(pieces.is_empty(), "thinking is not reply text: {pieces:?}");
+        assert_eq!(
+            reply.thinking,
+            [
+                SignedThinking::new(
+                    serde_json::json!({"type": "thinking", "thinking": "Weather tool.", "signature": "EqQB=="})
+                ),
+                SignedThinking::new(serde_json::json!({"type": "redacted_thinking", "data": "opaque"})),
+            ]
+        );
+        assert_eq!(reply.tool_calls.len(), 1);
+    }
+
     fn run(text: &str) -> (Result<ChatResponse, ModelError>, Vec<String>) {
         let mut parser = SseParser::default();
         let mut events = Vec::new();
@@ -247,7 +297,7 @@ data: {\"type\":\"message_stop\"}\n\n";
                 ToolCall { id: "toolu_2".into(), name: "now".into(), arguments: "{}".into() },
             ]
         );
-        assert_eq!(reply.usage, Some(Usage { prompt_tokens: 472, completion_tokens: 89 }));
+        assert_eq!(reply.usage, Some(Usage::new(472, 89)));
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
     }
 

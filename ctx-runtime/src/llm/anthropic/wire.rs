@@ -17,11 +17,19 @@
 //! - `stop` is `stop_sequences`; `max_tokens` is required and is the request's output limit.
 //! - `stop_reason` is mapped onto the chat-completions words pipelines already read (`stop`,
 //!   `length`, `tool_calls`); usage's `input_tokens` plus the prompt-cache counts is the prompt.
+//! - Prompt caching: a request (and its `count_tokens` body, so the two stay the same prompt)
+//!   carries `cache_control` breakpoints at
+//!   the stable boundaries of ctx's layout, at most three of the API's four: after the tool
+//!   schemas, after the system prompt, and after the history (the messages before the latest user
+//!   message), so the next turn of a conversation, which appends to that history, reads the
+//!   prefix from the cache; and one on the prompt's last block, so the next request of an agent
+//!   turn, which appends tool calls and results, reads everything before them. The API caches a
+//!   prefix only from its minimum length up, so a short prompt is simply not cached.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{ChatMessage, Role, ToolCall, ToolSchema};
+use crate::chat::{ChatMessage, Role, SignedThinking, ToolCall, ToolSchema};
 use crate::llm::{ChatRequest, Usage};
 
 /// Why a request cannot be written in this format (message index or parameter named).
@@ -36,6 +44,10 @@ pub(crate) struct WirePrompt<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// Where the history ends in `messages` (wire message, block): the last block of the message
+    /// before the latest user message, when there is one.
+    #[serde(skip)]
+    history_end: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -45,6 +57,19 @@ enum WireSystem<'a> {
     Blocks(Vec<Block<'a>>),
 }
 
+/// `cache_control`: a prompt-cache breakpoint after the block (or tool) that carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+/// The most breakpoints the API takes in one request.
+#[cfg(test)]
+pub(crate) const MAX_CACHE_BREAKPOINTS: usize = 4;
+
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
@@ -52,11 +77,53 @@ struct WireMessage<'a> {
 }
 
 #[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(untagged)]
 enum Block<'a> {
+    Typed {
+        #[serde(flatten)]
+        kind: BlockKind<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// A signed thinking block, sent back exactly as it was received. It never carries a
+    /// breakpoint (the API refuses `cache_control` on thinking).
+    Verbatim(&'a Value),
+}
+
+impl Block<'_> {
+    /// Sets a breakpoint on a block that can carry one; false for a verbatim block.
+    fn mark(&mut self) -> bool {
+        match self {
+            Block::Typed { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            Block::Verbatim(_) => false,
+        }
+    }
+
+    #[cfg(test)]
+    fn marked(&self) -> bool {
+        matches!(self, Block::Typed { cache_control: Some(_), .. })
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockKind<'a> {
     Text { text: &'a str },
     ToolUse { id: &'a str, name: &'a str, input: Value },
     ToolResult { tool_use_id: &'a str, content: &'a str },
+}
+
+impl<'a> From<BlockKind<'a>> for Block<'a> {
+    fn from(kind: BlockKind<'a>) -> Self {
+        Block::Typed { kind, cache_control: None }
+    }
+}
+
+fn text(text: &str) -> Block<'_> {
+    BlockKind::Text { text }.into()
 }
 
 #[derive(Debug, Serialize)]
@@ -64,11 +131,20 @@ struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 impl<'a> WirePrompt<'a> {
-    /// `messages` and `tools` as the API takes them.
+    /// `messages` and `tools` as the API takes them, with the prompt-cache breakpoints.
     pub(crate) fn new(messages: &'a [ChatMessage], tools: &'a [ToolSchema]) -> Result<Self, Unsupported> {
+        let mut prompt = Self::unmarked(messages, tools)?;
+        prompt.mark_cache_breakpoints();
+        Ok(prompt)
+    }
+
+    /// [`Self::new`] without the breakpoints.
+    fn unmarked(messages: &'a [ChatMessage], tools: &'a [ToolSchema]) -> Result<Self, Unsupported> {
         let leading = messages.iter().take_while(|m| m.role == Role::System).count();
         let (system, rest) = messages.split_at(leading);
         if let Some(m) = system.iter().find(|m| m.name.is_some()) {
@@ -80,8 +156,11 @@ impl<'a> WirePrompt<'a> {
         let system = match system {
             [] => None,
             [one] => Some(WireSystem::Text(&one.content)),
-            many => Some(WireSystem::Blocks(many.iter().map(|m| Block::Text { text: &m.content }).collect())),
+            many => Some(WireSystem::Blocks(many.iter().map(|m| text(&m.content)).collect())),
         };
+        // The latest user message (a question, not a tool result) starts what changes.
+        let latest_user = rest.iter().rposition(|m| m.role == Role::User);
+        let mut history_end = None;
         let mut wire: Vec<WireMessage<'a>> = Vec::new();
         for (offset, m) in rest.iter().enumerate() {
             let index = leading + offset;
@@ -98,12 +177,12 @@ impl<'a> WirePrompt<'a> {
                          takes the system prompt only as `system`, before the first message"
                     )));
                 }
-                Role::User => ("user", vec![Block::Text { text: &m.content }]),
+                Role::User => ("user", vec![text(&m.content)]),
                 Role::Tool => {
                     let Some(id) = m.tool_call_id.as_deref() else {
                         return Err(Unsupported(format!("message {index} is a tool result without a `tool_call_id`")));
                     };
-                    ("user", vec![Block::ToolResult { tool_use_id: id, content: &m.content }])
+                    ("user", vec![BlockKind::ToolResult { tool_use_id: id, content: &m.content }.into()])
                 }
                 Role::Assistant => ("assistant", assistant_blocks(index, m)?),
             };
@@ -111,20 +190,74 @@ impl<'a> WirePrompt<'a> {
                 Some(last) if last.role == role => last.content.extend(blocks),
                 _ => wire.push(WireMessage { role, content: blocks }),
             }
+            if latest_user.is_some_and(|u| u > 0 && offset + 1 == u) {
+                history_end = wire.last().map(|w| (wire.len() - 1, w.content.len().saturating_sub(1)));
+            }
         }
         let tools = tools
             .iter()
-            .map(|t| WireTool { name: &t.name, description: &t.description, input_schema: &t.parameters })
+            .map(|t| WireTool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+                cache_control: None,
+            })
             .collect();
-        Ok(WirePrompt { system, messages: wire, tools })
+        Ok(WirePrompt { system, messages: wire, tools, history_end })
+    }
+
+    /// Places the prompt-cache breakpoints (see the module documentation): after the tools,
+    /// the system prompt, the history and the whole prompt, each once, at most
+    /// [`MAX_CACHE_BREAKPOINTS`].
+    fn mark_cache_breakpoints(&mut self) {
+        if let Some(tool) = self.tools.last_mut() {
+            tool.cache_control = Some(EPHEMERAL);
+        }
+        self.system = match self.system.take() {
+            Some(WireSystem::Text(t)) => {
+                let mut block = text(t);
+                block.mark();
+                Some(WireSystem::Blocks(vec![block]))
+            }
+            Some(WireSystem::Blocks(mut blocks)) => {
+                if let Some(last) = blocks.last_mut() {
+                    last.mark();
+                }
+                Some(WireSystem::Blocks(blocks))
+            }
+            None => None,
+        };
+        let last = self.messages.len().checked_sub(1).map(|m| (m, usize::MAX));
+        for (m, b) in self.history_end.into_iter().chain(last) {
+            // The last block at or before the boundary that can carry a breakpoint (a thinking
+            // block cannot).
+            if let Some(content) = self.messages.get_mut(m).map(|w| &mut w.content) {
+                let upto = b.min(content.len());
+                let _ = content.iter_mut().take(upto.saturating_add(1)).rev().any(Block::mark);
+            }
+        }
+    }
+
+    /// How many breakpoints the prompt carries.
+    #[cfg(test)]
+    fn cache_breakpoints(&self) -> usize {
+        let tools = self.tools.iter().filter(|t| t.cache_control.is_some()).count();
+        let system = match &self.system {
+            Some(WireSystem::Blocks(b)) => b.iter().filter(|b| b.marked()).count(),
+            _ => 0,
+        };
+        let messages = self.messages.iter().flat_map(|m| &m.content).filter(|b| b.marked()).count();
+        tools + system + messages
     }
 }
 
 fn assistant_blocks<'a>(index: usize, m: &'a ChatMessage) -> Result<Vec<Block<'a>>, Unsupported> {
-    let mut blocks = Vec::with_capacity(1 + m.tool_calls.len());
+    let mut blocks = Vec::with_capacity(m.thinking.len() + 1 + m.tool_calls.len());
+    // Signed thinking first, as received: the API checks it is the assistant turn's own.
+    blocks.extend(m.thinking.iter().map(|t| Block::Verbatim(&t.block)));
     // An empty text block is refused by the API; an assistant turn that only calls tools has none.
-    if !m.content.is_empty() || m.tool_calls.is_empty() {
-        blocks.push(Block::Text { text: &m.content });
+    if !m.content.is_empty() || (m.tool_calls.is_empty() && m.thinking.is_empty()) {
+        blocks.push(text(&m.content));
     }
     for call in &m.tool_calls {
         let input = if call.arguments.trim().is_empty() {
@@ -141,7 +274,7 @@ fn assistant_blocks<'a>(index: usize, m: &'a ChatMessage) -> Result<Vec<Block<'a
                 }
             }
         };
-        blocks.push(Block::ToolUse { id: &call.id, name: &call.name, input });
+        blocks.push(BlockKind::ToolUse { id: &call.id, name: &call.name, input }.into());
     }
     Ok(blocks)
 }
@@ -179,10 +312,11 @@ impl<'a> WireRequest<'a> {
         if request.params.seed.is_some() {
             tracing::debug!(target: "ctx::llm", model, "the Messages API has no `seed`; it is not sent");
         }
+        let prompt = WirePrompt::new(&request.messages, &request.tools)?;
         Ok(WireRequest {
             model,
             max_tokens: request.max_tokens,
-            prompt: WirePrompt::new(&request.messages, &request.tools)?,
+            prompt,
             temperature: request.params.temperature,
             top_p: request.params.top_p,
             stop_sequences: &request.params.stop,
@@ -246,7 +380,10 @@ impl WireUsage {
 
     pub(crate) fn into_usage(self) -> Option<Usage> {
         let prompt_tokens = self.prompt_tokens()?;
-        Some(Usage { prompt_tokens, completion_tokens: self.output_tokens.unwrap_or(0) })
+        Some(
+            Usage::new(prompt_tokens, self.output_tokens.unwrap_or(0))
+                .with_cache(self.cache_read_input_tokens, self.cache_creation_input_tokens),
+        )
     }
 }
 
@@ -262,11 +399,20 @@ pub(crate) fn finish_reason(stop_reason: &str) -> String {
     .to_owned()
 }
 
-/// The text and tool calls of a reply's content blocks; other block kinds (thinking, server
-/// tools) carry nothing ctx's reply has a place for and are skipped.
-pub(crate) fn read_blocks(blocks: &[Value]) -> Result<(String, Vec<ToolCall>), String> {
+/// Whether a content block is signed reasoning the API wants back unchanged.
+pub(crate) fn is_thinking(kind: &str) -> bool {
+    matches!(kind, "thinking" | "redacted_thinking")
+}
+
+/// A reply's content: its text, its tool calls and its signed thinking blocks.
+pub(crate) type ReplyContent = (String, Vec<ToolCall>, Vec<SignedThinking>);
+
+/// The text, tool calls and signed thinking blocks of a reply's content blocks; other block
+/// kinds (server tools) carry nothing ctx's reply has a place for and are skipped.
+pub(crate) fn read_blocks(blocks: &[Value]) -> Result<ReplyContent, String> {
     let mut text = String::new();
     let mut calls = Vec::new();
+    let mut thinking = Vec::new();
     for (index, block) in blocks.iter().enumerate() {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => match block.get("text").and_then(Value::as_str) {
@@ -281,11 +427,12 @@ pub(crate) fn read_blocks(blocks: &[Value]) -> Result<(String, Vec<ToolCall>), S
                 let input = block.get("input").cloned().unwrap_or(Value::Object(serde_json::Map::new()));
                 calls.push(ToolCall { id, name, arguments: input.to_string() });
             }
+            Some(kind) if is_thinking(kind) => thinking.push(SignedThinking::new(block.clone())),
             Some(_) => {}
             None => return Err(format!("content block {index} has no `type`")),
         }
     }
-    Ok((text, calls))
+    Ok((text, calls, thinking))
 }
 
 #[cfg(test)]
@@ -328,7 +475,7 @@ mod tests {
             json!({
                 "model": "claude-x",
                 "max_tokens": 300,
-                "system": "Be brief.",
+                "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
                     {"role": "assistant", "content": [
@@ -338,17 +485,79 @@ mod tests {
                     ]},
                     {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": "tu_1", "content": "18C"},
-                        {"type": "tool_result", "tool_use_id": "tu_2", "content": "24C"},
-                        {"type": "text", "text": "And tomorrow?"}
+                        // The history ends here: the next turn reads up to this breakpoint.
+                        {"type": "tool_result", "tool_use_id": "tu_2", "content": "24C",
+                         "cache_control": {"type": "ephemeral"}},
+                        {"type": "text", "text": "And tomorrow?", "cache_control": {"type": "ephemeral"}}
                     ]}
                 ],
                 "tools": [{"name": "weather", "description": "Current weather.",
-                           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+                           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                           "cache_control": {"type": "ephemeral"}}],
                 "temperature": 0.5,
                 "stop_sequences": ["END"],
                 "stream": true
             })
         );
+    }
+
+    #[test]
+    fn breakpoints_sit_at_the_stable_boundaries_and_never_exceed_four() {
+        let with = |messages: &[ChatMessage], tools: &[ToolSchema]| {
+            let unmarked = serde_json::to_value(WirePrompt::unmarked(messages, tools).unwrap()).unwrap();
+            let prompt = WirePrompt::new(messages, tools).unwrap();
+            (prompt.cache_breakpoints(), unmarked, serde_json::to_value(&prompt).unwrap())
+        };
+        let tool = ToolSchema { name: "t".into(), description: "d".into(), parameters: json!({"type": "object"}) };
+        // One question: system, tools and the question itself; no history.
+        let (n, unmarked, _) = with(&[ChatMessage::system("S"), ChatMessage::user("q")], std::slice::from_ref(&tool));
+        assert_eq!(n, 3);
+        assert!(!unmarked.to_string().contains("cache_control"));
+        // A conversation: the history's end and the prompt's end.
+        let conversation = [
+            ChatMessage::user("q1"),
+            ChatMessage::assistant("a1"),
+            ChatMessage::user("q2"),
+            ChatMessage::assistant("a2"),
+            ChatMessage::user("q3"),
+        ];
+        let (n, _, body) = with(&conversation, &[]);
+        assert_eq!(n, 2);
+        assert_eq!(body["messages"][3]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(body["messages"][4]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(body["messages"][1]["content"][0].get("cache_control").is_none());
+        // Every shape stays within the API's limit, whatever the roles.
+        for k in 0..conversation.len() {
+            let mut messages = vec![ChatMessage::system("A"), ChatMessage::system("B")];
+            messages.extend(conversation[..=k].iter().cloned());
+            let (n, _, _) = with(&messages, std::slice::from_ref(&tool));
+            assert!(n <= MAX_CACHE_BREAKPOINTS, "{k}: {n}");
+        }
+    }
+
+    #[test]
+    fn signed_thinking_goes_back_first_and_byte_for_byte() {
+        let signed = json!({"type": "thinking", "thinking": "Check the weather tool.", "signature": "EqQB/x=="});
+        let redacted = json!({"type": "redacted_thinking", "data": "opaque=="});
+        let call = ToolCall { id: "tu_1".into(), name: "weather".into(), arguments: "{}".into() };
+        let messages = [
+            ChatMessage::user("Weather?"),
+            ChatMessage::assistant_tool_calls("", vec![call])
+                .with_thinking(vec![SignedThinking::new(signed.clone()), SignedThinking::new(redacted.clone())]),
+            ChatMessage::tool_result("tu_1", "18C"),
+        ];
+        let body = serde_json::to_value(WirePrompt::new(&messages, &[]).unwrap()).unwrap();
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([signed.clone(), redacted, {"type": "tool_use", "id": "tu_1", "name": "weather", "input": {}}])
+        );
+        // A message of thinking alone keeps it and sends no empty text block.
+        let only = [
+            ChatMessage::user("q"),
+            ChatMessage::assistant("").with_thinking(vec![SignedThinking::new(signed.clone())]),
+        ];
+        let body = serde_json::to_value(WirePrompt::new(&only, &[]).unwrap()).unwrap();
+        assert_eq!(body["messages"][1]["content"], json!([signed]), "the API refuses a breakpoint on thinking");
     }
 
     #[test]
@@ -372,19 +581,29 @@ mod tests {
     #[test]
     fn several_system_messages_become_system_blocks() {
         let messages = [ChatMessage::system("A"), ChatMessage::system("B"), ChatMessage::user("q")];
-        let body = serde_json::to_value(WirePrompt::new(&messages, &[]).unwrap()).unwrap();
+        let body = serde_json::to_value(WirePrompt::unmarked(&messages, &[]).unwrap()).unwrap();
         assert_eq!(body["system"], json!([{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]));
+        // With the breakpoints, only the last system block carries one.
+        let body = serde_json::to_value(WirePrompt::new(&messages, &[]).unwrap()).unwrap();
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "A"}, {"type": "text", "text": "B", "cache_control": {"type": "ephemeral"}}])
+        );
     }
 
     #[test]
     fn reply_blocks_usage_and_stop_reasons() {
-        let (text, calls) = read_blocks(&[
-            json!({"type": "thinking", "thinking": "hmm"}),
+        let (text, calls, thinking) = read_blocks(&[
+            json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}),
             json!({"type": "text", "text": "Sure."}),
             json!({"type": "tool_use", "id": "tu_9", "name": "weather", "input": {"city": "Oslo"}}),
         ])
         .unwrap();
         assert_eq!(text, "Sure.");
+        assert_eq!(
+            thinking,
+            [SignedThinking::new(json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}))]
+        );
         assert_eq!(
             calls,
             [ToolCall { id: "tu_9".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]
@@ -396,7 +615,8 @@ mod tests {
             cache_creation_input_tokens: Some(100),
             cache_read_input_tokens: Some(1000),
         };
-        assert_eq!(usage.into_usage(), Some(Usage { prompt_tokens: 1110, completion_tokens: 4 }));
+        assert_eq!(usage.into_usage(), Some(Usage::new(1110, 4).with_cache(Some(1000), Some(100))));
+        assert_eq!(usage.into_usage().map(|u| u.uncached_prompt_tokens()), Some(10));
         assert_eq!(WireUsage::default().into_usage(), None);
         assert_eq!(finish_reason("end_turn"), "stop");
         assert_eq!(finish_reason("max_tokens"), "length");

@@ -150,8 +150,9 @@ impl OfflineModel {
             return Ok(ChatResponse {
                 content: String::new(),
                 tool_calls: vec![call],
-                usage: Some(Usage { prompt_tokens, completion_tokens }),
+                usage: Some(Usage::new(prompt_tokens, completion_tokens)),
                 finish_reason: Some("tool_calls".into()),
+                thinking: Vec::new(),
             });
         }
         let lines: Vec<&str> = parsed.lines.iter().map(|l| l.text.as_str()).collect();
@@ -164,8 +165,9 @@ impl OfflineModel {
         Ok(ChatResponse {
             content: fitted.content,
             tool_calls: Vec::new(),
-            usage: Some(Usage { prompt_tokens, completion_tokens }),
+            usage: Some(Usage::new(prompt_tokens, completion_tokens)),
             finish_reason: Some(if fitted.complete { "stop" } else { "length" }.into()),
+            thinking: Vec::new(),
         })
     }
 

@@ -193,6 +193,7 @@ impl OpenAiClient {
             tool_calls: choice.message.tool_calls.unwrap_or_default().into_iter().map(|c| c.into_tool_call()).collect(),
             usage: completion.usage.map(Into::into),
             finish_reason: choice.finish_reason,
+            thinking: Vec::new(),
         })
     }
 

@@ -118,6 +118,7 @@ impl StreamState {
             tool_calls: self.calls.into_values().collect(),
             usage: self.usage,
             finish_reason: self.finish_reason,
+            thinking: Vec::new(),
         })
     }
 }
@@ -141,7 +142,7 @@ mod tests {
         data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo ✓\"}}]}\n\n\
         data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"search\",\"arguments\":\"{\\\"q\\\"\"}}]}}]}\n\n\
         data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]},\"finish_reason\":\"stop\"}]}\n\n\
-        data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n\
+        data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"prompt_tokens_details\":{\"cached_tokens\":8}}}\n\n\
         data: [DONE]\n\n";
 
     fn run(events: &[SseEvent]) -> (Result<ChatResponse, ModelError>, Vec<String>) {
@@ -161,7 +162,7 @@ mod tests {
         let reply = reply.expect("complete");
         assert_eq!(tokens, ["Hel", "lo ✓"]);
         assert_eq!(reply.content, "Hello ✓");
-        assert_eq!(reply.usage, Some(Usage { prompt_tokens: 12, completion_tokens: 3 }));
+        assert_eq!(reply.usage, Some(Usage::new(12, 3).with_cache(Some(8), None)));
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
         assert_eq!(
             reply.tool_calls,

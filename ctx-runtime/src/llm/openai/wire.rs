@@ -191,11 +191,25 @@ pub(crate) struct WireUsage {
     pub(crate) prompt_tokens: usize,
     #[serde(default)]
     pub(crate) completion_tokens: usize,
+    /// `prompt_tokens_details`: OpenAI's (and vLLM's, with prefix caching on) breakdown of the
+    /// prompt; `null` or absent on servers that do not report it.
+    #[serde(default)]
+    pub(crate) prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct WirePromptDetails {
+    /// Prompt tokens served from the prompt cache (part of `prompt_tokens`).
+    #[serde(default)]
+    pub(crate) cached_tokens: Option<usize>,
 }
 
 impl From<WireUsage> for Usage {
     fn from(u: WireUsage) -> Self {
-        Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
+        // Chat completions has no cache-write count: OpenAI writes the cache at the input price.
+        let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens);
+        Usage::new(u.prompt_tokens, u.completion_tokens).with_cache(cached, None)
     }
 }
 

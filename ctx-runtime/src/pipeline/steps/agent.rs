@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 use crate::error::CtxError;
-use crate::llm::Usage;
+use crate::llm::{Spend, Usage};
 use crate::negotiate::NegotiationMeta;
 use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::env::StepEnv;
@@ -76,12 +76,15 @@ pub struct ModelRequestReport {
     pub tool_calls_requested: usize,
     /// How the output limit was negotiated.
     pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported.
+    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
+    /// provider reports them).
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
     /// The request cut into its parts, adding up to `prompt_tokens`.
     pub anatomy: RequestAnatomy,
+    /// What the request cost at the model's price, when it has one.
+    pub spend: Option<Spend>,
 }
 
 /// What became of one tool call.
@@ -231,6 +234,7 @@ pub(crate) async fn agent(
         let negotiation = guarded.negotiated.meta.clone();
         let anatomy = guarded.anatomy.clone();
         let response = request::send(model, step, guarded, &spec.call.params, env).await?;
+        let spend = request::spend(p, step, prompt_tokens, &response)?;
         requests.push(ModelRequestReport {
             prompt_tokens,
             max_output_tokens,
@@ -240,6 +244,7 @@ pub(crate) async fn agent(
             usage: response.usage,
             finish_reason: response.finish_reason.clone(),
             anatomy,
+            spend,
         });
         if response.tool_calls.is_empty() {
             break response;
@@ -265,7 +270,7 @@ pub(crate) async fn agent(
         }
         let calls: &[ToolCall] = &response.tool_calls;
         let run = batch::Batch { step, spec, state, handlers, max_calls };
-        match run.answer(&mut ledger, &response.content, calls, &mut executed).await? {
+        match run.answer(&mut ledger, (&response.content, &response.thinking), calls, &mut executed).await? {
             Some((messages, reports)) => {
                 turn.transcript.extend(messages);
                 tool_calls.extend(reports);

@@ -37,7 +37,7 @@
 use serde::Serialize;
 
 use crate::error::CtxError;
-use crate::llm::Usage;
+use crate::llm::{Spend, Usage};
 use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
@@ -68,12 +68,15 @@ pub struct CallReport {
     /// How the output limit was negotiated: the exact input, the limit requested and granted,
     /// whether it was reduced and how much history was dropped for the floor.
     pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported.
+    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
+    /// provider reports them).
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
     /// The request cut into its parts, adding up to `prompt_tokens`.
     pub anatomy: RequestAnatomy,
+    /// What the request cost at the model's price, when it has one.
+    pub spend: Option<Spend>,
 }
 
 pub(crate) async fn call_model(
@@ -116,6 +119,7 @@ pub(crate) async fn call_model(
         "call_model request negotiated"
     );
     let response = request::send(model, step, guarded, &spec.params, env).await?;
+    let spend = request::spend(p, step, prompt_tokens, &response)?;
     let report = CallReport {
         prompt_tokens,
         max_output_tokens: max_tokens,
@@ -126,6 +130,7 @@ pub(crate) async fn call_model(
         usage: response.usage,
         finish_reason: response.finish_reason.clone(),
         anatomy,
+        spend,
     };
     if spec.use_history {
         state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
@@ -197,6 +202,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_report_shows_cached_tokens_and_what_the_request_cost() {
+        let (p, spec) = pipeline(false, vec![part("user_question", "{}")]);
+        // The test pipeline's model has no name and no price: usage is reported, spend is not.
+        let mut model = Model::replying("42");
+        model.usage = Some(Usage::new(2_000, 10).with_cache(Some(1_536), None));
+        let env = StepEnv::builder().model(&model);
+        let (_, detail) = call_model(&p, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        assert_eq!(report.usage.and_then(|u| u.cache_read_tokens), Some(1_536));
+        assert_eq!(report.spend, None);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["usage"]["cache_read_tokens"], 1_536);
+
+        // With a price: from the usage, cache reads at the cached rate.
+        let mut def = p.definition().clone();
+        let crate::pipeline::definition::ModelSource::Inline(m) = &mut def.model else { unreachable!() };
+        *m = m.clone().price(Some(
+            crate::pipeline::definition::PriceSpec::default()
+                .input(Some(2.0))
+                .cached_input(Some(0.5))
+                .output(Some(8.0)),
+        ));
+        let priced = testing::loaded(def);
+        let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let spend = report.spend.expect("priced");
+        assert!(spend.reported);
+        assert_eq!(spend.nano_usd, 464 * 2_000 + 1_536 * 500 + 10 * 8_000);
+        // Without usage: ctx's exact counts, all input uncached.
+        let silent = Model::replying("42");
+        let env = StepEnv::builder().model(&silent);
+        let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let spend = report.spend.expect("priced");
+        assert!(!spend.reported);
+        assert_eq!(spend.billed.input, report.prompt_tokens);
+        assert_eq!(spend.billed.output, priced.counter().count("42").unwrap());
+    }
+
+    #[tokio::test]
     async fn history_is_trimmed_to_its_budget_and_extended_with_the_turn() {
         let (p, spec) = pipeline(true, vec![part("user_question", "{}")]);
         let model = Model::replying("Because of tax.");
@@ -229,6 +274,36 @@ mod tests {
         assert_eq!(&state.history_dialog[..n - 2], sent_history);
         assert_eq!(state.history_dialog[n - 2], ChatMessage::user("Why is it higher?"));
         assert_eq!(state.history_dialog[n - 1], ChatMessage::assistant("Because of tax."));
+    }
+
+    #[tokio::test]
+    async fn a_fold_cuts_the_history_to_its_low_water_mark_and_the_next_turns_keep_its_prefix() {
+        let (p, spec) = pipeline(true, vec![part("user_question", "{}")]);
+        let mut def = p.definition().clone();
+        def.settings = def.settings.clone().history_trim(Some("fold".into())).history_low_water_percent(Some(40));
+        let p = testing::loaded(def);
+        assert_eq!(p.history_trim(), crate::config::HistoryTrimPolicy::Fold { low_water_percent: 40 });
+        let model = Model::replying("An answer of a few words about invoices.");
+        let mut state = PipelineState::new("Why is it higher?");
+        let old = "An earlier answer about invoices and their totals. ".repeat(30);
+        for i in 0..12 {
+            state.history_dialog.push(ChatMessage::user(format!("question {i}")));
+            state.history_dialog.push(ChatMessage::assistant(old.clone()));
+        }
+        let env = StepEnv::builder().model(&model);
+        call_model(&p, "answer", &spec, &mut state, &env).await.unwrap();
+        let sent = |r: &crate::llm::ChatRequest| r.messages[1..r.messages.len() - 1].to_vec();
+        let first = sent(&model.requests()[0]);
+        // Over its budget (2,000), the history was cut to 40% of it in one go.
+        assert!(crate::history::history_tokens(p.counter(), &first).unwrap() <= 800);
+        // The following turns fit, so they send the same prefix and append to it.
+        for turn in 1..4 {
+            state.user_question = format!("And question {turn}?");
+            call_model(&p, "answer", &spec, &mut state, &env).await.unwrap();
+            let history = sent(&model.requests()[turn]);
+            assert_eq!(&history[..first.len()], &first[..], "turn {turn}");
+            assert_eq!(history.len(), first.len() + 2 * turn);
+        }
     }
 
     #[tokio::test]

@@ -2,7 +2,10 @@
 //! so that both lay out, negotiate, guard and send a request the same way.
 //!
 //! * [`render`]: the system prompt, the user message from `user_parts` and the history trimmed to
-//!   `max_history_tokens`, laid out by the contract's own functions.
+//!   `max_history_tokens` by the pipeline's `history_trim` policy, laid out by the contract's own
+//!   functions: the stable parts first (system prompt, then the history, which a `fold` keeps
+//!   unchanged from turn to turn), the new user message last, so a provider's prompt cache can
+//!   reuse the prefix.
 //! * [`negotiate_and_guard`]: the output limit negotiated against the exact request (tools
 //!   included), then the last guard (`contract::guard_request`) on exactly the messages and tools
 //!   that will be sent.
@@ -14,7 +17,7 @@ use crate::chat::{ChatMessage, ToolSchema};
 use crate::contract;
 use crate::error::CtxError;
 use crate::history;
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelParams};
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelParams, Spend};
 use crate::negotiate::{Negotiated, NegotiationConfig, NegotiationRequest, negotiate_max_output};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
@@ -79,7 +82,7 @@ pub(crate) fn render<'p>(
     let (history, history_over_budget) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
-        let trim = history::trim_history(&state.history_dialog, budget, p.counter())?;
+        let trim = history::trim_history_with(&state.history_dialog, budget, p.history_trim(), p.counter())?;
         (trim.kept(&state.history_dialog), trim.removed)
     } else {
         (Vec::new(), 0)
@@ -188,6 +191,55 @@ pub(crate) async fn send(
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
     Ok(response)
+}
+
+/// What the request that `response` answers cost at the pipeline's model price
+/// ([`LoadedPipeline::price`]): from the provider's usage when reported, else from ctx's exact
+/// counts (the guard's `prompt_tokens`, and the reply's text and tool-call arguments). `None`
+/// when the model has no price. Traced with the usage, so a trace shows cache hits and spend.
+pub(crate) fn spend(
+    p: &LoadedPipeline,
+    step: &str,
+    prompt_tokens: usize,
+    response: &ChatResponse,
+) -> Result<Option<Spend>, CtxError> {
+    let Some(price) = p.price() else {
+        if let Some(u) = &response.usage {
+            tracing::info!(
+                target: "ctx::pipeline",
+                step,
+                prompt_tokens = u.prompt_tokens,
+                cache_read_tokens = u.cache_read_tokens,
+                cache_write_tokens = u.cache_write_tokens,
+                completion_tokens = u.completion_tokens,
+                "model usage"
+            );
+        }
+        return Ok(None);
+    };
+    let spend = match &response.usage {
+        Some(usage) => Spend::from_usage(usage, &price),
+        None => {
+            let counter = p.counter();
+            let mut output = counter.count(&response.content)?;
+            for call in &response.tool_calls {
+                output = output.saturating_add(counter.count(&call.arguments)?);
+            }
+            Spend::from_counts(prompt_tokens, output, &price)
+        }
+    };
+    tracing::info!(
+        target: "ctx::pipeline",
+        step,
+        input_tokens = spend.billed.input,
+        cache_read_tokens = spend.billed.cached_input,
+        cache_write_tokens = spend.billed.cache_write,
+        output_tokens = spend.billed.output,
+        reported = spend.reported,
+        usd = spend.usd(),
+        "model usage and spend"
+    );
+    Ok(Some(spend))
 }
 
 /// The history a step leaves: the history that was sent, then the question as asked and the

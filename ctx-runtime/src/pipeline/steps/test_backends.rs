@@ -101,11 +101,13 @@ pub(crate) struct Model {
     pub(crate) reply: String,
     pub(crate) fail: bool,
     pub(crate) requests: Mutex<Vec<crate::llm::ChatRequest>>,
+    /// The usage every reply reports.
+    pub(crate) usage: Option<crate::llm::Usage>,
 }
 
 impl Model {
     pub(crate) fn replying(reply: &str) -> Self {
-        Model { reply: reply.into(), fail: false, requests: Mutex::new(Vec::new()) }
+        Model { reply: reply.into(), fail: false, requests: Mutex::new(Vec::new()), usage: None }
     }
 
     pub(crate) fn failing() -> Self {
@@ -133,7 +135,7 @@ impl crate::llm::ChatModel for Model {
         if self.fail {
             return Err(crate::llm::ModelError::Failed { model: "test".into(), message: "server down".into() });
         }
-        Ok(crate::llm::ChatResponse { content: self.reply.clone(), ..Default::default() })
+        Ok(crate::llm::ChatResponse { content: self.reply.clone(), usage: self.usage, ..Default::default() })
     }
 }
 

@@ -14,6 +14,7 @@ fn def(steps: Vec<StepDef>) -> PipelineDef {
             max_tokens: Some(800),
             encoding: Some("o200k_base".to_owned()),
             tokenizer: None,
+            price: None,
         }),
         settings: SettingsSpec::default(),
         prompts: Vec::new(),
@@ -71,6 +72,8 @@ fn the_top_level_round_trips() {
         compactors: vec!["yaml".to_owned(), TRICKY.to_owned()],
         node_frame: Some("--- {id} ---\n{text}".to_owned()),
         extra: [("max_turn_loops".to_owned(), 3), (TRICKY.to_owned(), -7)].into_iter().collect(),
+        // `history_trim`, `history_low_water_percent` and `max_cost_per_run` have no YAML key yet.
+        ..SettingsSpec::default()
     };
     d.prompts = vec![
         PromptSpec { key: "answer".to_owned(), text: Some(TRICKY.to_owned()) },

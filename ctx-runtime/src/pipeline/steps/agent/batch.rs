@@ -7,7 +7,7 @@
 //! fit in what the turn has left. Each call then gets what is left less the least cost of the
 //! calls after it.
 
-use crate::chat::{ChatMessage, ToolCall};
+use crate::chat::{ChatMessage, SignedThinking, ToolCall};
 use crate::error::CtxError;
 use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::error::PipelineError;
@@ -38,13 +38,14 @@ impl Batch<'_> {
     pub(super) async fn answer(
         &self,
         ledger: &mut TurnLedger,
-        content: &str,
+        (content, thinking): (&str, &[SignedThinking]),
         calls: &[ToolCall],
         executed: &mut usize,
     ) -> Result<Option<Answered>, CtxError> {
         let counter = ledger.counter().clone();
         let turn_error = |source: TurnError| PipelineError::Turn { step: self.step.to_owned(), source };
-        let assistant = ChatMessage::assistant_tool_calls(content, calls.to_vec());
+        // The reply's signed thinking stays on the message of its calls, unchanged (one unit).
+        let assistant = ChatMessage::assistant_tool_calls(content, calls.to_vec()).with_thinking(thinking.to_vec());
         let mut runs = *executed;
         let mut plan = Vec::with_capacity(calls.len());
         for call in calls {

@@ -208,6 +208,49 @@ async fn arguments_that_do_not_fit_are_reported_to_the_model_not_fatal() {
 }
 
 #[tokio::test]
+async fn signed_thinking_stays_on_its_tool_calls_unchanged_in_every_later_request() {
+    let (p, spec) = pipeline(3, None);
+    let signed = |n: usize| {
+        crate::chat::SignedThinking::new(serde_json::json!({
+            "type": "thinking", "thinking": format!("step {n}: search again"), "signature": format!("sig-{n}==")
+        }))
+    };
+    let mut first = calls(&[("c1", "search_docs")]);
+    first.thinking = vec![signed(1)];
+    let mut second = calls(&[("c2", "search_docs"), ("c3", "search_docs")]);
+    second.thinking = vec![
+        signed(2),
+        crate::chat::SignedThinking::new(serde_json::json!({"type": "redacted_thinking", "data": "x"})),
+    ];
+    let model = Scripted::new(vec![first.clone(), second.clone()], "done");
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("Why?");
+    run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_guarded(&p, &requests);
+    // Each assistant message of calls carries exactly the blocks its reply had, in order, and is
+    // followed by its results: one unit, in every request after it.
+    for r in &requests[1..] {
+        let assistants: Vec<&ChatMessage> = r.messages.iter().filter(|m| !m.tool_calls.is_empty()).collect();
+        assert_eq!(assistants[0].thinking, first.thinking);
+        if let Some(a) = assistants.get(1) {
+            assert_eq!(a.thinking, second.thinking);
+        }
+        for a in assistants {
+            let at = r.messages.iter().position(|m| std::ptr::eq(m, a)).unwrap();
+            let results: Vec<&str> = r.messages[at + 1..at + 1 + a.tool_calls.len()]
+                .iter()
+                .filter_map(|m| m.tool_call_id.as_deref())
+                .collect();
+            let ids: Vec<&str> = a.tool_calls.iter().map(|c| c.id.as_str()).collect();
+            assert_eq!(results, ids);
+        }
+    }
+    assert_eq!(requests[2].messages.iter().filter(|m| !m.thinking.is_empty()).count(), 2);
+}
+
+#[tokio::test]
 async fn history_keeps_the_question_and_the_answer_not_the_tool_turns() {
     let (p, spec) = pipeline(2, None);
     let model = Scripted::always_calling(1);
