@@ -121,6 +121,7 @@ impl LoadedPipeline {
             base_dir: opts.base_dir.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
+        name_prompt_files(&mut issues, &opts);
         let source = format!("pipeline `{}`", def.name);
         ConfigIssues::check(source.clone(), issues)?;
         // No issue means every check ran and passed, so everything was resolved.
@@ -373,6 +374,19 @@ fn provided_prompts(
         }
     }
     Ok(provided)
+}
+
+/// An issue about a prompt whose text was read from a file given to
+/// [`LoadOptions::prompt_file`] names that file: the prompt's path (`prompts.answer`) alone
+/// does not say where its text is.
+fn name_prompt_files(issues: &mut [ConfigIssue], opts: &LoadOptions) {
+    for (key, source) in &opts.prompts {
+        let PromptSource::File(file) = source else { continue };
+        let at = FieldPath::root().key("prompts").key(key.as_str());
+        for issue in issues.iter_mut().filter(|i| i.path == at) {
+            issue.message.push_str(&format!(" (prompt `{key}` was read from `{}`)", opts.resolve(file).display()));
+        }
+    }
 }
 
 /// `(Σ over loop_guard steps of their limit + 1) × L`, `L` the number of steps on the longest path
