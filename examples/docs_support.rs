@@ -189,7 +189,11 @@ async fn run() -> Result<(), CtxError> {
     for question in ["How do I rotate an API key without downtime?", "How long can the old key keep working?"] {
         println!("\n> {question}");
         let streamed = Mutex::new(String::new());
-        let sink = |t: Token<'_>| {
+        // Each piece comes with its step as `DocsSupportStep`: a service shows the answer's.
+        let sink = |t: Token<'_, DocsSupportStep>| {
+            if t.step != DocsSupportStep::Answer {
+                return;
+            }
             print!("{}", t.text);
             if let Ok(mut s) = streamed.lock() {
                 s.push_str(t.text);

@@ -23,7 +23,7 @@ use crate::state::PipelineState;
 
 use super::driver::StepReport;
 use super::machine::{Backends, Pipeline, StepMachine};
-use super::stream::TokenSink;
+use super::stream::StepSink;
 
 /// The answer to one question of a [`Conversation`].
 #[derive(Debug, Clone, PartialEq)]
@@ -72,12 +72,14 @@ impl<S: StepMachine> Conversation<S> {
         Ok(self.keep(state, reports))
     }
 
-    /// [`Self::ask`], streaming the model replies to `sink` as they are generated.
+    /// [`Self::ask`], streaming the model replies to `sink` as they are generated. Each piece
+    /// comes with its step as the pipeline's step enum: a chat service shows the answer's and
+    /// drops an internal summary's with `if t.step == SupportStep::Answer`.
     pub async fn ask_streaming(
         &mut self,
         question: impl Into<String>,
         backends: &impl Backends<S>,
-        sink: impl TokenSink,
+        sink: impl StepSink<S>,
     ) -> Result<Answer, CtxError> {
         let (state, reports) = self.pipeline.run_streaming(self.next_state(question.into()), backends, sink).await?;
         Ok(self.keep(state, reports))

@@ -27,7 +27,7 @@ use super::error::PipelineError;
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
-use super::stream::TokenSink;
+use super::stream::{StepSink, Typed};
 use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
 
 /// A future a custom step returns through [`Backends::run_custom`].
@@ -220,10 +220,14 @@ impl<S: StepMachine> Pipeline<S> {
     /// the reports and the final state are those of [`Self::run`]; the sink is dropped when the
     /// run ends, so a channel sender moved into it closes its channel.
     ///
+    /// The sink gets each piece with its step as the pipeline's step enum
+    /// ([`Token`](super::Token)`<'_, S>`), so it can show the answer and leave out a summary:
+    ///
     /// ```no_run
     /// # async fn demo<S: ctx::pipeline::StepMachine>(
     /// #     pipeline: &ctx::pipeline::Pipeline<S>,
     /// #     env: &impl ctx::pipeline::Backends<S>,
+    /// #     answer: S,
     /// # ) -> Result<(), ctx::CtxError> {
     /// use ctx::pipeline::Token;
     /// use ctx::PipelineState;
@@ -234,8 +238,10 @@ impl<S: StepMachine> Pipeline<S> {
     ///         print!("{piece}");
     ///     }
     /// });
-    /// let sink = move |t: Token<'_>| {
-    ///     let _ = tx.send(t.text.to_owned());
+    /// let sink = move |t: Token<'_, S>| {
+    ///     if t.step == answer {
+    ///         let _ = tx.send(t.text.to_owned());
+    ///     }
     /// };
     /// let (state, reports) = pipeline.run_streaming(PipelineState::new("Why?"), env, sink).await?;
     /// printer.await.ok();
@@ -245,10 +251,10 @@ impl<S: StepMachine> Pipeline<S> {
         &self,
         state: PipelineState,
         backends: &impl Backends<S>,
-        sink: impl TokenSink,
+        sink: impl StepSink<S>,
     ) -> Result<(PipelineState, Vec<StepReport>), CtxError> {
         let mut snapshot = Snapshot::start(&self.loaded, state);
-        let reports = self.resume_with(&mut snapshot, backends, Some(&sink)).await?;
+        let reports = self.resume_with(&mut snapshot, backends, Some(&Typed::new(&sink))).await?;
         Ok((snapshot.state, reports))
     }
 
@@ -257,16 +263,16 @@ impl<S: StepMachine> Pipeline<S> {
         &self,
         snapshot: &mut Snapshot,
         backends: &impl Backends<S>,
-        sink: impl TokenSink,
+        sink: impl StepSink<S>,
     ) -> Result<Vec<StepReport>, CtxError> {
-        self.resume_with(snapshot, backends, Some(&sink)).await
+        self.resume_with(snapshot, backends, Some(&Typed::new(&sink))).await
     }
 
     async fn resume_with(
         &self,
         snapshot: &mut Snapshot,
         backends: &impl Backends<S>,
-        sink: Option<&dyn TokenSink>,
+        sink: Option<&dyn super::stream::TokenSink>,
     ) -> Result<Vec<StepReport>, CtxError> {
         Self::position(snapshot)?;
         let dispatch = Dispatch { backends, states: PhantomData };

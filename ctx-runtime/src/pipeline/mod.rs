@@ -59,7 +59,7 @@ pub use steps::{
     SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
     TruncatedNode,
 };
-pub use stream::{Token, TokenSink};
+pub use stream::{StepSink, Token, TokenSink};
 pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
 
 // The vocabulary and the rules of a pipeline (its definition, schema, transitions, values and
