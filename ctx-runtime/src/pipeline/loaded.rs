@@ -37,6 +37,8 @@ pub struct LoadedPipeline {
     budgets: BTreeMap<usize, ManageBudgetConfig>,
     budget_options: BudgetOptions,
     step_bound: u64,
+    /// What does not stop the pipeline from loading but is likely a mistake.
+    warnings: Vec<ConfigIssue>,
 }
 
 impl LoadedPipeline {
@@ -142,6 +144,11 @@ impl LoadedPipeline {
             }
         }
 
+        let warnings = ctx_spec::pipeline::context_flow::on_over_never_taken(&def);
+        for w in &warnings {
+            tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = %w.code, at = %w.path, "{}", w.message);
+        }
+
         let graph = StepGraph::new(&def);
         let transitions = (0..def.steps.len())
             .map(|i| {
@@ -180,7 +187,15 @@ impl LoadedPipeline {
             budgets: resolved.budgets,
             budget_options,
             step_bound,
+            warnings,
         })
+    }
+
+    /// What does not stop the pipeline from loading but is likely a mistake, each also logged
+    /// as a WARN of `ctx::pipeline` when it loads: today an `on_over` no conversation can take
+    /// (`BUDGET_ON_OVER_NEVER_TAKEN`: the context is empty whenever its step runs).
+    pub fn warnings(&self) -> &[ConfigIssue] {
+        &self.warnings
     }
 
     /// The user compactors and the node frame its `manage_context_budget` steps use.

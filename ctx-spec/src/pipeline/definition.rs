@@ -81,6 +81,12 @@ pub struct SettingsSpec {
     /// `{language}`, `{compact}`, `{text}`); `None` keeps the spec's `--- NODE ---` header.
     #[serde(default)]
     pub node_frame: Option<String>,
+    /// `carry_context: true`: a conversation keeps `context_blocks` from one question to the
+    /// next (as the specification's turns do), so a `manage_context_budget` step meets the
+    /// earlier context and its `on_over` can summarise it. Without it each question of a
+    /// conversation starts with an empty context. `None` is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carry_context: Option<bool>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }
@@ -412,7 +418,7 @@ macro_rules! setters {
 
 setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
 setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String> });
-setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, extra: BTreeMap<String, i64> });
+setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, extra: BTreeMap<String, i64> });
 setters!(PromptSpec { key: String, text: Option<String> });
 setters!(StepDef { id: String, kind: StepKind });
 setters!(SearchNodesSpec { top_k: i64, next: String });

@@ -8,6 +8,8 @@
 //!   the runtime again when it loads a definition.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
+#[doc(hidden)]
+pub mod context_flow;
 pub mod definition;
 #[doc(hidden)]
 pub mod graph;
