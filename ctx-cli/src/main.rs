@@ -9,7 +9,8 @@
 //! ctx explain <CODE>                                what an error code means and how to fix it
 //! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
 //! ctx export <file>                                 the pipeline as one YAML file
-//! ctx run <file> [--docs <dir>] -- "question"       a run with the offline model, or CTX_BASE_URL
+//! ctx run <file> [--docs <dir>] [--var name=value]… -- "question"
+//!                                                   a run with the offline model, or CTX_BASE_URL
 //! ```
 //!
 //! A directory is searched for `*.yaml` / `*.yml`; a file another checked file `extends` is checked
@@ -25,7 +26,7 @@ use ctx::codes::Code;
 use ctx::llm::ChatModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
-use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, to_dot, to_mermaid};
+use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, definition_warnings, to_dot, to_mermaid};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 use ctx::{ErrorCode, PipelineState};
 
@@ -76,6 +77,10 @@ enum Command {
         /// A directory indexed (in chunks) for `search_nodes` and `fetch_node_texts`.
         #[arg(long)]
         docs: Option<PathBuf>,
+        /// A variable the run starts with, as `name=value` (repeat for more): the value is read
+        /// as JSON when it is JSON (`3`, `true`, `["a"]`, `"quoted"`), else as text.
+        #[arg(long = "var", value_name = "NAME=VALUE", value_parser = parse_var)]
+        vars: Vec<(String, serde_json::Value)>,
         /// The question.
         #[arg(last = true, required = true)]
         question: Vec<String>,
@@ -105,7 +110,7 @@ fn main() -> ExitCode {
             print!("{}", to_yaml(f.definition()));
             ExitCode::SUCCESS
         }),
-        Command::Run { file, docs, question } => run(&file, docs.as_deref(), &question.join(" ")),
+        Command::Run { file, docs, vars, question } => run(&file, docs.as_deref(), vars, &question.join(" ")),
     };
     result.unwrap_or_else(|message| {
         eprintln!("error: {message}");
@@ -143,18 +148,22 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
         .flat_map(|loaded| loaded.files().iter().skip(1).filter_map(|f| f.canonicalize().ok()))
         .collect();
     let mut issues = Vec::new();
+    let mut warnings = Vec::new();
     let mut checked = 0;
     for (file, result) in results {
         if file.canonicalize().is_ok_and(|c| bases.contains(&c)) {
             continue;
         }
         checked += 1;
-        if let Err(found) = result {
-            issues.extend(found);
+        match result {
+            Err(found) => issues.extend(found),
+            // What loads but is likely a mistake, as the loader warns about it.
+            Ok(loaded) => warnings.extend(definition_warnings(loaded.definition()).iter().map(|w| loaded.locate(w))),
         }
     }
     match format {
         Format::Text => {
+            render_at(Level::WARNING, &warnings);
             render(&issues);
             let files_word = if checked == 1 { "file" } else { "files" };
             if issues.is_empty() {
@@ -166,10 +175,12 @@ fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
         Format::Json => {
             let json: Vec<serde_json::Value> = issues
                 .iter()
-                .map(|i| {
+                .map(|i| (i, "error"))
+                .chain(warnings.iter().map(|w| (w, "warning")))
+                .map(|(i, level)| {
                     serde_json::json!({
                         "file": i.file.display().to_string(), "line": i.line, "column": i.column,
-                        "code": i.code, "message": i.message, "help": i.help,
+                        "level": level, "code": i.code, "message": i.message, "help": i.help,
                     })
                 })
                 .collect();
@@ -201,11 +212,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 /// Prints each issue like rustc: the message and code, the source line with a caret under the
 /// value, and the help.
 fn render(issues: &[YamlIssue]) {
+    render_at(Level::ERROR, issues);
+}
+
+/// [`render`] at `level` (a warning is what loads but is likely a mistake).
+fn render_at(level: Level<'_>, issues: &[YamlIssue]) {
     let renderer = if std::env::var_os("NO_COLOR").is_some() { Renderer::plain() } else { Renderer::styled() };
     for issue in issues {
         let source = std::fs::read_to_string(&issue.file).unwrap_or_default();
         let path = issue.file.display().to_string();
-        let title = Level::ERROR.primary_title(issue.message.as_str()).id(issue.code.as_str());
+        let title = level.clone().primary_title(issue.message.as_str()).id(issue.code.as_str());
         let group = match value_span(&source, issue.line, issue.column) {
             Some(span) => title.element(
                 Snippet::source(source.as_str())
@@ -297,7 +313,23 @@ fn explain(file: &LoadedFile) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, String> {
+/// `--var name=value`: the value as JSON when it parses, else as text (so `--var tone=formal`
+/// needs no quotes).
+fn parse_var(arg: &str) -> Result<(String, serde_json::Value), String> {
+    let (name, value) = arg.split_once('=').ok_or_else(|| format!("`{arg}` is not `name=value`"))?;
+    if name.is_empty() {
+        return Err(format!("`{arg}` has no variable name before `=`"));
+    }
+    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+    Ok((name.to_owned(), value))
+}
+
+fn run(
+    file: &Path,
+    docs: Option<&Path>,
+    vars: Vec<(String, serde_json::Value)>,
+    question: &str,
+) -> Result<ExitCode, String> {
     let loaded = load(file)?;
     let pipeline = LoadedPipeline::load_file(&loaded, LoadOptions::from_env()).map_err(|e| {
         render(e.issues());
@@ -345,8 +377,10 @@ fn run(file: &Path, docs: Option<&Path>, question: &str) -> Result<ExitCode, Str
     if let Some(index) = &index {
         env = env.search(index).store(index);
     }
+    let mut state = PipelineState::new(question);
+    state.variables.extend(vars);
     let (_, reports) = runtime
-        .block_on(pipeline.run(PipelineState::new(question), &env))
+        .block_on(pipeline.run(state, &env))
         .map_err(|e| format!("{e} [{}]", e.code()))?;
     println!();
     for r in &reports {

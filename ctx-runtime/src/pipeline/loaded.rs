@@ -144,7 +144,7 @@ impl LoadedPipeline {
             }
         }
 
-        let warnings = ctx_spec::pipeline::context_flow::on_over_never_taken(&def);
+        let warnings = ctx_spec::pipeline::definition_warnings(&def);
         for w in &warnings {
             tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = %w.code, at = %w.path, "{}", w.message);
         }

@@ -69,6 +69,6 @@ pub use ctx_spec::pipeline::definition::{self, *};
 #[cfg(feature = "yaml")]
 pub use ctx_spec::pipeline::yaml;
 pub use ctx_spec::pipeline::{
-    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, to_dot, to_mermaid,
-    validate_definition,
+    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, definition_warnings, to_dot,
+    to_mermaid, validate_definition,
 };
