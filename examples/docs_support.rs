@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
-use ctx::pipeline::{AgentReport, StepDetail, StepReport, Token, ToolOutput, ToolRequest};
+use ctx::pipeline::{AgentReport, BoxError, StepDetail, StepReport, Token, ToolOutput, ToolRequest};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions, RetrieveError};
 use ctx::turn::RankedDocument;
 use ctx::{CtxError, ToolCall};
@@ -86,7 +86,7 @@ struct Page {
 }
 
 impl DocsSupportTools for DocsTools<'_> {
-    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;
         let hits = self.index.search(&args.query, 4);
         let sections = hits
@@ -96,7 +96,7 @@ impl DocsSupportTools for DocsTools<'_> {
         Ok(ToolOutput::Documents(sections))
     }
 
-    async fn read_page(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn read_page(&self, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Page = request.args()?;
         // Only the shipped pages: the name is looked up among the index's paths, never joined
         // onto a directory.

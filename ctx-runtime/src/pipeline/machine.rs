@@ -23,15 +23,16 @@ use super::Transition;
 use super::definition::PipelineDef;
 use super::driver::{StepReport, run_step};
 use super::env::{CustomSteps, StepEnv};
-use super::error::PipelineError;
+use super::error::{BoxError, PipelineError};
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
 use super::stream::{StepSink, Typed};
 use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
 
-/// A future a custom step returns through [`Backends::run_custom`].
-pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, CtxError>> + Send + 'a>>;
+/// A future a custom step or a tool returns through [`Backends::run_custom`] and
+/// [`Backends::run_tool`]: the caller's own error, as for every backend.
+pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'a>>;
 
 /// The step enum of a `pipeline!` pipeline: one variant per step, plus an end state.
 ///
@@ -304,7 +305,7 @@ struct Dispatch<'b, S, B: ?Sized> {
 
 #[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B> {
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
         let step = S::from_id(step_id).ok_or_else(|| PipelineError::NotCustom { step: step_id.to_owned() })?;
         Ok(self.backends.run_custom(step, state).await?.to_owned())
     }
@@ -312,7 +313,7 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B>
 
 #[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B> {
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let step = S::from_id(step_id)
             .ok_or_else(|| PipelineError::NotTool { step: step_id.to_owned(), tool: request.name.to_owned() })?;
         self.backends.run_tool(step, request).await

@@ -12,7 +12,8 @@ use ctx_runtime::pipeline::{
     SettingsSpec, StepDef, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec, UserPartSpec,
 };
 use ctx_runtime::turn::RankedDocument;
-use ctx_runtime::{ChatMessage, CtxError, ToolCall, ToolSchema};
+use ctx_runtime::pipeline::BoxError;
+use ctx_runtime::{ChatMessage, ToolCall, ToolSchema};
 use serde_json::Value;
 
 /// The retrieval tool's parameters.
@@ -113,7 +114,7 @@ struct Search {
 
 #[async_trait]
 impl ToolHandlers for Retriever {
-    async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;
         let mut seen = self.seen.lock().map_err(|_| std::io::Error::other("poisoned")).expect("lock");
         seen.push(Seen {
