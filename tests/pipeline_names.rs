@@ -4,10 +4,10 @@
 //! name that is a Rust keyword (a tool `match`, a custom step `type`) becomes a raw identifier
 //! (`fn r#match`, `fn r#type`) instead of a tool without a method.
 
-use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::{StepDetail, ToolOutput, ToolRequest};
 use ctx::PipelineState;
+use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::BoxError;
+use ctx::pipeline::{StepDetail, ToolOutput, ToolRequest};
 
 ctx::pipeline! {
     /// Routes invoice questions to an agent with a `lookup` tool.

@@ -379,9 +379,7 @@ fn run(
     }
     let mut state = PipelineState::new(question);
     state.variables.extend(vars);
-    let (_, reports) = runtime
-        .block_on(pipeline.run(state, &env))
-        .map_err(|e| format!("{e} [{}]", e.code()))?;
+    let (_, reports) = runtime.block_on(pipeline.run(state, &env)).map_err(|e| format!("{e} [{}]", e.code()))?;
     println!();
     for r in &reports {
         let detail = match &r.detail {

@@ -13,12 +13,12 @@ use agent_support::{definition, load};
 use async_trait::async_trait;
 use ctx_runtime::chat::Role;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::pipeline::{
     AgentEnd, StepDetail, StepEnv, ToolCallKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec,
 };
 use ctx_runtime::turn::RankedDocument;
 use ctx_runtime::{ChatMessage, PipelineState, ToolCall};
-use ctx_runtime::pipeline::BoxError;
 use proptest::prelude::*;
 
 const WINDOW: usize = 4_096;

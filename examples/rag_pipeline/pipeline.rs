@@ -8,8 +8,8 @@
 //! how many batches a question reads. Both loops pass a `loop_guard`, which is what lets
 //! `pipeline!` prove, when it compiles this file, that every run ends.
 
-use ctx::budget::NODE_HEADER;
 use ctx::PipelineState;
+use ctx::budget::NODE_HEADER;
 use ctx::pipeline::BoxError;
 
 ctx::pipeline! {

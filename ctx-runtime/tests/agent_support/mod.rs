@@ -7,12 +7,12 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::pipeline::{
     AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
     SettingsSpec, StepDef, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec, UserPartSpec,
 };
 use ctx_runtime::turn::RankedDocument;
-use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::{ChatMessage, ToolCall, ToolSchema};
 use serde_json::Value;
 

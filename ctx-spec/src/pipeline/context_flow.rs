@@ -48,9 +48,8 @@ pub fn on_over_never_taken(def: &PipelineDef) -> Vec<ConfigIssue> {
         if !from_start[m] {
             continue; // UNREACHABLE_STEP says so.
         }
-        let fills_context = (0..def.steps.len()).any(|w| {
-            from_start[w] && writes_context(&def.steps[w].kind) && reachable(&successors(w), &successors)[m]
-        });
+        let fills_context = (0..def.steps.len())
+            .any(|w| from_start[w] && writes_context(&def.steps[w].kind) && reachable(&successors(w), &successors)[m]);
         if !fills_context {
             warnings.push(
                 ConfigIssue::new(

@@ -52,10 +52,8 @@ pub(crate) async fn custom(
 ) -> Result<Done, CtxError> {
     let handler = need(env.custom_backend(), step, "custom", "CustomSteps", "custom")?;
     let mut scratch = state.clone();
-    let outcome = handler
-        .run(step, &mut scratch)
-        .await
-        .map_err(|e| PipelineError::from_backend(step, "the custom step", e))?;
+    let outcome =
+        handler.run(step, &mut scratch).await.map_err(|e| PipelineError::from_backend(step, "the custom step", e))?;
     let Some(position) = spec.outcomes.iter().position(|(name, _)| *name == outcome) else {
         let declared = spec.outcomes.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         return Err(PipelineError::UnknownOutcome { step: step.to_owned(), outcome, declared }.into());
