@@ -138,8 +138,10 @@ async fn a_failed_question_changes_nothing_and_streaming_gives_the_same_answer()
 
     model.fail.store(false, Ordering::SeqCst);
     let pieces = Mutex::new(String::new());
-    let answer =
-        chat.ask_streaming("Second?", &env, |t: Token<'_, SupportStep>| pieces.lock().unwrap().push_str(t.text)).await.unwrap();
+    let answer = chat
+        .ask_streaming("Second?", &env, |t: Token<'_, SupportStep>| pieces.lock().unwrap().push_str(t.text))
+        .await
+        .unwrap();
     assert_eq!(*pieces.lock().unwrap(), answer.text);
     assert_eq!(chat.history().len(), 4);
 
@@ -173,4 +175,39 @@ async fn a_streaming_sink_gets_the_typed_step_and_shows_only_the_answer() {
     assert_eq!(steps, [NotesStep::Summarize, NotesStep::Answer]);
     assert_eq!(shown.into_inner().unwrap(), answer.text);
     assert!(answer.text.starts_with("Answer 2:"), "the second request answers: {}", answer.text);
+}
+
+ctx::pipeline! {
+    /// Keeps its answers as the context of the next question (`carry_context: true`).
+    pub pipeline Notebook {
+        model { context_window: 4_096, max_tokens: 512, encoding: cl100k_base }
+        settings { max_context_tokens: 1_000, max_history_tokens: 300, carry_context: true }
+        prompts { answer: "Answer briefly." }
+        steps {
+            answer: call_model {
+                prompt_key: answer,
+                max_output_tokens: 200,
+                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question => "### User:\n{}" ],
+                next: remember,
+            },
+            remember: set_variables { rules: [ context_blocks <- last_model_response | to_context_blocks ], next: end },
+        }
+    }
+}
+
+/// `carry_context: true`, declared in the pipeline, makes a conversation keep the context for
+/// the next question (a conversation once started every question with an empty context).
+#[tokio::test]
+async fn a_pipeline_that_carries_its_context_sees_it_on_the_next_question() {
+    assert_eq!(Notebook::definition().settings.carry_context, Some(true));
+    let model = Agent::default();
+    let env = NotebookEnv { model: &model };
+    let mut chat = Notebook::new().unwrap().conversation();
+    let first = chat.ask("How do I rotate the API keys?", &env).await.unwrap();
+    assert_eq!(chat.context(), [first.text.clone()]);
+    chat.ask("And the old ones?", &env).await.unwrap();
+    let requests = model.requests.lock().unwrap().clone();
+    let sent = &requests[1].messages.last().unwrap().content;
+    assert!(sent.contains(&first.text), "the second question saw the first answer as context: {sent}");
+    assert!(Notebook::new().unwrap().pipeline().warnings().is_empty());
 }
