@@ -204,7 +204,7 @@ async fn a_pipeline_that_carries_its_context_sees_it_on_the_next_question() {
     let env = NotebookEnv { model: &model };
     let mut chat = Notebook::new().unwrap().conversation();
     let first = chat.ask("How do I rotate the API keys?", &env).await.unwrap();
-    assert_eq!(chat.context(), [first.text.clone()]);
+    assert_eq!(chat.context(), std::slice::from_ref(&first.text));
     chat.ask("And the old ones?", &env).await.unwrap();
     let requests = model.requests.lock().unwrap().clone();
     let sent = &requests[1].messages.last().unwrap().content;
