@@ -66,6 +66,10 @@ impl StepRunner for Timed {
         self.inner.start(state)
     }
 
+    fn follow_up(&self, kept: Option<&PipelineState>, question: String) -> PipelineState {
+        self.inner.follow_up(kept, question)
+    }
+
     fn step_bound(&self) -> u64 {
         self.inner.step_bound()
     }

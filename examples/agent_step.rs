@@ -16,7 +16,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
-use ctx::pipeline::{AgentReport, LoadedPipeline, StepDetail, ToolOutput, ToolRequest};
+use ctx::pipeline::{AgentReport, BoxError, LoadedPipeline, StepDetail, ToolOutput, ToolRequest};
 use ctx::turn::RankedDocument;
 use ctx::{ChatMessage, CtxError, PipelineState, ToolCall, ToolSchema};
 use serde_json::{Value, json};
@@ -64,7 +64,7 @@ fn article(id: &str, lines: usize) -> RankedDocument {
 }
 
 impl SupportAgentTools for Articles {
-    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;
         let b = &request.budget.breakdown;
         println!(

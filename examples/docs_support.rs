@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
-use ctx::pipeline::{AgentReport, StepDetail, StepReport, Token, ToolOutput, ToolRequest};
+use ctx::pipeline::{AgentReport, BoxError, StepDetail, StepReport, Token, ToolOutput, ToolRequest};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions, RetrieveError};
 use ctx::turn::RankedDocument;
 use ctx::{CtxError, ToolCall};
@@ -86,7 +86,7 @@ struct Page {
 }
 
 impl DocsSupportTools for DocsTools<'_> {
-    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn search_docs(&self, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;
         let hits = self.index.search(&args.query, 4);
         let sections = hits
@@ -96,7 +96,7 @@ impl DocsSupportTools for DocsTools<'_> {
         Ok(ToolOutput::Documents(sections))
     }
 
-    async fn read_page(&self, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn read_page(&self, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Page = request.args()?;
         // Only the shipped pages: the name is looked up among the index's paths, never joined
         // onto a directory.
@@ -189,7 +189,11 @@ async fn run() -> Result<(), CtxError> {
     for question in ["How do I rotate an API key without downtime?", "How long can the old key keep working?"] {
         println!("\n> {question}");
         let streamed = Mutex::new(String::new());
-        let sink = |t: Token<'_>| {
+        // Each piece comes with its step as `DocsSupportStep`: a service shows the answer's.
+        let sink = |t: Token<'_, DocsSupportStep>| {
+            if t.step != DocsSupportStep::Answer {
+                return;
+            }
             print!("{}", t.text);
             if let Ok(mut s) = streamed.lock() {
                 s.push_str(t.text);

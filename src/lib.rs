@@ -36,6 +36,42 @@
 //! }
 //! ```
 //!
+//! A chat service asks the same pipeline question after question, and streams the answer:
+//!
+//! ```no_run
+//! # use ctx::llm::offline::OfflineModel;
+//! # use ctx::pipeline::Token;
+//! # use ctx::retrieve::{Bm25Index, IndexOptions};
+//! # ctx::pipeline! {
+//! #     pub pipeline Qa {
+//! #         model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+//! #         settings { max_context_tokens: 9_000, max_history_tokens: 2_000, budget_safety_margin_tokens: 128 }
+//! #         prompts { answer: "Answer the question from the context." }
+//! #         steps {
+//! #             search: search_nodes { top_k: 20, next: fetch },
+//! #             fetch: fetch_node_texts { evidence_tokens: 3_000, next: answer },
+//! #             answer: call_model { prompt_key: answer, max_output_tokens: 4_000, use_history: true, next: end },
+//! #         }
+//! #     }
+//! # }
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), ctx::CtxError> {
+//! # let docs = Bm25Index::from_dir("docs", &IndexOptions::default())?;
+//! # let model = OfflineModel::default();
+//! # let env = QaEnv { search: &docs, store: &docs, model: &model };
+//! let mut chat = Qa::new()?.conversation();
+//! chat.ask("What does the budget contract check?", &env).await?;
+//! let show_the_answer = |t: Token<'_, QaStep>| {
+//!     if t.step == QaStep::Answer {
+//!         print!("{}", t.text);
+//!     }
+//! };
+//! let follow_up = chat.ask_streaming("And when the pipeline is loaded?", &env, show_the_answer).await?;
+//! # assert!(!follow_up.text.is_empty());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Raise `max_output_tokens` to `6_000` and the crate no longer compiles: history, context,
 //! output and margin could then need 17,152 tokens of a 16,384-token window. The message, under
 //! the step that caused it, is in [Compile errors](guide::compile_errors).

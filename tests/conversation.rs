@@ -30,6 +30,26 @@ ctx::pipeline! {
     }
 }
 
+ctx::pipeline! {
+    /// A bot that first summarises the question's context for itself, then answers: only the
+    /// answer is for the user.
+    pub pipeline Notes {
+        model { context_window: 4_096, max_tokens: 512, encoding: cl100k_base }
+        settings { max_context_tokens: 1_000, max_history_tokens: 300 }
+        prompts { summarize: "Summarise the question.", answer: "Answer briefly." }
+        steps {
+            summarize: call_model { prompt_key: summarize, max_output_tokens: 100, next: answer },
+            answer: call_model {
+                prompt_key: answer,
+                max_output_tokens: 200,
+                user_parts: [ user_question => "{}" ],
+                use_history: true,
+                next: end,
+            },
+        }
+    }
+}
+
 /// Replies with a long, numbered answer, and fails when told to.
 #[derive(Default)]
 struct Agent {
@@ -118,8 +138,10 @@ async fn a_failed_question_changes_nothing_and_streaming_gives_the_same_answer()
 
     model.fail.store(false, Ordering::SeqCst);
     let pieces = Mutex::new(String::new());
-    let answer =
-        chat.ask_streaming("Second?", &env, |t: Token<'_>| pieces.lock().unwrap().push_str(t.text)).await.unwrap();
+    let answer = chat
+        .ask_streaming("Second?", &env, |t: Token<'_, SupportStep>| pieces.lock().unwrap().push_str(t.text))
+        .await
+        .unwrap();
     assert_eq!(*pieces.lock().unwrap(), answer.text);
     assert_eq!(chat.history().len(), 4);
 
@@ -129,4 +151,63 @@ async fn a_failed_question_changes_nothing_and_streaming_gives_the_same_answer()
         ctx::pipeline::Conversation::resume(Support::new().unwrap(), serde_json::from_str(&saved).unwrap());
     resumed.ask("Third?", &env).await.unwrap();
     assert_eq!(resumed.history().len(), 6);
+}
+
+/// A chat service streams the answer, not the internal summary: each piece comes with its step
+/// as the pipeline's step enum, so the filter is a comparison the compiler checks. (The sink once
+/// got the step id as a string, and every reply of the run, summary included, was streamed.)
+#[tokio::test]
+async fn a_streaming_sink_gets_the_typed_step_and_shows_only_the_answer() {
+    let model = Agent::default();
+    let env = NotesEnv { model: &model };
+    let mut chat = Notes::new().unwrap().conversation();
+    let seen = Mutex::new(Vec::new());
+    let shown = Mutex::new(String::new());
+    let sink = |t: Token<'_, NotesStep>| {
+        seen.lock().unwrap().push(t.step);
+        if t.step == NotesStep::Answer {
+            shown.lock().unwrap().push_str(t.text);
+        }
+    };
+    let answer = chat.ask_streaming("How do I rotate the API keys?", &env, sink).await.unwrap();
+    let mut steps = seen.into_inner().unwrap();
+    steps.dedup();
+    assert_eq!(steps, [NotesStep::Summarize, NotesStep::Answer]);
+    assert_eq!(shown.into_inner().unwrap(), answer.text);
+    assert!(answer.text.starts_with("Answer 2:"), "the second request answers: {}", answer.text);
+}
+
+ctx::pipeline! {
+    /// Keeps its answers as the context of the next question (`carry_context: true`).
+    pub pipeline Notebook {
+        model { context_window: 4_096, max_tokens: 512, encoding: cl100k_base }
+        settings { max_context_tokens: 1_000, max_history_tokens: 300, carry_context: true }
+        prompts { answer: "Answer briefly." }
+        steps {
+            answer: call_model {
+                prompt_key: answer,
+                max_output_tokens: 200,
+                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question => "### User:\n{}" ],
+                next: remember,
+            },
+            remember: set_variables { rules: [ context_blocks <- last_model_response | to_context_blocks ], next: end },
+        }
+    }
+}
+
+/// `carry_context: true`, declared in the pipeline, makes a conversation keep the context for
+/// the next question (a conversation once started every question with an empty context).
+#[tokio::test]
+async fn a_pipeline_that_carries_its_context_sees_it_on_the_next_question() {
+    assert_eq!(Notebook::definition().settings.carry_context, Some(true));
+    let model = Agent::default();
+    let env = NotebookEnv { model: &model };
+    let mut chat = Notebook::new().unwrap().conversation();
+    let first = chat.ask("How do I rotate the API keys?", &env).await.unwrap();
+    assert_eq!(chat.context(), std::slice::from_ref(&first.text));
+    chat.ask("And the old ones?", &env).await.unwrap();
+    let requests = model.requests.lock().unwrap().clone();
+    let sent = &requests[1].messages.last().unwrap().content;
+    assert!(sent.contains(&first.text), "the second question saw the first answer as context: {sent}");
+    assert!(Notebook::new().unwrap().pipeline().warnings().is_empty());
 }

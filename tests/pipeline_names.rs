@@ -4,9 +4,10 @@
 //! name that is a Rust keyword (a tool `match`, a custom step `type`) becomes a raw identifier
 //! (`fn r#match`, `fn r#type`) instead of a tool without a method.
 
+use ctx::PipelineState;
 use ctx::llm::offline::OfflineModel;
+use ctx::pipeline::BoxError;
 use ctx::pipeline::{StepDetail, ToolOutput, ToolRequest};
-use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
     /// Routes invoice questions to an agent with a `lookup` tool.
@@ -92,7 +93,7 @@ ctx::pipeline! {
 struct Desk;
 
 impl BillingCustom for Desk {
-    async fn route(&self, state: &mut PipelineState) -> Result<BillingRouteOutcome, CtxError> {
+    async fn route(&self, state: &mut PipelineState) -> Result<BillingRouteOutcome, BoxError> {
         Ok(if state.user_question.contains("invoice") {
             BillingRouteOutcome::Invoices
         } else {
@@ -102,7 +103,7 @@ impl BillingCustom for Desk {
 }
 
 impl ShippingCustom for Desk {
-    async fn route(&self, state: &mut PipelineState) -> Result<ShippingRouteOutcome, CtxError> {
+    async fn route(&self, state: &mut PipelineState) -> Result<ShippingRouteOutcome, BoxError> {
         Ok(if state.user_question.contains("parcel") {
             ShippingRouteOutcome::Parcels
         } else {
@@ -112,29 +113,29 @@ impl ShippingCustom for Desk {
 }
 
 impl BillingTools for Desk {
-    async fn lookup(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn lookup(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         Ok(ToolOutput::Text("Invoice INV-7 totals 120 EUR including VAT.".into()))
     }
 }
 
 impl ShippingTools for Desk {
-    async fn lookup(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn lookup(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         Ok(ToolOutput::Text("Parcel PX-42 left the Lyon depot on Monday.".into()))
     }
 }
 
 impl KeywordsCustom for Desk {
-    async fn r#type(&self, _state: &mut PipelineState) -> Result<KeywordsTypeOutcome, CtxError> {
+    async fn r#type(&self, _state: &mut PipelineState) -> Result<KeywordsTypeOutcome, BoxError> {
         Ok(KeywordsTypeOutcome::Match)
     }
 }
 
 impl KeywordsTools for Desk {
-    async fn r#match(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn r#match(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         Ok(ToolOutput::Text("Record R-9 matches the customer ACME.".into()))
     }
 
-    async fn r#gen(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn r#gen(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         Ok(ToolOutput::Text(String::new()))
     }
 }

@@ -9,7 +9,8 @@
 //! ctx explain <CODE>                                what an error code means and how to fix it
 //! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
 //! ctx export <file>                                 the pipeline as one YAML file
-//! ctx run <file> [--docs <dir>] -- "question"       a run with the offline model, or CTX_BASE_URL
+//! ctx run <file> [--docs <dir>] [--var name=value]… -- "question"
+//!                                                   a run with the offline model, or CTX_BASE_URL
 //! ```
 //!
 //! A directory is searched for `*.yaml` / `*.yml`; a file another checked file `extends` is checked
@@ -87,6 +88,10 @@ enum Command {
         /// what changed before it, and the steps it took (self-contained: no script, nothing fetched).
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// A variable the run starts with, as `name=value` (repeat for more): the value is read
+        /// as JSON when it is JSON (`3`, `true`, `["a"]`, `"quoted"`), else as text.
+        #[arg(long = "var", value_name = "NAME=VALUE", value_parser = parse_var)]
+        vars: Vec<(String, serde_json::Value)>,
         /// The question.
         #[arg(last = true, required = true)]
         question: Vec<String>,
@@ -116,8 +121,8 @@ fn main() -> ExitCode {
             print!("{}", to_yaml(f.definition()));
             ExitCode::SUCCESS
         }),
-        Command::Run { file, docs, report, question } => {
-            run(&file, docs.as_deref(), &question.join(" "), report.as_deref())
+        Command::Run { file, docs, report, vars, question } => {
+            run(&file, docs.as_deref(), vars, &question.join(" "), report.as_deref())
         }
     };
     result.unwrap_or_else(|message| {
@@ -349,7 +354,24 @@ fn write_html(path: &Path, html: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn run(file: &Path, docs: Option<&Path>, question: &str, report: Option<&Path>) -> Result<ExitCode, String> {
+/// `--var name=value`: the value as JSON when it parses, else as text (so `--var tone=formal`
+/// needs no quotes).
+fn parse_var(arg: &str) -> Result<(String, serde_json::Value), String> {
+    let (name, value) = arg.split_once('=').ok_or_else(|| format!("`{arg}` is not `name=value`"))?;
+    if name.is_empty() {
+        return Err(format!("`{arg}` has no variable name before `=`"));
+    }
+    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+    Ok((name.to_owned(), value))
+}
+
+fn run(
+    file: &Path,
+    docs: Option<&Path>,
+    vars: Vec<(String, serde_json::Value)>,
+    question: &str,
+    report: Option<&Path>,
+) -> Result<ExitCode, String> {
     let loaded = load(file)?;
     let pipeline = LoadedPipeline::load_file(&loaded, LoadOptions::from_env()).map_err(|e| {
         render(e.issues());
@@ -397,9 +419,9 @@ fn run(file: &Path, docs: Option<&Path>, question: &str, report: Option<&Path>) 
     if let Some(index) = &index {
         env = env.search(index).store(index);
     }
-    let (_, reports) = runtime
-        .block_on(pipeline.run(PipelineState::new(question), &env))
-        .map_err(|e| format!("{e} [{}]", e.code()))?;
+    let mut state = PipelineState::new(question);
+    state.variables.extend(vars);
+    let (_, reports) = runtime.block_on(pipeline.run(state, &env)).map_err(|e| format!("{e} [{}]", e.code()))?;
     println!();
     for r in &reports {
         let detail = match &r.detail {

@@ -202,6 +202,59 @@ fn explain_graph_and_run() {
     assert!(stderr.contains("call_model call_model_answer"), "{stderr}");
 }
 
+/// `ctx run --var name=value` starts the run with that variable: a pipeline whose answer reads
+/// `tone` before the step that sets it fails without it (PIPELINE_MISSING_SOURCE, naming the
+/// variable) and answers with it.
+/// `ctx check` warns, at its line, about an `on_over` no conversation can take.
+#[test]
+fn run_sets_variables_and_check_warns_about_an_on_over_never_taken() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-var-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = broken(&dir);
+    let source = std::fs::read_to_string(at_root("examples/pipelines/minimal.yaml")).expect("the example");
+    // The answer reads `tone`, which only a later step sets (as a conversation would carry it):
+    // the first run needs it from outside.
+    let with_tone = source.replacen(
+        "  use_history: true\n  next: end",
+        "  use_history: true\n  next: remember\n\n- id: remember\n  action: set_variables\n  rules:\n    \
+         - { set: tone, from: user_question }\n  next: end",
+        1,
+    );
+    let with_tone = with_tone.replacen(
+        "  prompt_key: answer\n",
+        "  prompt_key: answer\n  user_parts:\n    \
+         context: { source: context_blocks, template: \"### Context:\\n{}\\n\\n\" }\n    \
+         tone: { source: tone, template: \"Tone: {}\\n\" }\n    \
+         question: { source: user_question, template: \"### User:\\n{}\" }\n",
+        1,
+    );
+    assert_ne!(with_tone, source);
+    std::fs::write(&path, with_tone).expect("write");
+    let file = path.to_str().expect("a UTF-8 path");
+    let args = |vars: &[&str]| {
+        let mut args = vec!["run", file, "--docs", "examples/docs_support/docs"];
+        args.extend_from_slice(vars);
+        args.extend(["--", "How do I rotate an API key?"]);
+        ctx(&args)
+    };
+    let without = args(&[]);
+    assert!(!without.status.success());
+    let stderr = text(&without.stderr);
+    assert!(stderr.contains("PIPELINE_MISSING_SOURCE") && stderr.contains("`tone`"), "{stderr}");
+    let with = args(&["--var", "tone=formal", "--var", "level=3"]);
+    assert!(with.status.success(), "{}{}", text(&with.stdout), text(&with.stderr));
+    assert!(text(&with.stdout).contains("Offline extractive answer"), "{}", text(&with.stdout));
+    let bad = ctx(&["run", file, "--var", "tone", "--", "q"]);
+    assert!(text(&bad.stderr).contains("`tone` is not `name=value`"), "{}", text(&bad.stderr));
+
+    let check = ctx(&["check", file]);
+    let (stdout, stderr) = (text(&check.stdout), text(&check.stderr));
+    assert!(check.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains("warning[BUDGET_ON_OVER_NEVER_TAKEN]"), "{stderr}");
+    assert!(stderr.contains(&format!("{file}:25:")), "at the on_over line: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 ctx::pipeline! {
     /// A pipeline with an agent and sampling parameters, to write out as YAML.
     pub pipeline Exported {

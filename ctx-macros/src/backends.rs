@@ -337,9 +337,10 @@ fn tools_trait_items(
     let name = &input.name;
     let p = quote!(#rt::pipeline);
     let trait_doc = format!(
-        "The tools the `agent` steps of [`{name}`] offer the model, one method each. A method gets the \
+        "The tools the `agent` steps of [`{name}`] offer the model, one `async fn` each. A method gets the \
          call's arguments (`request.args::<T>()`) and what its result may use (`request.budget`); the \
-         step packs returned documents into the turn's budget and cuts a text that does not fit."
+         step packs returned documents into the turn's budget and cuts a text that does not fit. Any \
+         error converts into its `BoxError` with `?`; the step then fails naming the tool and the call."
     );
     let dyn_doc = format!("[`{trait_name}`] as `{name}Env::tools` holds it; implemented for every implementation.");
     let methods = needs.tools.iter().map(|t| {
@@ -352,7 +353,7 @@ fn tools_trait_items(
                 &self,
                 request: #p::ToolRequest<'_>,
             ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#p::ToolOutput, #rt::CtxError>,
+                Output = ::core::result::Result<#p::ToolOutput, #p::BoxError>,
             > + ::core::marker::Send;
         }
     });
@@ -421,8 +422,9 @@ fn custom_trait(
     let name = &input.name;
     let p = quote!(#rt::pipeline);
     let trait_doc = format!(
-        "The `custom` steps of [`{name}`], one method each. A run keeps the changes a method makes to \
-         the state only when it returns an outcome; `state.loop_counts` must not be changed."
+        "The `custom` steps of [`{name}`], one `async fn` each. A run keeps the changes a method makes to \
+         the state only when it returns an outcome; `state.loop_counts` must not be changed. Any error \
+         converts into its `BoxError` with `?`; the run then fails naming the step once."
     );
     let dyn_doc = format!("[`{trait_name}`] as `{name}Env::custom` holds it; implemented for every implementation.");
     let methods = needs.customs.iter().map(|c| {
@@ -437,7 +439,7 @@ fn custom_trait(
                 &self,
                 state: &mut #rt::PipelineState,
             ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#outcome_enum, #rt::CtxError>,
+                Output = ::core::result::Result<#outcome_enum, #p::BoxError>,
             > + ::core::marker::Send;
         }
     });

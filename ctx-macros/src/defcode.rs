@@ -98,6 +98,8 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
     let extra = s.extra.iter().map(|(k, v)| quote!((::std::string::String::from(#k), #v)));
     let compactors = s.compactors.iter().map(|c| quote!(::std::string::String::from(#c)));
     let frame = opt_string(&s.node_frame);
+    // Only when written, so the expansion of every other pipeline is unchanged.
+    let carry = s.carry_context.map(|b| quote!(.carry_context(::core::option::Option::Some(#b))));
     quote! {
         #p::SettingsSpec::default()
             .max_context_tokens(#max_context)
@@ -106,6 +108,7 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
             .limits_policy(#policy)
             .compactors(::std::vec![#(#compactors),*])
             .node_frame(#frame)
+            #carry
             .extra(::std::collections::BTreeMap::from([#(#extra),*]))
     }
 }

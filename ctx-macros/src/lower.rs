@@ -21,9 +21,9 @@ use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help}
 use crate::lower_steps::{keys_of, lower_kind};
 use crate::spans::{SpanMap, SpanRange, step_path};
 use crate::symbol::{
-    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, GGUF, INCLUDE_STR,
-    LIMITS_POLICY, MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME, NODE_FRAME,
-    OUTCOMES, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
+    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, CARRY_CONTEXT, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, GGUF,
+    INCLUDE_STR, LIMITS_POLICY, MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME,
+    NODE_FRAME, OUTCOMES, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
 };
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
@@ -230,9 +230,19 @@ fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpe
     if let Some((k, v)) = f.take(COMPACTORS) {
         spec.compactors = lower_compactors(r, &path.key(COMPACTORS.as_str()), k, v);
     }
+    if let Some((k, v)) = f.take(CARRY_CONTEXT) {
+        spec.carry_context = r.boolean(&path.key(CARRY_CONTEXT.as_str()), k, v);
+    }
     // Every other setting is a named integer, read by steps such as `loop_guard`.
-    let typed =
-        [MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, BUDGET_SAFETY_MARGIN_TOKENS, LIMITS_POLICY, COMPACTORS, NODE_FRAME];
+    let typed = [
+        MAX_CONTEXT_TOKENS,
+        MAX_HISTORY_TOKENS,
+        BUDGET_SAFETY_MARGIN_TOKENS,
+        LIMITS_POLICY,
+        COMPACTORS,
+        NODE_FRAME,
+        CARRY_CONTEXT,
+    ];
     for (k, v) in f.rest() {
         let name = unraw(k);
         // A misspelt typed setting would otherwise read as a named integer and fail on its value.

@@ -78,6 +78,8 @@ pub(crate) const LIMITS_POLICY: Symbol = Symbol("limits_policy");
 pub(crate) const COMPACTORS: Symbol = Symbol("compactors");
 /// The node frame template: `node_frame: "<doc id=\"{id}\">\n{text}\n</doc>"`.
 pub(crate) const NODE_FRAME: Symbol = Symbol("node_frame");
+/// Whether a conversation carries the context to the next question: `carry_context: true`.
+pub(crate) const CARRY_CONTEXT: Symbol = Symbol("carry_context");
 
 // `prompts { … }` values.
 pub(crate) const INCLUDE_STR: Symbol = Symbol("include_str");

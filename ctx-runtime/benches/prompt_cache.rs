@@ -25,11 +25,11 @@ use async_trait::async_trait;
 use ctx_runtime::config::{BilledTokens, Price};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use ctx_runtime::pipeline::{
-    AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
+    AgentSpec, BoxError, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
     SettingsSpec, StepDef, StepDetail, StepEnv, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec,
     UserPartSpec,
 };
-use ctx_runtime::{ChatMessage, CtxError, PipelineState, TokenCounter, ToolCall};
+use ctx_runtime::{ChatMessage, PipelineState, TokenCounter, ToolCall};
 
 const TURNS: usize = 40;
 const WINDOW: i64 = 16_384;
@@ -171,7 +171,7 @@ struct Docs;
 
 #[async_trait]
 impl ToolHandlers for Docs {
-    async fn call(&self, _step: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, _step: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let line = format!(
             "Article for {}: the administration area lists every record template; a workflow step is added \
              from the template's designer and takes effect when the template is published.\n",

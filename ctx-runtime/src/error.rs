@@ -13,7 +13,17 @@ pub use crate::codes::{Code, ErrorCode};
 pub use crate::tokens::TokenError;
 
 /// Every error a ctx run can produce.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` form is what a person reads: the message and the error code, because that is
+/// what `fn main() -> Result<(), CtxError>` prints when it returns an error (`{:#?}` gives the
+/// structure instead):
+///
+/// ```text
+/// Error: step `manage`: the 10 node(s) alone render to 840 tokens …
+///
+/// error code PIPELINE_BUDGET_MISCONFIG (`ctx explain PIPELINE_BUDGET_MISCONFIG` says more)
+/// ```
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum CtxError {
     /// Token counting or model resolution failed.
@@ -80,6 +90,33 @@ impl ErrorCode for CtxError {
     }
 }
 
+impl std::fmt::Debug for CtxError {
+    /// The message and the code (see the type's documentation); `{:#?}` shows the structure.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !f.alternate() {
+            let code = self.code();
+            return write!(f, "{self}\n\nerror code {code} (`ctx explain {code}` says more)");
+        }
+        let (variant, inner): (&str, &dyn std::fmt::Debug) = match self {
+            CtxError::Token(e) => ("Token", e),
+            CtxError::Config(e) => ("Config", e),
+            CtxError::Budget(e) => ("Budget", e),
+            CtxError::ModelConfig(e) => ("ModelConfig", e),
+            CtxError::Contract(e) => ("Contract", e),
+            CtxError::Turn(e) => ("Turn", e),
+            CtxError::History(e) => ("History", e),
+            CtxError::Negotiation(e) => ("Negotiation", e),
+            CtxError::Model(e) => ("Model", e),
+            CtxError::Retrieve(e) => ("Retrieve", e),
+            CtxError::Engine(e) => ("Engine", e),
+            CtxError::Pipeline(e) => ("Pipeline", e),
+            #[cfg(feature = "yaml")]
+            CtxError::PipelineFile(e) => ("PipelineFile", e),
+        };
+        f.debug_tuple(variant).field(inner).finish()
+    }
+}
+
 /// `Result` with [`CtxError`].
 pub type Result<T, E = CtxError> = std::result::Result<T, E>;
 
@@ -91,6 +128,22 @@ mod tests {
     use crate::llm::ModelError;
     use crate::pipeline::PipelineError;
     use crate::turn::TurnError;
+
+    /// What `fn main() -> Result<(), CtxError>` prints is the message and the code, not the
+    /// derived structure (`Error: Pipeline(MissingSource { step: … })`); `{:#?}` keeps it.
+    #[test]
+    fn debug_is_the_message_and_the_code() {
+        let err: CtxError = PipelineError::MissingSource { step: "answer".into(), source_name: "topic".into() }.into();
+        let shown = format!("{err:?}");
+        assert!(shown.starts_with("step `answer` reads `topic`, which is neither"), "{shown}");
+        assert!(
+            shown.ends_with("error code PIPELINE_MISSING_SOURCE (`ctx explain PIPELINE_MISSING_SOURCE` says more)"),
+            "{shown}"
+        );
+        assert!(!shown.contains("MissingSource {"), "{shown}");
+        let structure = format!("{err:#?}");
+        assert!(structure.starts_with("Pipeline(\n    MissingSource {"), "{structure}");
+    }
 
     /// The errors no test meets on the way (each needs a broken caller, a server that breaks the
     /// connection, a hand-written backend): each names its own code, and `CtxError` passes it on.

@@ -13,11 +13,12 @@ use agent_support::{definition, load};
 use async_trait::async_trait;
 use ctx_runtime::chat::Role;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::pipeline::{
     AgentEnd, StepDetail, StepEnv, ToolCallKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec,
 };
 use ctx_runtime::turn::RankedDocument;
-use ctx_runtime::{ChatMessage, CtxError, PipelineState, ToolCall};
+use ctx_runtime::{ChatMessage, PipelineState, ToolCall};
 use proptest::prelude::*;
 
 const WINDOW: usize = 4_096;
@@ -69,7 +70,7 @@ struct Handlers {
 
 #[async_trait]
 impl ToolHandlers for Handlers {
-    async fn call(&self, _step: &str, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, _step: &str, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let mut calls = self.calls.lock().unwrap();
         let out = self.outputs.get(*calls % self.outputs.len().max(1)).cloned().unwrap_or(Out::Text(0));
         *calls += 1;

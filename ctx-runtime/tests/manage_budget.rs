@@ -144,12 +144,12 @@ fn always_compacts_every_node_of_its_language_and_no_other() {
     let mut state = state_with(&[], nodes());
     let report = manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap();
     let [sql, dotnet, prose] = &report.nodes[..] else { panic!("three traces") };
-    assert_eq!((sql.language, sql.rule, sql.compacted), (Language::Sql, None, false));
-    assert_eq!(dotnet.language, Language::Dotnet);
+    assert_eq!((sql.language.as_str(), sql.code, sql.rule, sql.compacted), ("sql", Some(Language::Sql), None, false));
+    assert_eq!((dotnet.language.as_str(), dotnet.code), ("dotnet", Some(Language::Dotnet)));
     assert_eq!(dotnet.rule.map(|r| (r.index, r.policy)), Some((0, PolicyKind::Always)));
     assert!(dotnet.compacted && dotnet.tokens_after < dotnet.tokens_before);
     assert_eq!(dotnet.tokens_before, tokens(CSHARP));
-    assert_eq!((prose.language, prose.rule, prose.compacted), (Language::Unknown, None, false));
+    assert_eq!((prose.language.as_str(), prose.code, prose.rule, prose.compacted), ("unknown", None, None, false));
     assert!(state.context_blocks[0].contains("compact: false\ntext:\n-- Totals of one invoice."));
     assert!(state.context_blocks[1].contains("compact: true\ntext:\nnamespace Invoicing;\npublic static class Money"));
     assert!(report.tokens_saved() > 0);
@@ -162,8 +162,8 @@ fn unknown_nodes_match_no_rule() {
     let mut state = state_with(&[], vec![NodeText::new("notes", messy_prose)]);
     let report = manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap();
     assert_eq!(
-        (report.nodes[0].language, report.nodes[0].rule, report.nodes[0].compacted),
-        (Language::Unknown, None, false)
+        (report.nodes[0].language.as_str(), report.nodes[0].code, report.nodes[0].rule, report.nodes[0].compacted),
+        ("unknown", None, None, false)
     );
     assert!(state.context_blocks[0].ends_with(messy_prose));
 }
@@ -174,7 +174,7 @@ fn dotnet_with_sql_uses_the_dotnet_rules() {
     let cfg = config(vec![rule("sql", "always", None, None), rule("dotnet", "always", None, None)], None);
     let mut state = state_with(&[], vec![NodeText::new("repo", dapper).with_path("Repo.cs")]);
     let report = manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap();
-    assert_eq!(report.nodes[0].language, Language::DotnetWithSql);
+    assert_eq!((report.nodes[0].language.as_str(), report.nodes[0].code), ("dotnet", Some(Language::DotnetWithSql)));
     assert_eq!(report.nodes[0].rule.map(|r| r.index), Some(1));
     assert!(state.context_blocks[0].contains("language: dotnet\ncompact: true\n"));
     // The SQL inside the string is the string's content: untouched, its `--` included.
@@ -439,18 +439,28 @@ fn the_trace_event_carries_the_decision_and_every_node() {
         }
     });
     let events = events.lock().unwrap();
-    assert_eq!(events.len(), 1);
-    let e = &events[0];
-    assert_eq!(e["event_type"], "MANAGE_CONTEXT_BUDGET");
-    assert_eq!(e["decision"], "on_ok");
-    assert_eq!(e["step_id"], STEP);
-    assert_eq!(e["candidate_tokens"], report.candidate_tokens.to_string());
-    let traced: serde_json::Value = serde_json::from_str(&e["nodes"]).unwrap();
+    // INFO: one line a person reads, the counts as fields, no node data.
+    let info = events.iter().find(|e| e["event_type"] == "MANAGE_CONTEXT_BUDGET").expect("the INFO event");
+    assert_eq!(info["decision"], "on_ok");
+    assert_eq!(info["step_id"], STEP);
+    assert_eq!(info["candidate_tokens"], report.candidate_tokens.to_string());
+    assert!(!info.contains_key("nodes"), "{info:?}");
+    let line = &info["message"];
+    assert!(line.contains("3 node(s) appended (1 compacted"), "{line}");
+    assert!(line.len() < 200, "{line}");
+    // DEBUG: the data.
+    let debug = events.iter().find(|e| e["event_type"] == "MANAGE_CONTEXT_BUDGET_NODES").expect("the DEBUG event");
+    let traced: serde_json::Value = serde_json::from_str(&debug["nodes"]).unwrap();
     assert_eq!(traced, serde_json::to_value(&report.nodes).unwrap());
     assert_eq!(traced[1]["language"], "dotnet");
+    assert_eq!(traced[1]["code"], "dotnet");
     assert_eq!(traced[1]["rule"]["policy"], "always");
     assert_eq!(traced[1]["compacted"], true);
     assert!(traced[1]["tokens_after"].as_u64() < traced[1]["tokens_before"].as_u64());
+    // One language per node, the one its `--- NODE ---` header names: no `unknown` beside a
+    // `markdown`.
+    assert_eq!(traced[2]["language"], "unknown");
+    assert!(traced[2].get("code").is_none() && traced[2].get("language_name").is_none(), "{}", traced[2]);
 }
 
 /// Records the fields of every `ctx::budget` event.

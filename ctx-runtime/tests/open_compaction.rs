@@ -69,7 +69,7 @@ fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
             "<doc id=\"py\" language=\"unknown\" compact=\"false\">\nx  =  1\n\n\n\ny = 2\n\n</doc>",
         ]
     );
-    let names: Vec<&str> = report.nodes.iter().map(|n| n.language_name.as_str()).collect();
+    let names: Vec<&str> = report.nodes.iter().map(|n| n.language.as_str()).collect();
     assert_eq!(names, ["markdown", "json", "ini", "unknown"]);
     // Counts are of the framed text: the candidate is exactly the rendered context.
     let rendered = ctx_runtime::state::render_context_blocks(&state.context_blocks);

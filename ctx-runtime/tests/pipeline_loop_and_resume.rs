@@ -179,3 +179,55 @@ async fn a_failed_model_call_can_be_retried_from_the_snapshot() {
     p.resume(&mut snapshot, &flaky_env).await.unwrap();
     assert_eq!(snapshot.state, uninterrupted);
 }
+
+/// The loop behind `on_over` runs in a conversation only when the pipeline carries the context
+/// (`carry_context: true`): each question's batch joins what the earlier questions left, until
+/// one does not fit and the context is summarised first. Without it every question starts with
+/// an empty context, `on_over` is never taken, and loading says so. (A `Conversation` once
+/// started every question with an empty context, whatever the pipeline, and nothing said so.)
+#[tokio::test]
+async fn a_conversation_that_carries_the_context_takes_on_over_when_it_fills_up() {
+    let corpus = Corpus::invoicing();
+    let search = WordSearch(&corpus);
+    let model = ScriptedModel::new(SUMMARIZER, Summaries::Short);
+    let env = StepEnv::builder().search(&search).store(&corpus).model(&model).build();
+
+    let fresh = compaction_loop();
+    let warned: Vec<(&str, String)> = fresh.warnings().iter().map(|w| (w.code.as_str(), w.path.to_string())).collect();
+    assert_eq!(warned, [("BUDGET_ON_OVER_NEVER_TAKEN", "steps[2].on_over".to_owned())]);
+    let mut chat = fresh.conversation();
+    for _ in 0..4 {
+        let answer = chat.ask(QUESTION, &env).await.unwrap();
+        assert_eq!(decisions(&answer.reports), [BudgetDecision::Ok], "each question starts empty");
+        assert!(chat.context().is_empty());
+    }
+
+    let mut def = defs::pipeline("CompactionLoop", vec![], true);
+    def.settings.carry_context = Some(true);
+    let carrying = LoadedPipeline::load(def, LoadOptions::new()).unwrap();
+    assert!(carrying.warnings().is_empty() && carrying.carries_context());
+    let budget = carrying.max_context_tokens();
+    let counter = carrying.counter().clone();
+    let mut chat = carrying.conversation();
+    chat.set_variable("customer", "ACME");
+    let mut seen = Vec::new();
+    for turn in 0..6 {
+        let before = render_context_blocks(chat.context());
+        let answer = chat.ask(QUESTION, &env).await.unwrap();
+        seen.extend(decisions(&answer.reports));
+        // The first request of the question saw what the last one left.
+        if turn > 0 {
+            assert!(!before.is_empty());
+        }
+        assert!(counter.count(&render_context_blocks(chat.context())).unwrap() <= budget);
+        if seen.contains(&BudgetDecision::Over) {
+            assert!(path(&answer.reports).contains(&"call_summarize_context"), "{:?}", path(&answer.reports));
+            break;
+        }
+    }
+    assert!(seen.contains(&BudgetDecision::Over), "the context filled up and was summarised: {seen:?}");
+    assert_eq!(chat.variables()["customer"], "ACME");
+    assert!(!chat.history().is_empty());
+    chat.clear();
+    assert!(chat.context().is_empty() && chat.history().is_empty());
+}

@@ -89,7 +89,7 @@ async fn a_streamed_run_sends_the_same_request_and_ends_in_the_same_state() {
     let (plain_state, plain_reports) = pipeline.run(state(), &env).await.unwrap();
 
     let pieces = Mutex::new(Vec::new());
-    let sink = |t: Token<'_>| pieces.lock().unwrap().push((t.step_id.to_owned(), t.text.to_owned()));
+    let sink = |t: Token<'_>| pieces.lock().unwrap().push((t.step.to_owned(), t.text.to_owned()));
     let (streamed_state, streamed_reports) = pipeline.run(state(), &env.tokens(&sink)).await.unwrap();
 
     // The pieces arrive in order, from the step that asked, and add up to the reply.

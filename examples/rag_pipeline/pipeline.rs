@@ -8,8 +8,9 @@
 //! how many batches a question reads. Both loops pass a `loop_guard`, which is what lets
 //! `pipeline!` prove, when it compiles this file, that every run ends.
 
+use ctx::PipelineState;
 use ctx::budget::NODE_HEADER;
-use ctx::{CtxError, PipelineState};
+use ctx::pipeline::BoxError;
 
 ctx::pipeline! {
     /// Answers questions about the invoicing code base in `examples/codebase/`.
@@ -83,7 +84,7 @@ ctx::pipeline! {
 pub struct NextBatch;
 
 impl CodebaseQaCustom for NextBatch {
-    async fn next_batch(&self, state: &mut PipelineState) -> Result<CodebaseQaNextBatchOutcome, CtxError> {
+    async fn next_batch(&self, state: &mut PipelineState) -> Result<CodebaseQaNextBatchOutcome, BoxError> {
         let read = node_ids(&state.context_blocks);
         let before = state.search_results.len();
         state.search_results.retain(|hit| !read.iter().any(|id| *id == hit.id));

@@ -269,5 +269,5 @@ fn node_line(n: &NodeTrace, decision: BudgetDecision) -> String {
         }
         (None, _) => format!("as is: {} tokens", n.tokens_before),
     };
-    format!("{mark} {} [{}] {how}", n.id, n.language.label())
+    format!("{mark} {} [{}] {how}", n.id, n.language)
 }

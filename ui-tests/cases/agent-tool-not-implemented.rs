@@ -1,7 +1,7 @@
 // Each tool of an agent step is a method of the generated tools trait: a tool without an
 // implementation does not compile, and the error points at the tool in the pipeline.
 use ctx::pipeline::{ToolOutput, ToolRequest};
-use ctx::{CtxError, pipeline};
+use ctx::{pipeline, pipeline::BoxError};
 
 pipeline! {
     pub pipeline Support {
@@ -25,7 +25,7 @@ pipeline! {
 struct Docs;
 
 impl SupportTools for Docs {
-    async fn search_docs(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn search_docs(&self, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         Ok(ToolOutput::Text(String::new()))
     }
 }

@@ -1,6 +1,6 @@
 // Each `custom` step is a method of the generated `RouterCustom` trait: an implementation that
 // forgets one does not compile.
-use ctx::{CtxError, PipelineState};
+use ctx::{PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
     pub pipeline Router {
@@ -17,7 +17,7 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl RouterCustom for Steps {
-    async fn route(&self, state: &mut PipelineState) -> Result<RouterRouteOutcome, CtxError> {
+    async fn route(&self, state: &mut PipelineState) -> Result<RouterRouteOutcome, BoxError> {
         Ok(if state.user_question.len() > 80 { RouterRouteOutcome::Complex } else { RouterRouteOutcome::Simple })
     }
 }

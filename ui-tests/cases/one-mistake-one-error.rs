@@ -2,7 +2,7 @@
 // generated API: on error the macro still emits it all (with bodies that are never run).
 use ctx::llm::ChatModel;
 use ctx::pipeline::{NodeSearch, NodeStore};
-use ctx::{CtxError, PipelineState};
+use ctx::{CtxError, PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
     pub pipeline Qa {
@@ -21,7 +21,7 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl QaCustom for Steps {
-    async fn route(&self, _state: &mut PipelineState) -> Result<QaRouteOutcome, CtxError> {
+    async fn route(&self, _state: &mut PipelineState) -> Result<QaRouteOutcome, BoxError> {
         Ok(QaRouteOutcome::Done)
     }
 }

@@ -1,6 +1,6 @@
 // A custom step returns its generated outcome enum, which has exactly the declared outcomes:
 // returning one the step does not declare does not compile.
-use ctx::{CtxError, PipelineState};
+use ctx::{PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
     pub pipeline Router {
@@ -16,7 +16,7 @@ ctx::pipeline! {
 pub struct Steps;
 
 impl RouterCustom for Steps {
-    async fn route(&self, _state: &mut PipelineState) -> Result<RouterRouteOutcome, CtxError> {
+    async fn route(&self, _state: &mut PipelineState) -> Result<RouterRouteOutcome, BoxError> {
         Ok(RouterRouteOutcome::Maybe)
     }
 }

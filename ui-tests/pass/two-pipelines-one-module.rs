@@ -13,7 +13,7 @@ use ctx::pipeline::{
     CallModelSpec, END, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec,
     Snapshot, StepDef, StepEnv, StepKind, UserPartSpec,
 };
-use ctx::{CtxError, PipelineState};
+use ctx::{PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
     /// Invoice questions.
@@ -44,13 +44,13 @@ ctx::pipeline! {
 struct Desk;
 
 impl BillingCustom for Desk {
-    async fn route(&self, state: &mut PipelineState) -> Result<BillingRouteOutcome, CtxError> {
+    async fn route(&self, state: &mut PipelineState) -> Result<BillingRouteOutcome, BoxError> {
         Ok(if state.user_question.contains("invoice") { BillingRouteOutcome::Invoices } else { BillingRouteOutcome::Other })
     }
 }
 
 impl ShippingCustom for Desk {
-    async fn route(&self, state: &mut PipelineState) -> Result<ShippingRouteOutcome, CtxError> {
+    async fn route(&self, state: &mut PipelineState) -> Result<ShippingRouteOutcome, BoxError> {
         Ok(if state.user_question.contains("parcel") { ShippingRouteOutcome::Parcels } else { ShippingRouteOutcome::Elsewhere })
     }
 }

@@ -252,11 +252,11 @@ fn plan_node(
     let trace = NodeTrace {
         id: node.id.clone(),
         source: node.source().map(str::to_owned),
-        language: match language {
-            NodeLanguage::Code(code) => code,
-            _ => crate::classify::Language::Unknown,
+        language: language.name().to_owned(),
+        code: match language {
+            NodeLanguage::Code(code) => Some(code),
+            _ => None,
         },
-        language_name: language.name().to_owned(),
         rule,
         compacted,
         tokens_before,

@@ -51,11 +51,13 @@ pub struct NodeTrace {
     pub id: String,
     /// Its path or source, if known.
     pub source: Option<String>,
-    /// Its code classification (`unknown` for markdown, text, JSON and user languages).
-    pub language: Language,
-    /// Its compaction language: `sql`, `dotnet`, `markdown`, `text`, `json`, a registered
-    /// compactor's, or `unknown`.
-    pub language_name: String,
+    /// Its language, as its `--- NODE ---` header and the `compact_code` rules name it: `sql`,
+    /// `dotnet`, `markdown`, `text`, `json`, a registered compactor's, or `unknown`.
+    pub language: String,
+    /// What the SQL/.NET classifier found, for `sql` and `dotnet` nodes only (it tells
+    /// `dotnet_with_sql` from `dotnet`); `None` for every other language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<Language>,
     /// The first rule of its language whose policy fired, if any.
     pub rule: Option<AppliedRule>,
     /// Whether its text was compacted (a rule fired and compaction changed the text).
@@ -100,10 +102,15 @@ impl BudgetReport {
         self.nodes.iter().map(|n| n.tokens_before.saturating_sub(n.tokens_after)).sum()
     }
 
-    /// Emits the `MANAGE_CONTEXT_BUDGET` event (target `ctx::budget`, level INFO).
+    /// Emits the `MANAGE_CONTEXT_BUDGET` event (target `ctx::budget`): at INFO one line a person
+    /// reads (the decision, the token counts, how many nodes were appended or refused and what
+    /// compaction saved), at DEBUG the same event with every node's trace as JSON.
     pub(crate) fn emit(&self) {
-        let nodes = serde_json::to_string(&self.nodes).unwrap_or_default();
-        let reenqueued = serde_json::to_string(&self.reenqueued).unwrap_or_default();
+        let compacted = self.nodes.iter().filter(|n| n.compacted).count();
+        let nodes = match self.decision {
+            BudgetDecision::Ok => "appended",
+            BudgetDecision::Over => "refused",
+        };
         tracing::info!(
             target: "ctx::budget",
             event_type = "MANAGE_CONTEXT_BUDGET",
@@ -113,14 +120,29 @@ impl BudgetReport {
             context_tokens_before = self.context_tokens_before,
             candidate_tokens = self.candidate_tokens,
             context_tokens_after = self.context_tokens_after,
-            divider = self.divider.as_deref(),
-            nodes = %nodes,
-            demands = ?self.demands,
-            reenqueued = %reenqueued,
-            "manage_context_budget: {} ({} of {} tokens)",
+            "step `{}`: {}, {} node(s) {nodes} ({compacted} compacted, {} tokens saved), context {} -> {} of {} tokens",
+            self.step_id,
             self.decision.transition(),
-            self.candidate_tokens,
+            self.nodes.len(),
+            self.tokens_saved(),
+            self.context_tokens_before,
+            self.context_tokens_after,
             self.max_context_tokens,
         );
+        if tracing::enabled!(target: "ctx::budget", tracing::Level::DEBUG) {
+            let nodes = serde_json::to_string(&self.nodes).unwrap_or_default();
+            let reenqueued = serde_json::to_string(&self.reenqueued).unwrap_or_default();
+            tracing::debug!(
+                target: "ctx::budget",
+                event_type = "MANAGE_CONTEXT_BUDGET_NODES",
+                step_id = %self.step_id,
+                divider = self.divider.as_deref(),
+                nodes = %nodes,
+                demands = ?self.demands,
+                reenqueued = %reenqueued,
+                "step `{}`: the nodes of the batch",
+                self.step_id,
+            );
+        }
     }
 }

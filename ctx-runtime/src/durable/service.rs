@@ -74,12 +74,6 @@ impl PipelineObject {
     }
 }
 
-/// The state a new question starts from: what the conversation keeps (its history and
-/// variables), as [`Conversation`](crate::pipeline::Conversation) does in process.
-fn question_state(kept: Option<PipelineState>, question: String) -> PipelineState {
-    crate::pipeline::follow_up_state(kept.as_ref(), question)
-}
-
 /// A step that failed on something another attempt may fix (the model server unreachable, rate
 /// limited, a 5xx) is retried by the engine with its retry policy; every other error is final:
 /// the run fails and the conversation keeps its state.
@@ -108,7 +102,7 @@ impl PipelineObject {
     #[handler]
     async fn ask(&self, ctx: ObjectContext<'_>, ask: Json<Ask>) -> HandlerResult<Json<RunOutcome>> {
         let kept = ctx.get::<Json<PipelineState>>(STATE_KEY).await?.map(Json::into_inner);
-        let mut snapshot = self.steps.start(question_state(kept, ask.into_inner().question));
+        let mut snapshot = self.steps.start(self.steps.follow_up(kept.as_ref(), ask.into_inner().question));
         let bound = self.steps.step_bound();
         let mut reports = Vec::new();
         while !snapshot.is_finished() {

@@ -33,6 +33,11 @@ pub trait StepRunner: Send + Sync + 'static {
     /// A new run on `state`, at the first step (see [`Snapshot::start`]).
     fn start(&self, state: PipelineState) -> Snapshot;
 
+    /// The state a new question starts from, given what the conversation kept (see
+    /// [`LoadedPipeline::follow_up`](crate::pipeline::LoadedPipeline::follow_up)): the history,
+    /// the variables, and the context when the pipeline carries it.
+    fn follow_up(&self, kept: Option<&PipelineState>, question: String) -> PipelineState;
+
     /// The most steps a run can take (the proven `step_bound`).
     fn step_bound(&self) -> u64;
 
@@ -90,6 +95,10 @@ impl<S: StepMachine, B: Backends<S> + Send + 'static> StepRunner for DurableStep
 
     fn start(&self, state: PipelineState) -> Snapshot {
         Snapshot::start(self.pipeline.pipeline(), state)
+    }
+
+    fn follow_up(&self, kept: Option<&PipelineState>, question: String) -> PipelineState {
+        self.pipeline.pipeline().follow_up(kept, question)
     }
 
     fn step_bound(&self) -> u64 {

@@ -5,7 +5,6 @@
 
 use async_trait::async_trait;
 
-use crate::error::CtxError;
 use crate::llm::ChatModel;
 use crate::state::{NodeText, PipelineState, SearchHit};
 
@@ -37,7 +36,11 @@ pub trait CustomSteps: Send + Sync {
     /// Performs step `step_id` on `state` and returns the name of the outcome to follow, one of
     /// those the step declares. The changes to `state` are kept only when it succeeds with a
     /// declared outcome; `state.loop_counts` must not be changed.
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError>;
+    ///
+    /// Any error converts with `?`, as for [`NodeSearch`] and [`NodeStore`]: the run fails with
+    /// `PIPELINE_BACKEND_FAILED` naming the step once (`step `route`: the custom step failed:
+    /// …`); an error of ctx's own (a [`CtxError`](crate::CtxError)) passes through as it is, with its code.
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError>;
 }
 
 /// The backends a run uses. Any may be missing: a step that needs a missing one fails with

@@ -4,8 +4,11 @@ use crate::codes::{Code, ErrorCode};
 use crate::llm::ModelError;
 use crate::negotiate::NegotiationError;
 
-/// A boxed error returned by a caller's [`NodeSearch`](super::NodeSearch) or
-/// [`NodeStore`](super::NodeStore); any `std::error::Error` converts into it with `?`.
+/// The error a caller's backend returns: a [`NodeSearch`](super::NodeSearch), a
+/// [`NodeStore`](super::NodeStore), a custom step or a tool (of a `pipeline!` pipeline's traits or
+/// of [`CustomSteps`](super::CustomSteps) and [`ToolHandlers`](super::ToolHandlers)). Any
+/// `std::error::Error + Send + Sync` converts into it with `?`, a [`CtxError`](crate::CtxError)
+/// included (which then keeps its own code), and so does a `String` or `&str`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What went wrong while loading or running a pipeline.
@@ -55,7 +58,7 @@ pub enum PipelineError {
         /// The builder method that adds it.
         setter: &'static str,
     },
-    /// The caller's search or store backend failed.
+    /// The caller's search, store or custom-step backend failed with an error of its own.
     #[error("step `{step}`: {backend} failed: {source}")]
     Backend {
         /// The step id.
@@ -126,9 +129,9 @@ pub enum PipelineError {
         tool: String,
         /// The call.
         call_id: String,
-        /// The handler's error (boxed: the error family holds this one).
+        /// The handler's error.
         #[source]
-        source: Box<crate::error::CtxError>,
+        source: BoxError,
     },
     /// The model answered a request that offered no tools with tool calls, so the step has no
     /// answer to keep.
@@ -228,6 +231,22 @@ pub enum PipelineError {
         /// The proven bound.
         bound: u64,
     },
+}
+
+impl PipelineError {
+    /// The error a backend of step `step` returned, as a run's error: one of ctx's own (a
+    /// [`CtxError`](crate::CtxError) or a `PipelineError`, which names its step already) passes
+    /// through unchanged, with its code; any other is [`PipelineError::Backend`], naming the step
+    /// once.
+    pub(crate) fn from_backend(step: &str, backend: &'static str, error: BoxError) -> crate::CtxError {
+        match error.downcast::<crate::CtxError>() {
+            Ok(ours) => *ours,
+            Err(error) => match error.downcast::<PipelineError>() {
+                Ok(ours) => (*ours).into(),
+                Err(source) => PipelineError::Backend { step: step.to_owned(), backend, source }.into(),
+            },
+        }
+    }
 }
 
 impl ErrorCode for PipelineError {

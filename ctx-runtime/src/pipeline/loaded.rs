@@ -38,6 +38,8 @@ pub struct LoadedPipeline {
     budget_options: BudgetOptions,
     step_bound: u64,
     model_request_bound: u64,
+    /// What does not stop the pipeline from loading but is likely a mistake.
+    warnings: Vec<ConfigIssue>,
 }
 
 impl LoadedPipeline {
@@ -122,6 +124,7 @@ impl LoadedPipeline {
             base_dir: opts.base_dir.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
+        name_prompt_files(&mut issues, &opts);
         let source = format!("pipeline `{}`", def.name);
         ConfigIssues::check(source.clone(), issues)?;
         // No issue means every check ran and passed, so everything was resolved.
@@ -141,9 +144,9 @@ impl LoadedPipeline {
                 tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, step = %clamp.step_id, before = clamp.before, after = clamp.after, "{}", clamp.reason);
             }
         }
-        // Valid, but a run fails unless the caller provides the variable: said once, at load.
-        for warning in ctx_spec::pipeline::dataflow::variables_maybe_unset(&def) {
-            tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = warning.code.as_str(), at = %warning.path, "{}", warning.message);
+        let warnings = ctx_spec::pipeline::definition_warnings(&def);
+        for w in &warnings {
+            tracing::warn!(target: "ctx::pipeline", pipeline = %def.name, code = %w.code, at = %w.path, "{}", w.message);
         }
 
         let graph = StepGraph::new(&def);
@@ -185,7 +188,15 @@ impl LoadedPipeline {
             budget_options,
             step_bound,
             model_request_bound,
+            warnings,
         })
+    }
+
+    /// What does not stop the pipeline from loading but is likely a mistake, each also logged
+    /// as a WARN of `ctx::pipeline` when it loads: today an `on_over` no conversation can take
+    /// (`BUDGET_ON_OVER_NEVER_TAKEN`: the context is empty whenever its step runs).
+    pub fn warnings(&self) -> &[ConfigIssue] {
+        &self.warnings
     }
 
     /// The user compactors and the node frame its `manage_context_budget` steps use.
@@ -396,6 +407,19 @@ fn provided_prompts(
         }
     }
     Ok(provided)
+}
+
+/// An issue about a prompt whose text was read from a file given to
+/// [`LoadOptions::prompt_file`] names that file: the prompt's path (`prompts.answer`) alone
+/// does not say where its text is.
+fn name_prompt_files(issues: &mut [ConfigIssue], opts: &LoadOptions) {
+    for (key, source) in &opts.prompts {
+        let PromptSource::File(file) = source else { continue };
+        let at = FieldPath::root().key("prompts").key(key.as_str());
+        for issue in issues.iter_mut().filter(|i| i.path == at) {
+            issue.message.push_str(&format!(" (prompt `{key}` was read from `{}`)", opts.resolve(file).display()));
+        }
+    }
 }
 
 /// The most steps and the most model requests of a run: the graph's run bound (exact unless the

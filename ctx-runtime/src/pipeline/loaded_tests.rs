@@ -109,6 +109,23 @@ fn prompts_come_from_the_definition_or_the_load_options() {
     assert!(err.to_string().contains("nope.txt") && err.to_string().contains("`summarizer`"), "{err}");
 }
 
+/// A prompt too long for the window is reported under the prompt, naming the file it was read
+/// from; it was once reported under the step that uses it, which does not say where the text is.
+#[test]
+fn a_prompt_file_too_long_for_the_window_is_reported_at_the_prompt_and_its_file() {
+    let mut def = compaction_loop();
+    def.prompts.iter_mut().find(|p| p.key == "summarizer").unwrap().text = None;
+    let dir = TempDir::new("long-prompt");
+    std::fs::write(dir.0.join("summarizer.txt"), "Summarise the context, every line of it. ".repeat(2_500)).unwrap();
+    let opts = LoadOptions::new().base_dir(&dir.0).prompt_file("summarizer", "summarizer.txt");
+    let CtxError::Config(e) = LoadedPipeline::load(def, opts).unwrap_err() else { panic!("a config error") };
+    assert_eq!(codes(&e.issues), vec![("BUDGET_CONTRACT_VIOLATED", "prompts.summarizer".into())]);
+    let message = &e.issues[0].message;
+    assert!(message.contains("system prompt `summarizer` is too long"), "{message}");
+    assert!(message.contains(&dir.0.join("summarizer.txt").display().to_string()), "{message}");
+    assert!(e.issues[0].help.as_deref().unwrap().starts_with("shorten prompt `summarizer` by at least"));
+}
+
 #[test]
 fn the_model_can_come_from_a_config_file() {
     let dir = TempDir::new("config");

@@ -24,15 +24,16 @@ use super::Transition;
 use super::definition::PipelineDef;
 use super::driver::{StepReport, run_step};
 use super::env::{CustomSteps, StepEnv};
-use super::error::PipelineError;
+use super::error::{BoxError, PipelineError};
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
-use super::stream::TokenSink;
+use super::stream::{StepSink, Typed};
 use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
 
-/// A future a custom step returns through [`Backends::run_custom`].
-pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, CtxError>> + Send + 'a>>;
+/// A future a custom step or a tool returns through [`Backends::run_custom`] and
+/// [`Backends::run_tool`]: the caller's own error, as for every backend.
+pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'a>>;
 
 /// The step enum of a `pipeline!` pipeline: one variant per step, plus an end state.
 ///
@@ -221,10 +222,14 @@ impl<S: StepMachine> Pipeline<S> {
     /// the reports and the final state are those of [`Self::run`]; the sink is dropped when the
     /// run ends, so a channel sender moved into it closes its channel.
     ///
+    /// The sink gets each piece with its step as the pipeline's step enum
+    /// ([`Token`](super::Token)`<'_, S>`), so it can show the answer and leave out a summary:
+    ///
     /// ```no_run
     /// # async fn demo<S: ctx::pipeline::StepMachine>(
     /// #     pipeline: &ctx::pipeline::Pipeline<S>,
     /// #     env: &impl ctx::pipeline::Backends<S>,
+    /// #     answer: S,
     /// # ) -> Result<(), ctx::CtxError> {
     /// use ctx::pipeline::Token;
     /// use ctx::PipelineState;
@@ -235,8 +240,10 @@ impl<S: StepMachine> Pipeline<S> {
     ///         print!("{piece}");
     ///     }
     /// });
-    /// let sink = move |t: Token<'_>| {
-    ///     let _ = tx.send(t.text.to_owned());
+    /// let sink = move |t: Token<'_, S>| {
+    ///     if t.step == answer {
+    ///         let _ = tx.send(t.text.to_owned());
+    ///     }
     /// };
     /// let (state, reports) = pipeline.run_streaming(PipelineState::new("Why?"), env, sink).await?;
     /// printer.await.ok();
@@ -246,10 +253,10 @@ impl<S: StepMachine> Pipeline<S> {
         &self,
         state: PipelineState,
         backends: &impl Backends<S>,
-        sink: impl TokenSink,
+        sink: impl StepSink<S>,
     ) -> Result<(PipelineState, Vec<StepReport>), CtxError> {
         let mut snapshot = Snapshot::start(&self.loaded, state);
-        let reports = self.resume_with(&mut snapshot, backends, Some(&sink)).await?;
+        let reports = self.resume_with(&mut snapshot, backends, Some(&Typed::new(&sink))).await?;
         Ok((snapshot.state, reports))
     }
 
@@ -258,16 +265,16 @@ impl<S: StepMachine> Pipeline<S> {
         &self,
         snapshot: &mut Snapshot,
         backends: &impl Backends<S>,
-        sink: impl TokenSink,
+        sink: impl StepSink<S>,
     ) -> Result<Vec<StepReport>, CtxError> {
-        self.resume_with(snapshot, backends, Some(&sink)).await
+        self.resume_with(snapshot, backends, Some(&Typed::new(&sink))).await
     }
 
     async fn resume_with(
         &self,
         snapshot: &mut Snapshot,
         backends: &impl Backends<S>,
-        sink: Option<&dyn TokenSink>,
+        sink: Option<&dyn super::stream::TokenSink>,
     ) -> Result<Vec<StepReport>, CtxError> {
         Self::position(snapshot)?;
         let dispatch = Dispatch { backends, states: PhantomData };
@@ -300,7 +307,7 @@ struct Dispatch<'b, S, B: ?Sized> {
 
 #[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B> {
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
         let step = S::from_id(step_id).ok_or_else(|| PipelineError::NotCustom { step: step_id.to_owned() })?;
         Ok(self.backends.run_custom(step, state).await?.to_owned())
     }
@@ -308,7 +315,7 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B>
 
 #[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B> {
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let step = S::from_id(step_id)
             .ok_or_else(|| PipelineError::NotTool { step: step_id.to_owned(), tool: request.name.to_owned() })?;
         self.backends.run_tool(step, request).await

@@ -8,7 +8,9 @@
 //! * [`Pipeline`] — the typed driver of a `pipeline!` pipeline: its step enum implements
 //!   [`StepMachine`] and its environment struct [`Backends`].
 //! * [`Conversation`] — a typed pipeline asked question after question, history and variables
-//!   carried over; [`TokenSink`] streams the model replies of a run.
+//!   carried over, and the context when the pipeline sets `carry_context`
+//!   ([`LoadedConversation`] for a pipeline loaded at run time); [`StepSink`] and [`TokenSink`]
+//!   stream the model replies of a run.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 //! * `yaml` (feature `yaml`) — the specification's YAML pipeline files, loaded into a
 //!   [`PipelineDef`] with every problem located by file, line and column.
@@ -44,9 +46,7 @@ mod stream;
 pub(crate) mod testing;
 mod tools;
 
-#[cfg(feature = "restate")]
-pub(crate) use conversation::follow_up_state;
-pub use conversation::{Answer, Conversation};
+pub use conversation::{Answer, Conversation, LoadedConversation};
 pub use driver::{StepOutcome, StepReport, run_step};
 pub use env::{CustomSteps, NodeSearch, NodeStore, StepEnv};
 pub use error::{BoxError, PipelineError};
@@ -59,7 +59,7 @@ pub use steps::{
     SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
     TruncatedNode,
 };
-pub use stream::{Token, TokenSink};
+pub use stream::{StepSink, Token, TokenSink};
 pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
 
 // The vocabulary and the rules of a pipeline (its definition, schema, transitions, values and
@@ -69,6 +69,6 @@ pub use ctx_spec::pipeline::definition::{self, *};
 #[cfg(feature = "yaml")]
 pub use ctx_spec::pipeline::yaml;
 pub use ctx_spec::pipeline::{
-    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, to_dot, to_mermaid,
-    validate_definition,
+    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, definition_warnings, to_dot,
+    to_mermaid, validate_definition,
 };

@@ -15,15 +15,15 @@ use crate::error::CtxError;
 use crate::state::PipelineState;
 use crate::turn::{CallBudget, RankedDocument};
 
-use super::error::PipelineError;
+use super::error::{BoxError, PipelineError};
 
 /// Runs the tool calls of `agent` steps.
 ///
 /// ```
 /// use async_trait::async_trait;
 /// use ctx::pipeline::{ToolHandlers, ToolOutput, ToolRequest};
+/// use ctx::pipeline::BoxError;
 /// use ctx::turn::RankedDocument;
-/// use ctx::CtxError;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Search { query: String }
@@ -32,7 +32,7 @@ use super::error::PipelineError;
 ///
 /// #[async_trait]
 /// impl ToolHandlers for Docs {
-///     async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+///     async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
 ///         let args: Search = request.args()?;
 ///         // A real handler asks its retriever for at most `request.budget.content_tokens`.
 ///         Ok(ToolOutput::Documents(vec![RankedDocument::new("kb-1", format!("About {}", args.query))]))
@@ -41,8 +41,11 @@ use super::error::PipelineError;
 /// ```
 #[async_trait]
 pub trait ToolHandlers: Send + Sync {
-    /// Runs tool `request.name` for agent step `step_id`.
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError>;
+    /// Runs tool `request.name` for agent step `step_id`. Any error converts with `?` (an I/O
+    /// error, a client's, a [`CtxError`]): the step fails with `AGENT_TOOL_FAILED`, naming the
+    /// step, the tool and the call once; an error of [`ToolRequest::args`] is instead told to
+    /// the model, which may call again.
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError>;
 }
 
 /// One tool call the model requested, with what its result may use.

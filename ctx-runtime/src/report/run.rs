@@ -295,7 +295,7 @@ fn step_changes(detail: &StepDetail, step: &str, last_model_step: Option<&str>, 
                         format!(
                             "node {} ({}): {} → {} tokens, {} saved",
                             node.id,
-                            node.language_name,
+                            node.language,
                             node.tokens_before,
                             node.tokens_after,
                             node.tokens_before.saturating_sub(node.tokens_after)

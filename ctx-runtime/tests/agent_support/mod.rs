@@ -7,12 +7,13 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::pipeline::{
     AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
     SettingsSpec, StepDef, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec, UserPartSpec,
 };
 use ctx_runtime::turn::RankedDocument;
-use ctx_runtime::{ChatMessage, CtxError, ToolCall, ToolSchema};
+use ctx_runtime::{ChatMessage, ToolCall, ToolSchema};
 use serde_json::Value;
 
 /// The retrieval tool's parameters.
@@ -113,7 +114,7 @@ struct Search {
 
 #[async_trait]
 impl ToolHandlers for Retriever {
-    async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;
         let mut seen = self.seen.lock().map_err(|_| std::io::Error::other("poisoned")).expect("lock");
         seen.push(Seen {

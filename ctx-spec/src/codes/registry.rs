@@ -421,6 +421,13 @@ registry! {
         /// Fix: use the placeholders `{id}`, `{path}`, `{language}`, `{compact}` and `{text}`
         /// (exactly once); write `{{` and `}}` for literal braces.
         NodeFrameInvalid = "NODE_FRAME_INVALID",
+        /// A warning: a `manage_context_budget` step's `on_over` can never be taken, because the
+        /// context is empty whenever the step runs (no earlier step writes it and the pipeline
+        /// does not carry it from question to question), and with an empty context a batch that
+        /// does not fit is `PIPELINE_BUDGET_MISCONFIG`: the path behind `on_over` never runs.
+        /// Fix: for a conversation whose context grows question after question, set
+        /// `carry_context: true` in `settings`; otherwise point `on_over` where `on_ok` goes.
+        BudgetOnOverNeverTaken = "BUDGET_ON_OVER_NEVER_TAKEN",
     }
     Yaml {
         /// A pipeline file is not valid YAML (or uses an alias to an unknown anchor).

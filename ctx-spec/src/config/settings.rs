@@ -14,13 +14,14 @@ pub const DEFAULT_SAFETY_MARGIN_TOKENS: usize = 128;
 
 /// The settings with a meaning of their own; any other key is a named integer setting
 /// (`max_turn_loops`, …).
-pub const SETTING_NAMES: [&str; 6] = [
+pub const SETTING_NAMES: [&str; 7] = [
     "max_context_tokens",
     "max_history_tokens",
     "budget_safety_margin_tokens",
     "limits_policy",
     "compactors",
     "node_frame",
+    "carry_context",
 ];
 
 /// The pipeline's budgets and its limits policy.

@@ -396,6 +396,30 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
             )),
         );
     }
+    // A fixed prompt that alone fills the window (with the margin) is the prompt's mistake,
+    // most often a long system prompt: say so under the prompt, where a pipeline file shows the
+    // file it was read from, rather than as an overflow of the step.
+    if t.fixed as u128 + settings.safety_margin_tokens as u128 >= window {
+        let key = t.check.spec.prompt_key.as_str();
+        return Some(
+            ConfigIssue::new(
+                Code::BudgetContractViolated,
+                FieldPath::root().key("prompts").key(key),
+                format!(
+                    "system prompt `{key}` is too long for {} step `{id}`: its fixed prompt is {} tokens (system \
+                     prompt, user_parts templates, chat overhead) and with budget_safety_margin_tokens {} leaves \
+                     nothing of the model's context window ({window}); the step can need {total} (over by {over}){}",
+                    t.check.kind(),
+                    t.fixed,
+                    settings.safety_margin_tokens,
+                    estimate_note(t.counting),
+                ),
+            )
+            .with_help(format!(
+                "shorten prompt `{key}` by at least {over} tokens, or use a model whose context window is at least {total}"
+            )),
+        );
+    }
     let mut fixes = Vec::new();
     if (ctx as u128) > over {
         fixes.push(format!("lower `settings.max_context_tokens` from {ctx} to {}", ctx as u128 - over));

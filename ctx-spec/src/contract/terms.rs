@@ -31,7 +31,9 @@ impl OutputSource {
         match self {
             OutputSource::StepMaxOutputTokens => "the step's `max_output_tokens`",
             OutputSource::StepMaxTokens => "the step's `max_tokens`",
-            OutputSource::ModelMaxTokens => "the model's `max_tokens` (`model_max_tokens` in config.json)",
+            // Not "in config.json": most models are written inline, where no such file exists
+            // (and a `config.json`'s own errors name the file and its key).
+            OutputSource::ModelMaxTokens => "the model's `max_tokens`, as the step sets no limit",
         }
     }
 }
@@ -203,6 +205,15 @@ mod tests {
         let none = src(&step(None, None), &model(None)).unwrap_err();
         assert_eq!((none.code.as_str(), none.path.to_string()), ("NO_OUTPUT_LIMIT", "steps.s".to_owned()));
         assert_eq!(max_output_tokens(&step(None, None), &model(None)), None);
+    }
+
+    /// Each description names a key the pipeline has, wherever its model is written: the
+    /// message of an inline `model { … }` once spoke of a `config.json` that did not exist.
+    #[test]
+    fn output_sources_name_no_file() {
+        for source in [OutputSource::StepMaxOutputTokens, OutputSource::StepMaxTokens, OutputSource::ModelMaxTokens] {
+            assert!(!source.describe().contains("config.json"), "{}", source.describe());
+        }
     }
 
     #[test]

@@ -111,6 +111,12 @@ pub struct SettingsSpec {
     /// `max_cost_per_run`: the most a run may spend, in US dollars; needs a price for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_per_run: Option<f64>,
+    /// `carry_context: true`: a conversation keeps `context_blocks` from one question to the
+    /// next (as the specification's turns do), so a `manage_context_budget` step meets the
+    /// earlier context and its `on_over` can summarise it. Without it each question of a
+    /// conversation starts with an empty context. `None` is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carry_context: Option<bool>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }
@@ -443,7 +449,7 @@ macro_rules! setters {
 setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
 setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String>, price: Option<PriceSpec> });
 setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
-setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
+setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
 setters!(PromptSpec { key: String, text: Option<String> });
 setters!(StepDef { id: String, kind: StepKind });
 setters!(SearchNodesSpec { top_k: i64, next: String });

@@ -9,6 +9,8 @@
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
 #[doc(hidden)]
+pub mod context_flow;
+#[doc(hidden)]
 pub mod dataflow;
 pub mod definition;
 #[doc(hidden)]
@@ -41,5 +43,5 @@ pub use definition::*;
 pub use graph::{Target, variant_name};
 pub use mermaid::{to_dot, to_mermaid};
 pub use transition::Transition;
-pub use validate::{PLACEHOLDER, ValidateOptions, validate_definition};
+pub use validate::{PLACEHOLDER, ValidateOptions, definition_warnings, validate_definition};
 pub use validate_agent::{MAX_TOOL_CALLS_CAP, MAX_TOOL_NAME_LEN, is_tool_name};

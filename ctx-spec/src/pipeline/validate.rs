@@ -56,6 +56,17 @@ pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<Con
     validate_with_config(def, None, opts)
 }
 
+/// What does not stop a pipeline from compiling or loading but is likely a mistake, each with its
+/// code and the path of the value: a variable read where some path from the first step has not
+/// set it (`VARIABLE_MAYBE_UNSET`) and an `on_over` no conversation can take
+/// (`BUDGET_ON_OVER_NEVER_TAKEN`). The loader logs them and keeps them
+/// (`LoadedPipeline::warnings`), and `ctx check` prints them.
+pub fn definition_warnings(def: &PipelineDef) -> Vec<ConfigIssue> {
+    let mut warnings = super::dataflow::variables_maybe_unset(def);
+    warnings.extend(super::context_flow::on_over_never_taken(def));
+    warnings
+}
+
 /// [`validate_definition`] with the `config.json` the definition names already read, so that
 /// the budget contract is checked against its model (and its `allow_auto_clamp`) too.
 #[cfg_attr(not(feature = "yaml"), allow(dead_code))]

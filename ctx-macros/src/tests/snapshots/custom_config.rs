@@ -156,7 +156,7 @@ impl<'a> ::ctx::__private::pipeline::Backends<RoutedStep> for RoutedEnv<'a> {
         RoutedCustomDyn::run_custom(self.custom, step, state)
     }
 }
-///The `custom` steps of [`Routed`], one method each. A run keeps the changes a method makes to the state only when it returns an outcome; `state.loop_counts` must not be changed.
+///The `custom` steps of [`Routed`], one `async fn` each. A run keeps the changes a method makes to the state only when it returns an outcome; `state.loop_counts` must not be changed. Any error converts into its `BoxError` with `?`; the run then fails naming the step once.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `RoutedCustom`, the custom steps of `Routed`",
     label = "`RoutedEnv::custom` needs an implementation of `RoutedCustom`",
@@ -171,7 +171,7 @@ pub trait RoutedCustom: ::core::marker::Send + ::core::marker::Sync {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
             RoutedClassifyOutcome,
-            ::ctx::__private::CtxError,
+            ::ctx::__private::pipeline::BoxError,
         >,
     > + ::core::marker::Send;
 }

@@ -14,7 +14,9 @@
 //!
 //! Its [`ChatModel::model_name`] is `offline-extractive`. The output never exceeds the request's
 //! `max_tokens` as counted by its [`TokenCounter`] (the rendered reply is counted, not its
-//! parts), `finish_reason` is `length` when lines were left out for the limit, and usage reports
+//! parts). Choosing fewer lines to stay within the limit is an answer that ends where the model
+//! ended it (`finish_reason` `stop`); only a reply cut at a token boundary, because not even the
+//! notice or the first line fitted, ends with `length`. Usage reports
 //! the exact count of the request (messages with chat overhead, plus tool schemas) and of the
 //! reply.
 //!

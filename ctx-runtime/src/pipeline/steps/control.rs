@@ -52,7 +52,8 @@ pub(crate) async fn custom(
 ) -> Result<Done, CtxError> {
     let handler = need(env.custom_backend(), step, "custom", "CustomSteps", "custom")?;
     let mut scratch = state.clone();
-    let outcome = handler.run(step, &mut scratch).await?;
+    let outcome =
+        handler.run(step, &mut scratch).await.map_err(|e| PipelineError::from_backend(step, "the custom step", e))?;
     let Some(position) = spec.outcomes.iter().position(|(name, _)| *name == outcome) else {
         let declared = spec.outcomes.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         return Err(PipelineError::UnknownOutcome { step: step.to_owned(), outcome, declared }.into());
@@ -91,11 +92,13 @@ mod tests {
         assert_eq!(loop_guard(&p, "h", &spec, &mut state).unwrap().0, Transition::OnAllow);
     }
 
+    use crate::pipeline::BoxError;
+
     struct Handler(&'static str, bool);
 
     #[async_trait]
     impl crate::pipeline::env::CustomSteps for Handler {
-        async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, CtxError> {
+        async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
             state.variables.insert("ran".into(), serde_json::Value::from(step_id));
             if self.1 {
                 state.loop_counts.clear();
@@ -139,5 +142,37 @@ mod tests {
         let err = custom("route", &routes(), &mut state, &StepEnv::builder().custom(&h)).await.unwrap_err();
         assert_eq!(err.code(), "PIPELINE_LOOP_COUNTS_CHANGED");
         assert_eq!(state, before);
+    }
+
+    /// A custom step returns its own error with `?` (no `PipelineError::Backend` to build): the
+    /// run fails naming the step once; an error of ctx's own passes through with its code.
+    #[tokio::test]
+    async fn a_handler_returns_its_own_error_and_the_step_is_named_once() {
+        struct Failing(fn() -> BoxError);
+        #[async_trait]
+        impl crate::pipeline::env::CustomSteps for Failing {
+            async fn run(&self, _step_id: &str, _state: &mut PipelineState) -> Result<String, BoxError> {
+                std::fs::read_to_string("/nonexistent/ctx-route-table")?;
+                Err((self.0)())
+            }
+        }
+        let mut state = PipelineState::new("q");
+        let failing = Failing(|| "unreachable".into());
+        let err = custom("route", &routes(), &mut state, &StepEnv::builder().custom(&failing)).await.unwrap_err();
+        assert_eq!(err.code(), "PIPELINE_BACKEND_FAILED");
+        let text = err.to_string();
+        assert!(text.starts_with("step `route`: the custom step failed: "), "{text}");
+        assert_eq!(text.matches("`route`").count(), 1, "{text}");
+
+        struct Ours;
+        #[async_trait]
+        impl crate::pipeline::env::CustomSteps for Ours {
+            async fn run(&self, step_id: &str, _state: &mut PipelineState) -> Result<String, BoxError> {
+                Err(PipelineError::MissingSource { step: step_id.to_owned(), source_name: "tenant".into() }.into())
+            }
+        }
+        let err = custom("route", &routes(), &mut state, &StepEnv::builder().custom(&Ours)).await.unwrap_err();
+        assert_eq!(err.code(), "PIPELINE_MISSING_SOURCE");
+        assert_eq!(err.to_string().matches("`route`").count(), 1, "{err}");
     }
 }

@@ -176,7 +176,7 @@ pub(crate) async fn send(
     let response = async {
         match env.token_sink() {
             Some(sink) => {
-                let mut forward = |text: &str| sink.token(Token { step_id: step, text });
+                let mut forward = |text: &str| sink.token(Token { step, text });
                 model.chat_stream(&request, &mut forward).await
             }
             None => model.chat(&request).await,

@@ -242,17 +242,13 @@ impl crate::pipeline::ToolHandlers for Tools {
         &self,
         _step_id: &str,
         request: crate::pipeline::ToolRequest<'_>,
-    ) -> Result<crate::pipeline::ToolOutput, crate::error::CtxError> {
+    ) -> Result<crate::pipeline::ToolOutput, crate::pipeline::BoxError> {
         if let Ok(mut s) = self.seen.lock() {
             s.push((request.name.to_owned(), request.call_id.to_owned(), request.budget.content_tokens));
         }
         if let Some(m) = &self.fail {
-            return Err(crate::pipeline::PipelineError::Backend {
-                step: request.step_id.to_owned(),
-                backend: "search index",
-                source: m.clone().into(),
-            }
-            .into());
+            // The handler's own error, as it comes: the step names itself, the tool and the call.
+            return Err(m.clone().into());
         }
         Ok(self.outputs.get(request.call_id).cloned().unwrap_or_else(|| self.default.clone()))
     }

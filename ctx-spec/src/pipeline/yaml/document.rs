@@ -161,6 +161,7 @@ fn settings(sink: &mut Sink, node: &Node) -> Option<SettingsSpec> {
             }
             "limits_policy" => s.limits_policy = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
             "node_frame" => s.node_frame = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
+            "carry_context" => s.carry_context = sink.boolean(value, &at, &what).or_else(|| fail(&mut ok)),
             "compactors" => {
                 s.compactors = sink.text_list(value, &at, &what).or_else(|| fail(&mut ok)).unwrap_or_default()
             }

@@ -95,6 +95,9 @@ fn settings(w: &mut String, s: &SettingsSpec) {
     if let Some(v) = &s.node_frame {
         line(w, 1, &format!("node_frame: {}", quote(v)));
     }
+    if let Some(v) = s.carry_context {
+        line(w, 1, &format!("carry_context: {v}"));
+    }
     for (key, value) in &s.extra {
         line(w, 1, &format!("{}: {value}", quote(key)));
     }

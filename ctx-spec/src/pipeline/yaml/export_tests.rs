@@ -71,6 +71,7 @@ fn the_top_level_round_trips() {
         limits_policy: Some("auto_clamp".to_owned()),
         compactors: vec!["yaml".to_owned(), TRICKY.to_owned()],
         node_frame: Some("--- {id} ---\n{text}".to_owned()),
+        carry_context: Some(true),
         extra: [("max_turn_loops".to_owned(), 3), (TRICKY.to_owned(), -7)].into_iter().collect(),
         // `history_trim`, `history_low_water_percent` and `max_cost_per_run` have no YAML key yet.
         ..SettingsSpec::default()

@@ -195,7 +195,7 @@ impl PipelineFile {
             return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
         }
         file.clamps = report.map(|r| r.clamps).unwrap_or_default();
-        file.warnings = crate::pipeline::dataflow::variables_maybe_unset(&file.def);
+        file.warnings = crate::pipeline::definition_warnings(&file.def);
         Ok(file)
     }
 

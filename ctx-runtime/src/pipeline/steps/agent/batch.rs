@@ -131,7 +131,8 @@ impl Batch<'_> {
                     Ok(output) => output,
                     // Arguments the model got wrong are the model's to fix: it is told, and may
                     // call again within the limit; any other failure fails the step.
-                    Err(CtxError::Pipeline(PipelineError::ToolArguments { reason, .. })) => {
+                    Err(source) if invalid_arguments(&*source).is_some() => {
+                        let reason = invalid_arguments(&*source).unwrap_or_default();
                         report.kind = ToolCallKind::InvalidArguments;
                         tracing::warn!(target: "ctx::pipeline", step = self.step, tool = %call.name, call_id = %call.id, %reason, "invalid tool arguments");
                         ToolOutput::Text(format!("invalid arguments for `{}`: {reason}", call.name))
@@ -141,7 +142,7 @@ impl Batch<'_> {
                             step: self.step.to_owned(),
                             tool: call.name.clone(),
                             call_id: call.id.clone(),
-                            source: Box::new(source),
+                            source,
                         }
                         .into());
                     }
@@ -231,5 +232,19 @@ fn fit_text(
             return Ok((content, truncated));
         }
         max = max.saturating_sub(cost - allowed);
+    }
+}
+
+/// The reason of a [`ToolRequest::args`](crate::pipeline::ToolRequest::args) error a handler
+/// returned (as a `CtxError` or the `PipelineError` inside one), if that is what it is.
+fn invalid_arguments(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let pipeline = match error.downcast_ref::<CtxError>() {
+        Some(CtxError::Pipeline(p)) => p,
+        Some(_) => return None,
+        None => error.downcast_ref::<PipelineError>()?,
+    };
+    match pipeline {
+        PipelineError::ToolArguments { reason, .. } => Some(reason.clone()),
+        _ => None,
     }
 }

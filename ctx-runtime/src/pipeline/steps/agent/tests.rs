@@ -2,10 +2,10 @@ use super::*;
 use crate::chat::Role;
 use crate::codes::{Code, ErrorCode};
 use crate::llm::ChatRequest;
-use crate::pipeline::ToolOutput;
 use crate::pipeline::definition::StepKind;
 use crate::pipeline::steps::test_backends::{Scripted, Tools, calls};
 use crate::pipeline::testing;
+use crate::pipeline::{BoxError, ToolOutput};
 use crate::turn::RankedDocument;
 
 /// The fixture's agent step with `max_tool_calls` and `turn_budget_tokens`, loaded.
@@ -177,7 +177,7 @@ struct Typed;
 
 #[async_trait::async_trait]
 impl crate::pipeline::ToolHandlers for Typed {
-    async fn call(&self, _step: &str, request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, CtxError> {
+    async fn call(&self, _step: &str, request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         #[derive(serde::Deserialize)]
         struct Args {
             #[allow(dead_code)]
@@ -286,6 +286,8 @@ async fn a_handler_error_names_step_and_tool_and_changes_nothing() {
     for part in ["step `answer`", "tool `search_docs`", "call `c1`", "index offline"] {
         assert!(text.contains(part), "{part} missing from {text}");
     }
+    // A handler returns its own error with `?`; the step is named once, by the step.
+    assert_eq!(text, "step `answer`: tool `search_docs` failed on call `c1`: index offline");
     assert_eq!(state, before);
 }
 
