@@ -8,6 +8,7 @@
 //!   the runtime again when it loads a definition.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 
+pub mod decode;
 pub mod definition;
 #[doc(hidden)]
 pub mod graph;
@@ -16,6 +17,7 @@ mod model_files;
 #[doc(hidden)]
 pub mod resolve;
 pub mod schema;
+pub mod slot;
 #[doc(hidden)]
 pub mod suggest;
 mod transition;
