@@ -26,6 +26,8 @@ impl StepReader<'_, '_, '_> {
         ModelParams {
             temperature: self.optional(TEMPERATURE, |r, p, k, v| r.float(p, k, v, "0.2")),
             top_p: self.optional(TOP_P, |r, p, k, v| r.float(p, k, v, "0.9")),
+            presence_penalty: self.optional(PRESENCE_PENALTY, |r, p, k, v| r.float(p, k, v, "0.5")),
+            frequency_penalty: self.optional(FREQUENCY_PENALTY, |r, p, k, v| r.float(p, k, v, "0.5")),
             stop: self.stop(),
             seed: self.optional(SEED, |r, p, k, v| r.int(p, k, v, "42")),
             response_format: self.response_format(),

@@ -36,7 +36,7 @@ fn definition() -> PipelineDef {
                     top_p: Some(0.9),
                     stop: vec!["\n\n###".into()],
                     seed: Some(7),
-                    response_format: None,
+                    ..ModelParams::default()
                 }),
             ),
         )])

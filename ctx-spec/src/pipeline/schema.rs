@@ -104,6 +104,8 @@ macro_rules! model_request_keys {
             key("use_history", Bool, false, slot!(CallModelSpec, use_history)),
             key("temperature", Number, false, slot!(CallModelSpec, params.temperature)),
             key("top_p", Number, false, slot!(CallModelSpec, params.top_p)),
+            key("presence_penalty", Number, false, slot!(CallModelSpec, params.presence_penalty)),
+            key("frequency_penalty", Number, false, slot!(CallModelSpec, params.frequency_penalty)),
             key("stop", TextList, false, slot!(CallModelSpec, params.stop)),
             key("seed", Integer, false, slot!(CallModelSpec, params.seed)),
             key("response_format", ResponseFormat, false, slot!(CallModelSpec, params.response_format)),

@@ -256,3 +256,32 @@ fn locations_name_files_alike_and_point_at_the_first_bad_byte() {
     let gone = PipelineFile::load(dir.path().join("gone.yaml")).unwrap_err();
     assert!(!gone.issues()[0].to_string().contains(":0:0"), "{}", gone.issues()[0]);
 }
+
+/// `presence_penalty` and `frequency_penalty`, added as two schema rows and two fields: decoded,
+/// exported and checked with nothing written for them in the YAML front end.
+#[test]
+fn the_penalties_are_read_checked_and_written_back() {
+    let step = "- id: answer
+  action: call_model
+  prompt_key: answer
+  presence_penalty: 0.5
+  frequency_penalty: -1
+  next: end
+";
+    let file = load(step).unwrap();
+    let StepKind::CallModel(call) = &file.definition().steps[0].kind else { panic!() };
+    assert_eq!((call.params.presence_penalty, call.params.frequency_penalty), (Some(0.5), Some(-1.0)));
+    let text = to_yaml(file.definition());
+    assert!(text.contains("presence_penalty: 0.5") && text.contains("frequency_penalty: -1.0"), "{text}");
+    assert_eq!(&PipelineFile::decode(&text, "/nonexistent/p.yaml").unwrap(), file.definition());
+    assert_eq!(
+        issues(&step.replace("-1\n", "2.5\n").replace("0.5", "high")),
+        [(4, 21, "YAML_WRONG_TYPE"), (5, 22, "PENALTY_OUT_OF_RANGE")]
+    );
+}
+
+/// A required key left out is reported at its step, once.
+#[test]
+fn a_missing_key_is_reported_at_its_step() {
+    assert_eq!(issues("- id: a\n  action: search_nodes\n  next: end\n"), [(1, 3, "YAML_MISSING_KEY")]);
+}
