@@ -257,6 +257,8 @@ fn render_as(issues: &[YamlIssue], level: Level<'_>) {
                     .fold(true)
                     .annotation(AnnotationKind::Primary.span(span)),
             ),
+            // A problem of the whole file (it cannot be read) has no line: no `:0:0`.
+            None if issue.line == 0 => title.element(Origin::path(path.as_str())),
             None => title.element(Origin::path(path.as_str()).line(issue.line).char_column(issue.column)),
         };
         let mut report = vec![group];

@@ -252,6 +252,8 @@ fn params(p: &TokenStream, params: &ModelParams) -> TokenStream {
     }
     let temperature = opt(&params.temperature, |t| quote!(#t));
     let top_p = opt(&params.top_p, |t| quote!(#t));
+    let presence_penalty = opt(&params.presence_penalty, |t| quote!(#t));
+    let frequency_penalty = opt(&params.frequency_penalty, |t| quote!(#t));
     let stop = params.stop.iter().map(|s| string(s));
     let seed = opt_i64(&params.seed);
     let format = opt(&params.response_format, |f| match f {
@@ -262,13 +264,14 @@ fn params(p: &TokenStream, params: &ModelParams) -> TokenStream {
         }
     });
     quote! {
-        #p::ModelParams {
-            temperature: #temperature,
-            top_p: #top_p,
-            stop: ::std::vec![#(#stop),*],
-            seed: #seed,
-            response_format: #format,
-        }
+        #p::ModelParams::default()
+            .temperature(#temperature)
+            .top_p(#top_p)
+            .presence_penalty(#presence_penalty)
+            .frequency_penalty(#frequency_penalty)
+            .stop(::std::vec![#(#stop),*])
+            .seed(#seed)
+            .response_format(#format)
     }
 }
 

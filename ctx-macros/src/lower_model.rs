@@ -23,13 +23,14 @@ impl StepReader<'_, '_, '_> {
     /// The step's sampling parameters; a key with a value of the wrong shape is reported under
     /// the value and left unset.
     pub(crate) fn model_params(&mut self) -> ModelParams {
-        ModelParams {
-            temperature: self.optional(TEMPERATURE, |r, p, k, v| r.float(p, k, v, "0.2")),
-            top_p: self.optional(TOP_P, |r, p, k, v| r.float(p, k, v, "0.9")),
-            stop: self.stop(),
-            seed: self.optional(SEED, |r, p, k, v| r.int(p, k, v, "42")),
-            response_format: self.response_format(),
-        }
+        ModelParams::default()
+            .temperature(self.optional(TEMPERATURE, |r, p, k, v| r.float(p, k, v, "0.2")))
+            .top_p(self.optional(TOP_P, |r, p, k, v| r.float(p, k, v, "0.9")))
+            .presence_penalty(self.optional(PRESENCE_PENALTY, |r, p, k, v| r.float(p, k, v, "0.5")))
+            .frequency_penalty(self.optional(FREQUENCY_PENALTY, |r, p, k, v| r.float(p, k, v, "0.5")))
+            .stop(self.stop())
+            .seed(self.optional(SEED, |r, p, k, v| r.int(p, k, v, "42")))
+            .response_format(self.response_format())
     }
 
     /// `tools: [ name { description: "…", parameters: r#"{…}"# }, … ]`.

@@ -28,6 +28,8 @@ macro_rules! model_request_keys {
             USE_HISTORY,
             TEMPERATURE,
             TOP_P,
+            PRESENCE_PENALTY,
+            FREQUENCY_PENALTY,
             STOP,
             SEED,
             RESPONSE_FORMAT,

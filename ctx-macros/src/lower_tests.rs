@@ -303,3 +303,23 @@ fn a_malformed_old_spelling_does_not_make_its_key_missing() {
     assert_eq!(out.matches("compile_error").count(), 1, "{out}");
     assert!(!out.contains("missing `evidence_tokens`") && !out.contains("is missing"), "{out}");
 }
+
+/// `presence_penalty` and `frequency_penalty` are read from the DSL, and checked by the one rule.
+#[test]
+fn the_penalties_are_lowered_and_checked() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline Penalties {
+            model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+            settings { max_context_tokens: 4_000 }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, presence_penalty: 0.5, frequency_penalty: -3, next: end } }
+        }
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    let StepKind::CallModel(call) = &lowered.def.steps[0].kind else { panic!() };
+    assert_eq!((call.params.presence_penalty, call.params.frequency_penalty), (Some(0.5), Some(-3.0)));
+    let issues = validate_definition(&lowered.def, &ValidateOptions { check_tokens: false, ..Default::default() });
+    let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+    assert_eq!(found, [("PENALTY_OUT_OF_RANGE", "steps[0].frequency_penalty".to_owned())]);
+    assert!(lowered.spans.get(&FieldPath::parse("steps[0].frequency_penalty")).is_some());
+}

@@ -135,7 +135,7 @@ async fn streaming_delivers_the_reply_in_pieces() {
     let messages = vec![ChatMessage::system("You are concise."), ChatMessage::user("List three colours.")];
     let predicted = guard_request("stream", &messages, &[], 24, l.window, &l.counter).unwrap();
     let request = ChatRequest {
-        params: ModelParams { temperature: Some(0.0), ..ModelParams::default() },
+        params: ModelParams::default().temperature(Some(0.0)),
         predicted_prompt_tokens: Some(predicted),
         ..ChatRequest::new(messages, 24)
     };

@@ -31,13 +31,13 @@ fn definition() -> PipelineDef {
         .steps(vec![StepDef::new(
             "answer",
             StepKind::CallModel(
-                CallModelSpec::new("answer", END).max_output_tokens(Some(200)).use_history(true).params(ModelParams {
-                    temperature: Some(0.2),
-                    top_p: Some(0.9),
-                    stop: vec!["\n\n###".into()],
-                    seed: Some(7),
-                    response_format: None,
-                }),
+                CallModelSpec::new("answer", END).max_output_tokens(Some(200)).use_history(true).params(
+                    ModelParams::default()
+                        .temperature(Some(0.2))
+                        .top_p(Some(0.9))
+                        .stop(vec!["\n\n###".into()])
+                        .seed(Some(7)),
+                ),
             ),
         )])
 }

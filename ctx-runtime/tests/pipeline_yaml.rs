@@ -204,11 +204,13 @@ fn extends_merges_settings_and_steps_and_keeps_base_locations() {
 }
 
 #[test]
-fn an_unknown_key_is_reported_with_a_suggestion_and_every_other_problem() {
+fn an_unknown_key_is_reported_once_with_a_suggestion() {
     let err = load_err("broken/unknown_key.yaml");
     assert_eq!(
         located(&err),
-        [("unknown_key.yaml".into(), 12, 3, "YAML_UNKNOWN_KEY"), ("unknown_key.yaml".into(), 8, 3, "YAML_MISSING_KEY")]
+        // One problem for one mistake: `next`, which `nxet` misspells, is not also reported
+        // missing (as the `pipeline!` macro does).
+        [("unknown_key.yaml".into(), 12, 3, "YAML_UNKNOWN_KEY")]
     );
     let first = &err.issues()[0];
     assert!(
@@ -216,7 +218,7 @@ fn an_unknown_key_is_reported_with_a_suggestion_and_every_other_problem() {
         "{first}"
     );
     assert!(first.message.ends_with("did you mean `next`?"), "{first}");
-    assert_eq!(err.code(), "PIPELINE_FILE_INVALID");
+    assert_eq!(err.code(), "YAML_UNKNOWN_KEY");
 }
 
 #[test]

@@ -112,12 +112,13 @@ fn params() -> impl Strategy<Value = ModelParams> {
         })),
     ];
     (opt(number()), opt(number()), prop::collection::vec(text(), 0..3), opt(any::<i64>()), format).prop_map(
-        |(temperature, top_p, stop, seed, response_format)| ModelParams {
-            temperature,
-            top_p,
-            stop,
-            seed,
-            response_format,
+        |(temperature, top_p, stop, seed, response_format)| {
+            ModelParams::default()
+                .temperature(temperature)
+                .top_p(top_p)
+                .stop(stop)
+                .seed(seed)
+                .response_format(response_format)
         },
     )
 }

@@ -44,6 +44,7 @@ impl ResponseFormat {
 
 /// Sampling parameters; every one is optional and left to the server's default when unset.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelParams {
     /// Sampling temperature, 0 to 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +52,14 @@ pub struct ModelParams {
     /// Nucleus sampling: the probability mass kept, in (0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Penalizes tokens already present in the reply, -2 to 2 (positive values push towards new
+    /// topics). Sent to OpenAI-compatible servers; Anthropic's API has no such parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+    /// Penalizes tokens by how often they already appear in the reply, -2 to 2 (positive values
+    /// make repetition less likely). Sent to OpenAI-compatible servers; Anthropic's API has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
     /// Sequences that end generation (at most 4, none empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,

@@ -102,7 +102,7 @@ impl Summarizer {
             messages,
             tools: Vec::new(),
             max_tokens,
-            params: crate::llm::ModelParams { temperature: Some(0.0), ..Default::default() },
+            params: crate::llm::ModelParams::default().temperature(Some(0.0)),
             predicted_prompt_tokens: Some(prompt_tokens),
             step_id: Some(format!("context_engine.compact.{label}")),
         };

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use ctx_runtime::TokenCounter;
 use ctx_runtime::llm::llama_cpp::LocalModel;
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig, RetryPolicy};
-use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelParams};
+use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::tokens::{LlamaCppServer, ModelFiles};
 
 /// The server, its context size, a counter exact for its model (offline, from its GGUF), and a
@@ -113,8 +113,7 @@ impl ChatModel for Recorder<'_> {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let greedy =
-            ChatRequest { params: ModelParams { temperature: Some(0.0), ..request.params.clone() }, ..request.clone() };
+        let greedy = ChatRequest { params: request.params.clone().temperature(Some(0.0)), ..request.clone() };
         let response = self.client.chat(&greedy).await?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.push(Exchange {

@@ -83,6 +83,9 @@ registry! {
         /// A step's `top_p` is not in (0, 1].
         /// Fix: `top_p` is the probability mass kept, e.g. `top_p: 0.9`; 1 keeps everything.
         TopPOutOfRange = "TOP_P_OUT_OF_RANGE",
+        /// A step's `presence_penalty` or `frequency_penalty` is outside -2..=2.
+        /// Fix: use a value between -2 and 2; about 0.1-1 discourages repetition, 0 is the default.
+        PenaltyOutOfRange = "PENALTY_OUT_OF_RANGE",
         /// A step's `seed` is negative.
         /// Fix: use 0 or more, or leave `seed` out for random sampling.
         SeedNegative = "SEED_NEGATIVE",

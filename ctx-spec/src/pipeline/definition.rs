@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::params::ModelParams;
+use crate::params::{ModelParams, ResponseFormat};
 
 /// The reserved target that ends a run.
 pub const END: &str = "end";
@@ -450,6 +450,7 @@ setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec,
 setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String>, price: Option<PriceSpec> });
 setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
 setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
+setters!(ModelParams { temperature: Option<f64>, top_p: Option<f64>, presence_penalty: Option<f64>, frequency_penalty: Option<f64>, stop: Vec<String>, seed: Option<i64>, response_format: Option<ResponseFormat> });
 setters!(PromptSpec { key: String, text: Option<String> });
 setters!(StepDef { id: String, kind: StepKind });
 setters!(SearchNodesSpec { top_k: i64, next: String });

@@ -12,6 +12,7 @@
 pub mod context_flow;
 #[doc(hidden)]
 pub mod dataflow;
+pub mod decode;
 pub mod definition;
 #[doc(hidden)]
 pub mod graph;
@@ -20,6 +21,7 @@ mod model_files;
 #[doc(hidden)]
 pub mod resolve;
 pub mod schema;
+pub mod slot;
 #[doc(hidden)]
 pub mod suggest;
 mod transition;

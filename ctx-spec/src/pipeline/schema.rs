@@ -5,7 +5,8 @@
 //! ctx-macros, and the definition's own `keyword()`/`transitions()` by the tests below, so a key
 //! added in one place and forgotten in another fails the build's tests instead of a user's run.
 
-use super::definition::StepKind;
+use super::definition::*;
+use super::slot::{Slot, slot};
 
 /// What a key's value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +41,9 @@ pub enum ValueType {
     Tools,
 }
 
-/// One key of a step kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One key of a step kind: everything the decoder, the YAML export and the macro's Rust export
+/// need to know about it, so a new key is this row plus its field.
+#[derive(Debug, Clone, Copy)]
 pub struct KeySchema {
     /// The key as written.
     pub name: &'static str,
@@ -49,15 +51,21 @@ pub struct KeySchema {
     pub ty: ValueType,
     /// Whether a step of the kind must write it.
     pub required: bool,
+    /// Older spellings still read (with a deprecation note), never written.
+    pub aliases: &'static [&'static str],
+    /// Where its value lives in the definition.
+    pub slot: Slot,
 }
 
 /// One step kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct StepSchema {
     /// The kind's keyword (`fetch_node_texts`).
     pub kind: &'static str,
     /// Its keys, in the order the documentation lists them.
     pub keys: &'static [KeySchema],
+    /// A step of the kind with every field at its default, which the decoder fills key by key.
+    pub empty: fn() -> StepKind,
 }
 
 impl StepSchema {
@@ -71,10 +79,15 @@ impl StepSchema {
     pub fn of(kind: &str) -> Option<&'static StepSchema> {
         STEP_SCHEMAS.iter().find(|s| s.kind == kind)
     }
+
+    /// The key named `name`, or whose older spelling `name` is.
+    pub fn key(&self, name: &str) -> Option<&'static KeySchema> {
+        self.keys.iter().find(|k| k.name == name || k.aliases.contains(&name))
+    }
 }
 
-const fn key(name: &'static str, ty: ValueType, required: bool) -> KeySchema {
-    KeySchema { name, ty, required }
+const fn key(name: &'static str, ty: ValueType, required: bool, slot: Slot) -> KeySchema {
+    KeySchema { name, ty, required, aliases: &[], slot }
 }
 
 use ValueType::*;
@@ -84,55 +97,100 @@ use ValueType::*;
 macro_rules! model_request_keys {
     ($($extra:expr),* $(,)?) => {
         &[
-            key("prompt_key", PromptKey, true),
-            key("max_output_tokens", Integer, false),
-            key("max_tokens", Integer, false),
-            key("user_parts", UserParts, false),
-            key("use_history", Bool, false),
-            key("temperature", Number, false),
-            key("top_p", Number, false),
-            key("stop", TextList, false),
-            key("seed", Integer, false),
-            key("response_format", ResponseFormat, false),
+            key("prompt_key", PromptKey, true, slot!(CallModelSpec, prompt_key)),
+            key("max_output_tokens", Integer, false, slot!(CallModelSpec, max_output_tokens)),
+            key("max_tokens", Integer, false, slot!(CallModelSpec, max_tokens)),
+            key("user_parts", UserParts, false, slot!(CallModelSpec, user_parts)),
+            key("use_history", Bool, false, slot!(CallModelSpec, use_history)),
+            key("temperature", Number, false, slot!(CallModelSpec, params.temperature)),
+            key("top_p", Number, false, slot!(CallModelSpec, params.top_p)),
+            key("presence_penalty", Number, false, slot!(CallModelSpec, params.presence_penalty)),
+            key("frequency_penalty", Number, false, slot!(CallModelSpec, params.frequency_penalty)),
+            key("stop", TextList, false, slot!(CallModelSpec, params.stop)),
+            key("seed", Integer, false, slot!(CallModelSpec, params.seed)),
+            key("response_format", ResponseFormat, false, slot!(CallModelSpec, params.response_format)),
             $($extra,)*
-            key("next", Target, true),
+            key("next", Target, true, slot!(CallModelSpec, next)),
         ]
     };
 }
 
 /// Every step kind, in the order the documentation lists them.
 pub const STEP_SCHEMAS: &[StepSchema] = &[
-    StepSchema { kind: "search_nodes", keys: &[key("top_k", Integer, true), key("next", Target, true)] },
-    StepSchema { kind: "expand_dependency_tree", keys: &[key("max_depth", Integer, true), key("next", Target, true)] },
-    StepSchema { kind: "fetch_node_texts", keys: &[key("evidence_tokens", Integer, true), key("next", Target, true)] },
+    StepSchema {
+        kind: "search_nodes",
+        keys: &[
+            key("top_k", Integer, true, slot!(SearchNodesSpec, top_k)),
+            key("next", Target, true, slot!(SearchNodesSpec, next)),
+        ],
+        empty: || StepKind::SearchNodes(SearchNodesSpec::default()),
+    },
+    StepSchema {
+        kind: "expand_dependency_tree",
+        keys: &[
+            key("max_depth", Integer, true, slot!(ExpandSpec, max_depth)),
+            key("next", Target, true, slot!(ExpandSpec, next)),
+        ],
+        empty: || StepKind::ExpandDependencyTree(ExpandSpec::default()),
+    },
+    StepSchema {
+        kind: "fetch_node_texts",
+        keys: &[
+            // `max_tokens` is the specification's name of the evidence budget.
+            KeySchema {
+                aliases: &["max_tokens"],
+                ..key("evidence_tokens", Integer, true, slot!(FetchSpec, evidence_tokens))
+            },
+            key("next", Target, true, slot!(FetchSpec, next)),
+        ],
+        empty: || StepKind::FetchNodeTexts(FetchSpec::default()),
+    },
     StepSchema {
         kind: "manage_context_budget",
         keys: &[
-            key("compact_code", CompactRules, false),
-            key("divide_new_content", Text, false),
-            key("on_ok", Target, true),
-            key("on_over", Target, true),
+            key("compact_code", CompactRules, false, slot!(ManageBudgetSpec, compact_code)),
+            key("divide_new_content", Text, false, slot!(ManageBudgetSpec, divide_new_content)),
+            key("on_ok", Target, true, slot!(ManageBudgetSpec, on_ok)),
+            key("on_over", Target, true, slot!(ManageBudgetSpec, on_over)),
         ],
+        empty: || StepKind::ManageContextBudget(ManageBudgetSpec::default()),
     },
-    StepSchema { kind: "call_model", keys: model_request_keys!() },
+    StepSchema {
+        kind: "call_model",
+        keys: model_request_keys!(),
+        empty: || StepKind::CallModel(CallModelSpec::default()),
+    },
     StepSchema {
         kind: "agent",
         keys: model_request_keys!(
-            key("tools", Tools, false),
-            key("max_tool_calls", Integer, true),
-            key("turn_budget_tokens", Integer, false),
+            key("tools", Tools, false, slot!(AgentSpec, tools)),
+            key("max_tool_calls", Integer, true, slot!(AgentSpec, max_tool_calls)),
+            key("turn_budget_tokens", Integer, false, slot!(AgentSpec, turn_budget_tokens)),
         ),
+        empty: || StepKind::Agent(AgentSpec::default()),
     },
     StepSchema {
         kind: "loop_guard",
         keys: &[
-            key("max_turn_loops_from_settings", SettingName, true),
-            key("on_allow", Target, true),
-            key("on_deny", Target, true),
+            key("max_turn_loops_from_settings", SettingName, true, slot!(LoopGuardSpec, max_turn_loops_from_settings)),
+            key("on_allow", Target, true, slot!(LoopGuardSpec, on_allow)),
+            key("on_deny", Target, true, slot!(LoopGuardSpec, on_deny)),
         ],
+        empty: || StepKind::LoopGuard(LoopGuardSpec::default()),
     },
-    StepSchema { kind: "set_variables", keys: &[key("rules", SetRules, true), key("next", Target, true)] },
-    StepSchema { kind: "custom", keys: &[key("outcomes", Outcomes, true)] },
+    StepSchema {
+        kind: "set_variables",
+        keys: &[
+            key("rules", SetRules, true, slot!(SetVariablesSpec, rules)),
+            key("next", Target, true, slot!(SetVariablesSpec, next)),
+        ],
+        empty: || StepKind::SetVariables(SetVariablesSpec::default()),
+    },
+    StepSchema {
+        kind: "custom",
+        keys: &[key("outcomes", Outcomes, true, slot!(CustomSpec, outcomes))],
+        empty: || StepKind::Custom(CustomSpec::default()),
+    },
 ];
 
 impl StepKind {

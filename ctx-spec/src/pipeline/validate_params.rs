@@ -1,4 +1,4 @@
-//! The rules of a model step's sampling parameters (`temperature`, `top_p`, `stop`, `seed`,
+//! The rules of a model step's sampling parameters (`temperature`, `top_p`, the penalties, `stop`, `seed`,
 //! `response_format`): the ranges the chat-completions API accepts, checked where they are
 //! written so that a typo is a compile error instead of a 400 from the server at run time.
 
@@ -29,6 +29,19 @@ pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, is
             )
             .with_help("`top_p` is the probability mass kept, e.g. `top_p: 0.9`; 1 keeps everything"),
         );
+    }
+    let penalties = [("presence_penalty", params.presence_penalty), ("frequency_penalty", params.frequency_penalty)];
+    for (key, value) in penalties {
+        if let Some(v) = value.filter(|v| !(-2.0..=2.0).contains(v)) {
+            issues.push(
+                ConfigIssue::new(
+                    Code::PenaltyOutOfRange,
+                    path.key(key),
+                    format!("`{key}` of step `{id}` is {v}; it must be between -2 and 2"),
+                )
+                .with_help("about 0.1-1 discourages repetition; 0 is the server's default"),
+            );
+        }
     }
     stop_issues(path, id, &params.stop, issues);
     if let Some(seed) = params.seed.filter(|s| *s < 0) {
@@ -160,6 +173,8 @@ mod tests {
         let params = ModelParams {
             temperature: Some(0.0),
             top_p: Some(1.0),
+            presence_penalty: Some(-2.0),
+            frequency_penalty: Some(2.0),
             stop: vec!["###".into(), "\n\n".into()],
             seed: Some(0),
             response_format: Some(ResponseFormat::JsonSchema {
@@ -177,6 +192,8 @@ mod tests {
         let params = ModelParams {
             temperature: Some(2.5),
             top_p: Some(0.0),
+            presence_penalty: Some(2.5),
+            frequency_penalty: Some(-2.01),
             stop: vec!["a".into(), "".into(), "a".into(), "b".into(), "c".into()],
             seed: Some(-1),
             response_format: Some(ResponseFormat::JsonSchema {
@@ -189,6 +206,8 @@ mod tests {
         let expected = [
             ("TEMPERATURE_OUT_OF_RANGE", "steps[2].temperature"),
             ("TOP_P_OUT_OF_RANGE", "steps[2].top_p"),
+            ("PENALTY_OUT_OF_RANGE", "steps[2].presence_penalty"),
+            ("PENALTY_OUT_OF_RANGE", "steps[2].frequency_penalty"),
             ("TOO_MANY_STOP_SEQUENCES", "steps[2].stop[4]"),
             ("EMPTY_STOP_SEQUENCE", "steps[2].stop[1]"),
             ("DUPLICATE_STOP_SEQUENCE", "steps[2].stop[2]"),

@@ -467,8 +467,7 @@ mod tests {
             description: "Current weather.".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
         });
-        request.params =
-            ModelParams { temperature: Some(0.5), stop: vec!["END".into()], seed: Some(1), ..Default::default() };
+        request.params = ModelParams::default().temperature(Some(0.5)).stop(vec!["END".into()]).seed(Some(1));
         let body = serde_json::to_value(WireRequest::new("claude-x", &request, true).unwrap()).unwrap();
         assert_eq!(
             body,

@@ -24,6 +24,10 @@ pub(crate) struct WireRequest<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    presence_penalty: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_penalty: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,6 +108,8 @@ impl<'a> WireRequest<'a> {
             max_completion_tokens,
             temperature: request.params.temperature,
             top_p: request.params.top_p,
+            presence_penalty: request.params.presence_penalty,
+            frequency_penalty: request.params.frequency_penalty,
             stop: &request.params.stop,
             seed: request.params.seed,
             response_format: request.params.response_format.as_ref().map(|f| f.to_wire()),
@@ -290,13 +296,14 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {}}),
             }],
             max_tokens: 64,
-            params: crate::llm::ModelParams {
-                temperature: Some(0.0),
-                top_p: Some(0.9),
-                stop: vec!["###".into()],
-                seed: Some(7),
-                response_format: Some(crate::llm::ResponseFormat::JsonObject),
-            },
+            params: crate::llm::ModelParams::default()
+                .temperature(Some(0.0))
+                .top_p(Some(0.9))
+                .presence_penalty(Some(0.5))
+                .frequency_penalty(Some(-0.25))
+                .stop(vec!["###".into()])
+                .seed(Some(7))
+                .response_format(Some(crate::llm::ResponseFormat::JsonObject)),
             predicted_prompt_tokens: Some(10),
             step_id: Some("answer".into()),
         };
@@ -321,6 +328,8 @@ mod tests {
                 "max_completion_tokens": 64,
                 "temperature": 0.0,
                 "top_p": 0.9,
+                "presence_penalty": 0.5,
+                "frequency_penalty": -0.25,
                 "stop": ["###"],
                 "seed": 7,
                 "response_format": {"type": "json_object"},

@@ -309,13 +309,11 @@ mod tests {
     #[tokio::test]
     async fn a_step_without_user_parts_sends_the_context_and_the_question_with_its_parameters() {
         let (p, mut spec) = pipeline(false, Vec::new());
-        spec.params = crate::llm::ModelParams {
-            temperature: Some(0.2),
-            stop: vec!["###".into()],
-            seed: Some(7),
-            response_format: Some(crate::llm::ResponseFormat::JsonObject),
-            ..Default::default()
-        };
+        spec.params = crate::llm::ModelParams::default()
+            .temperature(Some(0.2))
+            .stop(vec!["###".into()])
+            .seed(Some(7))
+            .response_format(Some(crate::llm::ResponseFormat::JsonObject));
         let p = {
             let mut def = p.definition().clone();
             def.steps[0].kind = StepKind::CallModel(spec.clone());

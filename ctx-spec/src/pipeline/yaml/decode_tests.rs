@@ -241,3 +241,84 @@ impl PipelineFile {
         }
     }
 }
+
+/// Issue 26 item 11: a problem of decoding in one step no longer hides a rule's problem in
+/// another: the rules run on the partial definition, less what only echoes the first problem.
+#[test]
+fn a_wrong_type_and_a_rule_in_other_steps_are_reported_in_one_run() {
+    let found = issues(
+        "- id: search
+  action: search_nodes
+  top_k: many
+  next: budget
+- id: budget
+  action: manage_context_budget
+  compact_code:
+    rules:
+      - { language: sql, policy: threshold, threshold: 1.5 }
+  on_ok: answer
+  on_over: answer
+- id: answer
+  action: call_model
+  prompt_key: answer
+  next: end
+",
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0], (3, 10, "YAML_WRONG_TYPE"));
+    assert_eq!(found[1], (9, 56, "COMPACT_RULE_THRESHOLD_OUT_OF_RANGE"));
+    // The placeholder of `top_k` is not judged by the rules, and a lost transition hides only
+    // the problems of the whole graph.
+    let lost = issues(
+        "- id: a\n  action: search_nodes\n  top_k: 3\n  next: [b]\n- id: b\n  action: call_model\n  prompt_key: answer\n  next: end\n",
+    );
+    assert_eq!(lost, [(4, 9, "YAML_WRONG_TYPE")]);
+}
+
+/// Issue 26 item 12: every location names its file one way, absolute, whether the loader was
+/// given a bare file name or a path (so `ctx check`'s JSON `file` field does not mix forms), and a
+/// file that is not UTF-8 is reported where its first bad byte is.
+#[test]
+fn locations_name_files_alike_and_point_at_the_first_bad_byte() {
+    let bare = PipelineFile::parse("steps: 3\n", "p.yaml").unwrap_err();
+    let file = &bare.issues()[0].file;
+    assert!(file.is_absolute() && file.ends_with("p.yaml"), "{}", file.display());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("main.yaml");
+    std::fs::write(&path, b"steps:\n- id: a\n  action: caf\xe9\n").unwrap();
+    let err = PipelineFile::load(&path).unwrap_err();
+    let issue = &err.issues()[0];
+    assert_eq!((issue.code.as_str(), issue.line, issue.column), ("PIPELINE_FILE_UNREADABLE", 3, 14), "{issue}");
+    assert!(issue.to_string().starts_with(&format!("{}:3:14: ", path.display())), "{issue}");
+    let gone = PipelineFile::load(dir.path().join("gone.yaml")).unwrap_err();
+    assert!(!gone.issues()[0].to_string().contains(":0:0"), "{}", gone.issues()[0]);
+}
+
+/// `presence_penalty` and `frequency_penalty`, added as two schema rows and two fields: decoded,
+/// exported and checked with nothing written for them in the YAML front end.
+#[test]
+fn the_penalties_are_read_checked_and_written_back() {
+    let step = "- id: answer
+  action: call_model
+  prompt_key: answer
+  presence_penalty: 0.5
+  frequency_penalty: -1
+  next: end
+";
+    let file = load(step).unwrap();
+    let StepKind::CallModel(call) = &file.definition().steps[0].kind else { panic!() };
+    assert_eq!((call.params.presence_penalty, call.params.frequency_penalty), (Some(0.5), Some(-1.0)));
+    let text = to_yaml(file.definition());
+    assert!(text.contains("presence_penalty: 0.5") && text.contains("frequency_penalty: -1.0"), "{text}");
+    assert_eq!(&PipelineFile::decode(&text, "/nonexistent/p.yaml").unwrap(), file.definition());
+    assert_eq!(
+        issues(&step.replace("-1\n", "2.5\n").replace("0.5", "high")),
+        [(4, 21, "YAML_WRONG_TYPE"), (5, 22, "PENALTY_OUT_OF_RANGE")]
+    );
+}
+
+/// A required key left out is reported at its step, once.
+#[test]
+fn a_missing_key_is_reported_at_its_step() {
+    assert_eq!(issues("- id: a\n  action: search_nodes\n  next: end\n"), [(1, 3, "YAML_MISSING_KEY")]);
+}

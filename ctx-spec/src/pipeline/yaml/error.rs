@@ -32,7 +32,11 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+        // A problem of the whole file (it cannot be read) has no line to point at.
+        match self.line {
+            0 => write!(f, "{}", self.file.display()),
+            line => write!(f, "{}:{line}:{}", self.file.display(), self.column),
+        }
     }
 }
 
@@ -161,5 +165,7 @@ mod tests {
         let err = PipelineFileError::new(Path::new("p.yaml"), vec![a, b]);
         assert_eq!(err.code(), "PIPELINE_FILE_INVALID");
         assert!(err.to_string().starts_with("2 problem(s) in pipeline file p.yaml"));
+        let whole = YamlIssue::new(&Location::whole_file(Path::new("p.yaml")), Code::PipelineFileUnreadable, "gone");
+        assert_eq!(whole.to_string(), "p.yaml: PIPELINE_FILE_UNREADABLE: gone");
     }
 }

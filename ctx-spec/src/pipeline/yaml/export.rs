@@ -3,8 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::params::{ModelParams, ResponseFormat};
+use crate::params::ResponseFormat;
 use crate::pipeline::definition::*;
+use crate::pipeline::schema::ValueType;
+use crate::pipeline::slot::FieldValue;
 
 /// Writes `def` as a pipeline file (see the [module documentation](super) for the format) that
 /// [`PipelineFile::decode`](super::PipelineFile::decode) reads back to an equal definition.
@@ -103,71 +105,52 @@ fn settings(w: &mut String, s: &SettingsSpec) {
     }
 }
 
-/// The keys of one step after `id` and `action`, at the step's indentation.
+/// The keys of one step after `id` and `action`, at the step's indentation: each row of the
+/// kind's schema whose field is not at its default, in the schema's order. A required list left
+/// empty is still written, so the key is not missing when read back.
 fn step_keys(w: &mut String, kind: &StepKind) {
-    match kind {
-        StepKind::SearchNodes(s) => {
-            line(w, 2, &format!("top_k: {}", s.top_k));
-            next(w, "next", &s.next);
+    for key in kind.schema().keys {
+        match (key.slot.get)(kind) {
+            Some(value) => field(w, key.name, value),
+            None if key.required && key.ty == ValueType::SetRules => line(w, 2, &format!("{}: []", key.name)),
+            None if key.required && key.ty == ValueType::Outcomes => line(w, 2, &format!("{}: {{}}", key.name)),
+            None => {}
         }
-        StepKind::ExpandDependencyTree(s) => {
-            line(w, 2, &format!("max_depth: {}", s.max_depth));
-            next(w, "next", &s.next);
-        }
-        StepKind::FetchNodeTexts(s) => {
-            line(w, 2, &format!("evidence_tokens: {}", s.evidence_tokens));
-            next(w, "next", &s.next);
-        }
-        StepKind::ManageContextBudget(s) => {
-            if !s.compact_code.is_empty() {
-                line(w, 2, "compact_code:");
-                line(w, 3, "rules:");
-                for r in &s.compact_code {
-                    let mut fields = vec![format!("language: {}", quote(&r.language))];
-                    fields.push(format!("policy: {}", quote(&r.policy)));
-                    if let Some(t) = r.threshold {
-                        fields.push(format!("threshold: {}", number(t)));
-                    }
-                    if let Some(k) = &r.inbox_key {
-                        fields.push(format!("inbox_key: {}", quote(k)));
-                    }
-                    line(w, 4, &format!("- {{ {} }}", fields.join(", ")));
+    }
+}
+
+/// One key of a step, in the forms the decoder reads.
+fn field(w: &mut String, name: &str, value: FieldValue) {
+    match value {
+        FieldValue::Int(n) => line(w, 2, &format!("{name}: {n}")),
+        FieldValue::Number(n) => line(w, 2, &format!("{name}: {}", number(n))),
+        FieldValue::Text(t) => line(w, 2, &format!("{name}: {}", quote(&t))),
+        FieldValue::Bool(b) => line(w, 2, &format!("{name}: {b}")),
+        FieldValue::TextList(items) => line(w, 2, &format!("{name}: {}", list(&items))),
+        FieldValue::CompactRules(rules) => {
+            line(w, 2, &format!("{name}:"));
+            line(w, 3, "rules:");
+            for r in &rules {
+                let mut fields = vec![format!("language: {}", quote(&r.language))];
+                fields.push(format!("policy: {}", quote(&r.policy)));
+                if let Some(t) = r.threshold {
+                    fields.push(format!("threshold: {}", number(t)));
                 }
-            }
-            if let Some(d) = &s.divide_new_content {
-                line(w, 2, &format!("divide_new_content: {}", quote(d)));
-            }
-            next(w, "on_ok", &s.on_ok);
-            next(w, "on_over", &s.on_over);
-        }
-        StepKind::CallModel(c) => call_model(w, c),
-        StepKind::Agent(a) => {
-            call_model(w, &a.call);
-            if !a.tools.is_empty() {
-                line(w, 2, "tools:");
-                for t in &a.tools {
-                    line(w, 3, &format!("- name: {}", quote(&t.name)));
-                    line(w, 4, &format!("description: {}", quote(&t.description)));
-                    line(w, 4, &format!("parameters: {}", quote(&t.parameters)));
+                if let Some(k) = &r.inbox_key {
+                    fields.push(format!("inbox_key: {}", quote(k)));
                 }
-            }
-            line(w, 2, &format!("max_tool_calls: {}", a.max_tool_calls));
-            if let Some(b) = a.turn_budget_tokens {
-                line(w, 2, &format!("turn_budget_tokens: {b}"));
+                line(w, 4, &format!("- {{ {} }}", fields.join(", ")));
             }
         }
-        StepKind::LoopGuard(g) => {
-            line(w, 2, &format!("max_turn_loops_from_settings: {}", quote(&g.max_turn_loops_from_settings)));
-            next(w, "on_allow", &g.on_allow);
-            next(w, "on_deny", &g.on_deny);
-        }
-        StepKind::SetVariables(s) => {
-            if s.rules.is_empty() {
-                line(w, 2, "rules: []");
-            } else {
-                line(w, 2, "rules:");
+        FieldValue::UserParts(parts) => {
+            line(w, 2, &format!("{name}:"));
+            for p in &parts {
+                line(w, 3, &format!("- {{ source: {}, template: {} }}", quote(&p.source), quote(&p.template)));
             }
-            for r in &s.rules {
+        }
+        FieldValue::SetRules(rules) => {
+            line(w, 2, &format!("{name}:"));
+            for r in &rules {
                 let value = match &r.value {
                     SetValueSpec::From { from, transform } => {
                         let mut v = format!("from: {}", quote(from));
@@ -180,71 +163,30 @@ fn step_keys(w: &mut String, kind: &StepKind) {
                 };
                 line(w, 3, &format!("- {{ set: {}, {value} }}", quote(&r.set)));
             }
-            next(w, "next", &s.next);
         }
-        StepKind::Custom(c) => {
-            if c.outcomes.is_empty() {
-                line(w, 2, "outcomes: {}");
-            } else {
-                line(w, 2, "outcomes:");
-            }
-            for (outcome, target) in &c.outcomes {
+        FieldValue::Outcomes(outcomes) => {
+            line(w, 2, &format!("{name}:"));
+            for (outcome, target) in &outcomes {
                 line(w, 3, &format!("{}: {}", quote(outcome), quote(target)));
             }
         }
-    }
-}
-
-/// The keys of `call_model`, shared with `agent` (whose `next` is the call's).
-fn call_model(w: &mut String, c: &CallModelSpec) {
-    line(w, 2, &format!("prompt_key: {}", quote(&c.prompt_key)));
-    if let Some(v) = c.max_output_tokens {
-        line(w, 2, &format!("max_output_tokens: {v}"));
-    }
-    if let Some(v) = c.max_tokens {
-        line(w, 2, &format!("max_tokens: {v}"));
-    }
-    if !c.user_parts.is_empty() {
-        line(w, 2, "user_parts:");
-        for p in &c.user_parts {
-            line(w, 3, &format!("- {{ source: {}, template: {} }}", quote(&p.source), quote(&p.template)));
-        }
-    }
-    if c.use_history {
-        line(w, 2, "use_history: true");
-    }
-    params(w, &c.params);
-    next(w, "next", &c.next);
-}
-
-fn params(w: &mut String, p: &ModelParams) {
-    if let Some(t) = p.temperature {
-        line(w, 2, &format!("temperature: {}", number(t)));
-    }
-    if let Some(t) = p.top_p {
-        line(w, 2, &format!("top_p: {}", number(t)));
-    }
-    if !p.stop.is_empty() {
-        line(w, 2, &format!("stop: {}", list(&p.stop)));
-    }
-    if let Some(s) = p.seed {
-        line(w, 2, &format!("seed: {s}"));
-    }
-    match &p.response_format {
-        None => {}
-        Some(ResponseFormat::JsonObject) => line(w, 2, "response_format: json"),
-        Some(ResponseFormat::JsonSchema { name, schema, strict }) => {
-            line(w, 2, "response_format:");
+        FieldValue::ResponseFormat(ResponseFormat::JsonObject) => line(w, 2, &format!("{name}: json")),
+        FieldValue::ResponseFormat(ResponseFormat::JsonSchema { name: schema_name, schema, strict }) => {
+            line(w, 2, &format!("{name}:"));
             line(w, 3, "json_schema:");
-            line(w, 4, &format!("name: {}", quote(name)));
-            line(w, 4, &format!("schema: {}", quote(schema)));
+            line(w, 4, &format!("name: {}", quote(&schema_name)));
+            line(w, 4, &format!("schema: {}", quote(&schema)));
             line(w, 4, &format!("strict: {strict}"));
         }
+        FieldValue::Tools(tools) => {
+            line(w, 2, &format!("{name}:"));
+            for t in &tools {
+                line(w, 3, &format!("- name: {}", quote(&t.name)));
+                line(w, 4, &format!("description: {}", quote(&t.description)));
+                line(w, 4, &format!("parameters: {}", quote(&t.parameters)));
+            }
+        }
     }
-}
-
-fn next(w: &mut String, key: &str, target: &str) {
-    line(w, 2, &format!("{key}: {}", quote(target)));
 }
 
 /// One line at `depth` levels of two spaces.

@@ -46,6 +46,8 @@ fn call(next: &str) -> CallModelSpec {
         params: ModelParams {
             temperature: Some(0.1),
             top_p: Some(1e-300),
+            presence_penalty: Some(-0.5),
+            frequency_penalty: Some(1.25),
             stop: vec!["".to_owned(), TRICKY.to_owned()],
             seed: Some(i64::MIN),
             response_format: Some(ResponseFormat::JsonSchema {

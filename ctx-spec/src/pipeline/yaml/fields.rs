@@ -2,7 +2,7 @@
 //! under its [`FieldPath`], each problem becomes a located [`YamlIssue`], and keys that no
 //! reader knows are reported with a "did you mean" suggestion.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{Location, YamlIssue};
 use super::node::Node;
@@ -11,12 +11,28 @@ use crate::codes::Code;
 use crate::validation::{FieldPath, did_you_mean};
 
 /// What decoding collects: the problems, and where each field was written.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Sink {
     pub issues: Vec<YamlIssue>,
     pub locations: BTreeMap<FieldPath, Location>,
     /// Prompt files read while decoding.
     pub sources: Sources,
+    /// The paths whose value could not be read (a placeholder stands there).
+    pub poisoned: BTreeSet<FieldPath>,
+    /// Whether every step and transition was read as written.
+    pub graph_complete: bool,
+}
+
+impl Default for Sink {
+    fn default() -> Self {
+        Sink {
+            issues: Vec::new(),
+            locations: BTreeMap::new(),
+            sources: Sources::default(),
+            poisoned: BTreeSet::new(),
+            graph_complete: true,
+        }
+    }
 }
 
 impl Sink {
@@ -59,16 +75,6 @@ impl Sink {
         value
     }
 
-    /// Reads `node` as a number.
-    pub(crate) fn number(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<f64> {
-        self.locate(path, node);
-        let value = node.as_number();
-        if value.is_none() {
-            self.wrong_type(node, what, "a number");
-        }
-        value
-    }
-
     /// Reads `node` as `true` or `false`.
     pub(crate) fn boolean(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<bool> {
         self.locate(path, node);
@@ -97,19 +103,6 @@ impl Sink {
             };
         }
         out
-    }
-
-    /// Reads `node` as JSON text: a string is kept as written, a mapping or list is serialized.
-    pub(crate) fn json_text(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<String> {
-        self.locate(path, node);
-        match (node.as_text(), node.as_map().is_some() || node.as_seq().is_some()) {
-            (_, true) => Some(node.to_json().to_string()),
-            (Some(t), false) => Some(t.to_owned()),
-            (None, false) => {
-                self.wrong_type(node, what, "a JSON schema (a mapping, or a string of JSON)");
-                None
-            }
-        }
     }
 }
 
@@ -168,11 +161,6 @@ impl<'n> Fields<'n> {
         self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, _, v)| *v)
     }
 
-    /// The key node of `key`, when written.
-    pub(crate) fn key_node(&self, key: &str) -> Option<&'n Node> {
-        self.entries.iter().find(|(k, _, _)| *k == key).map(|(_, k, _)| *k)
-    }
-
     /// The value of `key`, or a `YAML_MISSING_KEY` issue at the mapping.
     pub(crate) fn require(&self, sink: &mut Sink, key: &str) -> Option<&'n Node> {
         let value = self.get(key);
@@ -194,35 +182,5 @@ impl<'n> Fields<'n> {
     pub(crate) fn text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
         let node = self.get(key)?;
         sink.text(node, &path.key(key), &format!("`{key}` in {}", self.what))
-    }
-
-    /// `key` read as an integer, when written.
-    pub(crate) fn int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
-        let node = self.get(key)?;
-        sink.int(node, &path.key(key), &format!("`{key}` in {}", self.what))
-    }
-
-    /// `key` read as a number, when written.
-    pub(crate) fn number(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<f64> {
-        let node = self.get(key)?;
-        sink.number(node, &path.key(key), &format!("`{key}` in {}", self.what))
-    }
-
-    /// `key` read as a boolean, when written.
-    pub(crate) fn boolean(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<bool> {
-        let node = self.get(key)?;
-        sink.boolean(node, &path.key(key), &format!("`{key}` in {}", self.what))
-    }
-
-    /// Required `key` read as text.
-    pub(crate) fn req_text(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<String> {
-        self.require(sink, key)?;
-        self.text(sink, key, path)
-    }
-
-    /// Required `key` read as an integer.
-    pub(crate) fn req_int(&self, sink: &mut Sink, key: &str, path: &FieldPath) -> Option<i64> {
-        self.require(sink, key)?;
-        self.int(sink, key, path)
     }
 }

@@ -60,7 +60,8 @@
 //!   `name: { source, template }` (`source` defaults to the name) or a list of
 //!   `{ source, template }`; `set_variables` rules `{ set, from, transform? }` or
 //!   `{ set, value }`; `fetch_node_texts` takes `evidence_tokens` or the specification's
-//!   `max_tokens`. Model steps take `temperature`, `top_p`, `stop` (a string or a list),
+//!   `max_tokens`. Model steps take `temperature`, `top_p`, `presence_penalty`,
+//!   `frequency_penalty`, `stop` (a string or a list),
 //!   `seed` and `response_format` (`json`, or `{ json_schema: { name, schema, strict } }` with
 //!   `schema` a mapping or JSON text); `agent` adds `tools: [ { name, description, parameters } ]`,
 //!   `max_tool_calls`, `turn_budget_tokens`; `custom` has `outcomes: { outcome: step }`.

@@ -109,31 +109,6 @@ impl Node {
     pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.as_map()?.iter().find(|(k, _)| k.as_text() == Some(key)).map(|(_, v)| v)
     }
-
-    /// The node as a JSON value (plain scalars typed by the YAML 1.2 core schema).
-    pub(crate) fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value as J;
-        match &self.value {
-            Value::Scalar { text, plain: true } => {
-                if is_null(text) {
-                    J::Null
-                } else if let Some(b) = parse_bool(text) {
-                    J::Bool(b)
-                } else if let Ok(i) = text.parse::<i64>() {
-                    J::from(i)
-                } else if let Some(n) = text.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
-                    J::Number(n)
-                } else {
-                    J::String(text.clone())
-                }
-            }
-            Value::Scalar { text, .. } => J::String(text.clone()),
-            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
-            Value::Map(entries) => J::Object(
-                entries.iter().map(|(k, v)| (k.as_text().unwrap_or_default().to_owned(), v.to_json())).collect(),
-            ),
-        }
-    }
 }
 
 fn is_null(text: &str) -> bool {
@@ -166,11 +141,16 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| {
             let m = e.marker();
-            YamlIssue::new(
-                &Location::new(file, m.line(), m.col() + 1),
-                Code::YamlSyntax,
-                format!("YAML syntax error: {}", e.info()),
-            )
+            let message = format!("YAML syntax error: {}", e.info());
+            // The scanner meets a tab that indents a line while still reading the line before
+            // it, and reports there: point at the tab itself.
+            if e.info().contains("tab")
+                && let Some((line, column)) = tab_in_indentation(text, m.line())
+            {
+                return YamlIssue::new(&Location::new(file, line, column), Code::YamlSyntax, message)
+                    .with_help("indent with spaces: YAML does not allow tabs in indentation");
+            }
+            YamlIssue::new(&Location::new(file, m.line(), m.col() + 1), Code::YamlSyntax, message)
         })?;
         let at = loc(&span);
         let done = match event {
@@ -253,6 +233,14 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<Node, YamlIssue> {
         .unwrap_or(Node { value: Value::Scalar { text: String::new(), plain: true }, at: Location::new(file, 1, 1) }))
 }
 
+/// The first tab in the indentation of a line from `from_line` (1-based) on, as (line, column).
+fn tab_in_indentation(text: &str, from_line: usize) -> Option<(usize, usize)> {
+    text.lines().enumerate().skip(from_line.saturating_sub(1)).find_map(|(i, line)| {
+        let indent = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+        indent.find('\t').map(|col| (i + 1, col + 1))
+    })
+}
+
 fn count(node: &Node) -> usize {
     match &node.value {
         Value::Scalar { .. } => 1,
@@ -298,5 +286,16 @@ mod tests {
         assert_eq!(p(&bomb).unwrap_err().code, "YAML_TOO_LARGE");
         assert_eq!(p("a: 1\n---\nb: 2\n").unwrap_err().code, "YAML_MULTIPLE_DOCUMENTS");
         assert!(p("").unwrap().is_null());
+    }
+
+    /// Issue 26 item 12: a tab indenting a line is reported on that line, not the one before.
+    #[test]
+    fn a_tab_in_indentation_is_reported_on_its_own_line() {
+        for text in ["a:\n  b: 1\n\tc: 2\n", "steps:\n- id: x\n\taction: y\n", "a:\n\tb: 1\n"] {
+            let e = p(text).unwrap_err();
+            let tab_line = text.lines().position(|l| l.starts_with('\t')).unwrap() + 1;
+            assert_eq!((e.code.as_str(), e.line, e.column), ("YAML_SYNTAX", tab_line, 1), "{text:?}: {e}");
+            assert!(e.help.as_deref().unwrap_or_default().contains("spaces"), "{e}");
+        }
     }
 }

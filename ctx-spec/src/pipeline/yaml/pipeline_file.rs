@@ -8,7 +8,7 @@ use super::document::{Decoded, decode};
 use super::error::{Location, PipelineFileError, YamlIssue};
 use super::extends::Chain;
 use super::fields::Sink;
-use super::sources::{SourceFile, Sources};
+use super::sources::{NotUtf8, SourceFile, Sources};
 use crate::codes::{Code, ErrorCode};
 use crate::config::{ConfigFile, ConfigFileError};
 use crate::contract::{Clamp, ClampTarget};
@@ -165,14 +165,17 @@ impl PipelineFile {
     /// [`Self::load`] with validation options (the environment's limits policy, or no token
     /// counting).
     pub fn load_with(path: impl AsRef<Path>, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
-        let path = path.as_ref();
+        let path = &absolute(path.as_ref());
         let mut sources = Sources::default();
         match sources.read(path) {
             Ok(text) => Self::parse_with(&text, path, opts),
             Err(e) => Err(PipelineFileError::new(
                 path,
                 vec![YamlIssue::new(
-                    &Location::whole_file(path),
+                    &match NotUtf8::of(&e) {
+                        Some(at) => Location::new(path, at.line, at.column),
+                        None => Location::whole_file(path),
+                    },
                     Code::PipelineFileUnreadable,
                     format!("cannot read pipeline file `{}`: {e}", path.display()),
                 )],
@@ -188,10 +191,23 @@ impl PipelineFile {
     }
 
     fn parse_with(text: &str, path: &Path, opts: &ValidateOptions) -> Result<LoadedFile, PipelineFileError> {
-        let (mut file, config) = Self::read(text, path)?;
+        let path = &absolute(path);
+        let parts = Self::decode_parts(text, path);
+        let complete = parts.sink.graph_complete;
+        let poisoned = parts.sink.poisoned.clone();
+        let mut issues = parts.issues.clone();
+        let (mut file, config) = Self::assemble(parts, path)?;
+        // A definition with problems still has every value that could be read, placeholders at
+        // poisoned paths: the rules run on it so that every problem is reported at once, less
+        // those that only echo a problem of decoding.
         let (found, report) = validate_with_config_report(&file.def, config.as_ref(), opts);
-        if !found.is_empty() {
-            let issues = found.iter().map(|i| file.locate(i)).collect();
+        for issue in &found {
+            let echo = poisoned_at(&poisoned, &issue.path) || (!complete && issue.code.follows_from_graph());
+            if !echo {
+                issues.push(file.locate(issue));
+            }
+        }
+        if !issues.is_empty() {
             return Err(PipelineFileError::new(path, issues).with_sources(file.sources.clone()));
         }
         file.clamps = report.map(|r| r.clamps).unwrap_or_default();
@@ -207,11 +223,16 @@ impl PipelineFile {
     /// inverse of [`to_yaml`](super::to_yaml).
     pub fn decode(text: &str, path: impl AsRef<Path>) -> Result<PipelineDef, PipelineFileError> {
         let path = path.as_ref();
-        Ok(Self::decode_parts(text, path)?.0.def)
+        let parts = Self::decode_parts(text, path);
+        match parts.decoded {
+            Some(decoded) if parts.issues.is_empty() => Ok(decoded.def),
+            _ => Err(Self::failed(path, parts.issues, parts.sources)),
+        }
     }
 
-    /// The decoded definition, the files read, and where each value was written.
-    fn decode_parts(text: &str, path: &Path) -> Result<(Decoded, Sources, Sink), PipelineFileError> {
+    /// The decoded definition (when the top level could be read), the files read, where each
+    /// value was written, and the problems of decoding.
+    fn decode_parts(text: &str, path: &Path) -> Parts {
         let mut chain = Chain::new(path);
         let merged = chain.load_text(path, text);
         let mut sink = Sink::default();
@@ -226,25 +247,51 @@ impl PipelineFile {
         issues.append(&mut sink.issues);
         let mut sources = chain.sources;
         sources.append(std::mem::take(&mut sink.sources));
-        match decoded.filter(|_| issues.is_empty()) {
-            Some(decoded) => Ok((decoded, sources, sink)),
-            None => Err(PipelineFileError::new(path, issues).with_sources(sources.into_vec())),
-        }
+        Parts { decoded, sources, sink, issues }
+    }
+
+    fn failed(path: &Path, issues: Vec<YamlIssue>, sources: Sources) -> PipelineFileError {
+        let issues = if issues.is_empty() {
+            // Not reached: a document that does not decode has reported why.
+            vec![YamlIssue::new(
+                &Location::whole_file(path),
+                Code::PipelineFileInvalid,
+                "the file could not be decoded",
+            )]
+        } else {
+            issues
+        };
+        PipelineFileError::new(path, issues).with_sources(sources.into_vec())
     }
 
     /// Reads and decodes `text` with its `extends` chain, prompt files and `config.json`, without
-    /// the validation rules.
+    /// the validation rules; any problem of decoding is an error.
+    #[cfg(test)]
     pub(crate) fn read(text: &str, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
-        let (decoded, mut sources, sink) = Self::decode_parts(text, path)?;
+        let parts = Self::decode_parts(text, path);
+        if !parts.issues.is_empty() {
+            return Err(Self::failed(path, parts.issues, parts.sources));
+        }
+        Self::assemble(parts, path)
+    }
+
+    /// The loaded file of `parts` and the `config.json` it names, read; an error when the top
+    /// level could not be decoded or the `config.json` cannot be read (with the problems of
+    /// decoding found so far).
+    fn assemble(parts: Parts, path: &Path) -> Result<(LoadedFile, Option<ConfigFile>), PipelineFileError> {
+        let Parts { decoded, mut sources, sink, mut issues } = parts;
+        let Some(decoded) = decoded else { return Err(Self::failed(path, issues, sources)) };
         let config = match &decoded.config {
             Some((file, at)) => {
                 let read = sources.read(file).map_err(|source| ConfigFileError::Read { path: file.clone(), source });
                 match read.and_then(|text| ConfigFile::from_json_str(&text, file)) {
                     Ok(c) => Some(c),
                     Err(e) => {
-                        let issue = YamlIssue::new(at, e.code(), e.to_string())
-                            .with_help("the `config` path is relative to the YAML file that names it");
-                        return Err(PipelineFileError::new(path, vec![issue]).with_sources(sources.into_vec()));
+                        issues.push(
+                            YamlIssue::new(at, e.code(), e.to_string())
+                                .with_help("the `config` path is relative to the YAML file that names it"),
+                        );
+                        return Err(Self::failed(path, issues, sources));
                     }
                 }
             }
@@ -265,5 +312,33 @@ impl PipelineFile {
             },
             config,
         ))
+    }
+}
+
+/// `path` made absolute (not canonical: links are kept as named), the one form every location
+/// takes: files reached from it through `extends`, prompts and `config` are resolved the same
+/// way, so a problem's file reads alike whether the loader was given `main.yaml` or a path.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// What decoding a file gives.
+struct Parts {
+    decoded: Option<Decoded>,
+    sources: Sources,
+    sink: Sink,
+    issues: Vec<YamlIssue>,
+}
+
+/// Whether `path` or one of its ancestors could not be read.
+fn poisoned_at(poisoned: &std::collections::BTreeSet<FieldPath>, path: &FieldPath) -> bool {
+    let mut segments = path.0.clone();
+    loop {
+        if poisoned.contains(&FieldPath(segments.clone())) {
+            return true;
+        }
+        if segments.pop().is_none() {
+            return false;
+        }
     }
 }

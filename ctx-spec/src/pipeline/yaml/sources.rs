@@ -40,6 +40,29 @@ impl SourceFile {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sources(Vec<SourceFile>);
 
+/// A file that is not UTF-8, with where its first bad byte is (1-based, the column in
+/// characters of the valid text before it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NotUtf8 {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for NotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not UTF-8 text: the byte at line {}, column {} is not UTF-8", self.line, self.column)
+    }
+}
+
+impl std::error::Error for NotUtf8 {}
+
+impl NotUtf8 {
+    /// The position in `error`, when it is about a file that is not UTF-8.
+    pub(crate) fn of(error: &std::io::Error) -> Option<NotUtf8> {
+        error.get_ref().and_then(|inner| inner.downcast_ref::<NotUtf8>()).copied()
+    }
+}
+
 impl Sources {
     /// The text of `path`, recording what was read. Refused past [`MAX_FILE_BYTES`] (so a path to
     /// an endless device file cannot exhaust memory) and when it is not UTF-8.
@@ -47,7 +70,14 @@ impl Sources {
         let bytes = read_bytes(path);
         self.push(path, bytes.as_ref().ok().map(|b| xxh3_128(b)));
         let bytes = bytes?;
-        String::from_utf8(bytes).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+        String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            // The prefix is valid UTF-8 by definition of `valid_up_to`.
+            let text = std::str::from_utf8(valid).unwrap_or_default();
+            let line = 1 + text.matches('\n').count();
+            let column = 1 + text.rsplit('\n').next().unwrap_or_default().chars().count();
+            std::io::Error::new(std::io::ErrorKind::InvalidData, NotUtf8 { line, column })
+        })
     }
 
     /// Records `text` as the contents of `path` (a file whose text the caller read or supplied).
@@ -114,5 +144,9 @@ mod tests {
         let mut sources = Sources::default();
         assert_eq!(sources.read(&path).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
         assert!(sources.into_vec()[0].digest.is_some());
+        // Where the first bad byte is: line 2, after `é:` (two characters, three bytes).
+        std::fs::write(&path, b"a: 1\n\xc3\xa9:\xff\n").unwrap();
+        let e = Sources::default().read(&path).unwrap_err();
+        assert_eq!(NotUtf8::of(&e), Some(NotUtf8 { line: 2, column: 3 }), "{e}");
     }
 }
