@@ -112,9 +112,10 @@ fn native_counts_are_tokenizers_counts_on_the_corpus_and_llama_cpps_inputs() {
             assert_eq!(tokenizer.count(&input).unwrap(), expected.len(), "{vocab}: {input:?}");
         }
         for (name, text) in &corpus {
-            assert_eq!(tokenizer.count(text).unwrap(), tokenizers_count(&tokenizer, text), "{vocab}: {name}");
+            let want = tokenizers_count(&tokenizer, text);
+            assert_eq!(tokenizer.count(text).unwrap(), want, "{vocab}: {name}");
             // Twice: the second count comes from the piece cache.
-            assert_eq!(tokenizer.count(text).unwrap(), tokenizers_count(&tokenizer, text), "{vocab}: {name}");
+            assert_eq!(tokenizer.count(text).unwrap(), want, "{vocab}: {name} again");
         }
         // Special tokens of the vocabulary inside text, and at its edges.
         for special in tokenizer.special_tokens().iter().take(8) {
@@ -144,7 +145,7 @@ fn native_tokenizers() -> Option<&'static [HfTokenizer]> {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
 
     #[test]
     fn native_counts_are_tokenizers_counts_on_generated_strings(

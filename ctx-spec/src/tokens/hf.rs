@@ -25,8 +25,9 @@ use xxhash_rust::xxh3::xxh3_64;
 use std::sync::Arc;
 
 use super::backend::{TokenizerBackend, guarded};
-use super::model_bpe::ModelBpe;
 use super::gguf::{GgufError, GgufMetadata};
+use super::model_bpe::ModelBpe;
+use super::pieces::PieceCache;
 use crate::tokens::TokenError;
 
 /// The GGUF token types (`llama_token_type`) that are split out of text as one token.
@@ -129,6 +130,12 @@ impl HfTokenizer {
     /// `tokenizers`' own; which models take which path is listed in the guide's model chapter.
     pub fn counts_natively(&self) -> bool {
         self.native.is_some()
+    }
+
+    /// The piece cache of the native path (each distinct piece is merged once per tokenizer),
+    /// `None` on the `tokenizers` path. Bounded as the OpenAI encodings' caches are.
+    pub fn piece_cache(&self) -> Option<&PieceCache> {
+        self.native.as_deref().map(ModelBpe::piece_cache)
     }
 
     /// The added (special) tokens, each counted as one token in any text.
