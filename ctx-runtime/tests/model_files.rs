@@ -4,7 +4,7 @@
 //!   produces for its tokenizer test inputs (`ggml-vocab-*.gguf.inp` / `.out`, from
 //!   `scripts/model-fixtures.sh`), for the Llama 3, Qwen 2, GPT-2, StarCoder, Refact and Command-R
 //!   vocabularies; other vocabularies are refused with an error naming why;
-//! - those vocabularies, and SmolLM2's, count on ctx's own scanners, merge and piece cache
+//! - the Llama 3, Qwen 2, GPT-2 and Command-R vocabularies count on ctx's own scanners, merge and piece cache
 //!   (`HfTokenizer::counts_natively`), and their counts are `tokenizers`' own on llama.cpp's
 //!   inputs, the token corpus and generated strings;
 //! - the model templates of Llama 3.1, Qwen 2.5, Phi-3.5 and Mistral Nemo render exactly what
@@ -85,14 +85,10 @@ fn gguf_tokenizers_produce_llama_cpps_reference_tokens() {
 }
 
 /// The byte-level vocabularies ctx counts natively, as llama.cpp's fixtures name them.
-const NATIVE_VOCABS: [&str; 6] = [
-    "ggml-vocab-llama-bpe.gguf",
-    "ggml-vocab-qwen2.gguf",
-    "ggml-vocab-gpt-2.gguf",
-    "ggml-vocab-starcoder.gguf",
-    "ggml-vocab-refact.gguf",
-    "ggml-vocab-command-r.gguf",
-];
+/// (StarCoder's, Refact's and SmolLM2's vocabularies are not recognised yet and keep the
+/// `tokenizers` path.)
+const NATIVE_VOCABS: [&str; 4] =
+    ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-command-r.gguf"];
 
 /// `tokenizers`' own count, on the same tokenizer ctx counts natively.
 fn tokenizers_count(tokenizer: &HfTokenizer, text: &str) -> usize {
@@ -130,15 +126,10 @@ fn native_tokenizers() -> Option<&'static [HfTokenizer]> {
     static ALL: std::sync::OnceLock<Option<Vec<HfTokenizer>>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {
         let dir = vocab_dir("native_counts_are_tokenizers_counts_on_generated_strings")?;
-        let mut all: Vec<HfTokenizer> = NATIVE_VOCABS
+        let all: Vec<HfTokenizer> = NATIVE_VOCABS
             .iter()
             .map(|v| HfTokenizer::from_gguf(&GgufMetadata::read(dir.join(v)).unwrap()).unwrap())
             .collect();
-        if let Some(files) = smollm2_tokenizer() {
-            let gguf = HfTokenizer::from_gguf(&GgufMetadata::read(&files.files()[0]).unwrap()).unwrap();
-            assert!(gguf.counts_natively(), "SmolLM2");
-            all.push(gguf);
-        }
         Some(all)
     })
     .as_deref()

@@ -13,7 +13,8 @@
 //!   (GPT-2), or `Digits` one by one followed by it (SmolLM, StarCoder); never a prefix space;
 //! - a BPE model over the 256 byte-level characters, no dropout, no subword prefix or suffix.
 //!
-//! Anything else keeps the `tokenizers` path (`HfTokenizer` says which with
+//! Anything else keeps the `tokenizers` path (so far also the vocabularies of SmolLM2, StarCoder
+//! and Refact, which fail one of these checks still to be found) (`HfTokenizer` says which with
 //! [`HfTokenizer::counts_natively`](super::HfTokenizer::counts_natively)).
 //!
 //! The merge is the model's own, from its merge list: `tokenizers` and llama.cpp merge the pair
