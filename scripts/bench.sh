@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every benchmark of ctx and prints one table (Markdown): the criterion benches of
 # ctx-runtime (token counting against tiktoken-rs, worst-case scaling, manage_context_budget on
-# 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-side with
-# LangChain's trim_messages on the same conversation, and the macro's 40-step expansion.
+# 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-sides with
+# LangChain's trim_messages on the same conversation and with quicktok and Hugging Face tokenizers
+# on the token corpus (benches/peers), and the macro's 40-step expansion.
 #
 #   scripts/bench.sh                # everything (about 20-30 minutes on 2 busy cores)
 #   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
@@ -57,6 +58,11 @@ if [ -z "${CTX_BENCH_NO_PEERS:-}" ]; then
     TIKTOKEN_CACHE_DIR="$TIKTOKEN_CACHE_DIR" HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
         "$PEERS_PYTHON" benches/peers/trim_langchain.py "$out" "${CTX_PEERS_RUNS:-10}" >&2
     python_json="$out/peers_python.json"
+    echo "== peers: counting beside quicktok, and tokenizers for the open models (thread CPU time, interleaved)" >&2
+    # The open models' rows need llama.cpp's vocabularies (scripts/model-fixtures.sh provision).
+    vocab_env=$(scripts/model-fixtures.sh env 2>/dev/null || true)
+    (eval "$vocab_env"; PEERS_PYTHON="$PEERS_PYTHON" cargo bench -q -p ctx-llm --features hf --bench peers_count) \
+        >"$out/peers_count.log" 2>&1 || { echo "bench peers_count failed; see $out/peers_count.log" >&2; failed+=(peers_count); }
 fi
 
 macro_txt=""
@@ -76,6 +82,10 @@ machine="Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores, $(unam
     if [ -f "$out/tokens_interleaved.md" ]; then
         printf '\n### Token counting, contenders interleaved\n\n'
         cat "$out/tokens_interleaved.md"
+    fi
+    if [ -f "$out/peers_count.md" ] && [ -n "$python_json" ]; then
+        printf '\n### Token counting beside quicktok and tokenizers\n\n'
+        cat "$out/peers_count.md"
     fi
 } | tee "$out/table.md"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -12,7 +12,7 @@ cache="$(dirname "$venv")/tiktoken-cache"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv" >&2
 fi
-if ! "$venv/bin/python" -c "import langchain_core, tiktoken" 2>/dev/null \
+if ! "$venv/bin/python" -c "import langchain_core, tiktoken, quicktok" 2>/dev/null \
     || ! cmp -s "$here/requirements.txt" "$venv/.ctx-requirements"; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
     cp "$here/requirements.txt" "$venv/.ctx-requirements"

@@ -4,6 +4,9 @@
 //!   produces for its tokenizer test inputs (`ggml-vocab-*.gguf.inp` / `.out`, from
 //!   `scripts/model-fixtures.sh`), for the Llama 3, Qwen 2, GPT-2, StarCoder, Refact and Command-R
 //!   vocabularies; other vocabularies are refused with an error naming why;
+//! - the Llama 3, Qwen 2, GPT-2 and Command-R vocabularies count on ctx's own scanners, merge and piece cache
+//!   (`HfTokenizer::counts_natively`), and their counts are `tokenizers`' own on llama.cpp's
+//!   inputs, the token corpus and generated strings;
 //! - the model templates of Llama 3.1, Qwen 2.5, Phi-3.5 and Mistral Nemo render exactly what
 //!   llama-cpp-python's server renders, and count what llama.cpp counts
 //!   (`tests/data/tokens/model_templates.json`, made by `scripts/template-refs.py`);
@@ -24,6 +27,8 @@ use ctx_runtime::tokens::{
     TokenizerBackend,
 };
 use serde_json::Value;
+
+mod corpus;
 
 fn env_path(var: &str, test: &str, how: &str) -> Option<PathBuf> {
     match std::env::var_os(var).filter(|v| !v.is_empty()) {
@@ -77,6 +82,71 @@ fn gguf_tokenizers_produce_llama_cpps_reference_tokens() {
         }
     }
     assert!(checked > 100, "{checked}");
+}
+
+/// The byte-level vocabularies ctx counts natively, as llama.cpp's fixtures name them.
+/// (StarCoder's, Refact's and SmolLM2's vocabularies are not recognised yet and keep the
+/// `tokenizers` path.)
+const NATIVE_VOCABS: [&str; 4] =
+    ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-command-r.gguf"];
+
+/// `tokenizers`' own count, on the same tokenizer ctx counts natively.
+fn tokenizers_count(tokenizer: &HfTokenizer, text: &str) -> usize {
+    tokenizer.tokenizer().encode_fast(text, false).unwrap().len()
+}
+
+#[test]
+fn native_counts_are_tokenizers_counts_on_the_corpus_and_llama_cpps_inputs() {
+    let Some(dir) = vocab_dir("native_counts_are_tokenizers_counts_on_the_corpus_and_llama_cpps_inputs") else {
+        return;
+    };
+    let corpus = corpus::corpus_files();
+    for vocab in NATIVE_VOCABS {
+        let tokenizer = HfTokenizer::from_gguf(&GgufMetadata::read(dir.join(vocab)).unwrap()).unwrap();
+        assert!(tokenizer.counts_natively(), "{vocab}");
+        for (input, expected) in reference_cases(&dir, vocab) {
+            assert_eq!(tokenizer.count(&input).unwrap(), expected.len(), "{vocab}: {input:?}");
+        }
+        for (name, text) in &corpus {
+            let want = tokenizers_count(&tokenizer, text);
+            assert_eq!(tokenizer.count(text).unwrap(), want, "{vocab}: {name}");
+            // Twice: the second count comes from the piece cache.
+            assert_eq!(tokenizer.count(text).unwrap(), want, "{vocab}: {name} again");
+        }
+        // Special tokens of the vocabulary inside text, and at its edges.
+        for special in tokenizer.special_tokens().iter().take(8) {
+            let text = format!("{special}x {special}{special}  12345\n{special}");
+            assert_eq!(tokenizer.count(&text).unwrap(), tokenizers_count(&tokenizer, &text), "{vocab}: {text:?}");
+        }
+    }
+}
+
+/// The native vocabularies of the fixtures, built once for the property test.
+fn native_tokenizers() -> Option<&'static [HfTokenizer]> {
+    static ALL: std::sync::OnceLock<Option<Vec<HfTokenizer>>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let dir = vocab_dir("native_counts_are_tokenizers_counts_on_generated_strings")?;
+        let all: Vec<HfTokenizer> = NATIVE_VOCABS
+            .iter()
+            .map(|v| HfTokenizer::from_gguf(&GgufMetadata::read(dir.join(v)).unwrap()).unwrap())
+            .collect();
+        Some(all)
+    })
+    .as_deref()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    #[test]
+    fn native_counts_are_tokenizers_counts_on_generated_strings(
+        text in "(\\PC|[ \\n\\t0-9']|'s|'LL|<\\|im_(start|end)\\|>|<\\|begin_of_text\\|>){0,80}"
+    ) {
+        let Some(all) = native_tokenizers() else { return Ok(()) };
+        for tokenizer in all {
+            proptest::prop_assert_eq!(tokenizer.count(&text).unwrap(), tokenizers_count(tokenizer, &text), "{:?}", tokenizer);
+        }
+    }
 }
 
 #[test]

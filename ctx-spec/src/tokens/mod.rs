@@ -43,6 +43,8 @@ pub mod jinja;
 mod jinja_counts;
 mod merge;
 #[cfg(feature = "hf")]
+mod model_bpe;
+#[cfg(feature = "hf")]
 mod model_files;
 mod pieces;
 mod pretokenize;

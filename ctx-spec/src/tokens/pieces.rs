@@ -30,7 +30,9 @@ use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
 use super::merge;
-use super::pretokenize::split;
+#[cfg(feature = "hf")]
+use super::model_bpe::ModelBpe;
+use super::pretokenize::{Pieces, Split, split};
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
 const INLINE: usize = 15;
@@ -150,7 +152,7 @@ pub(super) fn shared_cache(slot: usize) -> &'static PieceCache {
 /// Built from overlapping word reads rather than a copy into a buffer: most pieces are a few
 /// bytes long, and a variable-length copy costs more than the lookup it prepares.
 #[inline]
-fn pack(piece: &[u8]) -> u128 {
+pub(super) fn pack(piece: &[u8]) -> u128 {
     let n = piece.len();
     debug_assert!(n <= INLINE);
     let word = |at: usize| u64::from_le_bytes(piece[at..at + 8].try_into().unwrap_or([0; 8]));
@@ -166,6 +168,36 @@ fn pack(piece: &[u8]) -> u128 {
     (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
 }
 
+/// What cuts a text into pieces and merges a piece: one of bpe-openai's OpenAI encodings, or a
+/// byte-level BPE model of a model file.
+#[derive(Clone, Copy)]
+pub(super) enum Vocab<'a> {
+    OpenAi(&'a bpe_openai::Tokenizer),
+    #[cfg(feature = "hf")]
+    Model(&'a ModelBpe),
+}
+
+impl<'a> Vocab<'a> {
+    /// The pieces of `text`.
+    #[inline]
+    fn split(self, text: &'a str) -> Split<'a> {
+        match self {
+            Vocab::OpenAi(tokenizer) => split(tokenizer, text),
+            #[cfg(feature = "hf")]
+            Vocab::Model(model) => Split::Scan(Pieces::new(model.pattern(), text)),
+        }
+    }
+
+    /// The exact count of one piece, merged.
+    fn count_piece(self, piece: &[u8]) -> usize {
+        match self {
+            Vocab::OpenAi(tokenizer) => merge::count_piece(tokenizer, piece),
+            #[cfg(feature = "hf")]
+            Vocab::Model(model) => model.count_piece(piece),
+        }
+    }
+}
+
 /// The pieces one count has met so far.
 #[derive(Default)]
 struct Memo {
@@ -176,7 +208,7 @@ struct Memo {
 /// One count: the tokenizer, the shared cache, and what this call has seen so far (a memo that
 /// spares the shared cache's locks for pieces repeated inside one text).
 pub(super) struct PieceCounter<'a> {
-    tokenizer: &'a bpe_openai::Tokenizer,
+    vocab: Vocab<'a>,
     cache: &'a PieceCache,
     memo: Option<Memo>,
     hits: u64,
@@ -186,8 +218,13 @@ pub(super) struct PieceCounter<'a> {
 impl<'a> PieceCounter<'a> {
     /// A counter for a text of about `bytes` bytes.
     pub(super) fn new(tokenizer: &'a bpe_openai::Tokenizer, cache: &'a PieceCache, bytes: usize) -> Self {
+        Self::with_vocab(Vocab::OpenAi(tokenizer), cache, bytes)
+    }
+
+    /// A counter over any [`Vocab`] for a text of about `bytes` bytes.
+    pub(super) fn with_vocab(vocab: Vocab<'a>, cache: &'a PieceCache, bytes: usize) -> Self {
         let memo = (bytes >= MEMO_MIN_BYTES).then(Memo::default);
-        PieceCounter { tokenizer, cache, memo, hits: 0, misses: 0 }
+        PieceCounter { vocab, cache, memo, hits: 0, misses: 0 }
     }
 
     /// The exact count of one piece.
@@ -238,7 +275,7 @@ impl<'a> PieceCounter<'a> {
             self.merge(bytes)
         } else {
             self.misses += 1;
-            return merge::count_piece(self.tokenizer, bytes);
+            return self.vocab.count_piece(bytes);
         };
         if let Some(memo) = self.memo.as_mut() {
             memo.long.insert(bytes.into(), n);
@@ -248,13 +285,13 @@ impl<'a> PieceCounter<'a> {
 
     fn merge(&self, bytes: &[u8]) -> u32 {
         // Only pieces of at most MEMO_MAX_PIECE bytes get here: at most that many tokens.
-        u32::try_from(merge::count_piece(self.tokenizer, bytes)).unwrap_or(u32::MAX)
+        u32::try_from(self.vocab.count_piece(bytes)).unwrap_or(u32::MAX)
     }
 
     /// The exact count of `text`: the sum of its pieces.
     pub(super) fn count(&mut self, text: &str) -> usize {
         let mut total = 0;
-        for piece in split(self.tokenizer, text) {
+        for piece in self.vocab.split(text) {
             total += self.piece(piece);
         }
         total

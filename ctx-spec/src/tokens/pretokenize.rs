@@ -1,4 +1,5 @@
-//! The pre-tokenizers of cl100k_base and o200k_base, written out as scanners.
+//! The pre-tokenizers of cl100k_base and o200k_base, and of the byte-level BPE models ctx reads
+//! from model files (Llama 3, Qwen 2, GPT-2, SmolLM), written out as scanners.
 //!
 //! BPE merges inside pieces the encoding's regex cuts the text into, so the split decides the
 //! count as much as the merges do. bpe-openai cuts with a regex engine (an anchored leftmost-first
@@ -20,29 +21,48 @@
 //!   with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
 //! ```
 //!
+//! The open models' patterns, as their `tokenizer.json` (Hugging Face `tokenizers`, fancy-regex)
+//! and llama.cpp write them: Llama 3's is cl100k's, character for character; Qwen 2's is cl100k's
+//! with `\p{N}` for `\p{N}{1,3}`; GPT-2's (the `ByteLevel` pre-tokenizer's own) is
+//! `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`; SmolLM and
+//! StarCoder first cut every digit out (`Digits`, one by one) and run GPT-2's pattern on each
+//! stretch between digits, whose ends are then ends of the text for `\s+(?!\S)`.
+//! `model_bpe/tests.rs` checks these against the `tokenizers` pre-tokenizers themselves.
+//!
 //! Exactness is tested against bpe-openai's own split on every pair and triple of characters
 //! drawn from one representative of each class combination, on the corpus, and by proptest; the
 //! character table against the regex engine on every code point.
 
 use super::char_classes::{CharClasses, LETTER, LOWER, NUMBER, SPACE, UPPER};
 
-/// Which encoding's pattern to cut by.
+/// Which pattern to cut by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Pattern {
+    /// cl100k_base's, which is also Llama 3's (`tokenizer.ggml.pre = llama-bpe`).
     Cl100k,
     O200k,
+    /// Qwen 2's: cl100k's with one digit per piece (`\p{N}` for `\p{N}{1,3}`).
+    Qwen2,
+    /// GPT-2's byte-level pattern (the `ByteLevel` pre-tokenizer's own regex).
+    Gpt2,
+    /// Every digit a piece of its own, then GPT-2's pattern on the text between digits
+    /// (SmolLM, StarCoder: a `Digits` pre-tokenizer before `ByteLevel`).
+    Gpt2Digits,
 }
 
 impl Pattern {
     /// The pattern of one of bpe-openai's two OpenAI tokenizers, by identity.
+    ///
+    /// Which one it can be is told by its size first: naming the other encoding's tokenizer
+    /// would load that vocabulary too (tens of megabytes and milliseconds the process never
+    /// uses: a process counting with o200k alone would load cl100k on its first split).
     pub(super) fn of(tokenizer: &bpe_openai::Tokenizer) -> Option<Pattern> {
-        if std::ptr::eq(tokenizer, bpe_openai::cl100k_base()) {
-            Some(Pattern::Cl100k)
-        } else if std::ptr::eq(tokenizer, bpe_openai::o200k_base()) {
-            Some(Pattern::O200k)
+        let (pattern, builtin) = if tokenizer.bpe.num_tokens() < 150_000 {
+            (Pattern::Cl100k, bpe_openai::cl100k_base())
         } else {
-            None
-        }
+            (Pattern::O200k, bpe_openai::o200k_base())
+        };
+        std::ptr::eq(tokenizer, builtin).then_some(pattern)
     }
 }
 
@@ -78,11 +98,35 @@ pub(super) struct Pieces<'a> {
     text: &'a str,
     at: usize,
     scanner: Scanner<'a>,
+    /// Under [`Pattern::Gpt2Digits`], the end of the stretch without digits being cut (the
+    /// scanner sees it as the whole text, as GPT-2's regex sees each part the digits leave).
+    span_end: usize,
 }
 
 impl<'a> Pieces<'a> {
     pub(super) fn new(pattern: Pattern, text: &'a str) -> Self {
-        Pieces { text, at: 0, scanner: Scanner { bytes: text.as_bytes(), classes: CharClasses::get(), pattern } }
+        let scanner = Scanner { bytes: text.as_bytes(), classes: CharClasses::get(), pattern };
+        Pieces { text, at: 0, scanner, span_end: 0 }
+    }
+
+    /// Under [`Pattern::Gpt2Digits`]: the end of the digit at `at`, if one is there; otherwise
+    /// the scanner is limited to the stretch up to the next digit.
+    ///
+    /// Digits are what `tokenizers`' `Digits` takes, `char::is_numeric`: the standard library's
+    /// Unicode tables, which can be newer than the regex tables of `\p{N}` (U+11DE0 is a digit
+    /// to one and not yet to the other).
+    fn digit_or_span(&mut self, at: usize) -> Option<usize> {
+        if at < self.span_end {
+            return None;
+        }
+        let rest = self.text.get(at..)?;
+        let first = rest.chars().next()?;
+        if first.is_numeric() {
+            return Some(at + first.len_utf8());
+        }
+        self.span_end = rest.char_indices().find(|(_, c)| c.is_numeric()).map_or(self.text.len(), |(i, _)| at + i);
+        self.scanner.bytes = &self.text.as_bytes()[..self.span_end];
+        None
     }
 }
 
@@ -95,7 +139,14 @@ impl<'a> Iterator for Pieces<'a> {
             return None;
         }
         let start = self.at;
-        let end = self.scanner.piece_end(start);
+        let digit = match self.scanner.pattern {
+            Pattern::Gpt2Digits => self.digit_or_span(start),
+            _ => None,
+        };
+        let end = match digit {
+            Some(end) => end,
+            None => self.scanner.piece_end(start),
+        };
         // `end` is always a character boundary past `start` (every step moves by whole
         // characters); were it ever not, the rest would be one piece rather than lost or a panic.
         let piece = self.text.get(start..end).or_else(|| self.text.get(start..))?;
@@ -184,16 +235,18 @@ impl Scanner<'_> {
     fn piece_end(&self, at: usize) -> usize {
         let (flags, len) = self.char_at(at);
         let words = match self.pattern {
-            Pattern::Cl100k => self.cl100k_words(at, flags, len),
+            Pattern::Cl100k | Pattern::Qwen2 => self.cl100k_words(at, flags, len),
             Pattern::O200k => self.o200k_words(at, flags, len),
+            Pattern::Gpt2 | Pattern::Gpt2Digits => return self.gpt2_piece_end(at, flags, len),
         };
         if let Some(end) = words {
             return end;
         }
         if flags & NUMBER != 0 {
-            // \p{N}{1,3}
+            // \p{N}{1,3}, or \p{N} for Qwen 2
+            let more = if self.pattern == Pattern::Qwen2 { 0 } else { 2 };
             let mut end = at + len;
-            for _ in 0..2 {
+            for _ in 0..more {
                 match self.peek(end) {
                     Some((f, l)) if f & NUMBER != 0 => end += l,
                     _ => break,
@@ -204,7 +257,50 @@ impl Scanner<'_> {
         if let Some(end) = self.punctuation(at, flags, len) {
             return end;
         }
-        self.whitespace(at, len)
+        self.whitespace(at, len, true)
+    }
+
+    /// GPT-2's pattern, `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`:
+    /// case-sensitive contractions, then a run of one class with an optional leading space.
+    fn gpt2_piece_end(&self, at: usize, flags: u8, len: usize) -> usize {
+        if let Some(end) = self.contraction_cased(at) {
+            return end;
+        }
+        // The character after a leading space, which opens the run in its place.
+        let after_space = if self.bytes[at] == b' ' { self.peek(at + 1) } else { None };
+        for class in [LETTER, NUMBER] {
+            if flags & class != 0 {
+                return self.run(at + len, |f| f & class != 0);
+            }
+            if let Some((f, l)) = after_space
+                && f & class != 0
+            {
+                return self.run(at + 1 + l, |f| f & class != 0);
+            }
+        }
+        if other(flags) {
+            return self.run(at + len, other);
+        }
+        if let Some((f, l)) = after_space
+            && other(f)
+        {
+            return self.run(at + 1 + l, other);
+        }
+        self.whitespace(at, len, false)
+    }
+
+    /// The end of `'s|'t|'re|'ve|'m|'ll|'d` (lowercase only) at `at`, if it matches there.
+    fn contraction_cased(&self, at: usize) -> Option<usize> {
+        let b = self.bytes;
+        if b.get(at) != Some(&b'\'') {
+            return None;
+        }
+        match *b.get(at + 1)? {
+            b's' | b't' | b'm' | b'd' => Some(at + 2),
+            b'r' | b'v' if b.get(at + 2) == Some(&b'e') => Some(at + 3),
+            b'l' if b.get(at + 2) == Some(&b'l') => Some(at + 3),
+            _ => None,
+        }
     }
 
     /// cl100k's contraction and word alternatives.
@@ -302,8 +398,9 @@ impl Scanner<'_> {
     }
 
     /// `\s*[\r\n]+ | \s+$ | \s+(?!\S) | \s+` at `at`, a whitespace character `len` bytes long
-    /// (every other character is taken by an earlier alternative).
-    fn whitespace(&self, at: usize, len: usize) -> usize {
+    /// (every other character is taken by an earlier alternative); without the first alternative
+    /// when `newlines` is false (GPT-2).
+    fn whitespace(&self, at: usize, len: usize, newlines: bool) -> usize {
         let mut end = at;
         let mut last_start = at;
         let mut after_newline = None;
@@ -311,7 +408,7 @@ impl Scanner<'_> {
             if f & SPACE == 0 {
                 break;
             }
-            if matches!(self.bytes[end], b'\r' | b'\n') {
+            if newlines && matches!(self.bytes[end], b'\r' | b'\n') {
                 after_newline = Some(end + 1);
             }
             last_start = end;

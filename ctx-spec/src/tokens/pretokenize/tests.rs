@@ -11,6 +11,7 @@ fn tokenizer(pattern: Pattern) -> &'static bpe_openai::Tokenizer {
     match pattern {
         Pattern::Cl100k => bpe_openai::cl100k_base(),
         Pattern::O200k => bpe_openai::o200k_base(),
+        other => panic!("{other:?} is checked against `tokenizers` in model_bpe/tests.rs"),
     }
 }
 

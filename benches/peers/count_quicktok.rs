@@ -1,0 +1,241 @@
+//! Counting side by side with quicktok (C++, SIMD scanners; `pip install quicktok-v1`), the
+//! fastest exact tokenizer published, and with Hugging Face `tokenizers` for the open models.
+//!
+//! The Rust half. It writes the token corpus (`ctx-runtime/tests/data/tokens`) as a JSON list,
+//! starts `count_quicktok.py` in the peers venv (`PEERS_PYTHON`, from `benches/peers/setup.sh`),
+//! and runs every contender once per round, in turn, for `CTX_PEERS_ROUNDS` rounds (15): ctx cold
+//! (its piece cache emptied), ctx warm, quicktok, and `tokenizers` for the open models. Every
+//! time is the CPU time of the counting thread (ctx's here, quicktok's measured by the Python
+//! side around its own call), so other work on the machine does not count, and the rounds spread
+//! what load does to caches over every contender alike. Each contender counts the whole corpus
+//! as one text on one thread.
+//!
+//! Before timing, every text is counted by each: ctx's counts must equal `tokenizers`' (the
+//! bench stops otherwise); quicktok's differences are reported (its `llama3` is Meta's rank file,
+//! where ctx and llama.cpp use the GGUF's merge list).
+//!
+//! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3 and Qwen 2
+//! vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and pattern).
+//! The table goes to stderr and `$CTX_BENCH_OUT/peers_count.md`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use ctx::tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
+
+#[path = "../../ctx-runtime/tests/corpus/mod.rs"]
+mod corpus;
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn timed(f: impl FnOnce() -> usize) -> (usize, Duration) {
+    let start = thread_cpu();
+    let n = std::hint::black_box(f());
+    (n, thread_cpu() - start)
+}
+
+/// The quicktok process.
+struct Quicktok {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    version: String,
+}
+
+impl Quicktok {
+    fn start(python: &str, texts: &std::path::Path, encodings: &[&str]) -> Quicktok {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peers/count_quicktok.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(texts)
+            .args(encodings)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start count_quicktok.py");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut peer = Quicktok { child, stdin, stdout, version: String::new() };
+        let ready = peer.line();
+        peer.version = ready.strip_prefix("ready ").unwrap_or_else(|| panic!("quicktok: {ready}")).to_owned();
+        peer
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read from quicktok");
+        line.trim().to_owned()
+    }
+
+    fn ask(&mut self, command: &str, encoding: &str) -> String {
+        writeln!(self.stdin, "{command} {encoding}").expect("write to quicktok");
+        self.stdin.flush().expect("flush");
+        self.line()
+    }
+
+    fn counts(&mut self, encoding: &str) -> Vec<usize> {
+        serde_json::from_str(&self.ask("counts", encoding)).expect("quicktok counts")
+    }
+
+    fn time(&mut self, encoding: &str) -> (usize, Duration) {
+        let reply = self.ask("time", encoding);
+        let (n, ns) = reply.split_once(' ').expect("COUNT NANOS");
+        (n.parse().expect("count"), Duration::from_nanos(ns.parse().expect("nanos")))
+    }
+}
+
+impl Drop for Quicktok {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One vocabulary: ctx's counter, its piece cache, quicktok's name for it, and `tokenizers`
+/// when ctx counts a model file.
+struct Row {
+    label: String,
+    ctx: Box<dyn TokenizerBackend>,
+    cache: Option<&'static PieceCache>,
+    quicktok: &'static str,
+    tokenizers: Option<&'static HfTokenizer>,
+}
+
+fn model(dir: &std::path::Path, vocab: &str) -> &'static HfTokenizer {
+    let meta = GgufMetadata::read(dir.join(vocab)).expect("vocabulary");
+    let tokenizer = Box::leak(Box::new(HfTokenizer::from_gguf(&meta).expect("tokenizer")));
+    assert!(tokenizer.counts_natively(), "{vocab} must count natively");
+    tokenizer
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort_unstable();
+    xs[xs.len() / 2]
+}
+
+fn main() {
+    let Some(python) = std::env::var("PEERS_PYTHON").ok().filter(|p| !p.is_empty()) else {
+        eprintln!("skipped: PEERS_PYTHON is not set; run `eval \"$(benches/peers/setup.sh)\"` first");
+        return;
+    };
+    let rounds: usize = std::env::var("CTX_PEERS_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
+    let out =
+        PathBuf::from(std::env::var("CTX_BENCH_OUT").unwrap_or_else(|_| std::env::temp_dir().display().to_string()));
+    std::fs::create_dir_all(&out).expect("output directory");
+    let texts: Vec<String> = corpus::corpus_files().into_iter().map(|(_, text)| text).collect();
+    let whole = texts.concat();
+    let json = out.join("peers_corpus.json");
+    std::fs::write(&json, serde_json::to_string(&texts).expect("json")).expect("write the corpus");
+
+    let mut rows = Vec::new();
+    for (encoding, name) in [(Encoding::Cl100kBase, "cl100k_base"), (Encoding::O200kBase, "o200k_base")] {
+        let backend = BpeBackend::new(encoding).with_threads(1);
+        rows.push(Row {
+            label: name.to_owned(),
+            cache: Some(backend.piece_cache()),
+            ctx: Box::new(backend),
+            quicktok: name,
+            tokenizers: None,
+        });
+    }
+    match std::env::var_os("CTX_VOCAB_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            for (vocab, label, name) in [
+                ("ggml-vocab-llama-bpe.gguf", "Llama 3 (GGUF merge list)", "llama3"),
+                ("ggml-vocab-qwen2.gguf", "Qwen 2 / 2.5 / 3 (GGUF)", "qwen3"),
+            ] {
+                let tokenizer = model(&dir, vocab);
+                rows.push(Row {
+                    label: label.to_owned(),
+                    ctx: Box::new(tokenizer.clone()),
+                    cache: None,
+                    quicktok: name,
+                    tokenizers: Some(tokenizer),
+                });
+            }
+        }
+        None => eprintln!("open models skipped: CTX_VOCAB_DIR is not set (scripts/model-fixtures.sh)"),
+    }
+    let names: Vec<&str> = rows.iter().map(|r| r.quicktok).collect();
+    let mut peer = Quicktok::start(&python, &json, &names);
+
+    let mut report = format!(
+        "Counting the {} KB corpus as one text on one thread, {rounds} interleaved rounds, medians of thread CPU \
+         time (quicktok {}):\n\n\
+         | vocabulary | ctx cold | ctx warm | quicktok | `tokenizers` | ctx cold MB/s | ×quicktok cold / warm | ×`tokenizers` cold | counts |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        whole.len() / 1000,
+        peer.version
+    );
+    for row in &rows {
+        // Exactness first: per text, against `tokenizers` (must agree) and quicktok (reported).
+        let ours: Vec<usize> = texts.iter().map(|t| row.ctx.count(t).expect("count")).collect();
+        if let Some(hf) = row.tokenizers {
+            for (text, &n) in texts.iter().zip(&ours) {
+                assert_eq!(n, hf.tokenizer().encode_fast(text.as_str(), false).expect("encode").len(), "{}", row.label);
+            }
+        }
+        let theirs = peer.counts(row.quicktok);
+        let differ = ours.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+        let diff: i64 = ours.iter().zip(&theirs).map(|(&a, &b)| a as i64 - b as i64).sum();
+        let counts = if differ == 0 {
+            "equal on every text".to_owned()
+        } else {
+            format!("quicktok differs on {differ} of {} texts ({diff:+} tokens ctx − quicktok)", texts.len())
+        };
+        let clear = || match (row.cache, row.tokenizers) {
+            (Some(cache), _) => cache.clear(),
+            (None, Some(hf)) => hf.piece_cache().expect("native").clear(),
+            (None, None) => {}
+        };
+        let contenders = if row.tokenizers.is_some() { 4 } else { 3 };
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        for round in 0..rounds {
+            for k in 0..contenders {
+                let which = (k + round) % contenders;
+                let (n, t) = match which {
+                    0 => {
+                        clear();
+                        timed(|| row.ctx.count(&whole).expect("count"))
+                    }
+                    1 => timed(|| row.ctx.count(&whole).expect("count")),
+                    2 => peer.time(row.quicktok),
+                    _ => timed(|| {
+                        row.tokenizers
+                            .map_or(0, |hf| hf.tokenizer().encode_fast(whole.as_str(), false).expect("encode").len())
+                    }),
+                };
+                std::hint::black_box(n);
+                times[which].push(t);
+            }
+        }
+        let [cold, warm, quick, hf] = times.map(|t| if t.is_empty() { Duration::ZERO } else { median(t) });
+        let r = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
+        let hf_cells = if row.tokenizers.is_some() {
+            (format!("{hf:.1?}"), format!("×{:.1}", r(hf, cold)))
+        } else {
+            ("—".to_owned(), "—".to_owned())
+        };
+        report.push_str(&format!(
+            "| {} | {cold:.2?} | {warm:.2?} | {quick:.2?} | {} | {:.0} | ×{:.2} / ×{:.2} | {} | {counts} |\n",
+            row.label,
+            hf_cells.0,
+            whole.len() as f64 / cold.as_secs_f64() / 1e6,
+            r(quick, cold),
+            r(quick, warm),
+            hf_cells.1,
+        ));
+    }
+    eprintln!("{report}");
+    let _ = std::fs::write(out.join("peers_count.md"), &report);
+}

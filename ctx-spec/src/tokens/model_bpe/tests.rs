@@ -1,0 +1,266 @@
+//! The open models' scanners against the `tokenizers` pre-tokenizers they stand for, and the
+//! merge against `tokenizers`' BPE on small vocabularies built to disagree with a rank file.
+//! The real vocabularies (Llama 3, Qwen 2, GPT-2, StarCoder, SmolLM2) are checked against
+//! `tokenizers` and llama.cpp in `ctx-runtime/tests/model_files.rs`.
+
+use proptest::prelude::*;
+use serde_json::json;
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+use tokenizers::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
+
+use super::*;
+use crate::tokens::pretokenize::Pieces;
+
+fn byte_level(use_regex: bool) -> Value {
+    json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": use_regex})
+}
+
+fn split(regex: &str) -> Value {
+    json!({"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false},
+        byte_level(false),
+    ]})
+}
+
+/// Each scanner with the `tokenizer.json` pre-tokenizer it stands for.
+fn pre_tokenizers() -> Vec<(Pattern, Value)> {
+    vec![
+        (Pattern::Cl100k, split(LLAMA3_REGEX)),
+        (Pattern::Qwen2, split(QWEN2_REGEX)),
+        (Pattern::Gpt2, byte_level(true)),
+        (
+            Pattern::Gpt2Digits,
+            json!({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level(true)]}),
+        ),
+    ]
+}
+
+fn compiled() -> &'static [(Pattern, PreTokenizerWrapper)] {
+    static ALL: std::sync::OnceLock<Vec<(Pattern, PreTokenizerWrapper)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        pre_tokenizers().into_iter().map(|(p, v)| (p, serde_json::from_value(v).expect("pre-tokenizer"))).collect()
+    })
+}
+
+#[track_caller]
+fn assert_same_split(pattern: Pattern, pre: &PreTokenizerWrapper, text: &str) {
+    let ours: Vec<&str> = Pieces::new(pattern, text).collect();
+    let mut pre_tokenized = PreTokenizedString::from(text);
+    pre.pre_tokenize(&mut pre_tokenized).expect("pre-tokenize");
+    let theirs: Vec<&str> = pre_tokenized
+        .get_splits(OffsetReferential::Original, OffsetType::Byte)
+        .into_iter()
+        .map(|(_, (start, end), _)| &text[start..end])
+        .collect();
+    assert_eq!(ours, theirs, "{pattern:?} split of {text:?}");
+}
+
+fn assert_all_same(text: &str) {
+    for (pattern, pre) in compiled() {
+        assert_same_split(*pattern, pre, text);
+    }
+}
+
+#[test]
+fn every_pre_tokenizer_is_recognised_as_its_scanner() {
+    for (pattern, pre) in pre_tokenizers() {
+        assert_eq!(pattern_of(&pre), Some(pattern), "{pre}");
+    }
+    // A prefix space, another regex, or a split that drops text: not ours.
+    let prefixed = json!({"type": "ByteLevel", "add_prefix_space": true, "use_regex": true});
+    let absent = json!({"type": "ByteLevel"});
+    let other = split(r"\s+|\S+");
+    let mut removed = split(LLAMA3_REGEX);
+    removed["pretokenizers"][0]["behavior"] = json!("Removed");
+    for pre in [prefixed, absent, other, removed, json!({"type": "Whitespace"})] {
+        assert_eq!(pattern_of(&pre), None, "{pre}");
+    }
+}
+
+/// The characters the four patterns tell apart: contraction letters in both cases, the
+/// apostrophe, the space and other whitespace, line breaks, digits of several scripts, letters,
+/// marks, punctuation and symbols.
+const REPRESENTATIVES: &[char] = &[
+    'a', 'Z', 's', 'S', 't', 'r', 'e', 'v', 'm', 'l', 'L', 'd', 'ſ', 'é', '東', '\u{301}', '\'', '0', '٣', 'Ⅻ', '½',
+    ' ', '\t', '\n', '\r', '\u{3000}', '\u{85}', '\u{a0}', '/', '!', '.', '€', '🦀', '𝔸',
+];
+
+#[test]
+fn every_pair_and_triple_of_representative_characters() {
+    let mut text = String::new();
+    for &a in REPRESENTATIVES {
+        for &b in REPRESENTATIVES {
+            for &c in REPRESENTATIVES.iter().chain([&'\0']) {
+                text.clear();
+                text.extend([a, b]);
+                if c != '\0' {
+                    text.push(c);
+                }
+                assert_all_same(&text);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_corpus_is_cut_the_same_way() {
+    for (_, text) in &crate::tokens::test_corpus::corpus_files() {
+        assert_all_same(text);
+    }
+}
+
+#[test]
+fn digits_the_two_unicode_tables_disagree_on() {
+    // `Digits` tests `char::is_numeric` (the standard library's tables), GPT-2's regex `\p{N}`
+    // (the regex crate's): around a character they disagree on, both splits must still agree.
+    let classes = crate::tokens::char_classes::CharClasses::get();
+    let mut disagree = 0;
+    for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+        let regex_number = classes.of(u32::from(c)) & crate::tokens::char_classes::NUMBER != 0;
+        if regex_number != c.is_numeric() {
+            disagree += 1;
+            assert_all_same(&format!("a{c}1 {c}{c}x {c} 2{c}"));
+        }
+    }
+    assert!(disagree < 100, "{disagree}");
+}
+
+fn alphabet_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(REPRESENTATIVES), 0..80).prop_map(|cs| cs.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    #[test]
+    fn random_texts_of_representative_characters(text in alphabet_text()) {
+        assert_all_same(&text);
+    }
+
+    #[test]
+    fn random_unicode_texts(text in "\\PC{0,60}") {
+        assert_all_same(&text);
+    }
+}
+
+/// A byte-level BPE over `merges` (byte-level strings), with two added tokens, as a
+/// `tokenizer.json`.
+fn tiny_model(merges: &[(&str, &str)], ignore_merges: bool, pre: Value) -> Value {
+    let mut vocab = serde_json::Map::new();
+    for c in byte_chars() {
+        let id = vocab.len();
+        vocab.insert(c.to_string(), json!(id));
+    }
+    for (a, b) in merges {
+        let id = vocab.len();
+        vocab.entry(format!("{a}{b}")).or_insert(json!(id));
+    }
+    // A token no merge reaches: a rank file would merge "ca" + "b" into it, this list never.
+    let id = vocab.len();
+    vocab.insert("cab".to_owned(), json!(id));
+    let added = |id: usize, content: &str, normalized: bool| {
+        json!({"id": id, "content": content, "single_word": false, "lstrip": false, "rstrip": false,
+               "normalized": normalized, "special": !normalized})
+    };
+    let n = vocab.len();
+    json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [added(n, "<|s|>", false), added(n + 1, "<|s", true), added(n + 2, "ab", true)],
+        "normalizer": null, "pre_tokenizer": pre, "post_processor": null,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                  "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+                  "ignore_merges": ignore_merges, "vocab": vocab,
+                  "merges": merges.iter().map(|(a, b)| format!("{a} {b}")).collect::<Vec<_>>()},
+    })
+}
+
+/// Merges chosen so that order matters: overlapping pairs, a merge listed twice, long runs.
+const MERGES: &[(&str, &str)] = &[
+    ("b", "c"),
+    ("a", "b"),
+    ("ab", "c"),
+    ("a", "a"),
+    ("aa", "aa"),
+    ("Ġ", "Ġ"),
+    ("ĠĠ", "ĠĠ"),
+    ("c", "a"),
+    ("b", "ca"),
+    ("a", "b"),
+    ("Ġ", "a"),
+    ("Ġa", "b"),
+    ("1", "2"),
+];
+
+fn tiny_models() -> &'static [(ModelBpe, tokenizers::Tokenizer)] {
+    static ALL: std::sync::OnceLock<Vec<(ModelBpe, tokenizers::Tokenizer)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = Vec::new();
+        for (_, pre) in pre_tokenizers() {
+            for ignore in [false, true] {
+                let spec = tiny_model(MERGES, ignore, pre.clone());
+                let ours = ModelBpe::from_spec(&spec).expect("recognised");
+                let theirs = tokenizers::Tokenizer::from_bytes(spec.to_string().as_bytes()).expect("tokenizer");
+                all.push((ours, theirs));
+            }
+        }
+        all
+    })
+}
+
+#[track_caller]
+fn assert_same_count(text: &str) {
+    for (ours, theirs) in tiny_models() {
+        let want = theirs.encode_fast(text, false).expect("encode").len();
+        assert_eq!(ours.count(text), want, "{ours:?}: {text:?}");
+    }
+}
+
+#[test]
+fn the_merge_follows_the_list_not_the_vocabulary() {
+    for text in [
+        "abc",
+        "bca",
+        "abca",
+        "aaaaaaa",
+        "cabcabca ab<|s|>abc<|s<|s|",
+        "   ab  ab",
+        "1234 12 123",
+        &"a".repeat(200),
+        &"abc".repeat(100),
+        &" ".repeat(300),
+        &format!("{} ab", " ".repeat(90)),
+    ] {
+        assert_same_count(text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn the_merge_agrees_with_tokenizers(text in "([abc12 ]|<\\|s\\|?>?|\\PC){0,120}") {
+        assert_same_count(&text);
+    }
+}
+
+#[test]
+fn what_ctx_cannot_reproduce_is_refused_with_a_reason() {
+    let base = tiny_model(MERGES, false, byte_level(true));
+    let mut cases = Vec::new();
+    let mut with = |pointer: &str, value: Value| {
+        let mut spec = base.clone();
+        *spec.pointer_mut(pointer).expect(pointer) = value;
+        cases.push(spec);
+    };
+    with("/normalizer", json!({"type": "NFC"}));
+    with("/pre_tokenizer", json!({"type": "Whitespace"}));
+    with("/model/dropout", json!(0.1));
+    with("/model/continuing_subword_prefix", json!("##"));
+    with("/added_tokens/0/lstrip", json!(true));
+    with("/model/type", json!("WordPiece"));
+    for spec in cases {
+        assert!(ModelBpe::from_spec(&spec).is_err(), "{spec}");
+    }
+    assert!(ModelBpe::from_spec(&base).is_ok());
+}
