@@ -114,10 +114,11 @@ fuzz_one() {
     status=$?
     set -e
     elapsed=$(($(date +%s) - start))
-    execs=$({ grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" || true; } | grep -o '[0-9]*$' | tail -1)
+    # (`|| true`: a log without the line is a `?` in the table, not the end of the script.)
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
     # Fork mode prints no final stats: its progress lines start with the executions so far.
-    [ -z "$execs" ] && execs=$({ grep -o '^#[0-9]*' "$log" || true; } | tail -1 | tr -d '#')
-    cov=$({ grep -o 'cov: [0-9]*' "$log" || true; } | tail -1 | grep -o '[0-9]*$')
+    [ -z "$execs" ] && execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
     after=$(artifacts "$t")
     crashes=$((after - before))
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes="exit $status"; fi
