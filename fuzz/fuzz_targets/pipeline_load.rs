@@ -141,7 +141,10 @@ fuzz_target!(|input: Input| {
         .steps(input.steps.iter().take(10).map(|s| StepDef::new(id(s.id), kind(s))).collect());
     let issues = validate_definition(&def, &ValidateOptions::default());
     for issue in &issues {
-        assert!(!issue.code.as_str().is_empty() && issue.code.as_str().chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()));
+        assert!(
+            !issue.code.as_str().is_empty()
+                && issue.code.as_str().chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        );
         assert!(!issue.message.is_empty());
     }
     match LoadedPipeline::load(def, LoadOptions::new()) {
