@@ -40,19 +40,18 @@ fuzz_target!(|input: Input| {
         .rules
         .iter()
         .take(4)
-        .map(|r| CompactRuleSpec {
-            language: if r.dotnet { "dotnet" } else { "sql" }.to_owned(),
-            policy: ["always", "threshold", "demand"][usize::from(r.policy % 3)].to_owned(),
-            threshold: (r.policy % 3 == 1).then(|| f64::from(r.threshold.max(1)) / 255.0),
-            inbox_key: (r.policy % 3 == 2).then(|| "compact_sql".to_owned()),
+        .map(|r| {
+            CompactRuleSpec::new(
+                if r.dotnet { "dotnet" } else { "sql" },
+                ["always", "threshold", "demand"][usize::from(r.policy % 3)],
+            )
+            .threshold((r.policy % 3 == 1).then(|| f64::from(r.threshold.max(1)) / 255.0))
+            .inbox_key((r.policy % 3 == 2).then(|| "compact_sql".to_owned()))
         })
         .collect();
-    let spec = ManageBudgetSpec {
-        compact_code,
-        divide_new_content: input.divider.clone(),
-        on_ok: "answer".into(),
-        on_over: "summarize".into(),
-    };
+    let spec = ManageBudgetSpec::new("answer", "summarize")
+        .compact_code(compact_code)
+        .divide_new_content(input.divider.clone());
     let Ok(config) = validate_manage_budget(&spec, &FieldPath::parse("steps[0]")) else { return };
 
     let mut state = PipelineState::new("q");

@@ -50,109 +50,102 @@ struct Input {
 }
 
 fn call(s: &Step) -> CallModelSpec {
-    CallModelSpec {
-        prompt_key: name(s.c),
-        max_output_tokens: s.flag.then_some(s.number),
-        max_tokens: (!s.flag).then_some(s.number / 2),
-        user_parts: if s.b % 4 == 0 {
-            Vec::new()
-        } else {
-            vec![UserPartSpec { source: name(s.b), template: s.text.clone() }]
-        },
-        use_history: s.flag,
-        params: ModelParams {
-            temperature: s.flag.then(|| s.number as f64 / 100.0),
-            top_p: (!s.flag).then(|| s.number as f64 / 1000.0),
-            stop: (0..usize::from(s.c % 6)).map(|i| s.text.chars().take(i).collect()).collect(),
-            seed: s.flag.then_some(s.number),
-            response_format: (s.a % 3 == 0).then(|| ResponseFormat::JsonSchema {
-                name: s.text.clone(),
-                schema: s.text.clone(),
-                strict: s.flag,
-            }),
-        },
-        next: id(s.a),
-    }
+    CallModelSpec::new(name(s.c), id(s.a))
+        .max_output_tokens(s.flag.then_some(s.number))
+        .max_tokens((!s.flag).then_some(s.number / 2))
+        .user_parts(if s.b % 4 == 0 { Vec::new() } else { vec![UserPartSpec::new(name(s.b), s.text.clone())] })
+        .use_history(s.flag)
+        .params(
+            ModelParams::default()
+                .temperature(s.flag.then(|| s.number as f64 / 100.0))
+                .top_p((!s.flag).then(|| s.number as f64 / 1000.0))
+                .stop((0..usize::from(s.c % 6)).map(|i| s.text.chars().take(i).collect()).collect())
+                .seed(s.flag.then_some(s.number))
+                .response_format((s.a % 3 == 0).then(|| ResponseFormat::JsonSchema {
+                    name: s.text.clone(),
+                    schema: s.text.clone(),
+                    strict: s.flag,
+                })),
+        )
 }
 
 fn kind(s: &Step) -> StepKind {
     match s.kind % 8 {
-        0 => StepKind::SearchNodes(SearchNodesSpec { top_k: s.number, next: id(s.a) }),
-        1 => StepKind::ExpandDependencyTree(ExpandSpec { max_depth: s.number, next: id(s.a) }),
-        2 => StepKind::FetchNodeTexts(FetchSpec { evidence_tokens: s.number, next: id(s.a) }),
-        3 => StepKind::ManageContextBudget(ManageBudgetSpec {
-            compact_code: (0..usize::from(s.c % 3))
-                .map(|j| CompactRuleSpec {
-                    language: ["sql", "dotnet", "python"][(usize::from(s.c) + j) % 3].to_owned(),
-                    policy: ["always", "threshold", "demand", "sometimes"][(usize::from(s.b) + j) % 4].to_owned(),
-                    threshold: s.flag.then(|| s.number as f64 / 1000.0),
-                    inbox_key: (!s.flag).then(|| s.text.clone()),
-                })
-                .collect(),
-            divide_new_content: s.flag.then(|| s.text.clone()),
-            on_ok: id(s.a),
-            on_over: id(s.b),
-        }),
+        0 => StepKind::SearchNodes(SearchNodesSpec::new(s.number, id(s.a))),
+        1 => StepKind::ExpandDependencyTree(ExpandSpec::new(s.number, id(s.a))),
+        2 => StepKind::FetchNodeTexts(FetchSpec::new(s.number, id(s.a))),
+        3 => StepKind::ManageContextBudget(
+            ManageBudgetSpec::new(id(s.a), id(s.b))
+                .compact_code(
+                    (0..usize::from(s.c % 3))
+                        .map(|j| {
+                            CompactRuleSpec::new(
+                                ["sql", "dotnet", "python"][(usize::from(s.c) + j) % 3],
+                                ["always", "threshold", "demand", "sometimes"][(usize::from(s.b) + j) % 4],
+                            )
+                            .threshold(s.flag.then(|| s.number as f64 / 1000.0))
+                            .inbox_key((!s.flag).then(|| s.text.clone()))
+                        })
+                        .collect(),
+                )
+                .divide_new_content(s.flag.then(|| s.text.clone())),
+        ),
         4 => StepKind::CallModel(call(s)),
-        6 => StepKind::Agent(AgentSpec {
-            call: call(s),
-            tools: (0..usize::from(s.c % 3))
-                .map(|j| ToolSpec {
-                    name: if j == 0 { name(s.b) } else { s.text.clone() },
-                    description: s.text.clone(),
-                    parameters: if s.flag { s.text.clone() } else { r#"{"type":"object"}"#.to_owned() },
-                })
-                .collect(),
-            max_tool_calls: s.number,
-            turn_budget_tokens: (!s.flag).then_some(s.number),
-        }),
-        5 => StepKind::LoopGuard(LoopGuardSpec {
-            max_turn_loops_from_settings: name(s.c),
-            on_allow: id(s.a),
-            on_deny: id(s.b),
-        }),
-        _ => StepKind::SetVariables(SetVariablesSpec {
-            rules: vec![SetRuleSpec {
-                set: name(s.c),
-                value: if s.flag {
+        6 => StepKind::Agent(
+            AgentSpec::new(
+                call(s),
+                (0..usize::from(s.c % 3))
+                    .map(|j| {
+                        ToolSpec::new(
+                            if j == 0 { name(s.b) } else { s.text.clone() },
+                            s.text.clone(),
+                            if s.flag { s.text.clone() } else { r#"{"type":"object"}"#.to_owned() },
+                        )
+                    })
+                    .collect(),
+                s.number,
+            )
+            .turn_budget_tokens((!s.flag).then_some(s.number)),
+        ),
+        5 => StepKind::LoopGuard(LoopGuardSpec::new(name(s.c), id(s.a), id(s.b))),
+        _ => StepKind::SetVariables(SetVariablesSpec::new(
+            vec![SetRuleSpec::new(
+                name(s.c),
+                if s.flag {
                     SetValueSpec::From { from: name(s.b), transform: Some(s.text.clone()) }
                 } else {
                     SetValueSpec::Value(serde_json::Value::String(s.text.clone()))
                 },
-            }],
-            next: id(s.a),
-        }),
+            )],
+            id(s.a),
+        )),
     }
 }
 
 fuzz_target!(|input: Input| {
-    let def = PipelineDef {
-        name: "Fuzzed".into(),
-        model: ModelSource::Inline(ModelSpec {
-            model: None,
-            context_window: input.window,
-            max_tokens: input.max_tokens,
-            encoding: Some(["cl100k_base", "o200k_base", "p50k"][usize::from(input.encoding % 3)].into()), tokenizer: None,
-        }),
-        settings: SettingsSpec {
-            max_context_tokens: input.max_context,
-            max_history_tokens: input.max_history,
-            budget_safety_margin_tokens: input.margin,
-            limits_policy: Some(["fail_fast", "auto_clamp", "yolo"][usize::from(input.policy % 3)].into()),
-            extra: input.loops.map(|l| ("max_turn_loops".to_owned(), l)).into_iter().collect::<BTreeMap<_, _>>(),
-            ..SettingsSpec::default()
-        },
-        prompts: input
-            .prompts
-            .iter()
-            .take(4)
-            .map(|(k, text)| PromptSpec { key: name(*k), text: text.clone() })
-            .collect(),
-        steps: input.steps.iter().take(10).map(|s| StepDef { id: id(s.id), kind: kind(s) }).collect(),
-    };
+    let def = PipelineDef::new("Fuzzed")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(input.window)
+                .max_tokens(input.max_tokens)
+                .encoding(Some(["cl100k_base", "o200k_base", "p50k"][usize::from(input.encoding % 3)].into())),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(input.max_context)
+                .max_history_tokens(input.max_history)
+                .budget_safety_margin_tokens(input.margin)
+                .limits_policy(Some(["fail_fast", "auto_clamp", "yolo"][usize::from(input.policy % 3)].into()))
+                .extra(input.loops.map(|l| ("max_turn_loops".to_owned(), l)).into_iter().collect::<BTreeMap<_, _>>()),
+        )
+        .prompts(input.prompts.iter().take(4).map(|(k, text)| PromptSpec::new(name(*k), text.clone())).collect())
+        .steps(input.steps.iter().take(10).map(|s| StepDef::new(id(s.id), kind(s))).collect());
     let issues = validate_definition(&def, &ValidateOptions::default());
     for issue in &issues {
-        assert!(!issue.code.as_str().is_empty() && issue.code.as_str().chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()));
+        assert!(
+            !issue.code.as_str().is_empty()
+                && issue.code.as_str().chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        );
         assert!(!issue.message.is_empty());
     }
     match LoadedPipeline::load(def, LoadOptions::new()) {
