@@ -54,6 +54,9 @@ async fn the_pipeline_runs_on_the_anthropic_client_unchanged() {
     let paths: Vec<&str> = sent.iter().map(|r| r.path.as_str()).collect();
     assert!(paths.contains(&"/v1/messages/count_tokens"), "{paths:?}");
     let call = sent.iter().find(|r| r.path == "/v1/messages").expect("the model call");
-    assert_eq!(call.body["system"], "Answer the question from the context; quote identifiers verbatim.");
+    // The system prompt goes as a text block carrying a cache breakpoint (issue 27: the stable
+    // prefix is marked for Anthropic's prompt cache).
+    assert_eq!(call.body["system"][0]["text"], "Answer the question from the context; quote identifiers verbatim.");
+    assert_eq!(call.body["system"][0]["cache_control"]["type"], "ephemeral");
     assert_eq!(call.body["max_tokens"], 1_024);
 }
