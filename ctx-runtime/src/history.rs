@@ -176,12 +176,7 @@ pub fn trim_history(
     max_tokens: usize,
     counter: &TokenCounter,
 ) -> Result<HistoryTrim, HistoryError> {
-    let head = usize::from(history.first().is_some_and(|m| m.role == Role::System));
-    let system_tokens = history_tokens(counter, history.get(..head).unwrap_or(&[]))?;
-    if system_tokens > max_tokens {
-        return Err(HistoryError::SystemOverBudget { system_tokens, max_tokens });
-    }
-    Ok(trim_after_system(history, max_tokens, counter)?)
+    trim_history_with(history, max_tokens, HistoryTrimPolicy::OldestFirst, counter)
 }
 
 /// [`trim_history`] under `policy`: with [`HistoryTrimPolicy::OldestFirst`] exactly

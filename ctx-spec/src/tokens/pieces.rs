@@ -32,7 +32,9 @@ use super::cache::CacheStats;
 use super::merge;
 #[cfg(feature = "hf")]
 use super::model_bpe::ModelBpe;
-use super::pretokenize::{Pieces, Split, split};
+#[cfg(feature = "hf")]
+use super::pretokenize::Pieces;
+use super::pretokenize::{Split, split};
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
 const INLINE: usize = 15;

@@ -44,9 +44,11 @@ pub(super) enum Pattern {
     /// Qwen 2's: cl100k's with one digit per piece (`\p{N}` for `\p{N}{1,3}`).
     Qwen2,
     /// GPT-2's byte-level pattern (the `ByteLevel` pre-tokenizer's own regex).
+    #[cfg_attr(not(feature = "hf"), allow(dead_code))] // only models read from files use it
     Gpt2,
     /// Every digit a piece of its own, then GPT-2's pattern on the text between digits
     /// (SmolLM, StarCoder: a `Digits` pre-tokenizer before `ByteLevel`).
+    #[cfg_attr(not(feature = "hf"), allow(dead_code))]
     Gpt2Digits,
 }
 
