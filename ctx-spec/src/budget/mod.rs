@@ -10,6 +10,6 @@ pub use config::{CompactPolicy, CompactRule, ManageBudgetConfig, PolicyKind, Rul
 pub use format::{NODE_HEADER, format_node, format_node_as};
 pub use frame::{FRAME_PLACEHOLDERS, FrameError, NodeFrame};
 pub use validate::{
-    FrameCost, check_evidence_budget, frame_languages, frame_tokens, validate_manage_budget,
+    FrameCost, MAX_FRAMED_NODES, check_evidence_budget, frame_languages, frame_tokens, validate_manage_budget,
     validate_manage_budget_with,
 };

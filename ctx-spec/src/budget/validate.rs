@@ -325,12 +325,18 @@ impl FrameCost {
     }
 }
 
+/// The most node frames [`frame_tokens`] renders and counts. A retrieval batch of more nodes than
+/// this is far beyond any real `top_k`; the checks when compiling leave its frames out (the
+/// run-time guard of `manage_context_budget` still refuses a batch that does not fit).
+pub const MAX_FRAMED_NODES: usize = 1_024;
+
 /// The fewest tokens `nodes` node frames take in a context, whatever the nodes: `frame` rendered
 /// exactly as `manage_context_budget` renders it, with an empty id, no path and an empty text,
 /// of each language a node can be labelled with (`languages`) and each `compact` value, `nodes`
 /// times, joined as the context joins its blocks, counted with `counter`; the least of these
 /// counts. A node has an id, a path and a text of its own, so a real batch of `nodes` nodes
-/// renders to more than this plus its texts; the frame's own text is what this counts.
+/// renders to more than this plus its texts; the frame's own text is what this counts. At most
+/// [`MAX_FRAMED_NODES`] frames are counted: a larger `nodes` counts that many.
 ///
 /// ```
 /// use ctx::budget::{NodeFrame, frame_tokens};
@@ -351,6 +357,10 @@ pub fn frame_tokens(
     if nodes == 0 {
         return Ok(0);
     }
+    // The frames are rendered and counted, not multiplied out (tokens merge across the joins),
+    // so the work grows with `nodes`: a written `top_k` of 10^18 must not become a 10^18-element
+    // allocation.
+    let nodes = nodes.min(MAX_FRAMED_NODES);
     let empty = NodeText::new("", "");
     let mut fewest: Option<usize> = None;
     for language in languages {
@@ -663,5 +673,8 @@ mod tests {
         .unwrap();
         assert!(bare < 10 && xml > 10 * 5, "{bare} {xml}");
         assert_eq!(frame_tokens(&NodeFrame::spec(), 0, &languages, &counter).unwrap(), 0);
+        // A `top_k` of any size is counted without allocating a frame per written node.
+        let most = frame_tokens(&NodeFrame::spec(), MAX_FRAMED_NODES, &languages, &counter).unwrap();
+        assert_eq!(frame_tokens(&NodeFrame::spec(), usize::MAX, &languages, &counter).unwrap(), most);
     }
 }

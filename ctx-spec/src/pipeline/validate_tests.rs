@@ -323,6 +323,25 @@ fn the_evidence_budget_must_fit_the_global_budget() {
 }
 
 #[test]
+fn a_top_k_of_any_size_is_checked_without_rendering_a_frame_per_node() {
+    // Found by fuzzing (pipeline_load): the frames of `top_k` nodes were rendered one per node,
+    // so a `top_k` near i64::MAX asked for an allocation of that many frames and panicked.
+    let mut d = compaction_loop();
+    d.settings.max_context_tokens = Some(i64::MAX);
+    for step in &mut d.steps {
+        match &mut step.kind {
+            StepKind::SearchNodes(s) => s.top_k = i64::MAX,
+            StepKind::FetchNodeTexts(f) => f.evidence_tokens = i64::MAX - 1,
+            _ => {}
+        }
+    }
+    // Whatever else the huge values break, validation reports rather than panics, and the
+    // evidence budget (below `max_context_tokens`) is not refused for frames it did not count.
+    let issues = validate_definition(&d, &ValidateOptions::default());
+    assert!(!issues.iter().any(|i| i.path.to_string() == "steps[1].evidence_tokens"), "{:?}", codes(&issues));
+}
+
+#[test]
 fn prompts_provided_later_wait_for_the_contract_but_nothing_else() {
     let mut d = compaction_loop();
     d.prompts[1].text = None;
