@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use ctx_spec::pipeline::decode::{Decoder, Dialect, kinds, read_step};
+use ctx_spec::pipeline::schema::{STEP_SCHEMAS, StepSchema};
 use ctx_spec::pipeline::{
     CustomSpec, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
 };
@@ -18,12 +20,12 @@ use syn::LitStr;
 use crate::ast::{Item, PipelineInput, Value};
 use crate::ctxt::Ctxt;
 use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help};
-use crate::lower_steps::{keys_of, lower_kind};
+use crate::located::Locs;
 use crate::spans::{SpanMap, SpanRange, step_path};
 use crate::symbol::{
     AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, CARRY_CONTEXT, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, GGUF,
     INCLUDE_STR, LIMITS_POLICY, MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME,
-    NODE_FRAME, OUTCOMES, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
+    NODE_FRAME, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
 };
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
@@ -59,8 +61,7 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
     let mut spans = SpanMap::new(SpanRange::single(input.name.span()));
     spans.record(&FieldPath::root().key("name"), SpanRange::single(input.name.span()));
     let owner = format!("pipeline `{name}`");
-    let mut sections =
-        Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body, FieldPath::root());
+    let mut sections = Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body);
     let mut r = Reader { cx, spans: &mut spans };
 
     let model =
@@ -78,7 +79,7 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
         Some((key, value)) => lower_steps(&mut r, key, value),
         None => (Vec::new(), Vec::new()),
     };
-    sections.finish(cx, SECTIONS, keys_of);
+    sections.finish(cx, SECTIONS);
 
     let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
     Lowered {
@@ -98,7 +99,7 @@ fn transitions_lowered(spans: &SpanMap, i: usize, kind: &StepKind) -> bool {
     }
     match kind {
         StepKind::Custom(spec) => {
-            let outcomes = path.key(OUTCOMES.as_str());
+            let outcomes = path.key("outcomes");
             !spans.is_poisoned(&outcomes) && spec.outcomes.iter().all(|(o, _)| !spans.is_poisoned(&outcomes.key(o)))
         }
         other => other.transitions().iter().all(|(key, _)| !spans.is_poisoned(&path.key(*key))),
@@ -111,7 +112,7 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
     r.spans.record(&path, entry_range(key, value));
     match value {
         Value::Map { body, .. } => {
-            let mut f = Fields::new(r.cx, "`model`".into(), SpanRange::single(key.span()), body, path.clone());
+            let mut f = Fields::new(r.cx, "`model`".into(), SpanRange::single(key.span()), body);
             let mut spec = ModelSpec::default();
             if let Some((k, v)) = f.take(MODEL_NAME) {
                 spec.model = r.string(&path.key(MODEL_NAME.as_str()), k, v, "\"gpt-4o\"");
@@ -144,7 +145,7 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
                     spec.tokenizer = Some(file);
                 }
             }
-            f.finish(r.cx, MODEL_KEYS, |_| &[]);
+            f.finish(r.cx, MODEL_KEYS);
             ModelSource::Inline(spec)
         }
         Value::Call { func, args, .. } if *func == CONFIG => {
@@ -213,7 +214,7 @@ fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpe
     let Some(body) = block_body(r, key, value, &path, "settings { max_context_tokens: 9_000 }") else {
         return spec;
     };
-    let mut f = Fields::new(r.cx, "`settings`".into(), SpanRange::single(key.span()), body, path.clone());
+    let mut f = Fields::new(r.cx, "`settings`".into(), SpanRange::single(key.span()), body);
     let int_setting = |r: &mut Reader<'_>, f: &mut Fields<'_>, sym: Symbol| {
         f.take(sym).and_then(|(k, v)| r.int(&path.key(sym.as_str()), k, v, "2_000"))
     };
@@ -300,7 +301,7 @@ fn lower_prompts(
     let Some(body) = block_body(r, key, value, &path, "prompts { answer: \"You answer questions.\" }") else {
         return (specs, code);
     };
-    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body, path.clone());
+    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body);
     for (k, v) in f.rest() {
         let name = unraw(k);
         let prompt_path = path.key(name.as_str());
@@ -383,6 +384,8 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
     for error in &body.errors {
         r.cx.syn_error(error.clone());
     }
+    // The steps' values, decoded by the schema rows every front end shares.
+    let mut locs = Locs::default();
     for item in &body.items {
         let (id, kind, brace_body) = match item {
             Item::Entry { key, colon: Some(_), value: Value::Tagged { tag, body, .. } } => (key, tag, body),
@@ -413,12 +416,25 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
         r.spans.record(&step.key("id"), SpanRange::single(id.span()));
         r.spans.record(&step.key("kind"), SpanRange::single(kind.span()));
         let id_text = unraw(id);
-        let lowered = lower_kind(r, kind, &id_text, brace_body, step.clone());
-        let kind = lowered.unwrap_or_else(|| {
-            r.spans.poison(&step);
-            StepKind::Custom(CustomSpec::default())
-        });
-        steps.push(StepDef::new(id_text, kind));
+        let kind_text = unraw(kind);
+        let lowered = match StepSchema::of(&kind_text) {
+            Some(schema) => {
+                let items = locs.items(r.cx, brace_body, false);
+                let at = locs.loc(SpanRange::single(kind.span()));
+                let what = format!("`{}` step `{id_text}`", schema.kind);
+                // One decoder per step, so its problems are reported in the order written.
+                let mut dec = Decoder::new(Dialect::Dsl);
+                let kind = read_step(&mut dec, schema, &items, at, what, &step, &[]);
+                locs.finish(r.cx, dec, r.spans);
+                kind
+            }
+            None => {
+                unknown_kind(r.cx, kind, &kind_text, brace_body);
+                r.spans.poison(&step);
+                StepKind::Custom(CustomSpec::default())
+            }
+        };
+        steps.push(StepDef::new(id_text, lowered));
         ids.push(id.clone());
     }
     if steps.is_empty() && !r.cx.has_errors() {
@@ -431,4 +447,16 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
         );
     }
     (steps, ids)
+}
+
+/// A step kind that is not in the schema; its block's syntax errors are still reported.
+fn unknown_kind(cx: &Ctxt, kind: &Ident, name: &str, body: &crate::ast::Items) {
+    let help = match did_you_mean(name, STEP_SCHEMAS.iter().map(|s| s.kind)) {
+        Some(best) => format!("did you mean `{best}`?"),
+        None => "a user-written step is `custom { outcomes { done => end } }`".to_owned(),
+    };
+    cx.error_at(kind.span(), with_help(format!("unknown step kind `{name}`; expected one of {}", kinds()), help));
+    for error in &body.errors {
+        cx.syn_error(error.clone());
+    }
 }

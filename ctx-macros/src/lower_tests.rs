@@ -179,13 +179,15 @@ fn syntax_errors_are_all_reported_with_a_fix() {
     });
     let expected = [
         "`context_window` takes an integer, found a string\nhelp: write `context_window: 16_384`",
-        "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`\nhelp: did you mean `next`?",
+        "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`, did you mean `next`?\n\
+         help: rename it to `next`",
         "unknown step kind `fetch_node_text`; expected one of `search_nodes`, `expand_dependency_tree`, \
          `fetch_node_texts`, `manage_context_budget`, `call_model`, `agent`, `loop_guard`, `set_variables`, `custom`\n\
          help: did you mean `fetch_node_texts`?",
         "duplicate key `on_ok` in `manage_context_budget` step `manage`\nhelp: `on_ok` is already set above; remove one of the two",
-        "`manage_context_budget` step `manage` is missing `on_over`\nhelp: add `on_over: <step id or end>`",
-        "`max_turn_loops_from_settings` takes a name, not a string\nhelp: remove the quotes: `max_turn_loops_from_settings: loops`",
+        "`manage_context_budget` step `manage` has no `on_over`\nhelp: add `on_over: <step id or end>`",
+        "`max_turn_loops_from_settings` in `loop_guard` step `again` must be a name, not a string\n\
+         help: remove the quotes: `loops`",
     ];
     assert_eq!(errors, expected);
     assert!(!lowered.graph_complete, "a lost transition makes graph findings unreliable");
@@ -239,8 +241,8 @@ fn the_old_evidence_key_still_reads_with_a_deprecation_and_both_are_an_error() {
     });
     assert_eq!(
         errors,
-        ["`max_tokens` and `evidence_tokens` both set the evidence budget of `fetch_node_texts`\n\
-          help: keep `evidence_tokens` and remove `max_tokens` (its old spelling)"]
+        ["`fetch_node_texts` step `f` writes both `evidence_tokens` and `max_tokens`\n\
+          help: `max_tokens` is another name of `evidence_tokens`: keep `evidence_tokens`"]
     );
 }
 

@@ -18,5 +18,5 @@ mod tests;
 
 pub use block::Block;
 pub use decoder::{AliasUse, DecodeIssue, Decoder, Dialect};
-pub use steps::{decode_step, kinds};
+pub use steps::{decode_step, kinds, read_step};
 pub use value::{Kind, Loc, Value, Word};

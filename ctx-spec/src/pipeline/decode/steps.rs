@@ -4,17 +4,52 @@
 
 use super::block::Block;
 use super::decoder::{AliasUse, Decoder, Dialect};
-use super::value::{Kind, Value};
+use super::value::{Kind, Loc, Value};
 use crate::codes::Code;
 use crate::params::ResponseFormat;
 use crate::pipeline::definition::{CompactRuleSpec, END, SetRuleSpec, SetValueSpec, StepKind, ToolSpec, UserPartSpec};
 use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema, ValueType};
 use crate::pipeline::slot::FieldValue;
-use crate::validation::FieldPath;
+use crate::validation::{FieldPath, PathSegment};
 
 /// "`search_nodes`, `expand_dependency_tree`, …": every step kind, for messages.
 pub fn kinds() -> String {
     STEP_SCHEMAS.iter().map(|s| format!("`{}`", s.kind)).collect::<Vec<_>>().join(", ")
+}
+
+/// The step of kind `schema` written as `items` (a block's contents, which may also hold the
+/// front end's own keys `extra`, such as YAML's `id` and `action`): the block read with the
+/// schema's keys and aliases allowed, then [`decode_step`]. An unknown key that belongs to other
+/// step kinds says so, since it is most often a key written in the wrong step.
+pub fn read_step(
+    dec: &mut Decoder,
+    schema: &StepSchema,
+    items: &[Value],
+    at: Loc,
+    what: String,
+    path: &FieldPath,
+    extra: &[&str],
+) -> StepKind {
+    let mut allowed: Vec<&str> = extra.to_vec();
+    allowed.extend(schema.keys.iter().map(|k| k.name));
+    let aliases: Vec<&str> = schema.keys.iter().flat_map(|k| k.aliases.iter().copied()).collect();
+    allowed.extend(&aliases);
+    let first = dec.issues.len();
+    let block = Block::from_items_hiding(dec, items, at, what, path, &allowed, &aliases);
+    for found in &mut dec.issues[first..] {
+        let issue = &mut found.issue;
+        let Some(PathSegment::Key(key)) = issue.path.0.last() else { continue };
+        if issue.code != Code::YamlUnknownKey || issue.path.0.len() != path.0.len() + 1 {
+            continue;
+        }
+        let owners: Vec<String> =
+            STEP_SCHEMAS.iter().filter(|s| s.key(key).is_some()).map(|s| format!("`{}`", s.kind)).collect();
+        if !owners.is_empty() {
+            let help = issue.help.get_or_insert_with(String::new);
+            help.push_str(&format!(" (`{key}` is a key of {})", owners.join(", ")));
+        }
+    }
+    decode_step(dec, schema, &block)
 }
 
 /// The step of kind `schema` whose keys are `block` (read with the schema's keys and aliases
@@ -42,13 +77,26 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
                 dec.aliases.push(AliasUse { at: word.at, alias, key: key.name });
                 read(dec, key.ty, value, &path, &format!("`{alias}` in {}", block.what))
             }
-            (Some((_, value)), None) => read(dec, key.ty, value, &path, &what),
+            (Some((_, value)), None) => {
+                let first = dec.issues.len();
+                let read = read(dec, key.ty, value, &path, &what);
+                // A value of the wrong type: the help shows the key with a value of its type.
+                for found in &mut dec.issues[first..] {
+                    let issue = &mut found.issue;
+                    let generic = issue.help.as_deref().is_some_and(|h| h.starts_with("write "))
+                        && issue.message.contains(" must be ");
+                    if issue.code == Code::YamlWrongType && issue.path == path && generic && example(key.ty) != "…" {
+                        issue.help = Some(format!("write `{}: {}`", key.name, example(key.ty)));
+                    }
+                }
+                read
+            }
             (None, None) => {
                 if key.required {
                     if key.aliases.iter().any(|a| block.is_explained(a)) {
                         dec.poison(&path);
                     } else {
-                        block.missing(dec, key.name);
+                        block.missing_as(dec, key.name, example(key.ty));
                     }
                 }
                 None
@@ -69,6 +117,24 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
         }
     }
     kind
+}
+
+/// What a missing key's value looks like, for the help line.
+fn example(ty: ValueType) -> &'static str {
+    use ValueType as T;
+    match ty {
+        T::Integer => "<integer>",
+        T::Number => "<number>",
+        T::Text => "\"…\"",
+        T::Bool => "true",
+        T::Target => "<step id or end>",
+        T::PromptKey => "<prompt key>",
+        T::SettingName => "<setting name>",
+        T::TextList => "[ \"…\" ]",
+        T::SetRules => "[ target <- source ]",
+        T::Outcomes => "{ done => end }",
+        _ => "…",
+    }
 }
 
 /// Reads `value` as a `ty`.

@@ -6,7 +6,7 @@ use super::error::{Location, YamlIssue};
 use super::fields::Sink;
 use super::node::{Node, Value as NodeValue};
 use crate::codes::Code;
-use crate::pipeline::decode::{Block, Decoder, Dialect, Kind, Loc, Value, Word, decode_step, kinds};
+use crate::pipeline::decode::{Decoder, Dialect, Kind, Loc, Value, Word, kinds, read_step};
 use crate::pipeline::definition::{CustomSpec, StepDef, StepKind};
 use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema};
 use crate::validation::{FieldPath, did_you_mean};
@@ -150,12 +150,6 @@ fn decode_step_entry(dec: &mut Decoder, value: &Value, path: &FieldPath, index: 
         dec.report(action_value.at, Code::YamlUnknownAction, &path.key("action"), message, help);
         return placeholder(dec, id);
     };
-    let mut allowed: Vec<&str> = vec!["id", "action"];
-    for key in schema.keys {
-        allowed.push(key.name);
-        allowed.extend(key.aliases);
-    }
-    let block = Block::from_items(dec, items, value.at, what, path, &allowed);
-    let kind = decode_step(dec, schema, &block);
+    let kind = read_step(dec, schema, items, value.at, what, path, &["id", "action"]);
     StepDef::new(id.unwrap_or_default(), kind)
 }
