@@ -225,18 +225,6 @@ impl Reader<'_> {
         }
     }
 
-    /// `true` or `false`.
-    pub(crate) fn boolean(&mut self, path: &FieldPath, key: &Ident, value: &Value) -> Option<bool> {
-        self.record(path, value);
-        match value {
-            Value::Bool(b) => Some(b.value),
-            _ => {
-                self.wrong_type(path, key, value, "`true` or `false`", "true");
-                None
-            }
-        }
-    }
-
     /// A bare name (a step id, a field, a keyword such as `sql`).
     pub(crate) fn name(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
         self.record(path, value);

@@ -57,29 +57,8 @@ pub(crate) const PROMPTS: Symbol = Symbol("prompts");
 pub(crate) const STEPS: Symbol = Symbol("steps");
 pub(crate) const SECTIONS: &[Symbol] = &[MODEL, SETTINGS, PROMPTS, STEPS];
 
-// `model { … }` and `model: config("…")`.
-pub(crate) const MODEL_NAME: Symbol = Symbol("model");
-pub(crate) const CONTEXT_WINDOW: Symbol = Symbol("context_window");
-pub(crate) const MAX_TOKENS: Symbol = Symbol("max_tokens");
-pub(crate) const ENCODING: Symbol = Symbol("encoding");
-/// `tokenizer: "models/x/tokenizer.json"`: the model's own tokenizer and chat template.
-pub(crate) const TOKENIZER: Symbol = Symbol("tokenizer");
-/// `gguf: "models/x.gguf"`: the tokenizer, chat template and window inside a GGUF file.
-pub(crate) const GGUF: Symbol = Symbol("gguf");
-pub(crate) const MODEL_KEYS: &[Symbol] = &[MODEL_NAME, CONTEXT_WINDOW, MAX_TOKENS, ENCODING, TOKENIZER, GGUF];
+// `model: config("…")`; the keys of `model { … }` and `settings { … }` are `ctx-spec`'s schema rows.
 pub(crate) const CONFIG: Symbol = Symbol("config");
-
-// `settings { … }`: these have typed fields; any other name is an integer setting.
-pub(crate) const MAX_CONTEXT_TOKENS: Symbol = Symbol("max_context_tokens");
-pub(crate) const MAX_HISTORY_TOKENS: Symbol = Symbol("max_history_tokens");
-pub(crate) const BUDGET_SAFETY_MARGIN_TOKENS: Symbol = Symbol("budget_safety_margin_tokens");
-pub(crate) const LIMITS_POLICY: Symbol = Symbol("limits_policy");
-/// The user compactor languages rules may name: `compactors: [yaml]`.
-pub(crate) const COMPACTORS: Symbol = Symbol("compactors");
-/// The node frame template: `node_frame: "<doc id=\"{id}\">\n{text}\n</doc>"`.
-pub(crate) const NODE_FRAME: Symbol = Symbol("node_frame");
-/// Whether a conversation carries the context to the next question: `carry_context: true`.
-pub(crate) const CARRY_CONTEXT: Symbol = Symbol("carry_context");
 
 // `prompts { … }` values.
 pub(crate) const INCLUDE_STR: Symbol = Symbol("include_str");

@@ -6,7 +6,7 @@
 //! added in one place and forgotten in another fails the build's tests instead of a user's run.
 
 use super::definition::*;
-use super::slot::{Slot, slot};
+use super::slot::{Slot, field, slot};
 
 /// What a key's value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,20 @@ pub enum ValueType {
     ResponseFormat,
     /// `[ name { description: "…", parameters: r#"{…json schema…}"# }, … ]`: an agent's tools.
     Tools,
+    /// A keyword, bare or quoted (`limits_policy: fail_fast`, `encoding: cl100k_base`).
+    Keyword,
+    /// `[ name, … ]`: names, bare or quoted (`compactors: [yaml]`).
+    Names,
+    /// `{ input: 2.5, cached_input?: 1.25, cache_write?: 3.0, output: 10 }`: US dollars per
+    /// million tokens.
+    Price,
 }
 
-/// One key of a step kind: everything the decoder, the YAML export and the macro's Rust export
-/// need to know about it, so a new key is this row plus its field.
-#[derive(Debug, Clone, Copy)]
-pub struct KeySchema {
+/// One key of a step kind (or, with `T` the block's spec, of `model` or `settings`): everything
+/// the decoder, the YAML export and the macro's Rust export need to know about it, so a new key
+/// is this row plus its field.
+#[derive(Debug)]
+pub struct KeySchema<T: 'static = StepKind> {
     /// The key as written.
     pub name: &'static str,
     /// What its value is.
@@ -54,8 +62,17 @@ pub struct KeySchema {
     /// Older spellings still read (with a deprecation note), never written.
     pub aliases: &'static [&'static str],
     /// Where its value lives in the definition.
-    pub slot: Slot,
+    pub slot: Slot<T>,
 }
+
+// By hand: a derive would ask `T: Clone` of the spec.
+impl<T> Clone for KeySchema<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for KeySchema<T> {}
 
 /// One step kind.
 #[derive(Debug, Clone, Copy)]
@@ -86,7 +103,7 @@ impl StepSchema {
     }
 }
 
-const fn key(name: &'static str, ty: ValueType, required: bool, slot: Slot) -> KeySchema {
+const fn key<T>(name: &'static str, ty: ValueType, required: bool, slot: Slot<T>) -> KeySchema<T> {
     KeySchema { name, ty, required, aliases: &[], slot }
 }
 
@@ -191,6 +208,35 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
         keys: &[key("outcomes", Outcomes, true, slot!(CustomSpec, outcomes))],
         empty: || StepKind::Custom(CustomSpec::default()),
     },
+];
+
+/// The keys of `model { … }`. `context_window` and `max_tokens` are also read under
+/// `config.json`'s names; `gguf` is `tokenizer` naming a GGUF file.
+pub const MODEL_KEYS: &[KeySchema<ModelSpec>] = &[
+    key("model", Text, false, field!(ModelSpec, model)),
+    KeySchema {
+        aliases: &["model_context_window"],
+        ..key("context_window", Integer, false, field!(ModelSpec, context_window))
+    },
+    KeySchema { aliases: &["model_max_tokens"], ..key("max_tokens", Integer, false, field!(ModelSpec, max_tokens)) },
+    key("encoding", Keyword, false, field!(ModelSpec, encoding)),
+    KeySchema { aliases: &["gguf"], ..key("tokenizer", Text, false, field!(ModelSpec, tokenizer)) },
+    key("price", Price, false, field!(ModelSpec, price)),
+];
+
+/// The keys of `settings { … }` with a field of their own; any other name is an integer setting
+/// (`max_turn_loops`), read by the steps that name it.
+pub const SETTINGS_KEYS: &[KeySchema<SettingsSpec>] = &[
+    key("max_context_tokens", Integer, false, field!(SettingsSpec, max_context_tokens)),
+    key("max_history_tokens", Integer, false, field!(SettingsSpec, max_history_tokens)),
+    key("budget_safety_margin_tokens", Integer, false, field!(SettingsSpec, budget_safety_margin_tokens)),
+    key("limits_policy", Keyword, false, field!(SettingsSpec, limits_policy)),
+    key("compactors", Names, false, field!(SettingsSpec, compactors)),
+    key("node_frame", Text, false, field!(SettingsSpec, node_frame)),
+    key("carry_context", Bool, false, field!(SettingsSpec, carry_context)),
+    key("history_trim", Keyword, false, field!(SettingsSpec, history_trim)),
+    key("history_low_water_percent", Integer, false, field!(SettingsSpec, history_low_water_percent)),
+    key("max_cost_per_run", Number, false, field!(SettingsSpec, max_cost_per_run)),
 ];
 
 impl StepKind {

@@ -124,6 +124,11 @@ impl<'v> Block<'v> {
         block
     }
 
+    /// Every entry read, in the order written.
+    pub fn entries(&self) -> impl Iterator<Item = (&'v Word, &'v Value)> + '_ {
+        self.entries.iter().copied()
+    }
+
     /// `key`'s entry, when written.
     pub fn get(&self, key: &str) -> Option<(&'v Word, &'v Value)> {
         self.entries.iter().find(|(k, _)| k.text == key).copied()

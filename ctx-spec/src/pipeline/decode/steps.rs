@@ -7,8 +7,9 @@ use super::decoder::{AliasUse, Decoder, Dialect};
 use super::value::{Kind, Loc, Value};
 use crate::codes::Code;
 use crate::params::ResponseFormat;
+use crate::pipeline::definition::PriceSpec;
 use crate::pipeline::definition::{CompactRuleSpec, END, SetRuleSpec, SetValueSpec, StepKind, ToolSpec, UserPartSpec};
-use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema, ValueType};
+use crate::pipeline::schema::{KeySchema, STEP_SCHEMAS, StepSchema, ValueType};
 use crate::pipeline::slot::FieldValue;
 use crate::validation::{FieldPath, PathSegment};
 
@@ -57,7 +58,15 @@ pub fn read_step(
 /// poisoned path.
 pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) -> StepKind {
     let mut kind = (schema.empty)();
-    for key in schema.keys {
+    decode_keys(dec, schema.keys, block, &mut kind);
+    kind
+}
+
+/// Reads each row of `keys` from `block` into `target` through the row's slot: a key and its
+/// older spelling both written, a value of the wrong type, a required key missing — each
+/// reported once, a required key's placeholder left at a poisoned path.
+pub fn decode_keys<T>(dec: &mut Decoder, keys: &[KeySchema<T>], block: &Block<'_>, target: &mut T) {
+    for key in keys {
         let path = block.path.key(key.name);
         let what = format!("`{}` in {}", key.name, block.what);
         let alias = key.aliases.iter().find_map(|a| block.get(a).map(|entry| (*a, entry)));
@@ -103,7 +112,7 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
             }
         };
         match value {
-            Some(value) => (key.slot.set)(&mut kind, value),
+            Some(value) => (key.slot.set)(target, value),
             None if key.required => {
                 dec.poison(&path);
                 let placeholder = match key.ty {
@@ -111,12 +120,11 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
                     ValueType::Target => FieldValue::Text(END.to_owned()),
                     _ => continue,
                 };
-                (key.slot.set)(&mut kind, placeholder);
+                (key.slot.set)(target, placeholder);
             }
             None => {}
         }
     }
-    kind
 }
 
 /// What a missing key's value looks like, for the help line.
@@ -133,6 +141,9 @@ fn example(ty: ValueType) -> &'static str {
         T::TextList => "[ \"…\" ]",
         T::SetRules => "[ target <- source ]",
         T::Outcomes => "{ done => end }",
+        T::Keyword => "<keyword>",
+        T::Names => "[ name ]",
+        T::Price => "{ input: 2.5, output: 10 }",
         _ => "…",
     }
 }
@@ -153,7 +164,40 @@ fn read(dec: &mut Decoder, ty: ValueType, value: &Value, path: &FieldPath, what:
         T::Outcomes => outcomes(dec, value, path, what).map(FieldValue::Outcomes),
         T::ResponseFormat => response_format(dec, value, path, what).map(FieldValue::ResponseFormat),
         T::Tools => tools(dec, value, path, what).map(FieldValue::Tools),
+        T::Keyword => dec.name_or_text(value, path, what).map(FieldValue::Text),
+        T::Names => names(dec, value, path, what).map(FieldValue::TextList),
+        T::Price => price(dec, value, path, what).map(FieldValue::Price),
     }
+}
+
+/// `[ name, … ]`, each bare or quoted (in YAML, a single name is a list of one).
+fn names(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<Vec<String>> {
+    if dec.dialect == Dialect::Yaml && value.as_text().is_some() {
+        return dec.name_or_text(value, path, what).map(|n| vec![n]);
+    }
+    let items = list(dec, value, path, what, "a list of names `[ yaml, toml ]`")?;
+    let mut out = Some(Vec::new());
+    for (j, item) in items.iter().enumerate() {
+        match dec.name_or_text(item, &path.index(j), what) {
+            Some(name) => out.as_mut().map(|o| o.push(name)),
+            None => out.take().map(|_| ()),
+        };
+    }
+    out
+}
+
+/// `{ input, cached_input?, cache_write?, output }`: numbers; which are required and their
+/// ranges are the price rule's (`Price::from_spec`).
+fn price(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<PriceSpec> {
+    let keys = ["input", "cached_input", "cache_write", "output"];
+    let b = Block::read(dec, value, format!("`price` of {what}"), path, &keys)?;
+    let mut rate = |key: &str| b.get(key).and_then(|(_, v)| dec.number(v, &path.key(key), &format!("`price.{key}`")));
+    let mut spec = PriceSpec::default();
+    spec.input = rate("input");
+    spec.cached_input = rate("cached_input");
+    spec.cache_write = rate("cache_write");
+    spec.output = rate("output");
+    Some(spec)
 }
 
 /// The items of a list, or a wrong-type problem.
