@@ -266,7 +266,9 @@ fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
         }
     });
     assert!(!ok.contains("compile_error"), "{ok}");
-    assert!(ok.contains(". compactors (:: std :: vec ! [:: std :: string :: String :: from (\"yaml\")])"), "{ok}");
+    let compactors = "(\"compactors\" , :: ctx :: __private :: spec :: FieldValue :: TextList \
+                      (:: std :: vec ! [:: std :: string :: String :: from (\"yaml\")]))";
+    assert!(ok.contains(compactors), "{ok}");
     let typo = expansion_errors(quote! {
         pipeline P {
             model { model: "gpt-4o" }

@@ -6,7 +6,7 @@
 //! added in one place and forgotten in another fails the build's tests instead of a user's run.
 
 use super::definition::*;
-use super::slot::{Slot, field, slot};
+use super::slot::{FieldValue, Slot, field, slot};
 
 /// What a key's value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,19 @@ pub struct StepSchema {
 }
 
 impl StepSchema {
+    /// A step of this kind with each `(key, value)` of `fields` set through the key's row (a
+    /// name no row has is ignored, a value of another type too): how the `pipeline!` macro's
+    /// generated `definition()` rebuilds the step it checked, with no code of its own per key.
+    pub fn build(&self, fields: Vec<(&str, FieldValue)>) -> StepKind {
+        let mut kind = (self.empty)();
+        for (name, value) in fields {
+            if let Some(key) = self.key(name) {
+                (key.slot.set)(&mut kind, value);
+            }
+        }
+        kind
+    }
+
     /// The keys that are transitions, in the order of `StepKind::transitions()` (custom steps'
     /// outcomes are named by the user and not listed).
     pub fn transition_keys(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -239,6 +252,24 @@ pub const SETTINGS_KEYS: &[KeySchema<SettingsSpec>] = &[
     key("max_cost_per_run", Number, false, field!(SettingsSpec, max_cost_per_run)),
 ];
 
+/// A `T` (a [`ModelSpec`], a [`SettingsSpec`]) with each `(key, value)` of `fields` set through
+/// its row of `keys`, as [`StepSchema::build`] makes a step.
+pub fn from_fields<T: Default>(keys: &[KeySchema<T>], fields: Vec<(&str, FieldValue)>) -> T {
+    let mut spec = T::default();
+    for (name, value) in fields {
+        if let Some(key) = keys.iter().find(|k| k.name == name) {
+            (key.slot.set)(&mut spec, value);
+        }
+    }
+    spec
+}
+
+/// The `(key, value)` of each row of `keys` whose field in `spec` is not at its default, in the
+/// rows' order: what an export writes, and what [`from_fields`] reads back to an equal `T`.
+pub fn to_fields<T>(keys: &[KeySchema<T>], spec: &T) -> Vec<(&'static str, FieldValue)> {
+    keys.iter().filter_map(|k| (k.slot.get)(spec).map(|v| (k.name, v))).collect()
+}
+
 impl StepKind {
     /// The description of this step's kind.
     pub fn schema(&self) -> &'static StepSchema {
@@ -270,5 +301,30 @@ mod tests {
             assert_eq!(keys, schema.transition_keys().collect::<Vec<_>>(), "{}", schema.kind);
         }
         assert_eq!(seen.len(), STEP_SCHEMAS.len(), "a sample of every kind: {seen:?}");
+    }
+
+    /// What the macro's generated code does: each step, the model and the settings rebuilt
+    /// from the fields their rows read are equal to the originals.
+    #[test]
+    fn every_spec_is_rebuilt_from_its_rows() {
+        let mut steps = testing::compaction_loop().steps;
+        steps.push(testing::custom("c", &[("done", "end")]));
+        steps.push(testing::agent("a", "end"));
+        for step in &steps {
+            let schema = step.kind.schema();
+            assert_eq!(schema.build(to_fields(schema.keys, &step.kind)), step.kind, "{}", schema.kind);
+        }
+        let model = ModelSpec::default()
+            .model(Some("gpt-4o".into()))
+            .context_window(Some(8_000))
+            .price(Some(PriceSpec::default().input(Some(2.5)).output(Some(10.0))));
+        assert_eq!(from_fields(MODEL_KEYS, to_fields(MODEL_KEYS, &model)), model);
+        let settings = SettingsSpec::default()
+            .max_context_tokens(Some(4_000))
+            .compactors(vec!["yaml".into()])
+            .carry_context(Some(false))
+            .history_trim(Some("fold".into()))
+            .max_cost_per_run(Some(0.05));
+        assert_eq!(from_fields(SETTINGS_KEYS, to_fields(SETTINGS_KEYS, &settings)), settings);
     }
 }
