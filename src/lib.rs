@@ -122,7 +122,7 @@ pub use ctx_runtime::{
 /// Not a public API: it changes with the macros, which are pinned to this exact version.
 #[doc(hidden)]
 pub mod __private {
-    pub use ctx_runtime::__private::serde_json;
+    pub use ctx_runtime::__private::{serde_json, spec};
     pub use ctx_runtime::llm::ChatModel;
     pub use ctx_runtime::{CtxError, PipelineState, engine, pipeline, turn};
 

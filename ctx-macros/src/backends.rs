@@ -19,7 +19,7 @@ use ctx_spec::pipeline::{StepKind, variant_name};
 
 use crate::ast::PipelineInput;
 use crate::ctxt::Ctxt;
-use crate::fields::with_help;
+use crate::ctxt::with_help;
 use crate::lower::Lowered;
 
 /// The Rust identifier a name of the pipeline becomes (a step id, an outcome's or a tool's name):

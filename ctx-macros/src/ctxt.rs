@@ -8,6 +8,11 @@ use proc_macro2::Span;
 
 use crate::spans::SpanRange;
 
+/// `message` followed by a help line, the layout every error of the macro uses.
+pub(crate) fn with_help(message: impl Display, help: impl Display) -> String {
+    format!("{message}\nhelp: {help}")
+}
+
 /// Collects `syn::Error`s; [`Ctxt::check`] must be called exactly once to take them.
 ///
 /// Dropping a `Ctxt` whose errors were never taken panics (in debug builds of the macro): a
@@ -28,6 +33,14 @@ pub(crate) enum Deprecation {
 }
 
 impl Deprecation {
+    /// The deprecation of the older spelling `alias` of `key`, as the decoder reports it.
+    pub(crate) fn of(alias: &str, key: &str) -> Option<Self> {
+        match (alias, key) {
+            ("max_tokens", "evidence_tokens") => Some(Deprecation::FetchMaxTokens),
+            _ => None,
+        }
+    }
+
     /// The hidden item in `__private::deprecated` that carries the warning's note.
     pub(crate) fn item(self) -> &'static str {
         match self {

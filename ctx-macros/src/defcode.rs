@@ -1,10 +1,16 @@
 //! The constructor code of a `PipelineDef`: the generated `definition()` rebuilds, at run time,
 //! exactly the values the macro validated at compile time.
+//!
+//! It goes through the same schema rows the decoder read the values with: each step, the model
+//! and the settings are written as their non-default `(key, value)` pairs, which the rows' slots
+//! set back at run time (`StepSchema::build`, `from_fields`). So a new key, of a type the
+//! definition already has, needs no line here: only a new kind of value ([`FieldValue`]) does.
 
-use ctx_spec::params::{ModelParams, ResponseFormat};
+use ctx_spec::params::ResponseFormat;
+use ctx_spec::pipeline::schema::{KeySchema, MODEL_KEYS, SETTINGS_KEYS, STEP_SCHEMAS, to_fields};
+use ctx_spec::pipeline::slot::FieldValue;
 use ctx_spec::pipeline::{
-    CallModelSpec, CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, StepKind,
-    UserPartSpec,
+    CompactRuleSpec, ModelSource, PipelineDef, SetValueSpec, SettingsSpec, StepDef, UserPartSpec,
 };
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -29,17 +35,13 @@ fn opt_string(value: &Option<String>) -> TokenStream {
     opt(value, |s| string(s))
 }
 
-fn opt_i64(value: &Option<i64>) -> TokenStream {
-    opt(value, |n| quote!(#n))
-}
-
 /// The expression building `def`; prompts come from `prompts` so `include_str!` stays one.
 /// `rt` is the path of the hidden module the generated code names (`::ctx::__private`).
 pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenStream) -> TokenStream {
     let p = &quote!(#rt::pipeline);
     let name = &def.name;
-    let model = model(p, &def.model);
-    let settings = settings(p, &def.settings);
+    let model = model(rt, &def.model);
+    let settings = settings(rt, &def.settings);
     let prompts = def.prompts.iter().zip(prompts).map(|(spec, code)| {
         let key = &spec.key;
         let text = match code {
@@ -64,24 +66,21 @@ pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenSt
     }
 }
 
-fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
+/// `vec![(key, value), …]`: the fields of `spec` its rows `keys` read, as `FieldValue`s.
+fn fields<T>(rt: &TokenStream, keys: &[KeySchema<T>], spec: &T) -> TokenStream {
+    let fields = to_fields(keys, spec).into_iter().map(|(name, value)| {
+        let value = field_value(rt, &value);
+        quote!((#name, #value))
+    });
+    quote!(::std::vec![#(#fields),*])
+}
+
+fn model(rt: &TokenStream, model: &ModelSource) -> TokenStream {
+    let p = &quote!(#rt::pipeline);
     match model {
         ModelSource::Inline(spec) => {
-            let model = opt_string(&spec.model);
-            let window = opt_i64(&spec.context_window);
-            let max_tokens = opt_i64(&spec.max_tokens);
-            let encoding = opt_string(&spec.encoding);
-            let tokenizer = opt_string(&spec.tokenizer);
-            quote! {
-                #p::ModelSource::Inline(
-                    #p::ModelSpec::default()
-                        .model(#model)
-                        .context_window(#window)
-                        .max_tokens(#max_tokens)
-                        .encoding(#encoding)
-                        .tokenizer(#tokenizer)
-                )
-            }
+            let fields = fields(rt, MODEL_KEYS, spec);
+            quote!(#p::ModelSource::Inline(#rt::spec::from_fields(#rt::spec::MODEL_KEYS, #fields)))
         }
         ModelSource::ConfigFile(file) => {
             let file = string(file);
@@ -90,25 +89,11 @@ fn model(p: &TokenStream, model: &ModelSource) -> TokenStream {
     }
 }
 
-fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
-    let max_context = opt_i64(&s.max_context_tokens);
-    let max_history = opt_i64(&s.max_history_tokens);
-    let margin = opt_i64(&s.budget_safety_margin_tokens);
-    let policy = opt_string(&s.limits_policy);
+fn settings(rt: &TokenStream, s: &SettingsSpec) -> TokenStream {
+    let fields = fields(rt, SETTINGS_KEYS, s);
     let extra = s.extra.iter().map(|(k, v)| quote!((::std::string::String::from(#k), #v)));
-    let compactors = s.compactors.iter().map(|c| quote!(::std::string::String::from(#c)));
-    let frame = opt_string(&s.node_frame);
-    // Only when written, so the expansion of every other pipeline is unchanged.
-    let carry = s.carry_context.map(|b| quote!(.carry_context(::core::option::Option::Some(#b))));
     quote! {
-        #p::SettingsSpec::default()
-            .max_context_tokens(#max_context)
-            .max_history_tokens(#max_history)
-            .budget_safety_margin_tokens(#margin)
-            .limits_policy(#policy)
-            .compactors(::std::vec![#(#compactors),*])
-            .node_frame(#frame)
-            #carry
+        #rt::spec::from_fields(#rt::spec::SETTINGS_KEYS, #fields)
             .extra(::std::collections::BTreeMap::from([#(#extra),*]))
     }
 }
@@ -116,59 +101,39 @@ fn settings(p: &TokenStream, s: &SettingsSpec) -> TokenStream {
 fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
     let p = &quote!(#rt::pipeline);
     let id = &step.id;
-    let kind = match &step.kind {
-        StepKind::SearchNodes(s) => {
-            let (top_k, next) = (s.top_k, string(&s.next));
-            quote!(#p::StepKind::SearchNodes(#p::SearchNodesSpec::new(#top_k, #next)))
+    let schema = step.kind.schema();
+    // The row's index: the generated code and the macro share one ctx-spec (pinned versions).
+    let index = STEP_SCHEMAS.iter().position(|s| s.kind == schema.kind).unwrap_or_default();
+    let fields = fields(rt, schema.keys, &step.kind);
+    quote!(#p::StepDef::new(::std::string::String::from(#id), #rt::spec::STEP_SCHEMAS[#index].build(#fields)))
+}
+
+/// One value as the expression of its `FieldValue`.
+fn field_value(rt: &TokenStream, value: &FieldValue) -> TokenStream {
+    let p = &quote!(#rt::pipeline);
+    let v = quote!(#rt::spec::FieldValue);
+    match value {
+        FieldValue::Int(n) => quote!(#v::Int(#n)),
+        FieldValue::Number(n) => quote!(#v::Number(#n)),
+        FieldValue::Text(t) => {
+            let t = string(t);
+            quote!(#v::Text(#t))
         }
-        StepKind::ExpandDependencyTree(s) => {
-            let (max_depth, next) = (s.max_depth, string(&s.next));
-            quote!(#p::StepKind::ExpandDependencyTree(#p::ExpandSpec::new(#max_depth, #next)))
+        FieldValue::Bool(b) => quote!(#v::Bool(#b)),
+        FieldValue::TextList(items) => {
+            let items = items.iter().map(|s| string(s));
+            quote!(#v::TextList(::std::vec![#(#items),*]))
         }
-        StepKind::FetchNodeTexts(s) => {
-            let (evidence_tokens, next) = (s.evidence_tokens, string(&s.next));
-            quote!(#p::StepKind::FetchNodeTexts(#p::FetchSpec::new(#evidence_tokens, #next)))
+        FieldValue::CompactRules(rules) => {
+            let rules = rules.iter().map(|r| compact_rule(p, r));
+            quote!(#v::CompactRules(::std::vec![#(#rules),*]))
         }
-        StepKind::ManageContextBudget(s) => {
-            let rules = s.compact_code.iter().map(|r| compact_rule(p, r));
-            let divider = opt_string(&s.divide_new_content);
-            let (on_ok, on_over) = (string(&s.on_ok), string(&s.on_over));
-            quote! {
-                #p::StepKind::ManageContextBudget(
-                    #p::ManageBudgetSpec::new(#on_ok, #on_over)
-                        .compact_code(::std::vec![#(#rules),*])
-                        .divide_new_content(#divider)
-                )
-            }
+        FieldValue::UserParts(parts) => {
+            let parts = parts.iter().map(|u| user_part(p, u));
+            quote!(#v::UserParts(::std::vec![#(#parts),*]))
         }
-        StepKind::CallModel(s) => {
-            let call = call_model(p, s);
-            quote!(#p::StepKind::CallModel(#call))
-        }
-        StepKind::Agent(s) => {
-            let call = call_model(p, &s.call);
-            let tools = s.tools.iter().map(|t| {
-                let (name, description, parameters) = (string(&t.name), string(&t.description), string(&t.parameters));
-                quote!(#p::ToolSpec::new(#name, #description, #parameters))
-            });
-            let max_tool_calls = s.max_tool_calls;
-            let turn_budget = opt_i64(&s.turn_budget_tokens);
-            quote! {
-                #p::StepKind::Agent(
-                    #p::AgentSpec::new(#call, ::std::vec![#(#tools),*], #max_tool_calls)
-                        .turn_budget_tokens(#turn_budget)
-                )
-            }
-        }
-        StepKind::LoopGuard(s) => {
-            let setting = string(&s.max_turn_loops_from_settings);
-            let (on_allow, on_deny) = (string(&s.on_allow), string(&s.on_deny));
-            quote! {
-                #p::StepKind::LoopGuard(#p::LoopGuardSpec::new(#setting, #on_allow, #on_deny))
-            }
-        }
-        StepKind::SetVariables(s) => {
-            let rules = s.rules.iter().map(|rule| {
+        FieldValue::SetRules(rules) => {
+            let rules = rules.iter().map(|rule| {
                 let set = string(&rule.set);
                 let value = match &rule.value {
                     SetValueSpec::From { from, transform } => {
@@ -183,21 +148,46 @@ fn step(rt: &TokenStream, step: &StepDef) -> TokenStream {
                 };
                 quote!(#p::SetRuleSpec::new(#set, #value))
             });
-            let next = string(&s.next);
-            quote!(#p::StepKind::SetVariables(#p::SetVariablesSpec::new(::std::vec![#(#rules),*], #next)))
+            quote!(#v::SetRules(::std::vec![#(#rules),*]))
         }
-        StepKind::Custom(s) => {
-            let outcomes = s.outcomes.iter().map(|(o, t)| {
+        FieldValue::Outcomes(outcomes) => {
+            let outcomes = outcomes.iter().map(|(o, t)| {
                 let (o, t) = (string(o), string(t));
                 quote!((#o, #t))
             });
-            quote!(#p::StepKind::Custom(#p::CustomSpec::new(::std::vec![#(#outcomes),*])))
+            quote!(#v::Outcomes(::std::vec![#(#outcomes),*]))
         }
-        // A kind the runtime added but this macro cannot write yet: the lowering never produces
-        // one, so this is unreachable in practice; emitting a compile error keeps it loud.
-        _ => quote!(::core::compile_error!("ctx-macros cannot emit this step kind; update ctx-macros")),
-    };
-    quote!(#p::StepDef::new(::std::string::String::from(#id), #kind))
+        FieldValue::ResponseFormat(format) => {
+            let format = match format {
+                ResponseFormat::JsonObject => quote!(#p::ResponseFormat::JsonObject),
+                ResponseFormat::JsonSchema { name, schema, strict } => {
+                    let (name, schema) = (string(name), string(schema));
+                    quote!(#p::ResponseFormat::JsonSchema { name: #name, schema: #schema, strict: #strict })
+                }
+            };
+            quote!(#v::ResponseFormat(#format))
+        }
+        FieldValue::Tools(tools) => {
+            let tools = tools.iter().map(|t| {
+                let (name, description, parameters) = (string(&t.name), string(&t.description), string(&t.parameters));
+                quote!(#p::ToolSpec::new(#name, #description, #parameters))
+            });
+            quote!(#v::Tools(::std::vec![#(#tools),*]))
+        }
+        FieldValue::Price(price) => {
+            let rate = |r: &Option<f64>| opt(r, |r| quote!(#r));
+            let (input, cached, write, output) =
+                (rate(&price.input), rate(&price.cached_input), rate(&price.cache_write), rate(&price.output));
+            quote! {
+                #v::Price(
+                    #p::PriceSpec::default().input(#input).cached_input(#cached).cache_write(#write).output(#output)
+                )
+            }
+        }
+        // A kind of value ctx-spec added that this macro cannot write yet: never produced by the
+        // decoder this macro was built with, and loud if it ever is.
+        _ => quote!(::core::compile_error!("ctx-macros cannot emit this value; update ctx-macros")),
+    }
 }
 
 /// A literal of a `target = value` rule (null, string, number or boolean: what the lowering
@@ -224,55 +214,6 @@ fn compact_rule(p: &TokenStream, rule: &CompactRuleSpec) -> TokenStream {
     let threshold = opt(&rule.threshold, |t| quote!(#t));
     let inbox_key = opt_string(&rule.inbox_key);
     quote!(#p::CompactRuleSpec::new(#language, #policy).threshold(#threshold).inbox_key(#inbox_key))
-}
-
-/// A `call_model` step's keys, which an `agent` step shares.
-fn call_model(p: &TokenStream, s: &CallModelSpec) -> TokenStream {
-    let prompt_key = string(&s.prompt_key);
-    let max_output = opt_i64(&s.max_output_tokens);
-    let max_tokens = opt_i64(&s.max_tokens);
-    let parts = s.user_parts.iter().map(|u| user_part(p, u));
-    let use_history = s.use_history;
-    let params = params(p, &s.params);
-    let next = string(&s.next);
-    quote! {
-        #p::CallModelSpec::new(#prompt_key, #next)
-            .max_output_tokens(#max_output)
-            .max_tokens(#max_tokens)
-            .user_parts(::std::vec![#(#parts),*])
-            .use_history(#use_history)
-            .params(#params)
-    }
-}
-
-/// The sampling parameters; the common case, none, stays one short expression.
-fn params(p: &TokenStream, params: &ModelParams) -> TokenStream {
-    if params.is_empty() {
-        return quote!(::core::default::Default::default());
-    }
-    let temperature = opt(&params.temperature, |t| quote!(#t));
-    let top_p = opt(&params.top_p, |t| quote!(#t));
-    let presence_penalty = opt(&params.presence_penalty, |t| quote!(#t));
-    let frequency_penalty = opt(&params.frequency_penalty, |t| quote!(#t));
-    let stop = params.stop.iter().map(|s| string(s));
-    let seed = opt_i64(&params.seed);
-    let format = opt(&params.response_format, |f| match f {
-        ResponseFormat::JsonObject => quote!(#p::ResponseFormat::JsonObject),
-        ResponseFormat::JsonSchema { name, schema, strict } => {
-            let (name, schema) = (string(name), string(schema));
-            quote!(#p::ResponseFormat::JsonSchema { name: #name, schema: #schema, strict: #strict })
-        }
-    });
-    quote! {
-        #p::ModelParams::default()
-            .temperature(#temperature)
-            .top_p(#top_p)
-            .presence_penalty(#presence_penalty)
-            .frequency_penalty(#frequency_penalty)
-            .stop(::std::vec![#(#stop),*])
-            .seed(#seed)
-            .response_format(#format)
-    }
 }
 
 fn user_part(p: &TokenStream, part: &UserPartSpec) -> TokenStream {

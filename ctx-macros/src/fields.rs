@@ -8,12 +8,9 @@ use proc_macro2::Ident;
 use crate::ast::{Item, Items, Value};
 use crate::ctxt::Ctxt;
 use crate::spans::{SpanMap, SpanRange};
-use crate::symbol::{STEP_KINDS, Symbol, one_of};
+use crate::symbol::{Symbol, one_of};
 
-/// `message` followed by a help line, the layout every error of the macro uses.
-pub(crate) fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) -> String {
-    format!("{message}\nhelp: {help}")
-}
+pub(crate) use crate::ctxt::with_help;
 
 /// The runtime's one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
 /// `config.json` get the same suggestion.
@@ -32,14 +29,12 @@ pub(crate) struct Fields<'a> {
     /// Keys written in a malformed entry (`max_tokens = 2_000`): already reported, so never
     /// also "missing".
     malformed: Vec<&'a Ident>,
-    /// The block's field path; a key's path is `path.key`.
-    pub path: FieldPath,
 }
 
 impl<'a> Fields<'a> {
     /// Collects the `key: value` entries of `items`, reporting the items' syntax errors, items
     /// that are not entries, and duplicate keys (on the second occurrence).
-    pub(crate) fn new(cx: &Ctxt, owner: String, owner_span: SpanRange, items: &'a Items, path: FieldPath) -> Self {
+    pub(crate) fn new(cx: &Ctxt, owner: String, owner_span: SpanRange, items: &'a Items) -> Self {
         for error in &items.errors {
             cx.syn_error(error.clone());
         }
@@ -79,7 +74,7 @@ impl<'a> Fields<'a> {
             }
         }
         let used = vec![false; entries.len()];
-        Fields { owner, owner_span, entries, used, missing: Vec::new(), malformed, path }
+        Fields { owner, owner_span, entries, used, missing: Vec::new(), malformed }
     }
 
     /// Takes `key`'s entry, if written.
@@ -92,11 +87,6 @@ impl<'a> Fields<'a> {
     /// Whether `key` was written in a malformed entry (already reported).
     pub(crate) fn is_malformed(&self, key: Symbol) -> bool {
         self.malformed.iter().any(|k| **k == key)
-    }
-
-    /// Whether `key` is written (well-formed), without taking it.
-    pub(crate) fn has(&self, key: Symbol) -> bool {
-        self.entries.iter().any(|(k, _)| *k == key)
     }
 
     /// Takes `key`'s entry; when absent, it is reported as missing (with `example` as the fix) by
@@ -124,26 +114,18 @@ impl<'a> Fields<'a> {
     /// Reports every entry nobody took as an unknown key (suggesting the closest expected key),
     /// then the required keys that are missing, in one error. A missing key that an unknown key
     /// misspells is not reported twice: "did you mean `next`?" under `nxt` says it all.
-    pub(crate) fn finish(mut self, cx: &Ctxt, expected: &[Symbol], kind_keys: fn(Symbol) -> &'static [Symbol]) {
+    pub(crate) fn finish(mut self, cx: &Ctxt, expected: &[Symbol]) {
         for ((key, _), used) in self.entries.iter().zip(&self.used) {
             if *used {
                 continue;
             }
             let name = key.to_string();
             let suggestion = did_you_mean(&name, expected.iter().map(|s| s.as_str()));
-            let mut help = match suggestion {
+            let help = match suggestion {
                 Some(best) => format!("did you mean `{best}`?"),
                 None => format!("remove it, or use one of {}", one_of(expected)),
             };
             self.missing.retain(|(missing, _)| Some(missing.as_str()) != suggestion);
-            let owners: Vec<String> = STEP_KINDS
-                .iter()
-                .filter(|kind| kind_keys(**kind).iter().any(|k| k.as_str() == name))
-                .map(|k| format!("`{k}`"))
-                .collect();
-            if !owners.is_empty() {
-                help.push_str(&format!(" (`{name}` is a key of {})", owners.join(", ")));
-            }
             cx.error_at(
                 key.span(),
                 with_help(
@@ -243,18 +225,6 @@ impl Reader<'_> {
         }
     }
 
-    /// `true` or `false`.
-    pub(crate) fn boolean(&mut self, path: &FieldPath, key: &Ident, value: &Value) -> Option<bool> {
-        self.record(path, value);
-        match value {
-            Value::Bool(b) => Some(b.value),
-            _ => {
-                self.wrong_type(path, key, value, "`true` or `false`", "true");
-                None
-            }
-        }
-    }
-
     /// A bare name (a step id, a field, a keyword such as `sql`).
     pub(crate) fn name(&mut self, path: &FieldPath, key: &Ident, value: &Value, example: &str) -> Option<String> {
         self.record(path, value);
@@ -321,14 +291,7 @@ impl Reader<'_> {
     }
 }
 
-/// An identifier's text without a raw prefix.
-pub(crate) fn unraw(ident: &Ident) -> String {
-    let text = ident.to_string();
-    match text.strip_prefix("r#") {
-        Some(plain) => plain.to_owned(),
-        None => text,
-    }
-}
+pub(crate) use crate::located::unraw;
 
 /// The range of a `key: value` entry.
 pub(crate) fn entry_range(key: &Ident, value: &Value) -> SpanRange {

@@ -17,7 +17,7 @@ use syn::parse::{Parse, ParseStream};
 
 use crate::ast::{Item, Items, PipelineInput, Value};
 use crate::ctxt::Ctxt;
-use crate::fields::with_help;
+use crate::ctxt::with_help;
 use crate::lower::{Lowered, PromptCode};
 use crate::spans::{SpanMap, SpanRange};
 use crate::symbol::FILE;

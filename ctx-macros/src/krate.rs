@@ -9,7 +9,7 @@ use quote::quote;
 use syn::{Attribute, Path, Token};
 
 use crate::ctxt::Ctxt;
-use crate::fields::with_help;
+use crate::ctxt::with_help;
 use crate::symbol::{CRATE, CTX_ATTR};
 
 /// Takes the `#[ctx(…)]` attributes out of `attrs` (they configure the macro and must not reach

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use ctx_spec::pipeline::decode::{Decoder, Dialect, kinds, read_model, read_settings, read_step};
+use ctx_spec::pipeline::schema::{STEP_SCHEMAS, StepSchema};
 use ctx_spec::pipeline::{
     CustomSpec, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
 };
@@ -18,13 +20,9 @@ use syn::LitStr;
 use crate::ast::{Item, PipelineInput, Value};
 use crate::ctxt::Ctxt;
 use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help};
-use crate::lower_steps::{keys_of, lower_kind};
+use crate::located::Locs;
 use crate::spans::{SpanMap, SpanRange, step_path};
-use crate::symbol::{
-    AT_LOAD, BUDGET_SAFETY_MARGIN_TOKENS, CARRY_CONTEXT, COMPACTORS, CONFIG, CONTEXT_WINDOW, ENCODING, GGUF,
-    INCLUDE_STR, LIMITS_POLICY, MAX_CONTEXT_TOKENS, MAX_HISTORY_TOKENS, MAX_TOKENS, MODEL, MODEL_KEYS, MODEL_NAME,
-    NODE_FRAME, OUTCOMES, PROMPTS, SECTIONS, SETTINGS, STEPS, Symbol, TOKENIZER,
-};
+use crate::symbol::{AT_LOAD, CONFIG, INCLUDE_STR, MODEL, PROMPTS, SECTIONS, SETTINGS, STEPS};
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
 pub(crate) struct Lowered {
@@ -59,8 +57,7 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
     let mut spans = SpanMap::new(SpanRange::single(input.name.span()));
     spans.record(&FieldPath::root().key("name"), SpanRange::single(input.name.span()));
     let owner = format!("pipeline `{name}`");
-    let mut sections =
-        Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body, FieldPath::root());
+    let mut sections = Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body);
     let mut r = Reader { cx, spans: &mut spans };
 
     let model =
@@ -78,7 +75,7 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
         Some((key, value)) => lower_steps(&mut r, key, value),
         None => (Vec::new(), Vec::new()),
     };
-    sections.finish(cx, SECTIONS, keys_of);
+    sections.finish(cx, SECTIONS);
 
     let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
     Lowered {
@@ -98,7 +95,7 @@ fn transitions_lowered(spans: &SpanMap, i: usize, kind: &StepKind) -> bool {
     }
     match kind {
         StepKind::Custom(spec) => {
-            let outcomes = path.key(OUTCOMES.as_str());
+            let outcomes = path.key("outcomes");
             !spans.is_poisoned(&outcomes) && spec.outcomes.iter().all(|(o, _)| !spans.is_poisoned(&outcomes.key(o)))
         }
         other => other.transitions().iter().all(|(key, _)| !spans.is_poisoned(&path.key(*key))),
@@ -110,41 +107,13 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
     let path = FieldPath::root().key("model");
     r.spans.record(&path, entry_range(key, value));
     match value {
-        Value::Map { body, .. } => {
-            let mut f = Fields::new(r.cx, "`model`".into(), SpanRange::single(key.span()), body, path.clone());
-            let mut spec = ModelSpec::default();
-            if let Some((k, v)) = f.take(MODEL_NAME) {
-                spec.model = r.string(&path.key(MODEL_NAME.as_str()), k, v, "\"gpt-4o\"");
-            }
-            if let Some((k, v)) = f.take(CONTEXT_WINDOW) {
-                spec.context_window = r.int(&path.key(CONTEXT_WINDOW.as_str()), k, v, "16_384");
-            }
-            if let Some((k, v)) = f.take(MAX_TOKENS) {
-                spec.max_tokens = r.int(&path.key(MAX_TOKENS.as_str()), k, v, "1_024");
-            }
-            if let Some((k, v)) = f.take(ENCODING) {
-                spec.encoding = r.name_or_string(&path.key(ENCODING.as_str()), k, v, "cl100k_base");
-            }
-            // Both spellings name the same files; `gguf` also says what kind they are.
-            let tokenizer_path = path.key(TOKENIZER.as_str());
-            for (symbol, example) in [(TOKENIZER, "\"models/x/tokenizer.json\""), (GGUF, "\"models/x.gguf\"")] {
-                let Some((k, v)) = f.take(symbol) else { continue };
-                let Some(file) = r.string(&tokenizer_path, k, v, example) else { continue };
-                if spec.tokenizer.is_some() {
-                    r.cx.error_at(k.span(), with_help("`tokenizer` and `gguf` both given", "keep one of them"));
-                } else if symbol == GGUF && !file.to_ascii_lowercase().ends_with(".gguf") {
-                    r.cx.error_range(
-                        v.range(),
-                        with_help(
-                            format!("`gguf` names `{file}`, not a `.gguf` file"),
-                            "use `tokenizer:` for a `tokenizer.json`",
-                        ),
-                    );
-                } else {
-                    spec.tokenizer = Some(file);
-                }
-            }
-            f.finish(r.cx, MODEL_KEYS, |_| &[]);
+        Value::Map { .. } => {
+            // The keys of `model` are read by the schema rows the YAML reader shares.
+            let mut locs = Locs::default();
+            let value = locs.value(r.cx, value);
+            let mut dec = Decoder::new(Dialect::Dsl);
+            let spec = read_model(&mut dec, &value, &path, &[]).map(|(spec, _)| spec).unwrap_or_default();
+            locs.finish(r.cx, dec, r.spans);
             ModelSource::Inline(spec)
         }
         Value::Call { func, args, .. } if *func == CONFIG => {
@@ -206,85 +175,19 @@ fn block_body<'v>(
     }
 }
 
-/// `settings { max_context_tokens: 9_000, …, any_name: 3 }`.
+/// `settings { max_context_tokens: 9_000, …, any_name: 3 }`, read by the schema rows the YAML
+/// reader shares.
 fn lower_settings(r: &mut Reader<'_>, key: &Ident, value: &Value) -> SettingsSpec {
     let path = FieldPath::root().key("settings");
-    let mut spec = SettingsSpec::default();
-    let Some(body) = block_body(r, key, value, &path, "settings { max_context_tokens: 9_000 }") else {
-        return spec;
-    };
-    let mut f = Fields::new(r.cx, "`settings`".into(), SpanRange::single(key.span()), body, path.clone());
-    let int_setting = |r: &mut Reader<'_>, f: &mut Fields<'_>, sym: Symbol| {
-        f.take(sym).and_then(|(k, v)| r.int(&path.key(sym.as_str()), k, v, "2_000"))
-    };
-    spec.max_context_tokens = int_setting(r, &mut f, MAX_CONTEXT_TOKENS);
-    spec.max_history_tokens = int_setting(r, &mut f, MAX_HISTORY_TOKENS);
-    spec.budget_safety_margin_tokens = int_setting(r, &mut f, BUDGET_SAFETY_MARGIN_TOKENS);
-    if let Some((k, v)) = f.take(LIMITS_POLICY) {
-        spec.limits_policy = r.name(&path.key(LIMITS_POLICY.as_str()), k, v, "fail_fast");
+    if block_body(r, key, value, &path, "settings { max_context_tokens: 9_000 }").is_none() {
+        return SettingsSpec::default();
     }
-    if let Some((k, v)) = f.take(NODE_FRAME) {
-        let example = "\"<doc id=\\\"{id}\\\">\\n{text}\\n</doc>\"";
-        spec.node_frame = r.string(&path.key(NODE_FRAME.as_str()), k, v, example);
-    }
-    if let Some((k, v)) = f.take(COMPACTORS) {
-        spec.compactors = lower_compactors(r, &path.key(COMPACTORS.as_str()), k, v);
-    }
-    if let Some((k, v)) = f.take(CARRY_CONTEXT) {
-        spec.carry_context = r.boolean(&path.key(CARRY_CONTEXT.as_str()), k, v);
-    }
-    // Every other setting is a named integer, read by steps such as `loop_guard`.
-    let typed = [
-        MAX_CONTEXT_TOKENS,
-        MAX_HISTORY_TOKENS,
-        BUDGET_SAFETY_MARGIN_TOKENS,
-        LIMITS_POLICY,
-        COMPACTORS,
-        NODE_FRAME,
-        CARRY_CONTEXT,
-    ];
-    for (k, v) in f.rest() {
-        let name = unraw(k);
-        // A misspelt typed setting would otherwise read as a named integer and fail on its value.
-        if !matches!(v, Value::Int { .. })
-            && let Some(best) = did_you_mean(&name, typed.iter().map(|s| s.as_str()))
-        {
-            r.spans.poison(&path.key(name.as_str()));
-            r.cx.error_at(k.span(), with_help(format!("unknown setting `{name}`"), format!("did you mean `{best}`?")));
-            continue;
-        }
-        if let Some(n) = r.int(&path.key(name.as_str()), k, v, "3") {
-            spec.extra.insert(name, n);
-        }
-    }
+    let mut locs = Locs::default();
+    let value = locs.value(r.cx, value);
+    let mut dec = Decoder::new(Dialect::Dsl);
+    let spec = read_settings(&mut dec, &value, &path).unwrap_or_default();
+    locs.finish(r.cx, dec, r.spans);
     spec
-}
-
-/// `compactors: [yaml, toml]`: names, each recorded at its own token.
-fn lower_compactors(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value) -> Vec<String> {
-    let Some(items) = r.list(path, key, value, "[yaml]") else {
-        return Vec::new();
-    };
-    let mut names = Vec::new();
-    for (i, item) in items.items.iter().enumerate() {
-        match item {
-            Item::Value(Value::Name(name)) => {
-                r.spans.record(&path.index(i), SpanRange::single(name.span()));
-                names.push(unraw(name));
-            }
-            other => {
-                r.spans.poison(&path.index(i));
-                r.cx.error_range(
-                    other.range(),
-                    with_help(
-                        "expected the name of a user compactor's language",
-                        "write e.g. `compactors: [yaml]`, then `{ language: yaml, policy: always }` in `compact_code`",
-                    ),
-                );
-            }
-        }
-    }
-    names
 }
 
 /// `prompts { key: "text" | include_str!("file") | at_load, … }`.
@@ -300,7 +203,7 @@ fn lower_prompts(
     let Some(body) = block_body(r, key, value, &path, "prompts { answer: \"You answer questions.\" }") else {
         return (specs, code);
     };
-    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body, path.clone());
+    let mut f = Fields::new(r.cx, "`prompts`".into(), SpanRange::single(key.span()), body);
     for (k, v) in f.rest() {
         let name = unraw(k);
         let prompt_path = path.key(name.as_str());
@@ -383,6 +286,8 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
     for error in &body.errors {
         r.cx.syn_error(error.clone());
     }
+    // The steps' values, decoded by the schema rows every front end shares.
+    let mut locs = Locs::default();
     for item in &body.items {
         let (id, kind, brace_body) = match item {
             Item::Entry { key, colon: Some(_), value: Value::Tagged { tag, body, .. } } => (key, tag, body),
@@ -413,12 +318,25 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
         r.spans.record(&step.key("id"), SpanRange::single(id.span()));
         r.spans.record(&step.key("kind"), SpanRange::single(kind.span()));
         let id_text = unraw(id);
-        let lowered = lower_kind(r, kind, &id_text, brace_body, step.clone());
-        let kind = lowered.unwrap_or_else(|| {
-            r.spans.poison(&step);
-            StepKind::Custom(CustomSpec::default())
-        });
-        steps.push(StepDef::new(id_text, kind));
+        let kind_text = unraw(kind);
+        let lowered = match StepSchema::of(&kind_text) {
+            Some(schema) => {
+                let items = locs.items(r.cx, brace_body, false);
+                let at = locs.loc(SpanRange::single(kind.span()));
+                let what = format!("`{}` step `{id_text}`", schema.kind);
+                // One decoder per step, so its problems are reported in the order written.
+                let mut dec = Decoder::new(Dialect::Dsl);
+                let kind = read_step(&mut dec, schema, &items, at, what, &step, &[]);
+                locs.finish(r.cx, dec, r.spans);
+                kind
+            }
+            None => {
+                unknown_kind(r.cx, kind, &kind_text, brace_body);
+                r.spans.poison(&step);
+                StepKind::Custom(CustomSpec::default())
+            }
+        };
+        steps.push(StepDef::new(id_text, lowered));
         ids.push(id.clone());
     }
     if steps.is_empty() && !r.cx.has_errors() {
@@ -431,4 +349,16 @@ fn lower_steps(r: &mut Reader<'_>, key: &Ident, value: &Value) -> (Vec<StepDef>,
         );
     }
     (steps, ids)
+}
+
+/// A step kind that is not in the schema; its block's syntax errors are still reported.
+fn unknown_kind(cx: &Ctxt, kind: &Ident, name: &str, body: &crate::ast::Items) {
+    let help = match did_you_mean(name, STEP_SCHEMAS.iter().map(|s| s.kind)) {
+        Some(best) => format!("did you mean `{best}`?"),
+        None => "a user-written step is `custom { outcomes { done => end } }`".to_owned(),
+    };
+    cx.error_at(kind.span(), with_help(format!("unknown step kind `{name}`; expected one of {}", kinds()), help));
+    for error in &body.errors {
+        cx.syn_error(error.clone());
+    }
 }

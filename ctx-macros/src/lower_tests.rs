@@ -178,14 +178,16 @@ fn syntax_errors_are_all_reported_with_a_fix() {
         }
     });
     let expected = [
-        "`context_window` takes an integer, found a string\nhelp: write `context_window: 16_384`",
-        "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`\nhelp: did you mean `next`?",
+        "`context_window` in `model` must be an integer, found a string\nhelp: write `context_window: <integer>`",
+        "unknown key `nxt` in `search_nodes` step `search`; expected one of `top_k`, `next`, did you mean `next`?\n\
+         help: rename it to `next`",
         "unknown step kind `fetch_node_text`; expected one of `search_nodes`, `expand_dependency_tree`, \
          `fetch_node_texts`, `manage_context_budget`, `call_model`, `agent`, `loop_guard`, `set_variables`, `custom`\n\
          help: did you mean `fetch_node_texts`?",
         "duplicate key `on_ok` in `manage_context_budget` step `manage`\nhelp: `on_ok` is already set above; remove one of the two",
-        "`manage_context_budget` step `manage` is missing `on_over`\nhelp: add `on_over: <step id or end>`",
-        "`max_turn_loops_from_settings` takes a name, not a string\nhelp: remove the quotes: `max_turn_loops_from_settings: loops`",
+        "`manage_context_budget` step `manage` has no `on_over`\nhelp: add `on_over: <step id or end>`",
+        "`max_turn_loops_from_settings` in `loop_guard` step `again` must be a name, not a string\n\
+         help: remove the quotes: `loops`",
     ];
     assert_eq!(errors, expected);
     assert!(!lowered.graph_complete, "a lost transition makes graph findings unreliable");
@@ -239,8 +241,8 @@ fn the_old_evidence_key_still_reads_with_a_deprecation_and_both_are_an_error() {
     });
     assert_eq!(
         errors,
-        ["`max_tokens` and `evidence_tokens` both set the evidence budget of `fetch_node_texts`\n\
-          help: keep `evidence_tokens` and remove `max_tokens` (its old spelling)"]
+        ["`fetch_node_texts` step `f` writes both `evidence_tokens` and `max_tokens`\n\
+          help: `max_tokens` is another name of `evidence_tokens`: keep `evidence_tokens`"]
     );
 }
 
@@ -264,7 +266,9 @@ fn compactor_languages_are_built_in_or_declared_and_typos_are_caught() {
         }
     });
     assert!(!ok.contains("compile_error"), "{ok}");
-    assert!(ok.contains(". compactors (:: std :: vec ! [:: std :: string :: String :: from (\"yaml\")])"), "{ok}");
+    let compactors = "(\"compactors\" , :: ctx :: __private :: spec :: FieldValue :: TextList \
+                      (:: std :: vec ! [:: std :: string :: String :: from (\"yaml\")]))";
+    assert!(ok.contains(compactors), "{ok}");
     let typo = expansion_errors(quote! {
         pipeline P {
             model { model: "gpt-4o" }
@@ -322,4 +326,59 @@ fn the_penalties_are_lowered_and_checked() {
     let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
     assert_eq!(found, [("PENALTY_OUT_OF_RANGE", "steps[0].frequency_penalty".to_owned())]);
     assert!(lowered.spans.get(&FieldPath::parse("steps[0].frequency_penalty")).is_some());
+}
+
+/// `history_trim`, `history_low_water_percent`, `max_cost_per_run` and the model's `price` are
+/// read by the schema rows the YAML reader shares, and checked by their rules.
+#[test]
+fn history_trim_the_cost_cap_and_the_price_are_read_and_checked() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline P {
+            model { model: "gpt-4o", price { input: 2.5, cached_input: 1.25, output: 10 } }
+            settings {
+                max_context_tokens: 4_000, max_history_tokens: 500,
+                history_trim: fold, history_low_water_percent: 60, max_cost_per_run: 0.05,
+            }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, use_history: true, next: end } }
+        }
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    let ModelSource::Inline(model) = &lowered.def.model else { panic!() };
+    let price = model.price.as_ref().expect("read");
+    assert_eq!((price.input, price.cached_input, price.output), (Some(2.5), Some(1.25), Some(10.0)));
+    let s = &lowered.def.settings;
+    assert_eq!(
+        (s.history_trim.as_deref(), s.history_low_water_percent, s.max_cost_per_run),
+        (Some("fold"), Some(60), Some(0.05))
+    );
+    for path in ["model.price.input", "settings.history_trim", "settings.max_cost_per_run"] {
+        assert!(lowered.spans.get(&FieldPath::parse(path)).is_some(), "no span for `{path}`");
+    }
+
+    let out = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o", price: { input: cheap, output: 10 } }
+            settings {
+                max_context_tokens: 4_000, max_history_tokens: 500,
+                history_trim: newest_first, max_cost_per_run: "lots",
+            }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, use_history: true, next: end } }
+        }
+    });
+    assert_eq!(out.matches("compile_error").count(), 3, "{out}");
+    assert!(out.contains("`price.input` must be a number, found `cheap`"), "{out}");
+    assert!(out.contains("unknown history trimming policy `newest_first`"), "{out}");
+    assert!(out.contains("`max_cost_per_run` in `settings` must be a number, found a string"), "{out}");
+    let out = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o", price { input: -1, output: 10 } }
+            settings { max_context_tokens: 4_000, max_history_tokens: 500, history_trim: fold, history_low_water_percent: 150 }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, use_history: true, next: end } }
+        }
+    });
+    assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+    assert!(out.contains("price.input") && out.contains("history_low_water_percent"), "{out}");
 }

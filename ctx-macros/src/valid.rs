@@ -6,7 +6,7 @@ use ctx_spec::pipeline::PipelineDef;
 use ctx_spec::validation::ConfigIssue;
 
 use crate::ctxt::Ctxt;
-use crate::fields::with_help;
+use crate::ctxt::with_help;
 use crate::lower::Lowered;
 use crate::spans::SpanMap;
 

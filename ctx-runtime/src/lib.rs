@@ -41,6 +41,12 @@ pub use async_trait::async_trait;
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json;
+    /// The schema rows the `pipeline!` macro's generated `definition()` rebuilds a definition
+    /// through, so that a new key needs no code in the macro.
+    pub mod spec {
+        pub use ctx_spec::pipeline::schema::{MODEL_KEYS, SETTINGS_KEYS, STEP_SCHEMAS, from_fields};
+        pub use ctx_spec::pipeline::slot::FieldValue;
+    }
 }
 
 #[cfg(test)]

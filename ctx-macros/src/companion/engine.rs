@@ -102,11 +102,6 @@ pub(crate) struct LoweredEngine {
     pub spans: SpanMap,
 }
 
-/// No key of these blocks belongs to a step kind of `pipeline!`.
-fn no_kinds(_: Symbol) -> &'static [Symbol] {
-    &[]
-}
-
 /// A block's span: its key alone, so that an issue of the block as a whole underlines one word.
 fn at(ident: &Ident) -> SpanRange {
     SpanRange::single(ident.span())
@@ -117,7 +112,7 @@ pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> LoweredEngine {
     let whole = at(&header.name);
     let mut spans = SpanMap::new(whole);
     let owner = format!("context engine `{}`", unraw(&header.name));
-    let mut sections = Fields::new(cx, owner, whole, &header.body, FieldPath::root());
+    let mut sections = Fields::new(cx, owner, whole, &header.body);
     let mut r = Reader { cx, spans: &mut spans };
     let compactors = sections
         .take(COMPACTORS)
@@ -141,7 +136,7 @@ pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> LoweredEngine {
             .collect(),
         None => Vec::new(),
     };
-    sections.finish(cx, ENGINE_KEYS, no_kinds);
+    sections.finish(cx, ENGINE_KEYS);
     LoweredEngine { spec: EngineSpec { contexts, retrievers, compactors }, spans }
 }
 
@@ -175,9 +170,9 @@ fn named_blocks<'v>(
 ) -> Vec<(&'v Ident, Option<&'v Items>)> {
     let path = FieldPath::root().key(section.as_str());
     let Some(body) = block(r, &path, key, value, example) else { return Vec::new() };
-    let mut f = Fields::new(r.cx, format!("`{section}`"), at(key), body, path);
+    let mut f = Fields::new(r.cx, format!("`{section}`"), at(key), body);
     let entries = f.rest();
-    f.finish(r.cx, &[], no_kinds);
+    f.finish(r.cx, &[]);
     entries
         .into_iter()
         .map(|(name, value)| match value {
@@ -230,7 +225,7 @@ fn lower_retriever(r: &mut Reader<'_>, index: usize, name: &Ident, body: Option<
         r.spans.poison(&path);
         return decl;
     };
-    let mut f = Fields::new(r.cx, format!("retriever `{}`", decl.name), at(name), body, path.clone());
+    let mut f = Fields::new(r.cx, format!("retriever `{}`", decl.name), at(name), body);
     let query = path.key(QUERY.as_str());
     match f.require(QUERY, "query: \"{input.question}\"") {
         Some((k, v)) => decl.query = r.string(&query, k, v, "\"{input.question}\"").unwrap_or_default(),
@@ -241,7 +236,7 @@ fn lower_retriever(r: &mut Reader<'_>, index: usize, name: &Ident, body: Option<
         Some((k, v)) => decl.limit = r.int(&limit, k, v, "3").unwrap_or(1),
         None => r.spans.poison(&limit),
     }
-    f.finish(r.cx, RETRIEVER_KEYS, no_kinds);
+    f.finish(r.cx, RETRIEVER_KEYS);
     decl
 }
 
@@ -257,7 +252,7 @@ fn lower_context(r: &mut Reader<'_>, index: usize, name: &Ident, body: Option<&I
         r.spans.poison(&path);
         return decl;
     };
-    let mut f = Fields::new(r.cx, format!("context `{}`", decl.name), at(name), body, path.clone());
+    let mut f = Fields::new(r.cx, format!("context `{}`", decl.name), at(name), body);
     if let Some((k, v)) = f.take(INPUTS) {
         decl.inputs = lower_names(r, &path.key(INPUTS.as_str()), k, v, "[question]");
     }
@@ -269,31 +264,31 @@ fn lower_context(r: &mut Reader<'_>, index: usize, name: &Ident, body: Option<&I
         Some((k, v)) => decl.messages = lower_messages(r, &messages, k, v),
         None => r.spans.poison(&messages),
     }
-    f.finish(r.cx, CONTEXT_KEYS, no_kinds);
+    f.finish(r.cx, CONTEXT_KEYS);
     decl
 }
 
 /// `policy { input_budget { … }, pack_budget { … }, overflow: …, compactor: …, expansion { … } }`.
 fn lower_policy(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value) -> Option<ContextPolicySpec> {
     let body = block(r, path, key, value, "policy { input_budget { max_tokens: 4_000 } }")?;
-    let mut f = Fields::new(r.cx, "`policy`".into(), at(key), body, path.clone());
+    let mut f = Fields::new(r.cx, "`policy`".into(), at(key), body);
     let mut policy = ContextPolicySpec::default();
     if let Some((k, v)) = f.take(INPUT_BUDGET) {
         let p = path.key(INPUT_BUDGET.as_str());
         if let Some(body) = block(r, &p, k, v, "input_budget { max_tokens: 4_000 }") {
-            let mut g = Fields::new(r.cx, "`input_budget`".into(), at(k), body, p.clone());
+            let mut g = Fields::new(r.cx, "`input_budget`".into(), at(k), body);
             let max_tokens = required_int(r, &mut g, &p, MAX_TOKENS, "4_000");
-            g.finish(r.cx, INPUT_BUDGET_KEYS, no_kinds);
+            g.finish(r.cx, INPUT_BUDGET_KEYS);
             policy.input_budget = Some(InputBudgetSpec { max_tokens: max_tokens.unwrap_or(1) });
         }
     }
     if let Some((k, v)) = f.take(PACK_BUDGET) {
         let p = path.key(PACK_BUDGET.as_str());
         if let Some(body) = block(r, &p, k, v, "pack_budget { default_ratio: 0.5 }") {
-            let mut g = Fields::new(r.cx, "`pack_budget`".into(), at(k), body, p.clone());
+            let mut g = Fields::new(r.cx, "`pack_budget`".into(), at(k), body);
             let default_ratio =
                 g.take(DEFAULT_RATIO).and_then(|(k, v)| r.float(&p.key(DEFAULT_RATIO.as_str()), k, v, "0.5"));
-            g.finish(r.cx, PACK_BUDGET_KEYS, no_kinds);
+            g.finish(r.cx, PACK_BUDGET_KEYS);
             policy.pack_budget = Some(PackBudgetSpec { default_ratio });
         }
     }
@@ -306,7 +301,7 @@ fn lower_policy(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value
     if let Some((k, v)) = f.take(EXPANSION) {
         let p = path.key(EXPANSION.as_str());
         if let Some(body) = block(r, &p, k, v, "expansion { max_pages: 3, min_fill_ratio: 1.0 }") {
-            let mut g = Fields::new(r.cx, "`expansion`".into(), at(k), body, p.clone());
+            let mut g = Fields::new(r.cx, "`expansion`".into(), at(k), body);
             let max_pages = required_int(r, &mut g, &p, MAX_PAGES, "3");
             let min_fill_ratio = match g.require(MIN_FILL_RATIO, "min_fill_ratio: 1.0") {
                 Some((k, v)) => r.float(&p.key(MIN_FILL_RATIO.as_str()), k, v, "1.0"),
@@ -315,14 +310,14 @@ fn lower_policy(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value
             if min_fill_ratio.is_none() {
                 r.spans.poison(&p.key(MIN_FILL_RATIO.as_str()));
             }
-            g.finish(r.cx, EXPANSION_KEYS, no_kinds);
+            g.finish(r.cx, EXPANSION_KEYS);
             policy.expansion = Some(ExpansionSpec {
                 max_pages: max_pages.unwrap_or(1),
                 min_fill_ratio: min_fill_ratio.unwrap_or(1.0),
             });
         }
     }
-    f.finish(r.cx, POLICY_KEYS, no_kinds);
+    f.finish(r.cx, POLICY_KEYS);
     Some(policy)
 }
 
@@ -343,12 +338,12 @@ fn required_int(r: &mut Reader<'_>, f: &mut Fields<'_>, path: &FieldPath, key: S
 fn lower_compactor(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value) -> Option<CompactorSpec> {
     let name = match value {
         Value::Map { body, .. } => {
-            let mut f = Fields::new(r.cx, "`compactor`".into(), at(key), body, path.clone());
+            let mut f = Fields::new(r.cx, "`compactor`".into(), at(key), body);
             let name = match f.require(TYPE, "type: truncate") {
                 Some((k, v)) => r.name_or_string(path, k, v, "truncate"),
                 None => None,
             };
-            f.finish(r.cx, COMPACTOR_KEYS, no_kinds);
+            f.finish(r.cx, COMPACTOR_KEYS);
             name
         }
         other => r.name_or_string(path, key, other, "truncate"),
@@ -446,7 +441,7 @@ fn lower_insert(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value
     };
     r.spans.record(&name_path, at(tag));
     let mut insert = ContextInsert::new(unraw(tag));
-    let mut f = Fields::new(r.cx, format!("pack `{}`", insert.name), at(tag), body, path.clone());
+    let mut f = Fields::new(r.cx, format!("pack `{}`", insert.name), at(tag), body);
     if let Some((k, v)) = f.take(RATIO) {
         insert.ratio = r.float(&path.key(RATIO.as_str()), k, v, "0.5");
     }
@@ -468,6 +463,6 @@ fn lower_insert(r: &mut Reader<'_>, path: &FieldPath, key: &Ident, value: &Value
             );
         }
     }
-    f.finish(r.cx, INSERT_KEYS, no_kinds);
+    f.finish(r.cx, INSERT_KEYS);
     Some(insert)
 }

@@ -70,7 +70,7 @@ pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> (TurnBudgetSpec, SpanMap) {
     let whole = SpanRange::single(header.name.span());
     let mut spans = SpanMap::new(whole);
     let owner = format!("turn budget `{}`", unraw(&header.name));
-    let mut f = Fields::new(cx, owner, whole, &header.body, FieldPath::root());
+    let mut f = Fields::new(cx, owner, whole, &header.body);
     let mut r = Reader { cx, spans: &mut spans };
     let root = FieldPath::root();
     let path = |key: Symbol| root.key(key.as_str());
@@ -89,7 +89,7 @@ pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> (TurnBudgetSpec, SpanMap) {
             .take(DOCUMENT_SEPARATOR)
             .and_then(|(k, v)| r.string(&path(DOCUMENT_SEPARATOR), k, v, "\"\\n\\n\"")),
     };
-    f.finish(cx, TURN_KEYS, |_| &[]);
+    f.finish(cx, TURN_KEYS);
     (spec, spans)
 }
 

@@ -6,7 +6,7 @@
 //! added in one place and forgotten in another fails the build's tests instead of a user's run.
 
 use super::definition::*;
-use super::slot::{Slot, slot};
+use super::slot::{FieldValue, Slot, field, slot};
 
 /// What a key's value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,20 @@ pub enum ValueType {
     ResponseFormat,
     /// `[ name { description: "…", parameters: r#"{…json schema…}"# }, … ]`: an agent's tools.
     Tools,
+    /// A keyword, bare or quoted (`limits_policy: fail_fast`, `encoding: cl100k_base`).
+    Keyword,
+    /// `[ name, … ]`: names, bare or quoted (`compactors: [yaml]`).
+    Names,
+    /// `{ input: 2.5, cached_input?: 1.25, cache_write?: 3.0, output: 10 }`: US dollars per
+    /// million tokens.
+    Price,
 }
 
-/// One key of a step kind: everything the decoder, the YAML export and the macro's Rust export
-/// need to know about it, so a new key is this row plus its field.
-#[derive(Debug, Clone, Copy)]
-pub struct KeySchema {
+/// One key of a step kind (or, with `T` the block's spec, of `model` or `settings`): everything
+/// the decoder, the YAML export and the macro's Rust export need to know about it, so a new key
+/// is this row plus its field.
+#[derive(Debug)]
+pub struct KeySchema<T: 'static = StepKind> {
     /// The key as written.
     pub name: &'static str,
     /// What its value is.
@@ -54,8 +62,17 @@ pub struct KeySchema {
     /// Older spellings still read (with a deprecation note), never written.
     pub aliases: &'static [&'static str],
     /// Where its value lives in the definition.
-    pub slot: Slot,
+    pub slot: Slot<T>,
 }
+
+// By hand: a derive would ask `T: Clone` of the spec.
+impl<T> Clone for KeySchema<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for KeySchema<T> {}
 
 /// One step kind.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +86,19 @@ pub struct StepSchema {
 }
 
 impl StepSchema {
+    /// A step of this kind with each `(key, value)` of `fields` set through the key's row (a
+    /// name no row has is ignored, a value of another type too): how the `pipeline!` macro's
+    /// generated `definition()` rebuilds the step it checked, with no code of its own per key.
+    pub fn build(&self, fields: Vec<(&str, FieldValue)>) -> StepKind {
+        let mut kind = (self.empty)();
+        for (name, value) in fields {
+            if let Some(key) = self.key(name) {
+                (key.slot.set)(&mut kind, value);
+            }
+        }
+        kind
+    }
+
     /// The keys that are transitions, in the order of `StepKind::transitions()` (custom steps'
     /// outcomes are named by the user and not listed).
     pub fn transition_keys(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -86,7 +116,7 @@ impl StepSchema {
     }
 }
 
-const fn key(name: &'static str, ty: ValueType, required: bool, slot: Slot) -> KeySchema {
+const fn key<T>(name: &'static str, ty: ValueType, required: bool, slot: Slot<T>) -> KeySchema<T> {
     KeySchema { name, ty, required, aliases: &[], slot }
 }
 
@@ -193,6 +223,53 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
     },
 ];
 
+/// The keys of `model { … }`. `context_window` and `max_tokens` are also read under
+/// `config.json`'s names; `gguf` is `tokenizer` naming a GGUF file.
+pub const MODEL_KEYS: &[KeySchema<ModelSpec>] = &[
+    key("model", Text, false, field!(ModelSpec, model)),
+    KeySchema {
+        aliases: &["model_context_window"],
+        ..key("context_window", Integer, false, field!(ModelSpec, context_window))
+    },
+    KeySchema { aliases: &["model_max_tokens"], ..key("max_tokens", Integer, false, field!(ModelSpec, max_tokens)) },
+    key("encoding", Keyword, false, field!(ModelSpec, encoding)),
+    KeySchema { aliases: &["gguf"], ..key("tokenizer", Text, false, field!(ModelSpec, tokenizer)) },
+    key("price", Price, false, field!(ModelSpec, price)),
+];
+
+/// The keys of `settings { … }` with a field of their own; any other name is an integer setting
+/// (`max_turn_loops`), read by the steps that name it.
+pub const SETTINGS_KEYS: &[KeySchema<SettingsSpec>] = &[
+    key("max_context_tokens", Integer, false, field!(SettingsSpec, max_context_tokens)),
+    key("max_history_tokens", Integer, false, field!(SettingsSpec, max_history_tokens)),
+    key("budget_safety_margin_tokens", Integer, false, field!(SettingsSpec, budget_safety_margin_tokens)),
+    key("limits_policy", Keyword, false, field!(SettingsSpec, limits_policy)),
+    key("compactors", Names, false, field!(SettingsSpec, compactors)),
+    key("node_frame", Text, false, field!(SettingsSpec, node_frame)),
+    key("carry_context", Bool, false, field!(SettingsSpec, carry_context)),
+    key("history_trim", Keyword, false, field!(SettingsSpec, history_trim)),
+    key("history_low_water_percent", Integer, false, field!(SettingsSpec, history_low_water_percent)),
+    key("max_cost_per_run", Number, false, field!(SettingsSpec, max_cost_per_run)),
+];
+
+/// A `T` (a [`ModelSpec`], a [`SettingsSpec`]) with each `(key, value)` of `fields` set through
+/// its row of `keys`, as [`StepSchema::build`] makes a step.
+pub fn from_fields<T: Default>(keys: &[KeySchema<T>], fields: Vec<(&str, FieldValue)>) -> T {
+    let mut spec = T::default();
+    for (name, value) in fields {
+        if let Some(key) = keys.iter().find(|k| k.name == name) {
+            (key.slot.set)(&mut spec, value);
+        }
+    }
+    spec
+}
+
+/// The `(key, value)` of each row of `keys` whose field in `spec` is not at its default, in the
+/// rows' order: what an export writes, and what [`from_fields`] reads back to an equal `T`.
+pub fn to_fields<T>(keys: &[KeySchema<T>], spec: &T) -> Vec<(&'static str, FieldValue)> {
+    keys.iter().filter_map(|k| (k.slot.get)(spec).map(|v| (k.name, v))).collect()
+}
+
 impl StepKind {
     /// The description of this step's kind.
     pub fn schema(&self) -> &'static StepSchema {
@@ -224,5 +301,30 @@ mod tests {
             assert_eq!(keys, schema.transition_keys().collect::<Vec<_>>(), "{}", schema.kind);
         }
         assert_eq!(seen.len(), STEP_SCHEMAS.len(), "a sample of every kind: {seen:?}");
+    }
+
+    /// What the macro's generated code does: each step, the model and the settings rebuilt
+    /// from the fields their rows read are equal to the originals.
+    #[test]
+    fn every_spec_is_rebuilt_from_its_rows() {
+        let mut steps = testing::compaction_loop().steps;
+        steps.push(testing::custom("c", &[("done", "end")]));
+        steps.push(testing::agent("a", "end"));
+        for step in &steps {
+            let schema = step.kind.schema();
+            assert_eq!(schema.build(to_fields(schema.keys, &step.kind)), step.kind, "{}", schema.kind);
+        }
+        let model = ModelSpec::default()
+            .model(Some("gpt-4o".into()))
+            .context_window(Some(8_000))
+            .price(Some(PriceSpec::default().input(Some(2.5)).output(Some(10.0))));
+        assert_eq!(from_fields(MODEL_KEYS, to_fields(MODEL_KEYS, &model)), model);
+        let settings = SettingsSpec::default()
+            .max_context_tokens(Some(4_000))
+            .compactors(vec!["yaml".into()])
+            .carry_context(Some(false))
+            .history_trim(Some("fold".into()))
+            .max_cost_per_run(Some(0.05));
+        assert_eq!(from_fields(SETTINGS_KEYS, to_fields(SETTINGS_KEYS, &settings)), settings);
     }
 }

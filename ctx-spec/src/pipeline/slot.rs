@@ -31,16 +31,33 @@ pub enum FieldValue {
     ResponseFormat(ResponseFormat),
     /// An agent's tools.
     Tools(Vec<ToolSpec>),
+    /// A model's `price`.
+    Price(PriceSpec),
 }
 
-/// Reads and writes one field of a step kind.
-#[derive(Debug, Clone, Copy)]
-pub struct Slot {
+/// Reads and writes one field of a `T`: a step kind ([`StepKind`], the default), or the
+/// [`ModelSpec`] or [`SettingsSpec`] of the top-level blocks.
+pub struct Slot<T: 'static = StepKind> {
     /// The field's value; `None` when the step is not of the slot's kind or the field holds its
     /// default (an absent option, an empty list, `false`), which an export leaves out.
-    pub get: fn(&StepKind) -> Option<FieldValue>,
+    pub get: fn(&T) -> Option<FieldValue>,
     /// Sets the field; a value of another type or a step of another kind is ignored.
-    pub set: fn(&mut StepKind, FieldValue),
+    pub set: fn(&mut T, FieldValue),
+}
+
+// By hand: a derive would ask `T: Clone` of the spec, which a slot does not hold.
+impl<T> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Slot<T> {}
+
+impl<T> std::fmt::Debug for Slot<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot").finish_non_exhaustive()
+    }
 }
 
 /// A step kind's spec struct, found in a [`StepKind`].
@@ -135,6 +152,7 @@ part!(Vec<SetRuleSpec>, SetRules, Vec::is_empty);
 part!(Vec<(String, String)>, Outcomes, Vec::is_empty);
 part!(ResponseFormat, ResponseFormat, |_| false);
 part!(Vec<ToolSpec>, Tools, Vec::is_empty);
+part!(PriceSpec, Price, |_| false);
 
 /// The slot of `field` (a path such as `params.top_p`) of the spec struct `$spec`.
 macro_rules! slot {
@@ -153,6 +171,17 @@ macro_rules! slot {
     };
 }
 pub(crate) use slot;
+
+/// The slot of `field` of the struct `$spec` itself (`ModelSpec`, `SettingsSpec`).
+macro_rules! field {
+    ($spec:ty, $($field:ident).+) => {
+        $crate::pipeline::slot::Slot::<$spec> {
+            get: |s| $crate::pipeline::slot::Part::get(&s.$($field).+),
+            set: |s, v| $crate::pipeline::slot::Part::set(&mut s.$($field).+, v),
+        }
+    };
+}
+pub(crate) use field;
 
 #[cfg(test)]
 mod tests {

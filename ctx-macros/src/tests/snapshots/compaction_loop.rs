@@ -73,26 +73,29 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
             )
             .model(
                 ::ctx::__private::pipeline::ModelSource::Inline(
-                    ::ctx::__private::pipeline::ModelSpec::default()
-                        .model(::core::option::Option::None)
-                        .context_window(::core::option::Option::Some(16384i64))
-                        .max_tokens(::core::option::Option::Some(1024i64))
-                        .encoding(
-                            ::core::option::Option::Some(
-                                ::std::string::String::from("cl100k_base"),
-                            ),
-                        )
-                        .tokenizer(::core::option::Option::None),
+                    ::ctx::__private::spec::from_fields(
+                        ::ctx::__private::spec::MODEL_KEYS,
+                        ::std::vec![
+                            ("context_window",
+                            ::ctx::__private::spec::FieldValue::Int(16384i64)),
+                            ("max_tokens",
+                            ::ctx::__private::spec::FieldValue::Int(1024i64)),
+                            ("encoding",
+                            ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("cl100k_base")))
+                        ],
+                    ),
                 ),
             )
             .settings(
-                ::ctx::__private::pipeline::SettingsSpec::default()
-                    .max_context_tokens(::core::option::Option::Some(9000i64))
-                    .max_history_tokens(::core::option::Option::Some(2000i64))
-                    .budget_safety_margin_tokens(::core::option::Option::None)
-                    .limits_policy(::core::option::Option::None)
-                    .compactors(::std::vec![])
-                    .node_frame(::core::option::Option::None)
+                ::ctx::__private::spec::from_fields(
+                        ::ctx::__private::spec::SETTINGS_KEYS,
+                        ::std::vec![
+                            ("max_context_tokens",
+                            ::ctx::__private::spec::FieldValue::Int(9000i64)),
+                            ("max_history_tokens",
+                            ::ctx::__private::spec::FieldValue::Int(2000i64))
+                        ],
+                    )
                     .extra(
                         ::std::collections::BTreeMap::from([
                             (::std::string::String::from("max_turn_loops"), 3i64),
@@ -110,52 +113,69 @@ impl ::ctx::__private::pipeline::StepMachine for CompactionLoopStep {
             .steps(
                 ::std::vec![
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
-                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(20i64,
-                    ::std::string::String::from("fetch")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[0usize]
+                    .build(::std::vec![("top_k",
+                    ::ctx::__private::spec::FieldValue::Int(20i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("fetch")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("fetch"),
-                    ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec::new(3000i64,
-                    ::std::string::String::from("manage_budget")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[2usize]
+                    .build(::std::vec![("evidence_tokens",
+                    ::ctx::__private::spec::FieldValue::Int(3000i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("manage_budget")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("manage_budget"),
-                    ::ctx::__private::pipeline::StepKind::ManageContextBudget(::ctx::__private::pipeline::ManageBudgetSpec::new(::std::string::String::from("answer"),
-                    ::std::string::String::from("budget_loop_guard"))
-                    .compact_code(::std::vec![::ctx::__private::pipeline::CompactRuleSpec::new(::std::string::String::from("sql"),
+                    ::ctx::__private::spec::STEP_SCHEMAS[3usize]
+                    .build(::std::vec![("compact_code",
+                    ::ctx::__private::spec::FieldValue::CompactRules(::std::vec![::ctx::__private::pipeline::CompactRuleSpec::new(::std::string::String::from("sql"),
                     ::std::string::String::from("demand"))
                     .threshold(::core::option::Option::None)
                     .inbox_key(::core::option::Option::Some(::std::string::String::from("compact_sql"))),
                     ::ctx::__private::pipeline::CompactRuleSpec::new(::std::string::String::from("dotnet"),
                     ::std::string::String::from("always"))
                     .threshold(::core::option::Option::None)
-                    .inbox_key(::core::option::Option::None)])
-                    .divide_new_content(::core::option::Option::Some(::std::string::String::from("<<<New content"))))),
+                    .inbox_key(::core::option::Option::None)])), ("divide_new_content",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("<<<New content"))),
+                    ("on_ok",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer"))),
+                    ("on_over",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("budget_loop_guard")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("budget_loop_guard"),
-                    ::ctx::__private::pipeline::StepKind::LoopGuard(::ctx::__private::pipeline::LoopGuardSpec::new(::std::string::String::from("max_turn_loops"),
-                    ::std::string::String::from("summarize"),
-                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[6usize]
+                    .build(::std::vec![("max_turn_loops_from_settings",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("max_turn_loops"))),
+                    ("on_allow",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("summarize"))),
+                    ("on_deny",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("summarize"),
-                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("summarizer"),
-                    ::std::string::String::from("set_context_from_summary"))
-                    .max_output_tokens(::core::option::Option::Some(2000i64))
-                    .max_tokens(::core::option::Option::None)
-                    .user_parts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
+                    ::ctx::__private::spec::STEP_SCHEMAS[4usize]
+                    .build(::std::vec![("prompt_key",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("summarizer"))),
+                    ("max_output_tokens",
+                    ::ctx::__private::spec::FieldValue::Int(2000i64)), ("user_parts",
+                    ::ctx::__private::spec::FieldValue::UserParts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
                     ::std::string::String::from("### Context:\n{}\n\n")),
                     ::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("user_question_en"),
-                    ::std::string::String::from("### User:\n{}\n\n"))])
-                    .use_history(false).params(::core::default::Default::default()))),
+                    ::std::string::String::from("### User:\n{}\n\n"))])), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("set_context_from_summary")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("set_context_from_summary"),
-                    ::ctx::__private::pipeline::StepKind::SetVariables(::ctx::__private::pipeline::SetVariablesSpec::new(::std::vec![::ctx::__private::pipeline::SetRuleSpec::new(::std::string::String::from("context_blocks"),
+                    ::ctx::__private::spec::STEP_SCHEMAS[7usize]
+                    .build(::std::vec![("rules",
+                    ::ctx::__private::spec::FieldValue::SetRules(::std::vec![::ctx::__private::pipeline::SetRuleSpec::new(::std::string::String::from("context_blocks"),
                     ::ctx::__private::pipeline::SetValueSpec::From { from :
                     ::std::string::String::from("last_model_response"), transform :
                     ::core::option::Option::Some(::std::string::String::from("to_context_blocks"))
                     }),
                     ::ctx::__private::pipeline::SetRuleSpec::new(::std::string::String::from("last_model_response"),
-                    ::ctx::__private::pipeline::SetValueSpec::Value(::ctx::__private::serde_json::Value::Null))],
-                    ::std::string::String::from("manage_budget")))),
+                    ::ctx::__private::pipeline::SetValueSpec::Value(::ctx::__private::serde_json::Value::Null))])),
+                    ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("manage_budget")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
-                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
-                    ::std::string::String::from("end"))
-                    .max_output_tokens(::core::option::Option::None)
-                    .max_tokens(::core::option::Option::None).user_parts(::std::vec![])
-                    .use_history(true).params(::core::default::Default::default())))
+                    ::ctx::__private::spec::STEP_SCHEMAS[4usize]
+                    .build(::std::vec![("prompt_key",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer"))),
+                    ("use_history", ::ctx::__private::spec::FieldValue::Bool(true)),
+                    ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("end")))]))
                 ],
             )
     }

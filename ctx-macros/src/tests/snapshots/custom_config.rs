@@ -61,13 +61,13 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
                 ),
             )
             .settings(
-                ::ctx::__private::pipeline::SettingsSpec::default()
-                    .max_context_tokens(::core::option::Option::Some(6000i64))
-                    .max_history_tokens(::core::option::Option::None)
-                    .budget_safety_margin_tokens(::core::option::Option::None)
-                    .limits_policy(::core::option::Option::None)
-                    .compactors(::std::vec![])
-                    .node_frame(::core::option::Option::None)
+                ::ctx::__private::spec::from_fields(
+                        ::ctx::__private::spec::SETTINGS_KEYS,
+                        ::std::vec![
+                            ("max_context_tokens",
+                            ::ctx::__private::spec::FieldValue::Int(6000i64))
+                        ],
+                    )
                     .extra(::std::collections::BTreeMap::from([])),
             )
             .prompts(
@@ -79,19 +79,23 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
             .steps(
                 ::std::vec![
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("classify"),
-                    ::ctx::__private::pipeline::StepKind::Custom(::ctx::__private::pipeline::CustomSpec::new(::std::vec![(::std::string::String::from("code"),
+                    ::ctx::__private::spec::STEP_SCHEMAS[8usize]
+                    .build(::std::vec![("outcomes",
+                    ::ctx::__private::spec::FieldValue::Outcomes(::std::vec![(::std::string::String::from("code"),
                     ::std::string::String::from("search")),
                     (::std::string::String::from("chat"),
-                    ::std::string::String::from("answer"))]))),
+                    ::std::string::String::from("answer"))]))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
-                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(10i64,
-                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[0usize]
+                    .build(::std::vec![("top_k",
+                    ::ctx::__private::spec::FieldValue::Int(10i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
-                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
-                    ::std::string::String::from("end"))
-                    .max_output_tokens(::core::option::Option::None)
-                    .max_tokens(::core::option::Option::None).user_parts(::std::vec![])
-                    .use_history(false).params(::core::default::Default::default())))
+                    ::ctx::__private::spec::STEP_SCHEMAS[4usize]
+                    .build(::std::vec![("prompt_key",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer"))),
+                    ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("end")))]))
                 ],
             )
     }

@@ -87,7 +87,7 @@ impl<'a> ::ctx::__private::pipeline::Backends<BrokenStep> for BrokenEnv<'a> {
     }
 }
 ::core::compile_error! {
-    "unknown key `nxt` in `fetch_node_texts` step `fetch`; expected one of `evidence_tokens`, `next`\nhelp: did you mean `next`?"
+    "unknown key `nxt` in `fetch_node_texts` step `fetch`; expected one of `evidence_tokens`, `next`, did you mean `next`?\nhelp: rename it to `next`"
 }
 ::core::compile_error! {
     "`next` of step `search` goes to `fetc`, which is not a step of this pipeline\nhelp: did you mean `fetch`? (known targets: `search`, `fetch`, `end`)"

@@ -54,26 +54,23 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
             )
             .model(
                 ::ctx::__private::pipeline::ModelSource::Inline(
-                    ::ctx::__private::pipeline::ModelSpec::default()
-                        .model(
-                            ::core::option::Option::Some(
-                                ::std::string::String::from("gpt-4o"),
-                            ),
-                        )
-                        .context_window(::core::option::Option::None)
-                        .max_tokens(::core::option::Option::None)
-                        .encoding(::core::option::Option::None)
-                        .tokenizer(::core::option::Option::None),
+                    ::ctx::__private::spec::from_fields(
+                        ::ctx::__private::spec::MODEL_KEYS,
+                        ::std::vec![
+                            ("model",
+                            ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("gpt-4o")))
+                        ],
+                    ),
                 ),
             )
             .settings(
-                ::ctx::__private::pipeline::SettingsSpec::default()
-                    .max_context_tokens(::core::option::Option::Some(4000i64))
-                    .max_history_tokens(::core::option::Option::None)
-                    .budget_safety_margin_tokens(::core::option::Option::None)
-                    .limits_policy(::core::option::Option::None)
-                    .compactors(::std::vec![])
-                    .node_frame(::core::option::Option::None)
+                ::ctx::__private::spec::from_fields(
+                        ::ctx::__private::spec::SETTINGS_KEYS,
+                        ::std::vec![
+                            ("max_context_tokens",
+                            ::ctx::__private::spec::FieldValue::Int(4000i64))
+                        ],
+                    )
                     .extra(::std::collections::BTreeMap::from([])),
             )
             .prompts(
@@ -85,19 +82,24 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
             .steps(
                 ::std::vec![
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("search"),
-                    ::ctx::__private::pipeline::StepKind::SearchNodes(::ctx::__private::pipeline::SearchNodesSpec::new(5i64,
-                    ::std::string::String::from("fetch")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[0usize]
+                    .build(::std::vec![("top_k",
+                    ::ctx::__private::spec::FieldValue::Int(5i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("fetch")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("fetch"),
-                    ::ctx::__private::pipeline::StepKind::FetchNodeTexts(::ctx::__private::pipeline::FetchSpec::new(2000i64,
-                    ::std::string::String::from("answer")))),
+                    ::ctx::__private::spec::STEP_SCHEMAS[2usize]
+                    .build(::std::vec![("evidence_tokens",
+                    ::ctx::__private::spec::FieldValue::Int(2000i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
-                    ::ctx::__private::pipeline::StepKind::CallModel(::ctx::__private::pipeline::CallModelSpec::new(::std::string::String::from("answer"),
-                    ::std::string::String::from("end"))
-                    .max_output_tokens(::core::option::Option::Some(500i64))
-                    .max_tokens(::core::option::Option::None)
-                    .user_parts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
-                    ::std::string::String::from("Context:\n{}"))]).use_history(false)
-                    .params(::core::default::Default::default())))
+                    ::ctx::__private::spec::STEP_SCHEMAS[4usize]
+                    .build(::std::vec![("prompt_key",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer"))),
+                    ("max_output_tokens",
+                    ::ctx::__private::spec::FieldValue::Int(500i64)), ("user_parts",
+                    ::ctx::__private::spec::FieldValue::UserParts(::std::vec![::ctx::__private::pipeline::UserPartSpec::new(::std::string::String::from("context_blocks"),
+                    ::std::string::String::from("Context:\n{}"))])), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("end")))]))
                 ],
             )
     }

@@ -50,6 +50,21 @@ impl<'v> Block<'v> {
         path: &FieldPath,
         allowed: &[&str],
     ) -> Self {
+        Self::from_items_hiding(dec, items, at, what, path, allowed, &[])
+    }
+
+    /// As [`Block::from_items`], with the keys `hidden` (older spellings) read but neither
+    /// listed nor suggested when a key is unknown.
+    pub fn from_items_hiding(
+        dec: &mut Decoder,
+        items: &'v [Value],
+        at: Loc,
+        what: String,
+        path: &FieldPath,
+        allowed: &[&str],
+        hidden: &[&str],
+    ) -> Self {
+        let listed: Vec<&str> = allowed.iter().copied().filter(|a| !hidden.contains(a)).collect();
         let mut block = Block { what, at, path: path.clone(), entries: Vec::new(), explained: Vec::new() };
         for item in items {
             let (key, value) = match &item.kind {
@@ -90,8 +105,8 @@ impl<'v> Block<'v> {
                 continue;
             }
             if !allowed.contains(&key.text.as_str()) {
-                let expected = allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
-                let near = did_you_mean(&key.text, allowed.iter().copied());
+                let expected = listed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+                let near = did_you_mean(&key.text, listed.iter().copied());
                 let mut message = format!("unknown key `{}` in {}; expected one of {expected}", key.text, block.what);
                 if let Some(near) = near {
                     message.push_str(&format!(", did you mean `{near}`?"));
@@ -107,6 +122,11 @@ impl<'v> Block<'v> {
             block.entries.push((key, value));
         }
         block
+    }
+
+    /// Every entry read, in the order written.
+    pub fn entries(&self) -> impl Iterator<Item = (&'v Word, &'v Value)> + '_ {
+        self.entries.iter().copied()
     }
 
     /// `key`'s entry, when written.
@@ -131,6 +151,12 @@ impl<'v> Block<'v> {
 
     /// Reports `key` missing (unless explained) and poisons its path.
     pub fn missing(&self, dec: &mut Decoder, key: &str) {
+        self.missing_as(dec, key, "…");
+    }
+
+    /// Reports `key` missing (unless explained), its help showing `example` as the value, and
+    /// poisons its path.
+    pub fn missing_as(&self, dec: &mut Decoder, key: &str, example: &str) {
         let path = self.path.key(key);
         dec.poison(&path);
         if !self.is_explained(key) {
@@ -139,7 +165,7 @@ impl<'v> Block<'v> {
                 Code::YamlMissingKey,
                 &path,
                 format!("{} has no `{key}`", self.what),
-                format!("add `{key}: …`"),
+                format!("add `{key}: {example}`"),
             );
         }
     }

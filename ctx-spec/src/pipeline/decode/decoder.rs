@@ -107,7 +107,7 @@ impl Decoder {
             value.at,
             Code::YamlWrongType,
             path,
-            format!("{what} must be {expected}, found {}", value.describe()),
+            format!("{what} must be {expected}, found {}", value.shown()),
             format!("write {expected}"),
         );
     }

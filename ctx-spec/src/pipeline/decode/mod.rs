@@ -9,6 +9,7 @@
 //! echo the problem already reported).
 
 mod block;
+mod blocks;
 mod decoder;
 mod steps;
 mod value;
@@ -17,6 +18,7 @@ mod value;
 mod tests;
 
 pub use block::Block;
+pub use blocks::{read_model, read_settings};
 pub use decoder::{AliasUse, DecodeIssue, Decoder, Dialect};
-pub use steps::{decode_step, kinds};
+pub use steps::{decode_keys, decode_step, kinds, read_step};
 pub use value::{Kind, Loc, Value, Word};

@@ -4,17 +4,53 @@
 
 use super::block::Block;
 use super::decoder::{AliasUse, Decoder, Dialect};
-use super::value::{Kind, Value};
+use super::value::{Kind, Loc, Value};
 use crate::codes::Code;
 use crate::params::ResponseFormat;
+use crate::pipeline::definition::PriceSpec;
 use crate::pipeline::definition::{CompactRuleSpec, END, SetRuleSpec, SetValueSpec, StepKind, ToolSpec, UserPartSpec};
-use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema, ValueType};
+use crate::pipeline::schema::{KeySchema, STEP_SCHEMAS, StepSchema, ValueType};
 use crate::pipeline::slot::FieldValue;
-use crate::validation::FieldPath;
+use crate::validation::{FieldPath, PathSegment};
 
 /// "`search_nodes`, `expand_dependency_tree`, …": every step kind, for messages.
 pub fn kinds() -> String {
     STEP_SCHEMAS.iter().map(|s| format!("`{}`", s.kind)).collect::<Vec<_>>().join(", ")
+}
+
+/// The step of kind `schema` written as `items` (a block's contents, which may also hold the
+/// front end's own keys `extra`, such as YAML's `id` and `action`): the block read with the
+/// schema's keys and aliases allowed, then [`decode_step`]. An unknown key that belongs to other
+/// step kinds says so, since it is most often a key written in the wrong step.
+pub fn read_step(
+    dec: &mut Decoder,
+    schema: &StepSchema,
+    items: &[Value],
+    at: Loc,
+    what: String,
+    path: &FieldPath,
+    extra: &[&str],
+) -> StepKind {
+    let mut allowed: Vec<&str> = extra.to_vec();
+    allowed.extend(schema.keys.iter().map(|k| k.name));
+    let aliases: Vec<&str> = schema.keys.iter().flat_map(|k| k.aliases.iter().copied()).collect();
+    allowed.extend(&aliases);
+    let first = dec.issues.len();
+    let block = Block::from_items_hiding(dec, items, at, what, path, &allowed, &aliases);
+    for found in &mut dec.issues[first..] {
+        let issue = &mut found.issue;
+        let Some(PathSegment::Key(key)) = issue.path.0.last() else { continue };
+        if issue.code != Code::YamlUnknownKey || issue.path.0.len() != path.0.len() + 1 {
+            continue;
+        }
+        let owners: Vec<String> =
+            STEP_SCHEMAS.iter().filter(|s| s.key(key).is_some()).map(|s| format!("`{}`", s.kind)).collect();
+        if !owners.is_empty() {
+            let help = issue.help.get_or_insert_with(String::new);
+            help.push_str(&format!(" (`{key}` is a key of {})", owners.join(", ")));
+        }
+    }
+    decode_step(dec, schema, &block)
 }
 
 /// The step of kind `schema` whose keys are `block` (read with the schema's keys and aliases
@@ -22,7 +58,15 @@ pub fn kinds() -> String {
 /// poisoned path.
 pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) -> StepKind {
     let mut kind = (schema.empty)();
-    for key in schema.keys {
+    decode_keys(dec, schema.keys, block, &mut kind);
+    kind
+}
+
+/// Reads each row of `keys` from `block` into `target` through the row's slot: a key and its
+/// older spelling both written, a value of the wrong type, a required key missing — each
+/// reported once, a required key's placeholder left at a poisoned path.
+pub fn decode_keys<T>(dec: &mut Decoder, keys: &[KeySchema<T>], block: &Block<'_>, target: &mut T) {
+    for key in keys {
         let path = block.path.key(key.name);
         let what = format!("`{}` in {}", key.name, block.what);
         let alias = key.aliases.iter().find_map(|a| block.get(a).map(|entry| (*a, entry)));
@@ -42,20 +86,33 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
                 dec.aliases.push(AliasUse { at: word.at, alias, key: key.name });
                 read(dec, key.ty, value, &path, &format!("`{alias}` in {}", block.what))
             }
-            (Some((_, value)), None) => read(dec, key.ty, value, &path, &what),
+            (Some((_, value)), None) => {
+                let first = dec.issues.len();
+                let read = read(dec, key.ty, value, &path, &what);
+                // A value of the wrong type: the help shows the key with a value of its type.
+                for found in &mut dec.issues[first..] {
+                    let issue = &mut found.issue;
+                    let generic = issue.help.as_deref().is_some_and(|h| h.starts_with("write "))
+                        && issue.message.contains(" must be ");
+                    if issue.code == Code::YamlWrongType && issue.path == path && generic && example(key.ty) != "…" {
+                        issue.help = Some(format!("write `{}: {}`", key.name, example(key.ty)));
+                    }
+                }
+                read
+            }
             (None, None) => {
                 if key.required {
                     if key.aliases.iter().any(|a| block.is_explained(a)) {
                         dec.poison(&path);
                     } else {
-                        block.missing(dec, key.name);
+                        block.missing_as(dec, key.name, example(key.ty));
                     }
                 }
                 None
             }
         };
         match value {
-            Some(value) => (key.slot.set)(&mut kind, value),
+            Some(value) => (key.slot.set)(target, value),
             None if key.required => {
                 dec.poison(&path);
                 let placeholder = match key.ty {
@@ -63,12 +120,32 @@ pub fn decode_step(dec: &mut Decoder, schema: &StepSchema, block: &Block<'_>) ->
                     ValueType::Target => FieldValue::Text(END.to_owned()),
                     _ => continue,
                 };
-                (key.slot.set)(&mut kind, placeholder);
+                (key.slot.set)(target, placeholder);
             }
             None => {}
         }
     }
-    kind
+}
+
+/// What a missing key's value looks like, for the help line.
+fn example(ty: ValueType) -> &'static str {
+    use ValueType as T;
+    match ty {
+        T::Integer => "<integer>",
+        T::Number => "<number>",
+        T::Text => "\"…\"",
+        T::Bool => "true",
+        T::Target => "<step id or end>",
+        T::PromptKey => "<prompt key>",
+        T::SettingName => "<setting name>",
+        T::TextList => "[ \"…\" ]",
+        T::SetRules => "[ target <- source ]",
+        T::Outcomes => "{ done => end }",
+        T::Keyword => "<keyword>",
+        T::Names => "[ name ]",
+        T::Price => "{ input: 2.5, output: 10 }",
+        _ => "…",
+    }
 }
 
 /// Reads `value` as a `ty`.
@@ -87,7 +164,40 @@ fn read(dec: &mut Decoder, ty: ValueType, value: &Value, path: &FieldPath, what:
         T::Outcomes => outcomes(dec, value, path, what).map(FieldValue::Outcomes),
         T::ResponseFormat => response_format(dec, value, path, what).map(FieldValue::ResponseFormat),
         T::Tools => tools(dec, value, path, what).map(FieldValue::Tools),
+        T::Keyword => dec.name_or_text(value, path, what).map(FieldValue::Text),
+        T::Names => names(dec, value, path, what).map(FieldValue::TextList),
+        T::Price => price(dec, value, path, what).map(FieldValue::Price),
     }
+}
+
+/// `[ name, … ]`, each bare or quoted (in YAML, a single name is a list of one).
+fn names(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<Vec<String>> {
+    if dec.dialect == Dialect::Yaml && value.as_text().is_some() {
+        return dec.name_or_text(value, path, what).map(|n| vec![n]);
+    }
+    let items = list(dec, value, path, what, "a list of names `[ yaml, toml ]`")?;
+    let mut out = Some(Vec::new());
+    for (j, item) in items.iter().enumerate() {
+        match dec.name_or_text(item, &path.index(j), what) {
+            Some(name) => out.as_mut().map(|o| o.push(name)),
+            None => out.take().map(|_| ()),
+        };
+    }
+    out
+}
+
+/// `{ input, cached_input?, cache_write?, output }`: numbers; which are required and their
+/// ranges are the price rule's (`Price::from_spec`).
+fn price(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<PriceSpec> {
+    let keys = ["input", "cached_input", "cache_write", "output"];
+    let b = Block::read(dec, value, format!("`price` of {what}"), path, &keys)?;
+    let mut rate = |key: &str| b.get(key).and_then(|(_, v)| dec.number(v, &path.key(key), &format!("`price.{key}`")));
+    let mut spec = PriceSpec::default();
+    spec.input = rate("input");
+    spec.cached_input = rate("cached_input");
+    spec.cache_write = rate("cache_write");
+    spec.output = rate("output");
+    Some(spec)
 }
 
 /// The items of a list, or a wrong-type problem.

@@ -35,11 +35,8 @@ impl Build {
 
 fn step(dec: &mut Decoder, kind: &str, items: &[Value]) -> StepKind {
     let schema = StepSchema::of(kind).unwrap();
-    let mut allowed: Vec<&str> = schema.keys.iter().map(|k| k.name).collect();
-    allowed.extend(schema.keys.iter().flat_map(|k| k.aliases.iter().copied()));
     let path = FieldPath::root().key("steps").index(0);
-    let block = Block::from_items(dec, items, Loc(0), format!("`{kind}` step `s`"), &path, &allowed);
-    decode_step(dec, schema, &block)
+    read_step(dec, schema, items, Loc(0), format!("`{kind}` step `s`"), &path, &[])
 }
 
 fn codes(dec: &Decoder) -> Vec<(&'static str, u32)> {

@@ -77,6 +77,14 @@ pub enum Kind {
         /// The literal.
         value: Box<Value>,
     },
+    /// `name(…)` or `name!(…)`: a call, which only the DSL writes (`config("config.json")`,
+    /// `include_str!("…")`).
+    Call {
+        /// The function or macro called.
+        name: Word,
+        /// The arguments (a macro's are not kept).
+        args: Vec<Value>,
+    },
     /// `name { … }`: a tool, or `json_schema { … }`; the body is a [`Kind::Map`].
     Named {
         /// The name before the braces.
@@ -108,6 +116,16 @@ impl Value {
             Kind::Copy { .. } => "a rule `a <- b`",
             Kind::Assign { .. } => "an assignment `a = b`",
             Kind::Named { .. } => "a block `name { … }`",
+            Kind::Call { .. } => "a call `name(…)`",
+        }
+    }
+
+    /// The value for "found …" in a message: a bare word as written (`xml`), so the reader sees
+    /// what was read; anything else by its kind.
+    pub fn shown(&self) -> String {
+        match &self.kind {
+            Kind::Word(w) if w.len() <= 40 => format!("`{w}`"),
+            _ => self.describe().to_owned(),
         }
     }
 

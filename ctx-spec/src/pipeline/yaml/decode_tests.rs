@@ -322,3 +322,72 @@ fn the_penalties_are_read_checked_and_written_back() {
 fn a_missing_key_is_reported_at_its_step() {
     assert_eq!(issues("- id: a\n  action: search_nodes\n  next: end\n"), [(1, 3, "YAML_MISSING_KEY")]);
 }
+
+/// The keys whose rules came before any front end read them: `history_trim`,
+/// `history_low_water_percent`, `max_cost_per_run` and the model's `price`, read through their
+/// schema rows, checked by their rules, and written back by the export.
+#[test]
+fn history_trim_the_cost_cap_and_the_price_are_read_checked_and_written_back() {
+    let head = |model: &str, settings: &str| {
+        format!(
+            "model: {{ model: gpt-4o, context_window: 16000, max_tokens: 800{model} }}
+settings: {{ max_context_tokens: 4000, max_history_tokens: 500{settings} }}
+prompts: {{ answer: \"Answer.\" }}
+steps:
+- {{ id: answer, action: call_model, prompt_key: answer, use_history: true, next: end }}
+"
+        )
+    };
+    let good = head(
+        ", price: { input: 2.5, cached_input: 1.25, output: 10 }",
+        ", history_trim: fold, history_low_water_percent: 60, max_cost_per_run: 0.05",
+    );
+    let file = PipelineFile::load_with_text(&good);
+    let def = file.definition();
+    let ModelSource::Inline(model) = &def.model else { panic!("{:?}", def.model) };
+    let price = model.price.as_ref().expect("the price is read");
+    assert_eq!(
+        (price.input, price.cached_input, price.cache_write, price.output),
+        (Some(2.5), Some(1.25), None, Some(10.0))
+    );
+    let s = &def.settings;
+    assert_eq!(
+        (s.history_trim.as_deref(), s.history_low_water_percent, s.max_cost_per_run),
+        (Some("fold"), Some(60), Some(0.05))
+    );
+    let text = to_yaml(def);
+    assert!(text.contains("price: { input: 2.5, cached_input: 1.25, output: 10.0 }"), "{text}");
+    assert!(text.contains("history_trim: \"fold\"") && text.contains("max_cost_per_run: 0.05"), "{text}");
+    assert_eq!(&PipelineFile::decode(&text, "/nonexistent/p.yaml").unwrap(), def);
+
+    // Each bad value is reported where it is written, by the decoder (a wrong type) or by its
+    // rule, and its message names the key.
+    let found = |model: &str, settings: &str, value: &str| {
+        let text = head(model, settings);
+        let err = PipelineFile::parse(&text, "/nonexistent/p.yaml").expect_err("broken");
+        let line = text.lines().position(|l| l.contains(value)).expect("written") + 1;
+        let column = text.lines().nth(line - 1).and_then(|l| l.find(value)).expect("written") + 1;
+        let found: Vec<_> = err.issues().iter().map(|i| (i.code.as_str(), i.message.clone())).collect();
+        let at: Vec<_> = err.issues().iter().map(|i| (i.line, i.column)).collect();
+        assert_eq!(at, [(line, column)], "{found:?}");
+        found.into_iter().next().expect("one issue")
+    };
+    let (code, message) = found("", ", history_trim: newest_first", "newest_first");
+    assert_eq!(code, "UNKNOWN_HISTORY_TRIM", "{message}");
+    let (code, message) = found("", ", history_trim: fold, history_low_water_percent: 150", "150");
+    assert_eq!(code, "INVALID_HISTORY_LOW_WATER");
+    assert!(message.contains("history_low_water_percent"), "{message}");
+    let (code, message) = found(", price: { input: 2.5, output: 10 }", ", max_cost_per_run: lots", "lots");
+    assert_eq!(code, "YAML_WRONG_TYPE");
+    assert!(message.contains("`max_cost_per_run` in `settings` must be a number, found `lots`"), "{message}");
+    let (code, message) = found(", price: { input: 2.5, output: 10 }", ", max_cost_per_run: -1", "-1");
+    assert_eq!(code, "INVALID_MAX_COST_PER_RUN");
+    assert!(message.contains("max_cost_per_run"), "{message}");
+    // A wrong type under `price`, and not also the missing `input` its rule would see.
+    let (code, message) = found(", price: { input: cheap, output: 10 }", "", "cheap");
+    assert_eq!(code, "YAML_WRONG_TYPE");
+    assert!(message.contains("`price.input` must be a number"), "{message}");
+    let (code, message) = found(", price: { input: -1, output: 10 }", "", "-1");
+    assert_eq!(code, "INVALID_PRICE");
+    assert!(message.contains("price.input"), "{message}");
+}

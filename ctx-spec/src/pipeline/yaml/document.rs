@@ -6,27 +6,14 @@ use std::path::{Path, PathBuf};
 use super::error::YamlIssue;
 use super::fields::{Fields, Sink};
 use super::node::Node;
-use super::steps::decode_steps;
+use super::steps::{decode_steps, decoding};
 use crate::codes::Code;
+use crate::pipeline::decode::{read_model, read_settings};
 use crate::pipeline::definition::{ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec};
 use crate::validation::FieldPath;
 
 /// Every key the top level of a pipeline file may hold.
 pub const TOP_LEVEL_KEYS: [&str; 7] = ["name", "extends", "model", "config", "settings", "prompts", "steps"];
-
-/// The keys of an inline `model:` mapping; `model_context_window` and `model_max_tokens` are
-/// `config.json`'s names of `context_window` and `max_tokens`.
-const MODEL_KEYS: [&str; 9] = [
-    "model",
-    "context_window",
-    "max_tokens",
-    "encoding",
-    "tokenizer",
-    "gguf",
-    "config",
-    "model_context_window",
-    "model_max_tokens",
-];
 
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
@@ -69,46 +56,30 @@ fn model(sink: &mut Sink, f: &Fields<'_>) -> (Option<ModelSource>, Option<(PathB
         if let Some(name) = node.as_text() {
             spec.model = Some(name.to_owned());
         } else {
-            let Some(m) = Fields::read(sink, node, "`model`", &MODEL_KEYS) else { return (None, None) };
-            for (key, _, value) in m.keys() {
-                let what = format!("`{key}` in `model`");
-                match key {
-                    "model" => spec.model = sink.text(value, &path.key("model"), &what),
-                    "encoding" => spec.encoding = sink.text(value, &path.key("encoding"), &what),
-                    // The model's own files, relative to the YAML file that names them.
-                    "tokenizer" | "gguf" => {
-                        if spec.tokenizer.is_some() {
-                            sink.issues.push(
-                                YamlIssue::new(
-                                    &value.at,
-                                    Code::YamlConflictingKeys,
-                                    "the model's files are given twice",
-                                )
-                                .with_help("keep one of `tokenizer` and `gguf`"),
-                            );
-                        }
-                        let at = path.key("tokenizer");
-                        spec.tokenizer = sink
-                            .text(value, &at, &what)
-                            .map(|file| relative_to(&value.at.file, Path::new(&file)).to_string_lossy().into_owned());
-                    }
-                    "context_window" | "model_context_window" => {
-                        spec.context_window = sink.int(value, &path.key("context_window"), &what)
-                    }
-                    "max_tokens" | "model_max_tokens" => {
-                        spec.max_tokens = sink.int(value, &path.key("max_tokens"), &what)
-                    }
-                    _ => {
-                        if config_node.is_some() || m.keys().count() > 1 {
-                            sink.issues.push(
-                                YamlIssue::new(&value.at, Code::YamlConflictingKeys, "the model is given twice")
-                                    .with_help("write the model's limits inline or name a `config.json`, not both"),
-                            );
-                            return (None, None);
-                        }
-                        config_node = Some(value);
-                    }
+            // The keys of `model` are read by the schema rows the macro shares; `config` is YAML's.
+            let read = decoding(sink, |tree, dec| {
+                let value = tree.value(node);
+                let (spec, block) = read_model(dec, &value, &path, &["config"])?;
+                let tokenizer_at = dec.locations.get(&path.key("tokenizer")).map(|at| tree.at(*at).file.clone());
+                Some((spec, block.get("config").is_some(), tokenizer_at))
+            });
+            let Some((read, has_config, tokenizer_at)) = read else { return (None, None) };
+            spec = read;
+            // The model's own files, relative to the YAML file that names them.
+            if let (Some(file), Some(named_in)) = (&spec.tokenizer, tokenizer_at) {
+                spec.tokenizer = Some(relative_to(&named_in, Path::new(file)).to_string_lossy().into_owned());
+            }
+            if has_config {
+                let inner = node.as_map().and_then(|m| m.iter().find(|(k, _)| k.as_text() == Some("config")));
+                if config_node.is_some() || spec != ModelSpec::default() {
+                    let at = inner.map_or(&node.at, |(_, v)| &v.at);
+                    sink.issues.push(
+                        YamlIssue::new(at, Code::YamlConflictingKeys, "the model is given twice")
+                            .with_help("write the model's limits inline or name a `config.json`, not both"),
+                    );
+                    return (None, None);
                 }
+                config_node = inner.map(|(_, v)| v);
             }
         }
     }
@@ -135,63 +106,11 @@ pub(crate) fn relative_to(file: &Path, path: &Path) -> PathBuf {
     std::path::absolute(&joined).unwrap_or(joined)
 }
 
+/// `settings:`, read by the schema rows the macro shares.
 fn settings(sink: &mut Sink, node: &Node) -> Option<SettingsSpec> {
     let path = FieldPath::root().key("settings");
     sink.locate(&path, node);
-    if node.is_null() {
-        return Some(SettingsSpec::default());
-    }
-    let Some(entries) = node.as_map() else {
-        sink.wrong_type(node, "`settings`", "a mapping");
-        return None;
-    };
-    let mut s = SettingsSpec::default();
-    let mut ok = true;
-    // Every key is allowed (named integer settings); duplicates are still reported.
-    let names: Vec<&str> = entries.iter().filter_map(|(k, _)| k.as_text()).collect();
-    let f = Fields::read(sink, node, "`settings`", &names)?;
-    for (key, _, value) in f.keys() {
-        let at = path.key(key);
-        let what = format!("`settings.{key}`");
-        match key {
-            "max_context_tokens" => s.max_context_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok)),
-            "max_history_tokens" => s.max_history_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok)),
-            "budget_safety_margin_tokens" => {
-                s.budget_safety_margin_tokens = sink.int(value, &at, &what).or_else(|| fail(&mut ok))
-            }
-            "limits_policy" => s.limits_policy = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
-            "node_frame" => s.node_frame = sink.text(value, &at, &what).or_else(|| fail(&mut ok)),
-            "carry_context" => s.carry_context = sink.boolean(value, &at, &what).or_else(|| fail(&mut ok)),
-            "compactors" => {
-                s.compactors = sink.text_list(value, &at, &what).or_else(|| fail(&mut ok)).unwrap_or_default()
-            }
-            _ => match value.as_int() {
-                Some(n) => {
-                    sink.locate(&at, value);
-                    s.extra.insert(key.to_owned(), n);
-                }
-                None => {
-                    ok = false;
-                    let near = crate::validation::did_you_mean(key, crate::config::SETTING_NAMES);
-                    let issue = YamlIssue::new(
-                        &value.at,
-                        Code::YamlWrongType,
-                        format!("{what} must be an integer (a named setting), found {}", value.describe()),
-                    );
-                    sink.issues.push(match near {
-                        Some(n) => issue.with_help(format!("did you mean `{n}`?")),
-                        None => issue.with_help("named settings such as `max_turn_loops` are integers"),
-                    });
-                }
-            },
-        }
-    }
-    ok.then_some(s)
-}
-
-fn fail<T>(ok: &mut bool) -> Option<T> {
-    *ok = false;
-    None
+    decoding(sink, |tree, dec| read_settings(dec, &tree.value(node), &path))
 }
 
 /// `prompts: { key: "text" | { file: path } | { text: "…" } | null }`; a `file` is read

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::params::ResponseFormat;
 use crate::pipeline::definition::*;
-use crate::pipeline::schema::ValueType;
+use crate::pipeline::schema::{MODEL_KEYS, SETTINGS_KEYS, ValueType};
 use crate::pipeline::slot::FieldValue;
 
 /// Writes `def` as a pipeline file (see the [module documentation](super) for the format) that
@@ -29,22 +29,10 @@ pub fn to_yaml(def: &PipelineDef) -> String {
     match &def.model {
         ModelSource::ConfigFile(path) => line(w, 0, &format!("config: {}", quote(path))),
         ModelSource::Inline(m) => {
-            let mut fields = Vec::new();
-            if let Some(v) = &m.model {
-                fields.push(format!("model: {}", quote(v)));
-            }
-            if let Some(v) = m.context_window {
-                fields.push(format!("context_window: {v}"));
-            }
-            if let Some(v) = m.max_tokens {
-                fields.push(format!("max_tokens: {v}"));
-            }
-            if let Some(v) = &m.encoding {
-                fields.push(format!("encoding: {}", quote(v)));
-            }
-            if let Some(v) = &m.tokenizer {
-                fields.push(format!("tokenizer: {}", quote(v)));
-            }
+            let fields: Vec<String> = MODEL_KEYS
+                .iter()
+                .filter_map(|key| (key.slot.get)(m).map(|value| format!("{}: {}", key.name, flow(&value))))
+                .collect();
             if fields.is_empty() {
                 line(w, 0, "model: {}");
             } else {
@@ -78,27 +66,10 @@ fn settings(w: &mut String, s: &SettingsSpec) {
         return;
     }
     line(w, 0, "settings:");
-    let ints = [
-        ("max_context_tokens", s.max_context_tokens),
-        ("max_history_tokens", s.max_history_tokens),
-        ("budget_safety_margin_tokens", s.budget_safety_margin_tokens),
-    ];
-    for (key, value) in ints {
-        if let Some(v) = value {
-            line(w, 1, &format!("{key}: {v}"));
+    for key in SETTINGS_KEYS {
+        if let Some(value) = (key.slot.get)(s) {
+            line(w, 1, &format!("{}: {}", key.name, flow(&value)));
         }
-    }
-    if let Some(v) = &s.limits_policy {
-        line(w, 1, &format!("limits_policy: {}", quote(v)));
-    }
-    if !s.compactors.is_empty() {
-        line(w, 1, &format!("compactors: {}", list(&s.compactors)));
-    }
-    if let Some(v) = &s.node_frame {
-        line(w, 1, &format!("node_frame: {}", quote(v)));
-    }
-    if let Some(v) = s.carry_context {
-        line(w, 1, &format!("carry_context: {v}"));
     }
     for (key, value) in &s.extra {
         line(w, 1, &format!("{}: {value}", quote(key)));
@@ -178,6 +149,7 @@ fn field(w: &mut String, name: &str, value: FieldValue) {
             line(w, 4, &format!("schema: {}", quote(&schema)));
             line(w, 4, &format!("strict: {strict}"));
         }
+        FieldValue::Price(p) => line(w, 2, &format!("{name}: {}", flow(&FieldValue::Price(p)))),
         FieldValue::Tools(tools) => {
             line(w, 2, &format!("{name}:"));
             for t in &tools {
@@ -186,6 +158,25 @@ fn field(w: &mut String, name: &str, value: FieldValue) {
                 line(w, 4, &format!("parameters: {}", quote(&t.parameters)));
             }
         }
+    }
+}
+
+/// A value of `model` or `settings` in flow style, as the decoder reads it back.
+fn flow(value: &FieldValue) -> String {
+    match value {
+        FieldValue::Int(n) => n.to_string(),
+        FieldValue::Number(n) => number(*n),
+        FieldValue::Text(t) => quote(t),
+        FieldValue::Bool(b) => b.to_string(),
+        FieldValue::TextList(items) => list(items),
+        FieldValue::Price(p) => {
+            let rates = [("input", p.input), ("cached_input", p.cached_input), ("cache_write", p.cache_write)];
+            let rates = rates.into_iter().chain([("output", p.output)]);
+            let fields: Vec<String> = rates.filter_map(|(k, v)| v.map(|v| format!("{k}: {}", number(v)))).collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        // Not a value of these blocks; the steps' own forms are written by `field`.
+        _ => "null".to_owned(),
     }
 }
 

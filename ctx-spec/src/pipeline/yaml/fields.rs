@@ -64,46 +64,6 @@ impl Sink {
             }
         }
     }
-
-    /// Reads `node` as an integer.
-    pub(crate) fn int(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<i64> {
-        self.locate(path, node);
-        let value = node.as_int();
-        if value.is_none() {
-            self.wrong_type(node, what, "an integer");
-        }
-        value
-    }
-
-    /// Reads `node` as `true` or `false`.
-    pub(crate) fn boolean(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<bool> {
-        self.locate(path, node);
-        let value = node.as_bool();
-        if value.is_none() {
-            self.wrong_type(node, what, "`true` or `false`");
-        }
-        value
-    }
-
-    /// Reads `node` as a list of strings (a single string is a list of one).
-    pub(crate) fn text_list(&mut self, node: &Node, path: &FieldPath, what: &str) -> Option<Vec<String>> {
-        self.locate(path, node);
-        if let Some(t) = node.as_text() {
-            return Some(vec![t.to_owned()]);
-        }
-        let Some(items) = node.as_seq() else {
-            self.wrong_type(node, what, "a list of strings");
-            return None;
-        };
-        let mut out = Some(Vec::new());
-        for (j, item) in items.iter().enumerate() {
-            match self.text(item, &path.index(j), what) {
-                Some(t) => out.as_mut().map(|o| o.push(t)),
-                None => out.take().map(|_| ()),
-            };
-        }
-        out
-    }
 }
 
 /// The fields of one mapping, by key, with the keys it may hold.

@@ -6,14 +6,14 @@ use super::error::{Location, YamlIssue};
 use super::fields::Sink;
 use super::node::{Node, Value as NodeValue};
 use crate::codes::Code;
-use crate::pipeline::decode::{Block, Decoder, Dialect, Kind, Loc, Value, Word, decode_step, kinds};
+use crate::pipeline::decode::{Decoder, Dialect, Kind, Loc, Value, Word, kinds, read_step};
 use crate::pipeline::definition::{CustomSpec, StepDef, StepKind};
 use crate::pipeline::schema::{STEP_SCHEMAS, StepSchema};
 use crate::validation::{FieldPath, did_you_mean};
 
 /// YAML nodes as located values; a value's [`Loc`] indexes `locations`.
 #[derive(Default)]
-struct Tree {
+pub(crate) struct Tree {
     locations: Vec<Location>,
 }
 
@@ -23,7 +23,7 @@ impl Tree {
         Loc(u32::try_from(self.locations.len() - 1).unwrap_or(u32::MAX))
     }
 
-    fn at(&self, loc: Loc) -> &Location {
+    pub(crate) fn at(&self, loc: Loc) -> &Location {
         // Every Loc was made by `loc`; the first location stands in for any other.
         self.locations.get(loc.0 as usize).unwrap_or(&self.locations[0])
     }
@@ -31,7 +31,7 @@ impl Tree {
     /// `node` as a value: plain scalars typed by the YAML 1.2 core schema, quoted ones strings,
     /// a mapping's entries `key: value` (a key that is not a scalar is left as a bare item,
     /// which the decoder reports).
-    fn value(&mut self, node: &Node) -> Value {
+    pub(crate) fn value(&mut self, node: &Node) -> Value {
         let at = self.loc(&node.at);
         let kind = match &node.value {
             NodeValue::Scalar { text, plain: false } => Kind::Str(text.clone()),
@@ -67,6 +67,23 @@ fn looks_integer(text: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Runs `f` with a located tree and a YAML decoder, then hands what the decoder found to `sink`:
+/// each problem located in the file, each path read, each poisoned path.
+pub(crate) fn decoding<R>(sink: &mut Sink, f: impl FnOnce(&mut Tree, &mut Decoder) -> R) -> R {
+    let mut tree = Tree::default();
+    let mut dec = Decoder::new(Dialect::Yaml);
+    let out = f(&mut tree, &mut dec);
+    for found in dec.issues.drain(..) {
+        let i = found.issue;
+        sink.issues.push(YamlIssue::new(tree.at(found.at), i.code, i.message).with_help_opt(i.help));
+    }
+    for (p, at) in &dec.locations {
+        sink.locations.entry(p.clone()).or_insert_with(|| tree.at(*at).clone());
+    }
+    sink.poisoned.append(&mut dec.poisoned);
+    out
+}
+
 /// Decodes the `steps:` node. `None` when it is not a list; otherwise every step, those that
 /// could not be read whole standing as placeholders at poisoned paths.
 pub(crate) fn decode_steps(sink: &mut Sink, node: &Node) -> Option<Vec<StepDef>> {
@@ -76,25 +93,19 @@ pub(crate) fn decode_steps(sink: &mut Sink, node: &Node) -> Option<Vec<StepDef>>
         sink.wrong_type(node, "`steps`", "a list of steps");
         return None;
     };
-    let mut tree = Tree::default();
-    let mut dec = Decoder::new(Dialect::Yaml);
-    let steps: Vec<StepDef> = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let value = tree.value(item);
-            decode_step_entry(&mut dec, &value, &path.index(i), i)
-        })
-        .collect();
-    for found in dec.issues.drain(..) {
-        let i = found.issue;
-        sink.issues.push(YamlIssue::new(tree.at(found.at), i.code, i.message).with_help_opt(i.help));
-    }
-    for (p, at) in &dec.locations {
-        sink.locations.entry(p.clone()).or_insert_with(|| tree.at(*at).clone());
-    }
-    sink.graph_complete &= dec.graph_complete(&steps);
-    sink.poisoned.append(&mut dec.poisoned);
+    let (steps, complete) = decoding(sink, |tree, dec| {
+        let steps: Vec<StepDef> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let value = tree.value(item);
+                decode_step_entry(dec, &value, &path.index(i), i)
+            })
+            .collect();
+        let complete = dec.graph_complete(&steps);
+        (steps, complete)
+    });
+    sink.graph_complete &= complete;
     Some(steps)
 }
 
@@ -150,12 +161,6 @@ fn decode_step_entry(dec: &mut Decoder, value: &Value, path: &FieldPath, index: 
         dec.report(action_value.at, Code::YamlUnknownAction, &path.key("action"), message, help);
         return placeholder(dec, id);
     };
-    let mut allowed: Vec<&str> = vec!["id", "action"];
-    for key in schema.keys {
-        allowed.push(key.name);
-        allowed.extend(key.aliases);
-    }
-    let block = Block::from_items(dec, items, value.at, what, path, &allowed);
-    let kind = decode_step(dec, schema, &block);
+    let kind = read_step(dec, schema, items, value.at, what, path, &["id", "action"]);
     StepDef::new(id.unwrap_or_default(), kind)
 }

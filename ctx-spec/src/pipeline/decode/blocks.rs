@@ -1,0 +1,115 @@
+//! The top-level blocks `model { … }` and `settings { … }` decoded by their schema rows
+//! ([`MODEL_KEYS`], [`SETTINGS_KEYS`]), the same way for the `pipeline!` macro and the YAML
+//! reader. The outer forms each front end has of its own (`model: config("…")`, YAML's
+//! `model: gpt-4o` and top-level `config:`) stay with the front end.
+
+use super::block::Block;
+use super::decoder::Decoder;
+use super::steps::decode_keys;
+use super::value::{Kind, Value};
+use crate::codes::Code;
+use crate::pipeline::definition::{ModelSpec, SettingsSpec};
+use crate::pipeline::schema::{KeySchema, MODEL_KEYS, SETTINGS_KEYS};
+use crate::validation::{FieldPath, Likeness, did_you_mean_by};
+
+/// The names and the older spellings of `keys`.
+fn names<T>(keys: &[KeySchema<T>]) -> (Vec<&'static str>, Vec<&'static str>) {
+    let aliases = keys.iter().flat_map(|k| k.aliases.iter().copied()).collect();
+    (keys.iter().map(|k| k.name).collect(), aliases)
+}
+
+/// `model { … }` (at `path`), whose keys are [`MODEL_KEYS`] plus the front end's own `extra`
+/// (YAML's `config`). `None` (reported) when `value` is not a mapping; otherwise the spec, with
+/// what could not be read left unset at a poisoned path, and the block, for the `extra` keys.
+pub fn read_model<'v>(
+    dec: &mut Decoder,
+    value: &'v Value,
+    path: &FieldPath,
+    extra: &[&str],
+) -> Option<(ModelSpec, Block<'v>)> {
+    dec.locate(path, value.at);
+    let Kind::Map(items) = &value.kind else {
+        dec.wrong_type(value, path, "`model`", "a mapping");
+        return None;
+    };
+    let (mut allowed, aliases) = names(MODEL_KEYS);
+    allowed.extend(extra);
+    allowed.extend(&aliases);
+    let block = Block::from_items_hiding(dec, items, value.at, "`model`".into(), path, &allowed, &aliases);
+    let mut spec = ModelSpec::default();
+    decode_keys(dec, MODEL_KEYS, &block, &mut spec);
+    // `gguf` is `tokenizer` that also says what kind of file it names.
+    let tokenizer = path.key("tokenizer");
+    if let (Some((_, written)), Some(file)) = (block.get("gguf"), &spec.tokenizer)
+        && !file.to_ascii_lowercase().ends_with(".gguf")
+        && !dec.is_poisoned(&tokenizer)
+    {
+        dec.poison(&tokenizer);
+        dec.report(
+            written.at,
+            Code::YamlWrongType,
+            &tokenizer,
+            format!("`gguf` names `{file}`, not a `.gguf` file"),
+            "use `tokenizer:` for a `tokenizer.json`",
+        );
+        spec.tokenizer = None;
+    }
+    Some((spec, block))
+}
+
+/// `settings { … }` (at `path`): the keys of [`SETTINGS_KEYS`], and any other name an integer
+/// setting (read by steps such as `loop_guard`). `null` is no settings. `None` (reported) when
+/// `value` is not a mapping.
+pub fn read_settings(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option<SettingsSpec> {
+    dec.locate(path, value.at);
+    let items = match &value.kind {
+        Kind::Null => return Some(SettingsSpec::default()),
+        Kind::Map(items) => items,
+        _ => {
+            dec.wrong_type(value, path, "`settings`", "a mapping");
+            return None;
+        }
+    };
+    // Every name is a key (a named setting); duplicates and malformed entries are still reported.
+    let written: Vec<&str> = items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            Kind::Entry { key, .. } => Some(key.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let block = Block::from_items(dec, items, value.at, "`settings`".into(), path, &written);
+    let mut spec = SettingsSpec::default();
+    decode_keys(dec, SETTINGS_KEYS, &block, &mut spec);
+    let (typed, _) = names(SETTINGS_KEYS);
+    for (key, value) in block.entries() {
+        if typed.contains(&key.text.as_str()) {
+            continue;
+        }
+        let at = path.key(&key.text);
+        if let Kind::Int(n) = value.kind {
+            dec.locate(&at, value.at);
+            spec.extra.insert(key.text.clone(), n);
+            continue;
+        }
+        // A misspelt typed setting would otherwise read as a named integer and fail on its value;
+        // only a typo is suggested, since named settings (`max_turn_loops`) look like typed ones.
+        match did_you_mean_by(&key.text, typed.iter().copied(), Likeness::Typo) {
+            Some(near) => {
+                dec.locate(&at, key.at);
+                dec.poison(&at);
+                dec.report(
+                    key.at,
+                    Code::YamlUnknownKey,
+                    &at,
+                    format!("unknown setting `{}`", key.text),
+                    format!("did you mean `{near}`?"),
+                );
+            }
+            None => {
+                dec.int(value, &at, &format!("setting `{}` (a named setting is an integer)", key.text));
+            }
+        }
+    }
+    Some(spec)
+}
