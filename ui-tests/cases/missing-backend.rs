@@ -17,7 +17,7 @@ ctx::pipeline! {
     }
 }
 
-pub async fn ask(store: &dyn NodeStore, model: &dyn ChatModel) -> Result<PipelineState, CtxError> {
+pub async fn ask(store: &dyn NodeStoreDyn, model: &dyn ChatModelDyn) -> Result<PipelineState, CtxError> {
     let qa = Qa::new()?;
     let env = QaEnv { store, model };
     Ok(qa.run(PipelineState::new("How are invoices totalled?"), &env).await?.0)

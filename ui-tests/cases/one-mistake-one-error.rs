@@ -26,7 +26,7 @@ impl QaCustom for Steps {
     }
 }
 
-pub async fn ask(search: &dyn NodeSearch, store: &dyn NodeStore, model: &dyn ChatModel) -> Result<String, CtxError> {
+pub async fn ask(search: &dyn NodeSearchDyn, store: &dyn NodeStoreDyn, model: &dyn ChatModelDyn) -> Result<String, CtxError> {
     assert_eq!(QaStep::FIRST, QaStep::Search);
     assert!(Qa::MERMAID.is_empty() || Qa::NAME == "Qa");
     let qa = Qa::new()?;
