@@ -1,7 +1,7 @@
 // The pipeline has a `search_nodes` step, so its environment must hold a search backend: the
 // generated `QaEnv` has a `search` field, and leaving it out does not compile.
-use ctx::llm::ChatModel;
-use ctx::pipeline::NodeStore;
+use ctx::llm::ChatModelDyn;
+use ctx::pipeline::NodeStoreDyn;
 use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {

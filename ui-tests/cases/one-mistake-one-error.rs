@@ -1,7 +1,7 @@
 // One mistake in the pipeline is one error, even though the code below uses every part of the
 // generated API: on error the macro still emits it all (with bodies that are never run).
-use ctx::llm::ChatModel;
-use ctx::pipeline::{NodeSearch, NodeStore};
+use ctx::llm::ChatModelDyn;
+use ctx::pipeline::{NodeSearchDyn, NodeStoreDyn};
 use ctx::{CtxError, PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
