@@ -126,11 +126,8 @@ impl<R: Retriever> RetrieverDyn for R {
 }
 
 impl Retriever for dyn RetrieverDyn + '_ {
-    fn retrieve(
-        &self,
-        request: &ContextRetrieverRequest,
-    ) -> impl Future<Output = Result<ContextPack, RetrieverError>> + Send {
-        async move { self.dyn_retrieve(request).await }
+    async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
+        self.dyn_retrieve(request).await
     }
 }
 

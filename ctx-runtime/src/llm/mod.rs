@@ -265,15 +265,15 @@ impl ChatModel for dyn ChatModelDyn + '_ {
         self.dyn_model_name()
     }
 
-    fn chat(&self, request: &ChatRequest) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send {
-        async move { self.dyn_chat(request).await }
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.dyn_chat(request).await
     }
 
-    fn chat_stream(
+    async fn chat_stream(
         &self,
         request: &ChatRequest,
         on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
-    ) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send {
-        async move { self.dyn_chat_stream(request, on_token).await }
+    ) -> Result<ChatResponse, ModelError> {
+        self.dyn_chat_stream(request, on_token).await
     }
 }

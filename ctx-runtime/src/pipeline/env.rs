@@ -53,8 +53,8 @@ impl<T: NodeSearch> NodeSearchDyn for T {
 }
 
 impl NodeSearch for dyn NodeSearchDyn + '_ {
-    fn search(&self, query: &str, top_k: usize) -> impl Future<Output = Result<Vec<SearchHit>, BoxError>> + Send {
-        async move { self.dyn_search(query, top_k).await }
+    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+        self.dyn_search(query, top_k).await
     }
 }
 
@@ -89,12 +89,12 @@ impl<T: NodeStore> NodeStoreDyn for T {
 }
 
 impl NodeStore for dyn NodeStoreDyn + '_ {
-    fn texts(&self, ids: &[String]) -> impl Future<Output = Result<Vec<NodeText>, BoxError>> + Send {
-        async move { self.dyn_texts(ids).await }
+    async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
+        self.dyn_texts(ids).await
     }
 
-    fn dependencies(&self, id: &str) -> impl Future<Output = Result<Vec<String>, BoxError>> + Send {
-        async move { self.dyn_dependencies(id).await }
+    async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError> {
+        self.dyn_dependencies(id).await
     }
 }
 
@@ -124,8 +124,8 @@ impl<T: CustomSteps> CustomStepsDyn for T {
 }
 
 impl CustomSteps for dyn CustomStepsDyn + '_ {
-    fn run(&self, step_id: &str, state: &mut PipelineState) -> impl Future<Output = Result<String, BoxError>> + Send {
-        async move { self.dyn_run(step_id, state).await }
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
+        self.dyn_run(step_id, state).await
     }
 }
 

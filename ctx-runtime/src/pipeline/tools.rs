@@ -68,12 +68,8 @@ impl<T: ToolHandlers> ToolHandlersDyn for T {
 }
 
 impl ToolHandlers for dyn ToolHandlersDyn + '_ {
-    fn call(
-        &self,
-        step_id: &str,
-        request: ToolRequest<'_>,
-    ) -> impl Future<Output = Result<ToolOutput, BoxError>> + Send {
-        async move { self.dyn_call(step_id, request).await }
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+        self.dyn_call(step_id, request).await
     }
 }
 
