@@ -8,7 +8,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
 use ctx::engine::*;
 use ctx::tokens::{Encoding, TokenCounter};
@@ -45,7 +44,6 @@ impl HelpCentre {
     }
 }
 
-#[async_trait]
 impl Retriever for HelpCentre {
     async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
         self.requests.lock().map_err(|e| e.to_string())?.push(request.clone());

@@ -20,7 +20,6 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use async_trait::async_trait;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::{AgentReport, BoxError, StepDetail, StepReport, Token, ToolOutput, ToolRequest};
@@ -118,7 +117,6 @@ struct ScriptedPageReader {
     seen: Mutex<Vec<ChatRequest>>,
 }
 
-#[async_trait]
 impl ChatModel for ScriptedPageReader {
     fn model_name(&self) -> &str {
         "scripted-page-reader"

@@ -60,7 +60,6 @@ impl<M: ChatModel> Backends<DurableChatStep> for Service<M> {
 /// The index's hits with ties broken by id: BM25 returns equal scores in no fixed order, and the
 /// test compares a run in the engine with one in process. (A durable run itself needs no such
 /// care: the search step's hits are journaled and replayed as they were.)
-#[ctx::async_trait]
 impl<M: ChatModel> NodeSearch for Service<M> {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         let mut hits = self.corpus.search(query, top_k).await?;

@@ -15,7 +15,6 @@
 
 use std::path::Path;
 
-use async_trait::async_trait;
 use ctx::PipelineState;
 use ctx::llm::llama_cpp::{ENV_BASE_URL, LocalModel};
 use ctx::pipeline::{BoxError, LoadOptions, NodeSearch, NodeStore, StepDetail, StepEnv};
@@ -74,14 +73,12 @@ ctx::pipeline! {
 /// The example code base as the pipeline's search (BM25) and store.
 struct CodeBase(Bm25Index);
 
-#[async_trait]
 impl NodeSearch for CodeBase {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self.0.search(query, top_k))
     }
 }
 
-#[async_trait]
 impl NodeStore for CodeBase {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(ids.iter().filter_map(|id| self.0.node_text(id).ok()).collect())

@@ -99,10 +99,6 @@ pub use ctx_macros::{context_engine, pipeline, turn_budget};
 // The front door: what a program names, curated. The runtime's own implementation modules
 // (`classify`, `validation`, `lang`) and the items only the macro needs stay behind it.
 
-/// The `async_trait` attribute the backend traits ([`pipeline::NodeSearch`],
-/// [`pipeline::NodeStore`], [`llm::ChatModel`]) are declared with; implement them with
-/// `#[ctx::async_trait]` and no dependency of your own.
-pub use ctx_runtime::async_trait;
 #[cfg(feature = "restate")]
 #[doc(inline)]
 pub use ctx_runtime::durable;
@@ -123,7 +119,7 @@ pub use ctx_runtime::{
 #[doc(hidden)]
 pub mod __private {
     pub use ctx_runtime::__private::{serde_json, spec};
-    pub use ctx_runtime::llm::ChatModel;
+    pub use ctx_runtime::llm::{ChatModel, ChatModelDyn};
     pub use ctx_runtime::{CtxError, PipelineState, engine, pipeline, turn};
 
     /// Items generated code names where the user wrote a deprecated spelling: naming one makes

@@ -6,7 +6,6 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use async_trait::async_trait;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::Token;
 use ctx::{ChatMessage, Role};
@@ -57,7 +56,6 @@ struct Agent {
     fail: AtomicBool,
 }
 
-#[async_trait]
 impl ChatModel for Agent {
     fn model_name(&self) -> &str {
         "agent"

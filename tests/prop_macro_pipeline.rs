@@ -13,7 +13,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::{BoxError, NodeSearch, NodeStore, Snapshot, StepEnv};
 use ctx::state::{InboxMessage, NodeText, SearchHit};
@@ -141,14 +140,12 @@ fn inputs() -> impl Strategy<Value = Inputs> {
 
 struct Docs(Vec<NodeText>);
 
-#[async_trait]
 impl NodeSearch for Docs {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self.0.iter().take(top_k).map(|n| SearchHit { id: n.id.clone(), score: 1.0 }).collect())
     }
 }
 
-#[async_trait]
 impl NodeStore for Docs {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(self.0.iter().filter(|n| ids.contains(&n.id)).cloned().collect())
@@ -168,7 +165,6 @@ struct CheckingModel {
     violations: Mutex<Vec<String>>,
 }
 
-#[async_trait]
 impl ChatModel for CheckingModel {
     fn model_name(&self) -> &str {
         "checking"

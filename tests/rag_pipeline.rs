@@ -8,7 +8,6 @@ mod rag;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -41,7 +40,6 @@ impl<M> Recording<M> {
     }
 }
 
-#[async_trait]
 impl<M: ChatModel> ChatModel for Recording<M> {
     fn model_name(&self) -> &str {
         self.inner.model_name()

@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use ctx::PipelineState;
 use ctx::durable::{DurableSteps, PipelineObject, RunOutcome};
 use ctx::llm::openai::OpenAiClient;
@@ -92,7 +91,6 @@ struct Pausing {
     pause_at: usize,
 }
 
-#[async_trait]
 impl ChatModel for Pausing {
     fn model_name(&self) -> &str {
         self.inner.model_name()

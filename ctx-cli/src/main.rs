@@ -24,7 +24,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet}
 use clap::{Parser, Subcommand, ValueEnum};
 use ctx::codes::Code;
 use ctx::config::LimitsPolicy;
-use ctx::llm::ChatModel;
+use ctx::llm::ChatModelDyn;
 use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue, to_yaml};
 use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, ValidateOptions, to_dot, to_mermaid};
@@ -404,7 +404,7 @@ fn run(
         }
         Err(_) => None,
     };
-    let model: &dyn ChatModel = match &remote {
+    let model: &dyn ChatModelDyn = match &remote {
         Some(client) => client,
         None => &offline,
     };

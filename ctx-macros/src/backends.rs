@@ -219,21 +219,21 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
     if needs.search {
         fields.push(quote! {
             /// Finds nodes for `search_nodes`.
-            pub search: &'a dyn #p::NodeSearch,
+            pub search: &'a dyn #p::NodeSearchDyn,
         });
         setters.push(quote!(.search(self.search)));
     }
     if needs.store {
         fields.push(quote! {
             /// Holds node texts and dependencies for `fetch_node_texts` and `expand_dependency_tree`.
-            pub store: &'a dyn #p::NodeStore,
+            pub store: &'a dyn #p::NodeStoreDyn,
         });
         setters.push(quote!(.store(self.store)));
     }
     if needs.model {
         fields.push(quote! {
             /// Answers `call_model` and `agent` steps.
-            pub model: &'a dyn #rt::ChatModel,
+            pub model: &'a dyn #rt::ChatModelDyn,
         });
         setters.push(quote!(.model(self.model)));
     }

@@ -21,7 +21,6 @@
 
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use ctx_runtime::config::{BilledTokens, Price};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use ctx_runtime::pipeline::{
@@ -118,7 +117,6 @@ impl CachingServer {
     }
 }
 
-#[async_trait]
 impl ChatModel for CachingServer {
     fn model_name(&self) -> &str {
         MODEL
@@ -169,7 +167,6 @@ impl ChatModel for CachingServer {
 /// Returns a few hundred tokens of documentation per search.
 struct Docs;
 
-#[async_trait]
 impl ToolHandlers for Docs {
     async fn call(&self, _step: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let line = format!(

@@ -32,11 +32,6 @@ pub use state::{InboxMessage, NodeText, PipelineState};
 pub use tokens::{ChatFormat, Encoding, ModelInfo, TokenCounter};
 pub use validation::{ConfigIssue, ConfigIssues, FieldPath};
 
-/// The `async_trait` attribute the backend traits ([`pipeline::NodeSearch`],
-/// [`pipeline::NodeStore`], [`llm::ChatModel`]) are declared with; implement them with
-/// `#[ctx::async_trait]` and no dependency of your own.
-pub use async_trait::async_trait;
-
 /// What the `ctx` facade's hidden module re-exports for generated code. Not a public API.
 #[doc(hidden)]
 pub mod __private {

@@ -10,7 +10,6 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Mutex;
 
 use agent_support::{definition, load};
-use async_trait::async_trait;
 use ctx_runtime::chat::Role;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::pipeline::BoxError;
@@ -32,7 +31,6 @@ struct Model {
     requests: Mutex<Vec<ChatRequest>>,
 }
 
-#[async_trait]
 impl ChatModel for Model {
     fn model_name(&self) -> &str {
         "props"
@@ -68,7 +66,6 @@ struct Handlers {
     calls: Mutex<usize>,
 }
 
-#[async_trait]
 impl ToolHandlers for Handlers {
     async fn call(&self, _step: &str, _request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let mut calls = self.calls.lock().unwrap();

@@ -4,13 +4,12 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use ctx_runtime::config::{LimitsPolicy, ModelConfig, Settings};
 use ctx_runtime::contract::{
     CallModelCheck, ContractError, check_contract, fixed_prompt_tokens, guard_request, prompt_messages,
     render_user_message,
 };
-use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx_runtime::llm::{ChatModel, ChatModelDyn, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::pipeline::{CallModelSpec, UserPartSpec};
 use ctx_runtime::{ChatMessage, CtxError, Encoding, ErrorCode, FieldPath, TokenCounter, ToolSchema};
 use proptest::prelude::*;
@@ -58,7 +57,6 @@ fn request(history: &[ChatMessage], context: &str, question: &str) -> Vec<ChatMe
 #[derive(Default)]
 struct Recorder(Mutex<Vec<ChatRequest>>);
 
-#[async_trait]
 impl ChatModel for Recorder {
     fn model_name(&self) -> &str {
         "recorder"
@@ -73,7 +71,7 @@ impl ChatModel for Recorder {
 
 /// What the driver does for every model call: guard, then send.
 async fn send(
-    model: &dyn ChatModel,
+    model: &dyn ChatModelDyn,
     step: &str,
     messages: Vec<ChatMessage>,
     tools: Vec<ToolSchema>,

@@ -5,7 +5,6 @@ mod engine_common;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use ctx_runtime::chat::{ChatMessage, Role};
 use ctx_runtime::compact::{CompactRequest, FnCompactor};
 use ctx_runtime::engine::*;
@@ -324,7 +323,6 @@ fn assembly_is_deterministic() {
 #[test]
 fn repeated_ids_across_pages_are_skipped_and_paging_is_bounded() {
     struct SamePage;
-    #[async_trait]
     impl Retriever for SamePage {
         async fn retrieve(&self, _: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
             Ok(ContextPack::new(vec![ContextPackBlock::new("a", "alpha"), ContextPackBlock::new("b", "beta")]))
@@ -349,7 +347,6 @@ fn repeated_ids_across_pages_are_skipped_and_paging_is_bounded() {
 #[test]
 fn errors_name_what_failed() {
     struct Failing;
-    #[async_trait]
     impl Retriever for Failing {
         async fn retrieve(&self, _: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
             Err("index offline".into())

@@ -5,7 +5,6 @@ mod engine_common;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use ctx_runtime::ErrorCode;
 use ctx_runtime::chat::ChatMessage;
 use ctx_runtime::compact::{CompactRequest, Compactor, FnCompactor, TruncateAfter};
@@ -64,7 +63,6 @@ fn the_spec_json_shape_deserializes_and_inputs_are_declared() {
 /// The spec's `fake_retrieve`: one fixed block, whatever the request.
 struct FakeRetrieve;
 
-#[async_trait]
 impl Retriever for FakeRetrieve {
     async fn retrieve(&self, _request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
         Ok(ContextPack::new(vec![ContextPackBlock::new("demo-1", "Evidence chunk")]))

@@ -5,7 +5,6 @@ mod engine_common;
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use ctx_runtime::compact::{CompactError, CompactRequest};
 use ctx_runtime::engine::*;
 use ctx_runtime::error::ErrorCode;
@@ -30,7 +29,6 @@ impl FakeModel {
     }
 }
 
-#[async_trait]
 impl ChatModel for FakeModel {
     fn model_name(&self) -> &str {
         "fake-summariser"

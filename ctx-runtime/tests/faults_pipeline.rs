@@ -13,7 +13,6 @@ mod client_support;
 
 use std::time::Duration;
 
-use async_trait::async_trait;
 use client_support::{MockServer, Reply, completion, fast_retries};
 use ctx_runtime::llm::openai::OpenAiClient;
 use ctx_runtime::pipeline::*;
@@ -90,14 +89,12 @@ const NODES: [(&str, &str, &str); 2] = [
     ),
 ];
 
-#[async_trait]
 impl NodeSearch for Store {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(NODES.iter().take(top_k).map(|(id, _, _)| SearchHit { id: (*id).into(), score: 1.0 }).collect())
     }
 }
 
-#[async_trait]
 impl NodeStore for Store {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(NODES
@@ -287,7 +284,6 @@ impl FlakyBackends {
     }
 }
 
-#[async_trait]
 impl NodeSearch for FlakyBackends {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Self::fail(&self.search_failures, "search index")?;
@@ -295,7 +291,6 @@ impl NodeSearch for FlakyBackends {
     }
 }
 
-#[async_trait]
 impl NodeStore for FlakyBackends {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Self::fail(&self.store_failures, "node store")?;

@@ -10,7 +10,6 @@ mod llama_support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use async_trait::async_trait;
 use ctx_runtime::budget::{BudgetDecision, BudgetReport};
 use ctx_runtime::pipeline::*;
 use ctx_runtime::retrieve::{Bm25Index, IndexOptions};
@@ -25,14 +24,12 @@ const ANSWER: &str = "Answer the question from the context. Be brief.";
 /// The example code base as the pipeline's search and store (BM25 over its files).
 struct CodeBase(Bm25Index);
 
-#[async_trait]
 impl NodeSearch for CodeBase {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self.0.search(query, top_k))
     }
 }
 
-#[async_trait]
 impl NodeStore for CodeBase {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(ids.iter().filter_map(|id| self.0.node_text(id).ok()).collect())

@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use ctx_runtime::budget::BudgetDecision;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::pipeline::*;
@@ -282,7 +281,6 @@ fn definition(c: &Case) -> PipelineDef {
 /// Returns every document for any query, best first in the order given.
 struct Docs(Vec<NodeText>);
 
-#[async_trait]
 impl NodeSearch for Docs {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self
@@ -295,7 +293,6 @@ impl NodeSearch for Docs {
     }
 }
 
-#[async_trait]
 impl NodeStore for Docs {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(self.0.iter().filter(|n| ids.contains(&n.id)).cloned().collect())
@@ -316,7 +313,6 @@ struct CheckingModel {
     violations: Mutex<Vec<String>>,
 }
 
-#[async_trait]
 impl ChatModel for CheckingModel {
     fn model_name(&self) -> &str {
         "checking"

@@ -125,7 +125,6 @@ mod through_a_pipeline {
 
     use std::sync::Mutex;
 
-    use async_trait::async_trait;
     use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
     use ctx_runtime::pipeline::*;
     use ctx_runtime::state::{NodeText, PipelineState, SearchHit};
@@ -135,14 +134,12 @@ mod through_a_pipeline {
 
     struct OneNode;
 
-    #[async_trait]
     impl NodeSearch for OneNode {
         async fn search(&self, _query: &str, _top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
             Ok(vec![SearchHit { id: "notes".into(), score: 1.0 }])
         }
     }
 
-    #[async_trait]
     impl NodeStore for OneNode {
         async fn texts(&self, _ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
             Ok(vec![NodeText::new("notes", NODE_TEXT).with_path("docs/notes.md")])
@@ -155,7 +152,6 @@ mod through_a_pipeline {
     #[derive(Default)]
     struct Recorder(Mutex<Vec<ChatRequest>>);
 
-    #[async_trait]
     impl ChatModel for Recorder {
         fn model_name(&self) -> &str {
             "recorder"

@@ -13,10 +13,10 @@ pub mod trace;
 
 use std::path::Path;
 
-use ctx::llm::ChatModel;
 use ctx::llm::llama_cpp::LocalModel;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::openai::{ENV_BASE_URL, OpenAiClient, OpenAiConfig};
+use ctx::llm::{ChatModel, ChatModelDyn};
 use ctx::pipeline::{LoadOptions, PipelineError};
 use ctx::retrieve::{Bm25Index, IndexOptions};
 use ctx::state::render_context_blocks;
@@ -99,7 +99,7 @@ pub enum Model {
 
 impl Model {
     /// The model as the pipeline uses it.
-    pub fn as_chat_model(&self) -> &dyn ChatModel {
+    pub fn as_chat_model(&self) -> &dyn ChatModelDyn {
         match self {
             Model::Offline(m) => m,
             Model::Server(c) => c,
@@ -183,7 +183,7 @@ impl Demo {
 
     /// Asks `questions` in order as one conversation (each answer joins the history, and the
     /// context read for one question stays for the next) and returns the trace.
-    pub async fn conversation(&self, questions: &[String], model: &dyn ChatModel) -> Result<BudgetTrace, CtxError> {
+    pub async fn conversation(&self, questions: &[String], model: &dyn ChatModelDyn) -> Result<BudgetTrace, CtxError> {
         let loaded = self.qa.pipeline();
         let report = loaded.contract_report();
         let mut trace = BudgetTrace {
@@ -207,7 +207,7 @@ impl Demo {
 
     /// Runs the question in `state` from the first step to `End`, one typed step at a time.
     /// Loop counts start at zero; history and context carry over from earlier questions.
-    pub async fn ask(&self, state: &mut PipelineState, model: &dyn ChatModel) -> Result<TurnTrace, CtxError> {
+    pub async fn ask(&self, state: &mut PipelineState, model: &dyn ChatModelDyn) -> Result<TurnTrace, CtxError> {
         let env = CodebaseQaEnv { search: &self.index, store: &self.index, model, custom: &self.next_batch };
         let loaded = self.qa.pipeline();
         let counter = loaded.counter();

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::{BoxError, NodeSearch, NodeStore};
@@ -88,7 +87,6 @@ impl Corpus {
     }
 }
 
-#[async_trait]
 impl NodeSearch for Corpus {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self
@@ -100,7 +98,6 @@ impl NodeSearch for Corpus {
     }
 }
 
-#[async_trait]
 impl NodeStore for Corpus {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(ids.iter().filter_map(|id| self.nodes.get(id).map(|(n, _)| n.clone())).collect())
@@ -120,7 +117,6 @@ pub struct OfflineModel {
     pub requests: Mutex<Vec<ChatRequest>>,
 }
 
-#[async_trait]
 impl ChatModel for OfflineModel {
     fn model_name(&self) -> &str {
         "offline"

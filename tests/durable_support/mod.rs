@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
@@ -97,7 +96,6 @@ impl Corpus {
     }
 }
 
-#[async_trait]
 impl NodeSearch for Corpus {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self
@@ -110,7 +108,6 @@ impl NodeSearch for Corpus {
     }
 }
 
-#[async_trait]
 impl NodeStore for Corpus {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(self.docs.iter().filter(|d| ids.contains(&d.id)).cloned().collect())

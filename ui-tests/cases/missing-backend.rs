@@ -1,7 +1,7 @@
 // The pipeline has a `search_nodes` step, so its environment must hold a search backend: the
 // generated `QaEnv` has a `search` field, and leaving it out does not compile.
-use ctx::llm::ChatModel;
-use ctx::pipeline::NodeStore;
+use ctx::llm::ChatModelDyn;
+use ctx::pipeline::NodeStoreDyn;
 use ctx::{CtxError, PipelineState};
 
 ctx::pipeline! {
@@ -17,7 +17,7 @@ ctx::pipeline! {
     }
 }
 
-pub async fn ask(store: &dyn NodeStore, model: &dyn ChatModel) -> Result<PipelineState, CtxError> {
+pub async fn ask(store: &dyn NodeStoreDyn, model: &dyn ChatModelDyn) -> Result<PipelineState, CtxError> {
     let qa = Qa::new()?;
     let env = QaEnv { store, model };
     Ok(qa.run(PipelineState::new("How are invoices totalled?"), &env).await?.0)

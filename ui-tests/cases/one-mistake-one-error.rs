@@ -1,7 +1,7 @@
 // One mistake in the pipeline is one error, even though the code below uses every part of the
 // generated API: on error the macro still emits it all (with bodies that are never run).
-use ctx::llm::ChatModel;
-use ctx::pipeline::{NodeSearch, NodeStore};
+use ctx::llm::ChatModelDyn;
+use ctx::pipeline::{NodeSearchDyn, NodeStoreDyn};
 use ctx::{CtxError, PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {
@@ -26,7 +26,7 @@ impl QaCustom for Steps {
     }
 }
 
-pub async fn ask(search: &dyn NodeSearch, store: &dyn NodeStore, model: &dyn ChatModel) -> Result<String, CtxError> {
+pub async fn ask(search: &dyn NodeSearchDyn, store: &dyn NodeStoreDyn, model: &dyn ChatModelDyn) -> Result<String, CtxError> {
     assert_eq!(QaStep::FIRST, QaStep::Search);
     assert!(Qa::MERMAID.is_empty() || Qa::NAME == "Qa");
     let qa = Qa::new()?;

@@ -32,14 +32,12 @@ impl Code {
     }
 }
 
-#[ctx::async_trait]
 impl NodeSearch for Code {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         Ok(self.0.keys().take(top_k).map(|id| SearchHit { id: (*id).to_owned(), score: 1.0 }).collect())
     }
 }
 
-#[ctx::async_trait]
 impl NodeStore for Code {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         // One text a batch, so that the evidence loop runs.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::error::EngineError;
 use super::report::AssemblyReport;
-use super::retriever::Retriever;
+use super::retriever::RetrieverDyn;
 use super::run::Run;
 use super::summarize::Summarizer;
 use crate::chat::{ChatMessage, Role};
@@ -144,7 +144,7 @@ pub(super) struct RetrieverEntry {
     pub decl: RetrieverDecl,
     pub query: Template,
     pub limit: usize,
-    pub implementation: Arc<dyn Retriever>,
+    pub implementation: Arc<dyn RetrieverDyn>,
 }
 
 /// Assembles declared contexts into budgeted messages. Built once, used concurrently.
@@ -173,7 +173,7 @@ impl std::fmt::Debug for ContextAssembler {
 pub struct ContextAssemblerBuilder {
     spec: EngineSpec,
     counter: TokenCounter,
-    retrievers: BTreeMap<String, Arc<dyn Retriever>>,
+    retrievers: BTreeMap<String, Arc<dyn RetrieverDyn>>,
     compactors: CompactorRegistry,
     summarizers: BTreeMap<String, Summarizer>,
     /// Registrations refused (a built-in or repeated name), reported by `build` with the rest.
@@ -183,7 +183,7 @@ pub struct ContextAssemblerBuilder {
 impl ContextAssemblerBuilder {
     /// Registers the implementation of the declared retriever `name`.
     #[must_use]
-    pub fn retriever(mut self, name: impl Into<String>, retriever: Arc<dyn Retriever>) -> Self {
+    pub fn retriever(mut self, name: impl Into<String>, retriever: Arc<dyn RetrieverDyn>) -> Self {
         self.retrievers.insert(name.into(), retriever);
         self
     }

@@ -59,8 +59,8 @@ pub use error::EngineError;
 pub use render::PART_SEPARATOR;
 pub use report::{AssemblyReport, PackKind, PackReport};
 pub use retriever::{
-    ContextPack, ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverError,
-    join_blocks,
+    ContextPack, ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, RetrieveFuture, Retriever,
+    RetrieverDyn, RetrieverError, join_blocks,
 };
 pub use summarize::{DEFAULT_SUMMARY_INSTRUCTIONS, Summarizer};
 // Declarations, policies, templates and their rules: checked by the companion macro too.

@@ -4,8 +4,9 @@
 //! pack still has room for, so that it can stop early; the engine enforces the budget anyway.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -81,12 +82,53 @@ pub fn join_blocks<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
     texts.into_iter().collect::<Vec<_>>().join(PACK_BLOCK_SEPARATOR)
 }
 
-/// A source of context packs.
-#[async_trait]
+/// A source of context packs, implemented with a plain `async fn` (whose future must be `Send`,
+/// which the trait's `impl Future + Send` makes the compiler check):
+///
+/// ```
+/// use ctx::engine::{ContextPack, ContextPackBlock, ContextRetrieverRequest, Retriever, RetrieverError};
+///
+/// struct Faq;
+///
+/// impl Retriever for Faq {
+///     async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
+///         Ok(ContextPack::new(vec![ContextPackBlock::new("faq-1", format!("About {}", request.query))]))
+///     }
+/// }
+/// ```
+///
+/// The engine holds retrievers as `Arc<dyn RetrieverDyn>` ([`RetrieverDyn`]), which every
+/// `Retriever` is.
 pub trait Retriever: Send + Sync {
     /// Returns the page `request.offset .. request.offset + request.limit` of results for
     /// `request.query`, ideally no more than `request.max_tokens` tokens of text.
-    async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError>;
+    fn retrieve(
+        &self,
+        request: &ContextRetrieverRequest,
+    ) -> impl Future<Output = Result<ContextPack, RetrieverError>> + Send;
+}
+
+/// The future [`RetrieverDyn::dyn_retrieve`] returns.
+pub type RetrieveFuture<'a> = Pin<Box<dyn Future<Output = Result<ContextPack, RetrieverError>> + Send + 'a>>;
+
+/// [`Retriever`] as a trait object (`Arc<dyn RetrieverDyn>`), as the engine holds it. Every
+/// `Retriever` implements it; implement `Retriever`, never this. `dyn RetrieverDyn` is a
+/// `Retriever` too.
+pub trait RetrieverDyn: Send + Sync {
+    /// [`Retriever::retrieve`], boxed.
+    fn dyn_retrieve<'a>(&'a self, request: &'a ContextRetrieverRequest) -> RetrieveFuture<'a>;
+}
+
+impl<R: Retriever> RetrieverDyn for R {
+    fn dyn_retrieve<'a>(&'a self, request: &'a ContextRetrieverRequest) -> RetrieveFuture<'a> {
+        Box::pin(self.retrieve(request))
+    }
+}
+
+impl Retriever for dyn RetrieverDyn + '_ {
+    async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
+        self.dyn_retrieve(request).await
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembl
 use super::error::EngineError;
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::{AssemblyReport, pack_reports};
-use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, join_blocks};
+use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, join_blocks};
 use crate::chat::ChatMessage;
 use crate::compact::{CompactError, CompactRequest};
 use crate::tokens::TokenError;

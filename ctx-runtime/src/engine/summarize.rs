@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::chat::ChatMessage;
 use crate::compact::{CompactError, CompactRequest};
-use crate::llm::{ChatModel, ChatRequest};
+use crate::llm::{ChatModel, ChatModelDyn, ChatRequest};
 use crate::tokens::TokenCounter;
 
 /// The default instructions.
@@ -26,7 +26,7 @@ pub const DEFAULT_SUMMARY_INSTRUCTIONS: &str = "Summarise the text the user send
 /// [`ContextAssemblerBuilder::summarizer`](super::ContextAssemblerBuilder::summarizer).
 #[derive(Clone)]
 pub struct Summarizer {
-    model: Arc<dyn ChatModel>,
+    model: Arc<dyn ChatModelDyn>,
     context_window: usize,
     instructions: String,
     counter: Option<TokenCounter>,
@@ -45,7 +45,7 @@ impl std::fmt::Debug for Summarizer {
 
 impl Summarizer {
     /// Summarises with `model`, whose context window is `context_window` tokens.
-    pub fn new(model: Arc<dyn ChatModel>, context_window: usize) -> Self {
+    pub fn new(model: Arc<dyn ChatModelDyn>, context_window: usize) -> Self {
         Summarizer {
             model,
             context_window,

@@ -1,7 +1,8 @@
 //! Chat models: the trait pipelines call, and its implementations.
 //!
-//! The trait is object-safe (`dyn ChatModel`) so a pipeline run can hold any model behind one
-//! reference; implementations live in submodules:
+//! A model implements [`ChatModel`] with plain `async fn`s; a run holds any model behind one
+//! reference as [`dyn ChatModelDyn`](ChatModelDyn), which every `ChatModel` is. Implementations
+//! live in submodules:
 //!
 //! - `openai::OpenAiClient` (feature `openai`): any OpenAI-compatible chat-completions server
 //!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
@@ -11,7 +12,9 @@
 //! - [`offline::OfflineModel`]: a deterministic, extractive stand-in that quotes its context; for
 //!   demos and tests without a server.
 
-use async_trait::async_trait;
+use std::future::Future;
+use std::pin::Pin;
+
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{ChatMessage, SignedThinking, ToolCall, ToolSchema};
@@ -153,28 +156,124 @@ pub struct ChatResponse {
 }
 
 /// A chat model.
-#[async_trait]
+///
+/// Implement it with plain `async fn`s; the trait declares each method as returning
+/// `impl Future<Output = …> + Send`, so the compiler checks there that the future of an
+/// implementation can move between threads (hold no `Rc` or `RefCell` borrow across an
+/// `.await`), as a multi-threaded runtime requires:
+///
+/// ```
+/// use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+///
+/// struct Echo;
+///
+/// impl ChatModel for Echo {
+///     fn model_name(&self) -> &str {
+///         "echo"
+///     }
+///
+///     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+///         let last = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
+///         Ok(ChatResponse { content: last, ..ChatResponse::default() })
+///     }
+/// }
+/// ```
+///
+/// A trait with such methods has no `dyn` form; where a run holds a model behind a reference
+/// or an `Arc` it names [`dyn ChatModelDyn`](ChatModelDyn) instead, which every `ChatModel`
+/// is (`&Echo` coerces to `&dyn ChatModelDyn`), and which is itself a `ChatModel`.
 pub trait ChatModel: Send + Sync {
     /// The model's name (as sent to the server).
     fn model_name(&self) -> &str;
 
     /// Sends one request and waits for the whole reply.
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+    fn chat(&self, request: &ChatRequest) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send;
 
     /// Sends one request and hands each piece of text to `on_token` as it is generated; returns
     /// the whole reply (the concatenation of the pieces) with its usage.
     ///
     /// The default calls [`ChatModel::chat`] and hands over the whole text at once, for models
     /// that cannot stream.
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send {
+        async move {
+            let response = self.chat(request).await?;
+            if !response.content.is_empty() {
+                on_token(&response.content);
+            }
+            Ok(response)
+        }
+    }
+}
+
+/// The future a [`ChatModelDyn`] method returns: boxed, so the trait has a `dyn` form.
+pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
+
+/// [`ChatModel`] as a trait object: what a run holds (`&dyn ChatModelDyn`,
+/// `Arc<dyn ChatModelDyn>`). Every `ChatModel` implements it; implement `ChatModel`, never this.
+///
+/// `dyn ChatModelDyn` is a `ChatModel` too, so code that calls `chat` on it reads the same as
+/// code that calls it on a concrete model (each call boxes one future):
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctx::llm::offline::OfflineModel;
+/// use ctx::llm::{ChatModel, ChatModelDyn};
+///
+/// let model: Arc<dyn ChatModelDyn> = Arc::new(OfflineModel::default());
+/// assert_eq!(model.model_name(), OfflineModel::default().model_name());
+/// ```
+pub trait ChatModelDyn: Send + Sync {
+    /// [`ChatModel::model_name`].
+    fn dyn_model_name(&self) -> &str;
+
+    /// [`ChatModel::chat`], boxed.
+    fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a>;
+
+    /// [`ChatModel::chat_stream`], boxed.
+    fn dyn_chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_token: &'a mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> ChatFuture<'a>;
+}
+
+impl<M: ChatModel> ChatModelDyn for M {
+    fn dyn_model_name(&self) -> &str {
+        self.model_name()
+    }
+
+    fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a> {
+        Box::pin(self.chat(request))
+    }
+
+    fn dyn_chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_token: &'a mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> ChatFuture<'a> {
+        Box::pin(self.chat_stream(request, on_token))
+    }
+}
+
+impl ChatModel for dyn ChatModelDyn + '_ {
+    fn model_name(&self) -> &str {
+        self.dyn_model_name()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.dyn_chat(request).await
+    }
+
     async fn chat_stream(
         &self,
         request: &ChatRequest,
         on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
     ) -> Result<ChatResponse, ModelError> {
-        let response = self.chat(request).await?;
-        if !response.content.is_empty() {
-            on_token(&response.content);
-        }
-        Ok(response)
+        self.dyn_chat_stream(request, on_token).await
     }
 }

@@ -171,7 +171,7 @@ impl<S: StepMachine> Conversation<S> {
 /// streams the replies).
 ///
 /// ```no_run
-/// # async fn demo(pipeline: ctx::pipeline::LoadedPipeline, model: &dyn ctx::llm::ChatModel) -> Result<(), ctx::CtxError> {
+/// # async fn demo(pipeline: ctx::pipeline::LoadedPipeline, model: &dyn ctx::llm::ChatModelDyn) -> Result<(), ctx::CtxError> {
 /// use ctx::pipeline::StepEnv;
 ///
 /// let env = StepEnv::builder().model(model);

@@ -2,36 +2,103 @@
 //! [`CustomSteps`], and the [`ChatModel`] and [`ToolHandlers`] of model steps) and the
 //! [`StepEnv`] that holds them. The steps read their backends from here; the driver
 //! (`driver.rs`) only passes it on.
+//!
+//! Each backend trait is implemented with plain `async fn`s. The trait declares a method as
+//! returning `impl Future<Output = …> + Send`, so an implementation's future is checked to be
+//! `Send` where it is written. Such a trait has no `dyn` form, so each has an object-safe twin
+//! (`NodeSearchDyn`, …) with a boxed future that every implementation has: that is what
+//! [`StepEnv`] holds (`&index` coerces to `&dyn NodeSearchDyn`), and it is itself an
+//! implementation of the trait.
 
-use async_trait::async_trait;
+use std::future::Future;
 
-use crate::llm::ChatModel;
+use crate::llm::ChatModelDyn;
 use crate::state::{NodeText, PipelineState, SearchHit};
 
 use super::error::BoxError;
+use super::machine::StepFuture;
 use super::stream::TokenSink;
-use super::tools::ToolHandlers;
+use super::tools::ToolHandlersDyn;
 
 /// Finds nodes for a query (`search_nodes`).
-#[async_trait]
+///
+/// ```
+/// use ctx::pipeline::{BoxError, NodeSearch};
+/// use ctx::state::SearchHit;
+///
+/// struct Everything(Vec<String>);
+///
+/// impl NodeSearch for Everything {
+///     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+///         Ok(self.0.iter().take(top_k).map(|id| SearchHit { id: id.clone(), score: 1.0 }).collect())
+///     }
+/// }
+/// ```
 pub trait NodeSearch: Send + Sync {
     /// Up to `top_k` hits for `query`, best first.
-    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError>;
+    fn search(&self, query: &str, top_k: usize) -> impl Future<Output = Result<Vec<SearchHit>, BoxError>> + Send;
+}
+
+/// [`NodeSearch`] as a trait object (`&dyn NodeSearchDyn`), as a [`StepEnv`] holds it. Every
+/// `NodeSearch` implements it; implement `NodeSearch`, never this.
+pub trait NodeSearchDyn: Send + Sync {
+    /// [`NodeSearch::search`], boxed.
+    fn dyn_search<'a>(&'a self, query: &'a str, top_k: usize) -> StepFuture<'a, Vec<SearchHit>>;
+}
+
+impl<T: NodeSearch> NodeSearchDyn for T {
+    fn dyn_search<'a>(&'a self, query: &'a str, top_k: usize) -> StepFuture<'a, Vec<SearchHit>> {
+        Box::pin(self.search(query, top_k))
+    }
+}
+
+impl NodeSearch for dyn NodeSearchDyn + '_ {
+    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
+        self.dyn_search(query, top_k).await
+    }
 }
 
 /// Holds the nodes' texts and their dependencies (`fetch_node_texts`, `expand_dependency_tree`).
-#[async_trait]
 pub trait NodeStore: Send + Sync {
     /// The texts of the nodes `ids`, in any order; an id it does not know is simply left out.
-    async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError>;
+    fn texts(&self, ids: &[String]) -> impl Future<Output = Result<Vec<NodeText>, BoxError>> + Send;
 
     /// The ids of the nodes `id` depends on (what it calls, reads, includes), most relevant
     /// first. An unknown id has none.
-    async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError>;
+    fn dependencies(&self, id: &str) -> impl Future<Output = Result<Vec<String>, BoxError>> + Send;
+}
+
+/// [`NodeStore`] as a trait object (`&dyn NodeStoreDyn`), as a [`StepEnv`] holds it. Every
+/// `NodeStore` implements it; implement `NodeStore`, never this.
+pub trait NodeStoreDyn: Send + Sync {
+    /// [`NodeStore::texts`], boxed.
+    fn dyn_texts<'a>(&'a self, ids: &'a [String]) -> StepFuture<'a, Vec<NodeText>>;
+
+    /// [`NodeStore::dependencies`], boxed.
+    fn dyn_dependencies<'a>(&'a self, id: &'a str) -> StepFuture<'a, Vec<String>>;
+}
+
+impl<T: NodeStore> NodeStoreDyn for T {
+    fn dyn_texts<'a>(&'a self, ids: &'a [String]) -> StepFuture<'a, Vec<NodeText>> {
+        Box::pin(self.texts(ids))
+    }
+
+    fn dyn_dependencies<'a>(&'a self, id: &'a str) -> StepFuture<'a, Vec<String>> {
+        Box::pin(self.dependencies(id))
+    }
+}
+
+impl NodeStore for dyn NodeStoreDyn + '_ {
+    async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
+        self.dyn_texts(ids).await
+    }
+
+    async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError> {
+        self.dyn_dependencies(id).await
+    }
 }
 
 /// The caller's own steps: a `custom` step runs [`CustomSteps::run`] with its id.
-#[async_trait]
 pub trait CustomSteps: Send + Sync {
     /// Performs step `step_id` on `state` and returns the name of the outcome to follow, one of
     /// those the step declares. The changes to `state` are kept only when it succeeds with a
@@ -40,7 +107,26 @@ pub trait CustomSteps: Send + Sync {
     /// Any error converts with `?`, as for [`NodeSearch`] and [`NodeStore`]: the run fails with
     /// `PIPELINE_BACKEND_FAILED` naming the step once (`step `route`: the custom step failed:
     /// …`); an error of ctx's own (a [`CtxError`](crate::CtxError)) passes through as it is, with its code.
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError>;
+    fn run(&self, step_id: &str, state: &mut PipelineState) -> impl Future<Output = Result<String, BoxError>> + Send;
+}
+
+/// [`CustomSteps`] as a trait object (`&dyn CustomStepsDyn`), as a [`StepEnv`] holds it. Every
+/// `CustomSteps` implements it; implement `CustomSteps`, never this.
+pub trait CustomStepsDyn: Send + Sync {
+    /// [`CustomSteps::run`], boxed.
+    fn dyn_run<'a>(&'a self, step_id: &'a str, state: &'a mut PipelineState) -> StepFuture<'a, String>;
+}
+
+impl<T: CustomSteps> CustomStepsDyn for T {
+    fn dyn_run<'a>(&'a self, step_id: &'a str, state: &'a mut PipelineState) -> StepFuture<'a, String> {
+        Box::pin(self.run(step_id, state))
+    }
+}
+
+impl CustomSteps for dyn CustomStepsDyn + '_ {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
+        self.dyn_run(step_id, state).await
+    }
 }
 
 /// The backends a run uses. Any may be missing: a step that needs a missing one fails with
@@ -54,12 +140,12 @@ pub trait CustomSteps: Send + Sync {
 /// ```
 #[derive(Clone, Copy, Default)]
 pub struct StepEnv<'a> {
-    search: Option<&'a dyn NodeSearch>,
-    store: Option<&'a dyn NodeStore>,
-    model: Option<&'a dyn ChatModel>,
-    custom: Option<&'a dyn CustomSteps>,
+    search: Option<&'a dyn NodeSearchDyn>,
+    store: Option<&'a dyn NodeStoreDyn>,
+    model: Option<&'a dyn ChatModelDyn>,
+    custom: Option<&'a dyn CustomStepsDyn>,
     tokens: Option<&'a dyn TokenSink>,
-    tools: Option<&'a dyn ToolHandlers>,
+    tools: Option<&'a dyn ToolHandlersDyn>,
 }
 
 impl<'a> StepEnv<'a> {
@@ -70,28 +156,28 @@ impl<'a> StepEnv<'a> {
 
     /// Uses `search` for `search_nodes`.
     #[must_use]
-    pub fn search(mut self, search: &'a dyn NodeSearch) -> Self {
+    pub fn search(mut self, search: &'a dyn NodeSearchDyn) -> Self {
         self.search = Some(search);
         self
     }
 
     /// Uses `store` for `fetch_node_texts` and `expand_dependency_tree`.
     #[must_use]
-    pub fn store(mut self, store: &'a dyn NodeStore) -> Self {
+    pub fn store(mut self, store: &'a dyn NodeStoreDyn) -> Self {
         self.store = Some(store);
         self
     }
 
     /// Uses `model` for `call_model`.
     #[must_use]
-    pub fn model(mut self, model: &'a dyn ChatModel) -> Self {
+    pub fn model(mut self, model: &'a dyn ChatModelDyn) -> Self {
         self.model = Some(model);
         self
     }
 
     /// Uses `custom` for `custom` steps.
     #[must_use]
-    pub fn custom(mut self, custom: &'a dyn CustomSteps) -> Self {
+    pub fn custom(mut self, custom: &'a dyn CustomStepsDyn) -> Self {
         self.custom = Some(custom);
         self
     }
@@ -105,7 +191,7 @@ impl<'a> StepEnv<'a> {
 
     /// Uses `tools` for the tool calls of `agent` steps.
     #[must_use]
-    pub fn tools(mut self, tools: &'a dyn ToolHandlers) -> Self {
+    pub fn tools(mut self, tools: &'a dyn ToolHandlersDyn) -> Self {
         self.tools = Some(tools);
         self
     }
@@ -117,22 +203,22 @@ impl<'a> StepEnv<'a> {
     }
 
     /// The search backend, if any.
-    pub fn search_backend(&self) -> Option<&'a dyn NodeSearch> {
+    pub fn search_backend(&self) -> Option<&'a dyn NodeSearchDyn> {
         self.search
     }
 
     /// The store, if any.
-    pub fn store_backend(&self) -> Option<&'a dyn NodeStore> {
+    pub fn store_backend(&self) -> Option<&'a dyn NodeStoreDyn> {
         self.store
     }
 
     /// The chat model, if any.
-    pub fn model_backend(&self) -> Option<&'a dyn ChatModel> {
+    pub fn model_backend(&self) -> Option<&'a dyn ChatModelDyn> {
         self.model
     }
 
     /// The custom steps, if any.
-    pub fn custom_backend(&self) -> Option<&'a dyn CustomSteps> {
+    pub fn custom_backend(&self) -> Option<&'a dyn CustomStepsDyn> {
         self.custom
     }
 
@@ -142,7 +228,7 @@ impl<'a> StepEnv<'a> {
     }
 
     /// The tool handlers, if any.
-    pub fn tools_backend(&self) -> Option<&'a dyn ToolHandlers> {
+    pub fn tools_backend(&self) -> Option<&'a dyn ToolHandlersDyn> {
         self.tools
     }
 }

@@ -14,7 +14,6 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
-use async_trait::async_trait;
 use tracing::Instrument as _;
 
 use crate::error::CtxError;
@@ -305,7 +304,6 @@ struct Dispatch<'b, S, B: ?Sized> {
     states: PhantomData<fn() -> S>,
 }
 
-#[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B> {
     async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
         let step = S::from_id(step_id).ok_or_else(|| PipelineError::NotCustom { step: step_id.to_owned() })?;
@@ -313,7 +311,6 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B>
     }
 }
 
-#[async_trait]
 impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B> {
     async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let step = S::from_id(step_id)

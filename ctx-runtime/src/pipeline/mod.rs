@@ -48,7 +48,7 @@ mod tools;
 
 pub use conversation::{Answer, Conversation, LoadedConversation};
 pub use driver::{StepOutcome, StepReport, run_step};
-pub use env::{CustomSteps, NodeSearch, NodeStore, StepEnv};
+pub use env::{CustomSteps, CustomStepsDyn, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
 pub use error::{BoxError, PipelineError};
 pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
@@ -60,7 +60,7 @@ pub use steps::{
     TruncatedNode,
 };
 pub use stream::{StepSink, Token, TokenSink};
-pub use tools::{ToolHandlers, ToolOutput, ToolRequest};
+pub use tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
 
 // The vocabulary and the rules of a pipeline (its definition, schema, transitions, values and
 // validation, the YAML front end) are what the `pipeline!` macro checks with: they live in

@@ -8,7 +8,8 @@
 //! result never takes more than its budget, so a handler that ignores the budget cannot make a
 //! request overflow.
 
-use async_trait::async_trait;
+use std::future::Future;
+
 use serde::de::DeserializeOwned;
 
 use crate::error::CtxError;
@@ -16,11 +17,13 @@ use crate::state::PipelineState;
 use crate::turn::{CallBudget, RankedDocument};
 
 use super::error::{BoxError, PipelineError};
+use super::machine::StepFuture;
 
-/// Runs the tool calls of `agent` steps.
+/// Runs the tool calls of `agent` steps, implemented with a plain `async fn` (its future must be
+/// `Send`, which the trait's `impl Future + Send` makes the compiler check where it is written).
+/// A [`StepEnv`](super::StepEnv) holds it as [`dyn ToolHandlersDyn`](ToolHandlersDyn).
 ///
 /// ```
-/// use async_trait::async_trait;
 /// use ctx::pipeline::{ToolHandlers, ToolOutput, ToolRequest};
 /// use ctx::pipeline::BoxError;
 /// use ctx::turn::RankedDocument;
@@ -30,7 +33,6 @@ use super::error::{BoxError, PipelineError};
 ///
 /// struct Docs;
 ///
-/// #[async_trait]
 /// impl ToolHandlers for Docs {
 ///     async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
 ///         let args: Search = request.args()?;
@@ -39,13 +41,36 @@ use super::error::{BoxError, PipelineError};
 ///     }
 /// }
 /// ```
-#[async_trait]
 pub trait ToolHandlers: Send + Sync {
     /// Runs tool `request.name` for agent step `step_id`. Any error converts with `?` (an I/O
     /// error, a client's, a [`CtxError`]): the step fails with `AGENT_TOOL_FAILED`, naming the
     /// step, the tool and the call once; an error of [`ToolRequest::args`] is instead told to
     /// the model, which may call again.
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError>;
+    fn call(
+        &self,
+        step_id: &str,
+        request: ToolRequest<'_>,
+    ) -> impl Future<Output = Result<ToolOutput, BoxError>> + Send;
+}
+
+/// [`ToolHandlers`] as a trait object (`&dyn ToolHandlersDyn`), as a
+/// [`StepEnv`](super::StepEnv) holds it. Every `ToolHandlers` implements it; implement
+/// `ToolHandlers`, never this. `dyn ToolHandlersDyn` is a `ToolHandlers` too.
+pub trait ToolHandlersDyn: Send + Sync {
+    /// [`ToolHandlers::call`], boxed.
+    fn dyn_call<'a>(&'a self, step_id: &'a str, request: ToolRequest<'a>) -> StepFuture<'a, ToolOutput>;
+}
+
+impl<T: ToolHandlers> ToolHandlersDyn for T {
+    fn dyn_call<'a>(&'a self, step_id: &'a str, request: ToolRequest<'a>) -> StepFuture<'a, ToolOutput> {
+        Box::pin(self.call(step_id, request))
+    }
+}
+
+impl ToolHandlers for dyn ToolHandlersDyn + '_ {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+        self.dyn_call(step_id, request).await
+    }
 }
 
 /// One tool call the model requested, with what its result may use.

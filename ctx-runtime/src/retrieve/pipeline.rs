@@ -25,13 +25,10 @@
 
 use std::collections::HashMap;
 
-use async_trait::async_trait;
-
 use super::Bm25Index;
 use crate::pipeline::{BoxError, NodeSearch, NodeStore};
 use crate::state::{NodeText, SearchHit};
 
-#[async_trait]
 impl NodeSearch for Bm25Index {
     /// [`Bm25Index::search`]: the `top_k` best files for `query`, best first.
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
@@ -39,7 +36,6 @@ impl NodeSearch for Bm25Index {
     }
 }
 
-#[async_trait]
 impl NodeStore for Bm25Index {
     /// [`Bm25Index::node_text`] for every known id, in the order asked; unknown ids are left out.
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {

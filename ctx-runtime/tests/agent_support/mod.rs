@@ -6,7 +6,6 @@
 
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use ctx_runtime::pipeline::BoxError;
 use ctx_runtime::pipeline::{
     AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
@@ -112,7 +111,6 @@ struct Search {
     query: String,
 }
 
-#[async_trait]
 impl ToolHandlers for Retriever {
     async fn call(&self, _step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let args: Search = request.args()?;

@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use ctx_runtime::engine::*;
 use ctx_runtime::tokens::{Encoding, TokenCounter};
 
@@ -39,7 +38,6 @@ impl CorpusRetriever {
     }
 }
 
-#[async_trait]
 impl Retriever for CorpusRetriever {
     async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
         self.requests.lock().map_err(|e| e.to_string())?.push(request.clone());

@@ -12,7 +12,6 @@ use std::io::Write as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use ctx_runtime::TokenCounter;
 use ctx_runtime::llm::llama_cpp::LocalModel;
 use ctx_runtime::llm::openai::{OpenAiClient, OpenAiConfig, RetryPolicy};
@@ -106,7 +105,6 @@ impl<'a> Recorder<'a> {
     }
 }
 
-#[async_trait]
 impl ChatModel for Recorder<'_> {
     fn model_name(&self) -> &str {
         self.client.model_name()

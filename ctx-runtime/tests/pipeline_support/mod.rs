@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use ctx_runtime::chat::Role;
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx_runtime::pipeline::{BoxError, NodeSearch, NodeStore};
@@ -76,7 +75,6 @@ impl Corpus {
 /// ties by id. Deterministic, and dumb on purpose: the tests check the pipeline, not retrieval.
 pub struct WordSearch<'a>(pub &'a Corpus);
 
-#[async_trait]
 impl NodeSearch for WordSearch<'_> {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         let words: Vec<String> =
@@ -97,7 +95,6 @@ impl NodeSearch for WordSearch<'_> {
     }
 }
 
-#[async_trait]
 impl NodeStore for Corpus {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         Ok(ids.iter().filter_map(|id| self.nodes.get(id).cloned()).collect())
@@ -135,7 +132,6 @@ impl ScriptedModel {
     }
 }
 
-#[async_trait]
 impl ChatModel for ScriptedModel {
     fn model_name(&self) -> &str {
         "scripted"
@@ -170,7 +166,6 @@ pub struct Flaky<'a> {
     pub failures: Mutex<usize>,
 }
 
-#[async_trait]
 impl ChatModel for Flaky<'_> {
     fn model_name(&self) -> &str {
         "flaky"

@@ -140,9 +140,9 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
 #[allow(dead_code)]
 pub struct RoutedEnv<'a> {
     /// Finds nodes for `search_nodes`.
-    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
+    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearchDyn,
     /// Answers `call_model` and `agent` steps.
-    pub model: &'a dyn ::ctx::__private::ChatModel,
+    pub model: &'a dyn ::ctx::__private::ChatModelDyn,
     ///Performs the `custom` steps: an implementation of [`RoutedCustom`] (`custom: &Steps`).
     pub custom: &'a dyn RoutedCustomDyn,
 }

@@ -75,9 +75,9 @@ impl ::ctx::__private::pipeline::StepMachine for BrokenStep {
 #[allow(dead_code)]
 pub struct BrokenEnv<'a> {
     /// Finds nodes for `search_nodes`.
-    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
+    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearchDyn,
     /// Holds node texts and dependencies for `fetch_node_texts` and `expand_dependency_tree`.
-    pub store: &'a dyn ::ctx::__private::pipeline::NodeStore,
+    pub store: &'a dyn ::ctx::__private::pipeline::NodeStoreDyn,
 }
 impl<'a> ::ctx::__private::pipeline::Backends<BrokenStep> for BrokenEnv<'a> {
     fn step_env(&self) -> ::ctx::__private::pipeline::StepEnv<'_> {

@@ -141,11 +141,11 @@ impl ::ctx::__private::pipeline::StepMachine for MinimalStep {
 #[allow(dead_code)]
 pub struct MinimalEnv<'a> {
     /// Finds nodes for `search_nodes`.
-    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearch,
+    pub search: &'a dyn ::ctx::__private::pipeline::NodeSearchDyn,
     /// Holds node texts and dependencies for `fetch_node_texts` and `expand_dependency_tree`.
-    pub store: &'a dyn ::ctx::__private::pipeline::NodeStore,
+    pub store: &'a dyn ::ctx::__private::pipeline::NodeStoreDyn,
     /// Answers `call_model` and `agent` steps.
-    pub model: &'a dyn ::ctx::__private::ChatModel,
+    pub model: &'a dyn ::ctx::__private::ChatModelDyn,
 }
 impl<'a> ::ctx::__private::pipeline::Backends<MinimalStep> for MinimalEnv<'a> {
     fn step_env(&self) -> ::ctx::__private::pipeline::StepEnv<'_> {

@@ -87,7 +87,6 @@ mod wire;
 
 use std::fmt;
 
-use async_trait::async_trait;
 use reqwest::header::CONTENT_TYPE;
 use tracing::Instrument;
 
@@ -271,7 +270,6 @@ impl AnthropicClient {
     }
 }
 
-#[async_trait]
 impl ChatModel for AnthropicClient {
     fn model_name(&self) -> &str {
         &self.http.config.model

@@ -49,8 +49,6 @@ mod tools;
 
 pub use tools::OFFLINE_CALL_ID_PREFIX;
 
-use async_trait::async_trait;
-
 use context::{NODE_MARKER, ParsedRequest};
 use select::{fit, ranked_positive, score_lines};
 
@@ -253,7 +251,6 @@ impl OfflineModel {
     }
 }
 
-#[async_trait]
 impl ChatModel for OfflineModel {
     fn model_name(&self) -> &str {
         OFFLINE_MODEL_NAME

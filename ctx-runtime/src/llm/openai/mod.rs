@@ -47,7 +47,6 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tracing::Instrument;
 
@@ -342,7 +341,6 @@ impl OpenAiClient {
     }
 }
 
-#[async_trait]
 impl ChatModel for OpenAiClient {
     fn model_name(&self) -> &str {
         &self.config.model

@@ -3,7 +3,7 @@
 
 use crate::error::CtxError;
 use crate::pipeline::definition::{CustomSpec, LoopGuardSpec};
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{CustomSteps, StepEnv};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
@@ -67,7 +67,6 @@ pub(crate) async fn custom(
 
 #[cfg(test)]
 mod tests {
-    use async_trait::async_trait;
 
     use super::*;
     use crate::codes::ErrorCode;
@@ -96,7 +95,6 @@ mod tests {
 
     struct Handler(&'static str, bool);
 
-    #[async_trait]
     impl crate::pipeline::env::CustomSteps for Handler {
         async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
             state.variables.insert("ran".into(), serde_json::Value::from(step_id));
@@ -149,7 +147,6 @@ mod tests {
     #[tokio::test]
     async fn a_handler_returns_its_own_error_and_the_step_is_named_once() {
         struct Failing(fn() -> BoxError);
-        #[async_trait]
         impl crate::pipeline::env::CustomSteps for Failing {
             async fn run(&self, _step_id: &str, _state: &mut PipelineState) -> Result<String, BoxError> {
                 std::fs::read_to_string("/nonexistent/ctx-route-table")?;
@@ -165,7 +162,6 @@ mod tests {
         assert_eq!(text.matches("`route`").count(), 1, "{text}");
 
         struct Ours;
-        #[async_trait]
         impl crate::pipeline::env::CustomSteps for Ours {
             async fn run(&self, step_id: &str, _state: &mut PipelineState) -> Result<String, BoxError> {
                 Err(PipelineError::MissingSource { step: step_id.to_owned(), source_name: "tenant".into() }.into())

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::error::CtxError;
 use crate::pipeline::definition::FetchSpec;
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{NodeStore, StepEnv};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::{NodeText, PipelineState};

@@ -17,7 +17,7 @@ use crate::chat::{ChatMessage, ToolSchema};
 use crate::contract;
 use crate::error::CtxError;
 use crate::history;
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelParams, Spend};
+use crate::llm::{ChatModel, ChatModelDyn, ChatRequest, ChatResponse, ModelParams, Spend};
 use crate::negotiate::{Negotiated, NegotiationConfig, NegotiationRequest, negotiate_max_output};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
@@ -156,7 +156,7 @@ pub(crate) fn negotiate_and_guard(
 /// comes back. The request runs in a `gen_ai.chat` span (`report::trace`) carrying its budget
 /// and, once the reply is in, its usage.
 pub(crate) async fn send(
-    model: &dyn ChatModel,
+    model: &dyn ChatModelDyn,
     step: &str,
     guarded: Guarded,
     params: &ModelParams,

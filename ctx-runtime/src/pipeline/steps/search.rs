@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use crate::error::CtxError;
 use crate::pipeline::definition::{ExpandSpec, SearchNodesSpec};
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{NodeSearch, NodeStore, StepEnv};
 use crate::pipeline::error::PipelineError;
 use crate::state::{PipelineState, SearchHit};
 

@@ -3,8 +3,6 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use async_trait::async_trait;
-
 use crate::pipeline::env::{NodeSearch, NodeStore};
 use crate::pipeline::error::BoxError;
 use crate::state::{NodeText, SearchHit};
@@ -34,7 +32,6 @@ impl Search {
     }
 }
 
-#[async_trait]
 impl NodeSearch for Search {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         if let Ok(mut q) = self.queries.lock() {
@@ -70,7 +67,6 @@ impl Graph {
     }
 }
 
-#[async_trait]
 impl NodeStore for Graph {
     async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
         if let Some(m) = &self.fail {
@@ -119,7 +115,6 @@ impl Model {
     }
 }
 
-#[async_trait]
 impl crate::llm::ChatModel for Model {
     fn model_name(&self) -> &str {
         "test"
@@ -190,7 +185,6 @@ pub(crate) fn calls(calls: &[(&str, &str)]) -> crate::llm::ChatResponse {
     }
 }
 
-#[async_trait]
 impl crate::llm::ChatModel for Scripted {
     fn model_name(&self) -> &str {
         "scripted"
@@ -236,7 +230,6 @@ impl Tools {
     }
 }
 
-#[async_trait]
 impl crate::pipeline::ToolHandlers for Tools {
     async fn call(
         &self,

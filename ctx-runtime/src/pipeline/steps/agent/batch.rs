@@ -11,7 +11,7 @@ use crate::chat::{ChatMessage, SignedThinking, ToolCall};
 use crate::error::CtxError;
 use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::error::PipelineError;
-use crate::pipeline::tools::{ToolHandlers, ToolOutput, ToolRequest};
+use crate::pipeline::tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
 use crate::state::PipelineState;
 use crate::tokens::TokenCounter;
 use crate::turn::{Inclusion, TurnError, TurnLedger};
@@ -23,7 +23,7 @@ pub(super) struct Batch<'a> {
     pub(super) step: &'a str,
     pub(super) spec: &'a AgentSpec,
     pub(super) state: &'a PipelineState,
-    pub(super) handlers: &'a dyn ToolHandlers,
+    pub(super) handlers: &'a dyn ToolHandlersDyn,
     pub(super) max_calls: usize,
 }
 

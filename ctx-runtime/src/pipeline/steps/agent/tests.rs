@@ -175,7 +175,6 @@ async fn an_unknown_tool_is_answered_and_counts_as_a_call() {
 /// Handlers that parse their arguments as `{"query": String}`.
 struct Typed;
 
-#[async_trait::async_trait]
 impl crate::pipeline::ToolHandlers for Typed {
     async fn call(&self, _step: &str, request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         #[derive(serde::Deserialize)]
