@@ -175,6 +175,16 @@ pub fn model_price(def: &PipelineDef) -> Option<Price> {
     }
 }
 
+/// The price of `def`'s model as the rules see it: its `price` block when it has one (`None` when
+/// the block is invalid: never the table's price instead), else the table's price of
+/// `model_name`, the model's name as resolved (from the block, or `config.json`'s `model_name`).
+pub fn resolved_price(def: &PipelineDef, model_name: Option<&str>) -> Option<Price> {
+    match &def.model {
+        ModelSource::Inline(spec) if spec.price.is_some() => model_price(def),
+        _ => model_name.and_then(Price::for_model),
+    }
+}
+
 /// The price rules of `def`: a `price` block is valid, and `settings.max_cost_per_run` is a
 /// positive number of dollars with a price to apply it to. `model_name` is the model's name as
 /// resolved (from the block, or `config.json`'s `model_name`), for the table.
