@@ -139,3 +139,23 @@ fn dollars_are_shown_exactly() {
     assert_eq!(thousands(999), "999");
     assert_eq!(thousands(1_234_567), "1,234,567");
 }
+
+#[test]
+fn the_remaining_budget_is_a_template_value_of_user_parts_only() {
+    use crate::pipeline::definition::{StepKind, UserPartSpec};
+    use crate::state::BUDGET_REMAINING_USD;
+    let opts = ValidateOptions::default();
+    let mut d = priced(def(vec![call("answer", "answer", END)]), Some(100.0));
+    let StepKind::CallModel(spec) = &mut d.steps[0].kind else { unreachable!() };
+    spec.user_parts.push(UserPartSpec::new(BUDGET_REMAINING_USD, "Budget left: {} USD"));
+    assert_eq!(codes(&validate_definition(&d, &opts)), vec![]);
+    // `set_variables` can neither read nor write it.
+    let d = def(vec![
+        set("copy", vec![from("note", BUDGET_REMAINING_USD, None)], "write"),
+        set("write", vec![literal(BUDGET_REMAINING_USD, "1".into())], END),
+    ]);
+    assert_eq!(
+        codes(&validate_definition(&d, &opts)),
+        [("SOURCE_NOT_TEXT", "steps[0].rules[0].from".into()), ("READ_ONLY_TARGET", "steps[1].rules[0].set".into())]
+    );
+}
