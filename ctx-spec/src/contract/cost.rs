@@ -18,7 +18,8 @@
 //!   schemas, `max_history_tokens`, `max_context_tokens`, `budget_safety_margin_tokens`); for an
 //!   `agent`, whose later requests also carry the turn's tool results, at least its turn budget
 //!   with the tool schemas and the margin, and never more than the window less the output. All of
-//!   it priced as uncached input: a cache hit only lowers the bill.
+//!   it priced as uncached input ([`Price::worst_input`]: or as a cache write, when the provider
+//!   bills those higher): a cache hit only lowers the bill.
 //! * **Worst output**: the step's output limit in effect (negotiation only ever lowers it).
 //!
 //! Costs are kept in billionths of a US dollar (nano-USD), as the run-time spend ledger keeps
@@ -30,7 +31,7 @@
 use serde::Serialize;
 
 use crate::codes::Code;
-use crate::config::{BilledTokens, Price, Settings};
+use crate::config::{Price, Settings};
 use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::pipeline::graph::StepGraph;
 use crate::validation::{ConfigIssue, FieldPath};
@@ -115,7 +116,7 @@ impl CostBound {
             plural(s.runs, "run"),
             plural(s.requests_per_run, "request"),
             thousands(s.input_tokens),
-            usd(rate_nano(self.price.input)),
+            usd(rate_nano(self.price.worst_input())),
             thousands(s.output_tokens),
             usd(rate_nano(self.price.output)),
             usd(s.request_nano_usd),
@@ -195,7 +196,7 @@ pub fn cost_bound(
             let requests = u64::try_from(budget.max_model_requests).unwrap_or(u64::MAX);
             let input = worst_input_tokens(budget, agent);
             let output = budget.output_tokens;
-            let one = nano_usd(price.cost(BilledTokens::new(input, 0, 0, output)));
+            let one = price.worst_nano_usd(input, output);
             Some((requests, input, output, one))
         })
         .collect();
