@@ -57,7 +57,9 @@ impl LoadOptions {
     /// `settings.max_cost_per_run`. Before every model request the run checks that the request,
     /// at worst, still fits what is left, and otherwise stops with
     /// [`PipelineError::SpendCapReached`](super::PipelineError::SpendCapReached). Needs a price
-    /// for the model; a value that is not a number > 0 is a load error.
+    /// for the model; a value that is not a number > 0 is a load error. Unlike the setting, it
+    /// is not held to the proven cost bound ([`LoadedPipeline::cost_bound`](super::LoadedPipeline::cost_bound)):
+    /// a cap below it is allowed, and enforced request by request.
     #[must_use]
     pub fn max_cost_per_run(mut self, usd: f64) -> Self {
         self.max_cost_per_run = Some(usd.to_bits());
