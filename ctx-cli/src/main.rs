@@ -399,7 +399,10 @@ fn print_cost(pipeline: &LoadedPipeline) {
     }
     let (input, output) = bound.steps.iter().fold((0u64, 0u64), |(i, o), s| {
         let n = s.requests();
-        (i.saturating_add(n.saturating_mul(s.input_tokens as u64)), o.saturating_add(n.saturating_mul(s.output_tokens as u64)))
+        (
+            i.saturating_add(n.saturating_mul(s.input_tokens as u64)),
+            o.saturating_add(n.saturating_mul(s.output_tokens as u64)),
+        )
     });
     let exact = if bound.exact { "" } else { " (an upper bound: the loop limits are too large for the exact one)" };
     println!(

@@ -158,7 +158,8 @@ impl<S: StepMachine> Conversation<S> {
     /// conversation is unchanged, but for what the failed run's model requests cost (counted in
     /// the conversation's spend), and the question can be asked again.
     pub async fn ask(&mut self, question: impl Into<String>, backends: &impl Backends<S>) -> Result<Answer, CtxError> {
-        let mut snapshot = Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
+        let mut snapshot =
+            Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
         let reports = self.pipeline.resume(&mut snapshot, backends).await;
         self.kept.finish(snapshot.state, reports)
     }
@@ -172,7 +173,8 @@ impl<S: StepMachine> Conversation<S> {
         backends: &impl Backends<S>,
         sink: impl StepSink<S>,
     ) -> Result<Answer, CtxError> {
-        let mut snapshot = Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
+        let mut snapshot =
+            Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
         let reports = self.pipeline.resume_streaming(&mut snapshot, backends, sink).await;
         self.kept.finish(snapshot.state, reports)
     }

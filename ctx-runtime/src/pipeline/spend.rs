@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(caps.remaining_text(&spent), "0.02");
         // Exactly at the cap is allowed; one more billionth is not.
         assert_eq!(caps.over(&spent, 20_000_000), None);
-        assert_eq!(caps.over(&spent, 20_000_001), Some(Over { scope: CapScope::Run, cap: 50_000_000, spent: 30_000_000 }));
+        assert_eq!(
+            caps.over(&spent, 20_000_001),
+            Some(Over { scope: CapScope::Run, cap: 50_000_000, spent: 30_000_000 })
+        );
         // A new run of the same conversation: the conversation's remainder is the smaller.
         let mut next = spent.for_new_run();
         next.add(80_000_000);
@@ -165,7 +168,9 @@ mod tests {
     #[test]
     fn the_message_names_what_was_spent_and_what_is_left() {
         let text = cap_message("answer", CapScope::Run, (50_000_000, 45_000_000, 8_100_000), (1_234, 512));
-        for part in ["step `answer`", "the run has spent $0.045 of its $0.05 cap, $0.005 left", "$0.0081", "1234 prompt"] {
+        for part in
+            ["step `answer`", "the run has spent $0.045 of its $0.05 cap, $0.005 left", "$0.0081", "1234 prompt"]
+        {
             assert!(text.contains(part), "{part:?} missing from {text}");
         }
     }

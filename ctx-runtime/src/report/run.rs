@@ -156,16 +156,16 @@ impl RunReport {
                          anatomy: &RequestAnatomy,
                          usage: Option<crate::llm::Usage>,
                          spend: Option<crate::llm::Spend>| RequestEntry {
-                    step_id: r.step_id.clone(),
-                    step_index,
-                    number_in_step,
-                    anatomy: anatomy.clone(),
-                    server_prompt_tokens: usage.map(|u| u.prompt_tokens),
-                    completion_tokens: usage.map(|u| u.completion_tokens),
-                    worst_case: worst_case.clone(),
-                    changes: Vec::new(),
-                    spend,
-                };
+                step_id: r.step_id.clone(),
+                step_index,
+                number_in_step,
+                anatomy: anatomy.clone(),
+                server_prompt_tokens: usage.map(|u| u.prompt_tokens),
+                completion_tokens: usage.map(|u| u.completion_tokens),
+                worst_case: worst_case.clone(),
+                changes: Vec::new(),
+                spend,
+            };
             match &r.detail {
                 StepDetail::CallModel(c) => {
                     let mut e = entry(1, &c.anatomy, c.usage, c.spend);

@@ -253,9 +253,7 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
     let dominant = bound.dominant();
     let share = |s: &StepCost| (s.nano_usd as f64 * 100.0 / bound.nano_usd as f64).round();
     let dominates = dominant
-        .map(|s| {
-            format!("; step `{}` dominates with {} ({}% of it)", s.step_id, usd(s.nano_usd), share(s))
-        })
+        .map(|s| format!("; step `{}` dominates with {} ({}% of it)", s.step_id, usd(s.nano_usd), share(s)))
         .unwrap_or_default();
     let at_most = if bound.exact { "the costliest run" } else { "a run (bounded, loop limits too large to be exact)" };
     let message = format!(
@@ -282,8 +280,12 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
         None => format!("raise `max_cost_per_run` to at least {}", usd(bound.nano_usd)),
     };
     vec![
-        ConfigIssue::new(Code::MaxCostPerRunExceeded, FieldPath::root().key("settings").key("max_cost_per_run"), message)
-            .with_help(help),
+        ConfigIssue::new(
+            Code::MaxCostPerRunExceeded,
+            FieldPath::root().key("settings").key("max_cost_per_run"),
+            message,
+        )
+        .with_help(help),
     ]
 }
 

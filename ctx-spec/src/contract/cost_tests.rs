@@ -17,7 +17,8 @@ fn priced(mut d: PipelineDef, cap: Option<f64>) -> PipelineDef {
 fn report(d: &PipelineDef) -> (ContractReport, Settings) {
     let ModelSource::Inline(spec) = &d.model else { unreachable!() };
     let model = ModelConfig::from_spec(spec, &FieldPath::root().key("model")).unwrap();
-    let settings = Settings::from_spec(&d.settings, pipeline_uses_history(d), &FieldPath::root().key("settings")).unwrap();
+    let settings =
+        Settings::from_spec(&d.settings, pipeline_uses_history(d), &FieldPath::root().key("settings")).unwrap();
     let prompts = Default::default();
     let checks = call_model_checks(d, &prompts).unwrap();
     (check_contract(&model, &settings, &checks, &model.counter()).unwrap(), settings)

@@ -18,8 +18,8 @@ use crate::budget::{
 use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{
-    ContractCache, ContractReport, CostBound, Fingerprint, call_model_checks_split, check_contract, cost_bound, cost_issues,
-    loop_limit,
+    ContractCache, ContractReport, CostBound, Fingerprint, call_model_checks_split, check_contract, cost_bound,
+    cost_issues, loop_limit,
 };
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
@@ -164,9 +164,7 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
     // request as the contract bounds it, at the model's price (none: the price rules said so).
     let price = crate::config::resolved_price(def, model_name);
     let cost = match (&report, &settings, &price) {
-        (Some(report), Some(settings), Some(price)) => {
-            cost_bound(def, report, price, |i| loop_limit(def, settings, i))
-        }
+        (Some(report), Some(settings), Some(price)) => cost_bound(def, report, price, |i| loop_limit(def, settings, i)),
         _ => None,
     };
     found.extend(cost_issues(def, cost.as_ref()));

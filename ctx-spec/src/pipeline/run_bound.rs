@@ -121,7 +121,11 @@ impl StepGraph<'_> {
                         let allowed = count < l;
                         let key = if allowed { "on_allow" } else { "on_deny" };
                         let state = if allowed { index + strides[k] as usize } else { index };
-                        self.edges(u).iter().find(|e| e.key == key).and_then(|e| step_of(e.resolved)).map(|v| (state, v))
+                        self.edges(u)
+                            .iter()
+                            .find(|e| e.key == key)
+                            .and_then(|e| step_of(e.resolved))
+                            .map(|v| (state, v))
                     }
                     None => {
                         let mut best: Option<(u64, usize)> = None;
@@ -146,15 +150,13 @@ impl StepGraph<'_> {
             let mut u = Some(start);
             while let Some(at) = u {
                 visits[at] = visits[at].saturating_add(loops);
-                u = self
-                    .edges(at)
-                    .iter()
-                    .filter(|e| !e.consumes_loop)
-                    .filter_map(|e| step_of(e.resolved))
-                    .fold(None, |best: Option<usize>, v| match best {
+                u = self.edges(at).iter().filter(|e| !e.consumes_loop).filter_map(|e| step_of(e.resolved)).fold(
+                    None,
+                    |best: Option<usize>, v| match best {
                         Some(b) if heaviest[b] >= heaviest[v] => Some(b),
                         _ => Some(v),
-                    });
+                    },
+                );
             }
         }
         Some(HeaviestRun { bound, visits })

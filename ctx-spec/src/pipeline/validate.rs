@@ -505,7 +505,9 @@ fn value_help(kind: TargetKind) -> &'static str {
         TargetKind::Text => "this field takes a text; null sets it to \"\"",
         TargetKind::OptionalText => "this field takes a text or null",
         TargetKind::ClearOnly => "write `value: null` to clear it; its own step fills it",
-        TargetKind::ReadOnly | TargetKind::Computed | TargetKind::Variable => "a variable takes any value; null removes it",
+        TargetKind::ReadOnly | TargetKind::Computed | TargetKind::Variable => {
+            "a variable takes any value; null removes it"
+        }
     }
 }
 
