@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! ctx check <files or dirs>… [--format text|json]   every problem at file:line:column; exit 1 on any
-//! ctx explain <file>                                the budget contract of each model step
+//! ctx explain <file> [--format text|json]           the budget contract of each model step, and
+//!                                                   the worst-case tokens and cost of a run
 //! ctx explain <CODE>                                what an error code means and how to fix it
 //! ctx graph <file> [--dot]                          the step graph as Mermaid (or DOT)
 //! ctx export <file>                                 the pipeline as one YAML file
@@ -62,6 +63,10 @@ enum Command {
         /// file (self-contained: no script, nothing fetched).
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// `text` (tables) or `json` (the contract, the run bounds and the worst-case cost, one
+        /// object).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Prints the step graph.
     Graph {
@@ -108,9 +113,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { paths, format } => check(&paths, format),
-        Command::Explain { target, html } => match error_code(&target) {
+        Command::Explain { target, html, format } => match error_code(&target) {
             Some(code) => explain_code(code),
-            None => load(&target).and_then(|f| explain(&f, html.as_deref())),
+            None => load(&target).and_then(|f| explain(&f, html.as_deref(), format)),
         },
         Command::Graph { file, dot } => load(&file).map(|f| {
             let def = f.definition();
@@ -303,7 +308,7 @@ fn explain_code(text: &str) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn explain(file: &LoadedFile, html: Option<&Path>) -> Result<ExitCode, String> {
+fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<ExitCode, String> {
     let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
         Ok(p) => p,
         Err(e) => {
@@ -315,6 +320,21 @@ fn explain(file: &LoadedFile, html: Option<&Path>) -> Result<ExitCode, String> {
         write_html(path, &ctx::report::contract_to_html(pipeline.name(), pipeline.contract_report()))?;
     }
     let report = pipeline.contract_report();
+    if format == Format::Json {
+        let cap = pipeline.spend_caps().per_run_nano_usd;
+        let json = serde_json::json!({
+            "pipeline": pipeline.name(),
+            "context_window": pipeline.context_window(),
+            "counting": report.counting.to_string(),
+            "contract": report,
+            "step_bound": pipeline.step_bound(),
+            "model_request_bound": pipeline.model_request_bound(),
+            "cost": pipeline.cost_bound().map(cost_json),
+            "max_cost_per_run_nano_usd": cap,
+        });
+        println!("{json:#}");
+        return Ok(ExitCode::SUCCESS);
+    }
     // The clamps the load made, located in the file, before the table that shows their result.
     let mut warnings = file.warnings();
     warnings.extend(report.clamps.iter().map(|c| file.clamp_warning(c)));
@@ -346,7 +366,60 @@ fn explain(file: &LoadedFile, html: Option<&Path>) -> Result<ExitCode, String> {
         );
     }
     println!("at most {} steps and {} model requests per run", pipeline.step_bound(), pipeline.model_request_bound());
+    print_cost(&pipeline);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The worst-case tokens and cost of a run, step by step (`ctx explain`).
+fn print_cost(pipeline: &LoadedPipeline) {
+    use ctx::contract::usd;
+    let Some(bound) = pipeline.cost_bound() else {
+        println!("worst-case cost: the model has no price (give it a `price` block to bound what a run costs)");
+        return;
+    };
+    println!(
+        "\nworst-case cost per run, at {}/M input and {}/M output tokens:",
+        usd(ctx::contract::nano_usd(bound.price.worst_input())),
+        usd(ctx::contract::nano_usd(bound.price.output))
+    );
+    println!(
+        "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
+    );
+    for s in &bound.steps {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            s.step_id,
+            s.runs,
+            s.requests_per_run,
+            s.input_tokens,
+            s.output_tokens,
+            usd(s.request_nano_usd),
+            usd(s.nano_usd)
+        );
+    }
+    let (input, output) = bound.steps.iter().fold((0u64, 0u64), |(i, o), s| {
+        let n = s.requests();
+        (
+            i.saturating_add(n.saturating_mul(s.input_tokens as u64)),
+            o.saturating_add(n.saturating_mul(s.output_tokens as u64)),
+        )
+    });
+    let exact = if bound.exact { "" } else { " (an upper bound: the loop limits are too large for the exact one)" };
+    println!(
+        "at most {} per run{exact}: {} model requests, {input} input and {output} output tokens",
+        usd(bound.nano_usd),
+        bound.requests
+    );
+    if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
+        println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
+    }
+}
+
+/// The cost bound as JSON, with the dollars written out next to the billionths.
+fn cost_json(bound: &ctx::contract::CostBound) -> serde_json::Value {
+    let mut json = serde_json::to_value(bound).unwrap_or_default();
+    json["usd"] = serde_json::json!(bound.usd());
+    json
 }
 
 /// Writes a report page, naming the file when it cannot.
@@ -427,7 +500,12 @@ fn run(
     println!();
     for r in &reports {
         let detail = match &r.detail {
-            StepDetail::CallModel(c) => format!(" prompt {} + output {}", c.prompt_tokens, c.max_output_tokens),
+            StepDetail::CallModel(c) => format!(
+                " prompt {} + output {}{}",
+                c.prompt_tokens,
+                c.max_output_tokens,
+                c.spend.map(|s| format!(", {}", ctx::contract::usd(s.nano_usd))).unwrap_or_default()
+            ),
             StepDetail::Agent(a) => format!(" {} requests, {} tool calls", a.requests.len(), a.tool_calls.len()),
             StepDetail::FetchNodeTexts(f) => format!(" {} of {} evidence tokens", f.tokens, f.budget),
             _ => String::new(),

@@ -278,6 +278,47 @@ ctx::pipeline! {
 }
 
 #[test]
+fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
+    // The compaction loop on gpt-4o (config.json), priced by ctx's table: the summariser three
+    // times, the answer once.
+    let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("worst-case cost per run, at $2.50/M input and $10.00/M output tokens:"), "{stdout}");
+    assert!(stdout.contains("| call_summarize_context | 3 | 1 |"), "{stdout}");
+    assert!(stdout.contains("| call_model_answer | 1 | 1 |"), "{stdout}");
+
+    let out = ctx(&["explain", "--format", "json", "examples/pipelines/compaction_loop.yaml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["model_request_bound"], 4);
+    let cost = &json["cost"];
+    let steps = cost["steps"].as_array().expect("steps");
+    let runs: Vec<(&str, u64)> =
+        steps.iter().map(|s| (s["step_id"].as_str().unwrap_or(""), s["runs"].as_u64().unwrap_or(0))).collect();
+    assert_eq!(runs, [("call_summarize_context", 3), ("call_model_answer", 1)]);
+    // The total is the steps' sum, and each step its runs times its worst request:
+    // input × $2.50/M + output × $10.00/M, in billionths of a dollar.
+    let mut total = 0;
+    for s in steps {
+        let (input, output) = (s["input_tokens"].as_u64().unwrap(), s["output_tokens"].as_u64().unwrap());
+        assert_eq!(s["request_nano_usd"].as_u64(), Some(input * 2_500 + output * 10_000));
+        assert_eq!(s["nano_usd"].as_u64(), Some(s["runs"].as_u64().unwrap() * (input * 2_500 + output * 10_000)));
+        total += s["nano_usd"].as_u64().unwrap();
+    }
+    assert_eq!(cost["nano_usd"].as_u64(), Some(total));
+    let summary = format!("at most {} per run: 4 model requests", dollars(total));
+    assert!(stdout.contains(&summary), "{summary:?} missing from {stdout}");
+}
+
+/// Billionths of a dollar as `ctx` prints them.
+fn dollars(nano: u64) -> String {
+    let frac = format!("{:09}", nano % 1_000_000_000);
+    let frac = frac.trim_end_matches('0');
+    format!("${}.{:0<2}", nano / 1_000_000_000, frac)
+}
+
+#[test]
 fn explain_a_code_as_rustc_explains_one() {
     let out = ctx(&["explain", "UNKNOWN_STEP_TARGET"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

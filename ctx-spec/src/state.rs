@@ -17,6 +17,44 @@ pub fn render_context_blocks(blocks: &[String]) -> String {
     blocks.join(CONTEXT_BLOCK_SEPARATOR)
 }
 
+/// The template value a model step's `user_parts` can read to tell the model what it may still
+/// spend: the least of what the run and the conversation have left under their caps, in US
+/// dollars (`0.0123`), or `unlimited` without a cap. Computed when the request is rendered; not a
+/// field of the state, and not something `set_variables` can read or write.
+pub const BUDGET_REMAINING_USD: &str = "budget_remaining_usd";
+
+/// What model requests have cost so far, in billionths of a US dollar (only requests whose model
+/// has a price are counted). The runtime's spend caps are checked against it before every request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SpendTotals {
+    /// This run: reset when a run starts.
+    #[serde(default)]
+    pub run_nano_usd: u64,
+    /// The conversation: every run since it started, carried from question to question.
+    #[serde(default)]
+    pub conversation_nano_usd: u64,
+}
+
+impl SpendTotals {
+    /// Nothing spent.
+    pub fn is_zero(&self) -> bool {
+        *self == SpendTotals::default()
+    }
+
+    /// Records a request that cost `nano_usd` (saturating).
+    pub fn add(&mut self, nano_usd: u64) {
+        self.run_nano_usd = self.run_nano_usd.saturating_add(nano_usd);
+        self.conversation_nano_usd = self.conversation_nano_usd.saturating_add(nano_usd);
+    }
+
+    /// The totals a new run of the same conversation starts from: the run's at 0.
+    #[must_use]
+    pub fn for_new_run(self) -> Self {
+        SpendTotals { run_nano_usd: 0, ..self }
+    }
+}
+
 /// A retrieved text waiting to be budgeted into the context (`state.node_texts`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeText {
@@ -173,6 +211,10 @@ pub struct PipelineState {
     /// How many times each `loop_guard` has allowed a loop, by step id.
     #[serde(default)]
     pub loop_counts: BTreeMap<String, u32>,
+    /// What this run and its conversation have spent on model requests. Kept even by a step
+    /// that fails after a request was paid for: a retry must not spend it again unseen.
+    #[serde(default, skip_serializing_if = "SpendTotals::is_zero")]
+    pub spend: SpendTotals,
 }
 
 impl PipelineState {

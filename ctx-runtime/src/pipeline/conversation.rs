@@ -28,6 +28,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use crate::chat::ChatMessage;
 use crate::error::CtxError;
@@ -37,6 +38,7 @@ use super::driver::StepReport;
 use super::env::StepEnv;
 use super::loaded::LoadedPipeline;
 use super::machine::{Backends, Pipeline, StepMachine};
+use super::run::Snapshot;
 use super::stream::StepSink;
 
 /// The answer to one question of a [`Conversation`].
@@ -57,8 +59,8 @@ impl LoadedPipeline {
     }
 
     /// The state the next question of a conversation starts from, given the state the last
-    /// question ended with (`None` for the first): the question, the history and the variables,
-    /// and the context when the pipeline [carries it](Self::carries_context); everything else
+    /// question ended with (`None` for the first): the question, the history, the variables and
+    /// the conversation's spend, and the context when the pipeline [carries it](Self::carries_context); everything else
     /// fresh (hits, texts, the reply, the inbox; loop counts start at zero when the run starts).
     /// [`Conversation`], [`LoadedConversation`] and durable runs all start from it.
     ///
@@ -78,6 +80,8 @@ impl LoadedPipeline {
             history_dialog: kept.history_dialog.clone(),
             variables: kept.variables.clone(),
             context_blocks: if self.carries_context() { kept.context_blocks.clone() } else { Vec::new() },
+            // What the conversation spent, for its cap; the run's own spend starts at 0.
+            spend: kept.spend.for_new_run(),
             ..fresh
         }
     }
@@ -100,6 +104,18 @@ impl Kept {
     /// The state a new question starts from.
     fn next_state(&self, pipeline: &LoadedPipeline, question: String) -> PipelineState {
         pipeline.follow_up(Some(&self.state), question)
+    }
+
+    /// Keeps a finished run, or of a failed one only what it spent: money that left is counted
+    /// against the conversation's cap even when the question is asked again.
+    fn finish(&mut self, state: PipelineState, reports: Result<Vec<StepReport>, CtxError>) -> Result<Answer, CtxError> {
+        match reports {
+            Ok(reports) => Ok(self.keep(state, reports)),
+            Err(e) => {
+                self.state.spend.conversation_nano_usd = state.spend.conversation_nano_usd;
+                Err(e)
+            }
+        }
     }
 
     fn keep(&mut self, state: PipelineState, reports: Vec<StepReport>) -> Answer {
@@ -139,11 +155,13 @@ impl<S: StepMachine> Conversation<S> {
     }
 
     /// Asks `question`, runs the pipeline to its end, and returns the reply. On error the
-    /// conversation is unchanged and the question can be asked again.
+    /// conversation is unchanged, but for what the failed run's model requests cost (counted in
+    /// the conversation's spend), and the question can be asked again.
     pub async fn ask(&mut self, question: impl Into<String>, backends: &impl Backends<S>) -> Result<Answer, CtxError> {
-        let start = self.kept.next_state(self.pipeline.pipeline(), question.into());
-        let (state, reports) = self.pipeline.run(start, backends).await?;
-        Ok(self.kept.keep(state, reports))
+        let mut snapshot =
+            Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
+        let reports = self.pipeline.resume(&mut snapshot, backends).await;
+        self.kept.finish(snapshot.state, reports)
     }
 
     /// [`Self::ask`], streaming the model replies to `sink` as they are generated. Each piece
@@ -155,9 +173,10 @@ impl<S: StepMachine> Conversation<S> {
         backends: &impl Backends<S>,
         sink: impl StepSink<S>,
     ) -> Result<Answer, CtxError> {
-        let start = self.kept.next_state(self.pipeline.pipeline(), question.into());
-        let (state, reports) = self.pipeline.run_streaming(start, backends, sink).await?;
-        Ok(self.kept.keep(state, reports))
+        let mut snapshot =
+            Snapshot::start(self.pipeline.pipeline(), self.kept.next_state(self.pipeline.pipeline(), question.into()));
+        let reports = self.pipeline.resume_streaming(&mut snapshot, backends, sink).await;
+        self.kept.finish(snapshot.state, reports)
     }
 
     /// The pipeline.
@@ -206,11 +225,13 @@ impl LoadedConversation {
     }
 
     /// Asks `question`, runs the pipeline to its end with `env`, and returns the reply. On error
-    /// the conversation is unchanged and the question can be asked again.
+    /// the conversation is unchanged, but for what the failed run's model requests cost (counted
+    /// in the conversation's spend), and the question can be asked again.
     pub async fn ask(&mut self, question: impl Into<String>, env: &StepEnv<'_>) -> Result<Answer, CtxError> {
-        let start = self.kept.next_state(&self.pipeline, question.into());
-        let (state, reports) = self.pipeline.run(start, env).await?;
-        Ok(self.kept.keep(state, reports))
+        let mut snapshot = Snapshot::start(&self.pipeline, self.kept.next_state(&self.pipeline, question.into()));
+        let span = crate::report::trace::run_span(self.pipeline.name(), &snapshot.next_step);
+        let reports = self.pipeline.resume(&mut snapshot, env).instrument(span).await;
+        self.kept.finish(snapshot.state, reports)
     }
 
     /// The pipeline.

@@ -3,7 +3,9 @@
 //!
 //! A step works on a copy of the state and the copy replaces the state only when the step
 //! succeeds, so a failed step leaves the state exactly as it found it (its inbox included) and
-//! the run can be retried or resumed from a [`Snapshot`](super::Snapshot).
+//! the run can be retried or resumed from a [`Snapshot`](super::Snapshot). The one exception is
+//! the spend record ([`SpendTotals`](crate::state::SpendTotals)): what the step's model requests
+//! cost before it failed stays counted.
 
 use serde::Serialize;
 use tracing::Instrument;
@@ -61,22 +63,23 @@ pub async fn run_step(
     async {
         let mut work = state.clone();
         work.consume_inbox(&step.id);
-        let (transition, detail) = match &step.kind {
-            StepKind::SearchNodes(spec) => steps::search::search_nodes(&step.id, spec, &mut work, env).await?,
-            StepKind::ExpandDependencyTree(spec) => steps::search::expand(&step.id, spec, &mut work, env).await?,
-            StepKind::FetchNodeTexts(spec) => steps::fetch::fetch_node_texts(p, &step.id, spec, &mut work, env).await?,
-            StepKind::LoopGuard(spec) => steps::control::loop_guard(p, &step.id, spec, &mut work)?,
-            StepKind::SetVariables(spec) => steps::set_variables::set_variables(&step.id, spec, &mut work)?,
-            StepKind::Custom(spec) => steps::control::custom(&step.id, spec, &mut work, env).await?,
-            StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await?,
-            StepKind::Agent(spec) => steps::agent::agent(p, &step.id, spec, &mut work, env).await?,
-            StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work)?,
+        let done = match &step.kind {
+            StepKind::SearchNodes(spec) => steps::search::search_nodes(&step.id, spec, &mut work, env).await,
+            StepKind::ExpandDependencyTree(spec) => steps::search::expand(&step.id, spec, &mut work, env).await,
+            StepKind::FetchNodeTexts(spec) => steps::fetch::fetch_node_texts(p, &step.id, spec, &mut work, env).await,
+            StepKind::LoopGuard(spec) => steps::control::loop_guard(p, &step.id, spec, &mut work),
+            StepKind::SetVariables(spec) => steps::set_variables::set_variables(&step.id, spec, &mut work),
+            StepKind::Custom(spec) => steps::control::custom(&step.id, spec, &mut work, env).await,
+            StepKind::CallModel(spec) => steps::call_model::call_model(p, &step.id, spec, &mut work, env).await,
+            StepKind::Agent(spec) => steps::agent::agent(p, &step.id, spec, &mut work, env).await,
+            StepKind::ManageContextBudget(_) => steps::budget::manage_context_budget(p, index, &step.id, &mut work),
             // `StepKind` is non-exhaustive for users; the facade pins ctx-spec and ctx-runtime to
             // one version, so this arm is only reached with mismatched crates.
-            other => {
-                return Err(PipelineError::UnsupportedStep { step: step.id.clone(), kind: other.keyword() }.into());
-            }
+            other => Err(PipelineError::UnsupportedStep { step: step.id.clone(), kind: other.keyword() }.into()),
         };
+        // A failed step changes nothing, except the record of what its model requests cost:
+        // money spent is not given back by a retry, and the spend caps must see it.
+        let (transition, detail) = done.inspect_err(|_| state.spend = work.spend)?;
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {
             pipeline: def.name.clone(),
             index,

@@ -231,6 +231,35 @@ pub enum PipelineError {
         /// The proven bound.
         bound: u64,
     },
+    /// A model request could pass a spend cap: priced at its exact prompt (at the highest input
+    /// rate) plus its whole output limit, it costs more than the run or the conversation has
+    /// left. It was not sent; the step changed nothing but the spend record
+    /// ([`SpendTotals`](crate::state::SpendTotals)). Amounts are billionths of a US dollar.
+    #[error(
+        "{}",
+        super::spend::cap_message(
+            .step,
+            *.scope,
+            (*.cap_nano_usd, *.spent_nano_usd, *.request_nano_usd),
+            (*.prompt_tokens, *.max_output_tokens)
+        )
+    )]
+    SpendCapReached {
+        /// The step whose request was not sent.
+        step: String,
+        /// The cap it could have passed.
+        scope: super::CapScope,
+        /// That cap.
+        cap_nano_usd: u64,
+        /// What was spent under it (what is left is `cap_nano_usd - spent_nano_usd`).
+        spent_nano_usd: u64,
+        /// What the request could have cost.
+        request_nano_usd: u64,
+        /// The request's exact prompt tokens.
+        prompt_tokens: usize,
+        /// Its output limit.
+        max_output_tokens: usize,
+    },
 }
 
 impl PipelineError {
@@ -273,6 +302,7 @@ impl ErrorCode for PipelineError {
             PipelineError::ToolCallsAfterLimit { .. } => Code::AgentToolCallsAfterLimit,
             PipelineError::Turn { source, .. } => source.code(),
             PipelineError::NotTool { .. } => Code::PipelineNotTool,
+            PipelineError::SpendCapReached { .. } => Code::PipelineSpendCapReached,
         }
     }
 }

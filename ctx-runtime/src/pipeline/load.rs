@@ -28,6 +28,9 @@ pub struct LoadOptions {
     pub(crate) base_dir: Option<PathBuf>,
     pub(crate) env_limits_policy: Option<String>,
     pub(crate) compactors: crate::compact::CompactorRegistry,
+    /// Spend caps in US dollars, as `f64` bits (so that the options stay `Eq`).
+    pub(crate) max_cost_per_run: Option<u64>,
+    pub(crate) max_cost_per_conversation: Option<u64>,
 }
 
 impl LoadOptions {
@@ -47,6 +50,28 @@ impl LoadOptions {
     #[must_use]
     pub fn prompt(mut self, key: impl Into<String>, text: impl Into<String>) -> Self {
         self.prompts.push((key.into(), PromptSource::Text(text.into())));
+        self
+    }
+
+    /// The most one run may spend, in US dollars: overrides the pipeline's
+    /// `settings.max_cost_per_run`. Before every model request the run checks that the request,
+    /// at worst, still fits what is left, and otherwise stops with
+    /// [`PipelineError::SpendCapReached`](super::PipelineError::SpendCapReached). Needs a price
+    /// for the model; a value that is not a number > 0 is a load error. Unlike the setting, it
+    /// is not held to the proven cost bound ([`LoadedPipeline::cost_bound`](super::LoadedPipeline::cost_bound)):
+    /// a cap below it is allowed, and enforced request by request.
+    #[must_use]
+    pub fn max_cost_per_run(mut self, usd: f64) -> Self {
+        self.max_cost_per_run = Some(usd.to_bits());
+        self
+    }
+
+    /// The most a conversation may spend, in US dollars, over all its runs (the state's
+    /// [`SpendTotals`](crate::state::SpendTotals) carry it from question to question), checked
+    /// as [`Self::max_cost_per_run`] is.
+    #[must_use]
+    pub fn max_cost_per_conversation(mut self, usd: f64) -> Self {
+        self.max_cost_per_conversation = Some(usd.to_bits());
         self
     }
 

@@ -38,6 +38,10 @@ pub struct LoadedPipeline {
     budget_options: BudgetOptions,
     step_bound: u64,
     model_request_bound: u64,
+    /// The most a run can cost, when the model has a price.
+    cost_bound: Option<ctx_spec::contract::CostBound>,
+    /// The spend caps of every run and conversation.
+    spend_caps: super::SpendCaps,
     /// What does not stop the pipeline from loading but is likely a mistake.
     warnings: Vec<ConfigIssue>,
 }
@@ -124,6 +128,8 @@ impl LoadedPipeline {
             base_dir: opts.base_dir.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
+        let model_name = resolved.as_ref().and_then(|r| r.model.model.clone());
+        let spend_caps = spend_caps(&def, &opts, model_name.as_deref(), &mut issues);
         name_prompt_files(&mut issues, &opts);
         let source = format!("pipeline `{}`", def.name);
         ConfigIssues::check(source.clone(), issues)?;
@@ -188,6 +194,8 @@ impl LoadedPipeline {
             budget_options,
             step_bound,
             model_request_bound,
+            cost_bound: resolved.cost,
+            spend_caps,
             warnings,
         })
     }
@@ -307,6 +315,19 @@ impl LoadedPipeline {
     pub fn price(&self) -> Option<crate::config::Price> {
         crate::config::model_price(&self.def)
             .or_else(|| self.model.model.as_deref().and_then(crate::config::Price::for_model))
+    }
+
+    /// The most a run from the first step can cost, proven from the graph, the contract and the
+    /// model's price ([`contract::cost_bound`](crate::contract::cost_bound)): per model step its
+    /// runs, worst request and cost, and the total. `None` when the model has no price.
+    pub fn cost_bound(&self) -> Option<&ctx_spec::contract::CostBound> {
+        self.cost_bound.as_ref()
+    }
+
+    /// The spend caps every run of this pipeline is held to: `settings.max_cost_per_run` (or
+    /// [`LoadOptions::max_cost_per_run`]) and [`LoadOptions::max_cost_per_conversation`].
+    pub fn spend_caps(&self) -> super::SpendCaps {
+        self.spend_caps
     }
 
     /// A named setting (`max_turn_loops`, …).
@@ -440,6 +461,51 @@ fn run_bounds(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings, rep
     let steps = graph.run_bound(limit, |_| 1).map_or(u64::MAX, |b| b.from_any_state);
     let model_requests = graph.run_bound(limit, requests).map_or(u64::MAX, |b| b.max);
     (steps, model_requests)
+}
+
+/// The spend caps: `max_cost_per_run` from `opts` (else the settings) and
+/// `max_cost_per_conversation` from `opts`; a cap given in `opts` that is not a number > 0, or
+/// any cap without a price for the model, is an issue (the settings' own cap is checked by the
+/// price rules, under `settings.max_cost_per_run`).
+fn spend_caps(
+    def: &PipelineDef,
+    opts: &LoadOptions,
+    model_name: Option<&str>,
+    issues: &mut Vec<ConfigIssue>,
+) -> super::SpendCaps {
+    let priced = crate::config::resolved_price(def, model_name).is_some();
+    let mut option = |bits: Option<u64>, key: &str| -> Option<u64> {
+        let usd = f64::from_bits(bits?);
+        let at = FieldPath::root().key(key);
+        if !(usd.is_finite() && usd > 0.0) {
+            issues.push(
+                ConfigIssue::new(
+                    Code::InvalidMaxCostPerRun,
+                    at,
+                    format!("`LoadOptions::{key}` is {usd}; it must be a number of US dollars > 0"),
+                )
+                .with_help(format!("pass the most it may spend, e.g. `LoadOptions::new().{key}(0.05)`")),
+            );
+            return None;
+        }
+        if !priced {
+            issues.push(
+                ConfigIssue::new(
+                    Code::MissingPrice,
+                    at,
+                    format!("`LoadOptions::{key}` needs the model's price, and the model has none"),
+                )
+                .with_help("give the model a `price` block, e.g. `price: { input: 2.50, output: 10.00 }`"),
+            );
+            return None;
+        }
+        Some(ctx_spec::contract::nano_usd(usd))
+    };
+    let run = option(opts.max_cost_per_run, "max_cost_per_run");
+    let conversation = option(opts.max_cost_per_conversation, "max_cost_per_conversation");
+    let settings_cap = def.settings.max_cost_per_run.filter(|c| c.is_finite() && *c > 0.0);
+    let run = if opts.max_cost_per_run.is_some() { run } else { settings_cap.map(ctx_spec::contract::nano_usd) };
+    super::SpendCaps::new(run, conversation)
 }
 
 /// Every language declared in `settings { compactors: [...] }` must have a compactor in

@@ -39,6 +39,7 @@ mod load;
 mod loaded;
 mod machine;
 mod run;
+mod spend;
 pub mod steps;
 // ctx-spec's `testing` builders (feature `__test-util`) and `loaded`.
 mod stream;
@@ -54,6 +55,7 @@ pub use load::LoadOptions;
 pub use loaded::LoadedPipeline;
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use run::Snapshot;
+pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps};
 pub use steps::{
     AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
     SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,

@@ -24,10 +24,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// A new run of `p` on `state`, at its first step. The state's `loop_counts` are cleared:
-    /// loop limits are per run (per question), while the history and variables carry over.
+    /// A new run of `p` on `state`, at its first step. The state's `loop_counts` and the run's
+    /// spend are cleared: loop limits and `max_cost_per_run` are per run (per question), while
+    /// the history, the variables and the conversation's spend carry over.
     pub fn start(p: &LoadedPipeline, mut state: PipelineState) -> Self {
         state.loop_counts.clear();
+        state.spend = state.spend.for_new_run();
         Snapshot { next_step: p.first_step().to_owned(), state }
     }
 

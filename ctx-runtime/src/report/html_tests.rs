@@ -33,7 +33,10 @@ fn hostile_report() -> RunReport {
             completion_tokens: Some(7),
             worst_case: None,
             changes: vec![Change { kind: ChangeKind::Compacted, by: HOSTILE.to_owned(), what: HOSTILE.to_owned() }],
+            spend: None,
         }],
+        spent_nano_usd: None,
+        worst_case_nano_usd: None,
     }
 }
 

@@ -26,6 +26,12 @@ pub struct RunReport {
     pub steps: Vec<StepEntry>,
     /// The model requests in the order they were sent.
     pub requests: Vec<RequestEntry>,
+    /// What the run's model requests cost, in billionths of a US dollar (`None` when the model
+    /// has no price).
+    pub spent_nano_usd: Option<u64>,
+    /// The most a run can cost, as proven when the pipeline was compiled or loaded
+    /// ([`LoadedPipeline::cost_bound`]), in billionths of a US dollar.
+    pub worst_case_nano_usd: Option<u64>,
 }
 
 /// One step of the timeline.
@@ -64,6 +70,8 @@ pub struct RequestEntry {
     pub worst_case: Option<StepBudget>,
     /// What changed since the previous request, in order.
     pub changes: Vec<Change>,
+    /// What the request cost, when the model has a price.
+    pub spend: Option<crate::llm::Spend>,
 }
 
 /// What a change did to the next request.
@@ -144,20 +152,23 @@ impl RunReport {
                 summary: summary(&r.detail),
             });
             let worst_case = contract.step(&r.step_id).cloned();
-            let entry =
-                |number_in_step: usize, anatomy: &RequestAnatomy, usage: Option<crate::llm::Usage>| RequestEntry {
-                    step_id: r.step_id.clone(),
-                    step_index,
-                    number_in_step,
-                    anatomy: anatomy.clone(),
-                    server_prompt_tokens: usage.map(|u| u.prompt_tokens),
-                    completion_tokens: usage.map(|u| u.completion_tokens),
-                    worst_case: worst_case.clone(),
-                    changes: Vec::new(),
-                };
+            let entry = |number_in_step: usize,
+                         anatomy: &RequestAnatomy,
+                         usage: Option<crate::llm::Usage>,
+                         spend: Option<crate::llm::Spend>| RequestEntry {
+                step_id: r.step_id.clone(),
+                step_index,
+                number_in_step,
+                anatomy: anatomy.clone(),
+                server_prompt_tokens: usage.map(|u| u.prompt_tokens),
+                completion_tokens: usage.map(|u| u.completion_tokens),
+                worst_case: worst_case.clone(),
+                changes: Vec::new(),
+                spend,
+            };
             match &r.detail {
                 StepDetail::CallModel(c) => {
-                    let mut e = entry(1, &c.anatomy, c.usage);
+                    let mut e = entry(1, &c.anatomy, c.usage, c.spend);
                     e.changes = std::mem::take(&mut pending);
                     history_changes(
                         &mut e.changes,
@@ -181,6 +192,10 @@ impl RunReport {
             model: pipeline.model().model.clone(),
             context_window: pipeline.context_window(),
             counting: contract.counting.to_string(),
+            spent_nano_usd: pipeline
+                .price()
+                .map(|_| requests.iter().filter_map(|r| r.spend).fold(0u64, |sum, s| sum.saturating_add(s.nano_usd))),
+            worst_case_nano_usd: pipeline.cost_bound().map(|b| b.nano_usd),
             steps,
             requests,
         }
@@ -193,13 +208,13 @@ fn agent_requests(
     a: &AgentReport,
     pending: &mut Vec<Change>,
     requests: &mut Vec<RequestEntry>,
-    entry: &impl Fn(usize, &RequestAnatomy, Option<crate::llm::Usage>) -> RequestEntry,
+    entry: &impl Fn(usize, &RequestAnatomy, Option<crate::llm::Usage>, Option<crate::llm::Spend>) -> RequestEntry,
     step: &str,
 ) {
     let mut calls = a.tool_calls.iter();
     let mut previous_calls = 0usize;
     for (i, m) in a.requests.iter().enumerate() {
-        let mut e = entry(i + 1, &m.anatomy, m.usage);
+        let mut e = entry(i + 1, &m.anatomy, m.usage, m.spend);
         if i == 0 {
             e.changes = std::mem::take(pending);
             history_changes(&mut e.changes, step, a.history_removed, m.negotiation.history_messages_dropped);

@@ -343,6 +343,13 @@ registry! {
         /// The tool schemas of an agent step cannot be counted in the model's chat format.
         /// Fix: use a chat format that renders tool schemas (the OpenAI format), or remove the tools.
         ToolCountFailed = "TOOL_COUNT_FAILED",
+        /// The costliest run the pipeline can make (each model step's runs, from the step graph
+        /// and its loop guards, times its worst request from the contract, at the model's price)
+        /// costs more than `settings.max_cost_per_run`. The message shows the arithmetic and the
+        /// step that dominates.
+        /// Fix: lower what the dominant step costs (its output limit, the budgets its request
+        /// carries, its `max_tool_calls`, the loop limit that repeats it), or raise the cap.
+        MaxCostPerRunExceeded = "MAX_COST_PER_RUN_EXCEEDED",
         /// At run time, the exact request plus its output limit does not fit the window; nothing
         /// was sent.
         /// Fix: lower the step's budgets; the message gives the exact overflow.
@@ -549,6 +556,13 @@ registry! {
         /// A typed pipeline's environment was asked for a tool it does not declare.
         /// Fix: run the pipeline with the environment generated for it.
         PipelineNotTool = "PIPELINE_NOT_TOOL",
+        /// A model request could pass a spend cap (the run's `max_cost_per_run`, or the
+        /// conversation's cap set in `LoadOptions`): priced at its exact prompt as uncached input
+        /// plus its whole output limit, it costs more than what is left. The run stopped before
+        /// sending it; the message names what was spent and what is left.
+        /// Fix: raise the cap, lower the step's output limit or budgets, or start a new
+        /// conversation.
+        PipelineSpendCapReached = "PIPELINE_SPEND_CAP_REACHED",
     }
     Client {
         /// The server said the prompt plus the output does not fit its context.

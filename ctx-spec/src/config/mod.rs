@@ -27,7 +27,7 @@ pub use model::ModelConfig;
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::{ModelFileKind, ModelFilesConfig, model_files_config};
 pub use policy::{LIMITS_POLICY_ENV, LimitsPolicy, UnknownPolicy};
-pub use price::{BilledTokens, PRICE_TABLE, PRICE_TABLE_DATE, Price, model_price, price_issues};
+pub use price::{BilledTokens, PRICE_TABLE, PRICE_TABLE_DATE, Price, model_price, price_issues, resolved_price};
 pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};
 
 pub(crate) use model::invalid_context_window;

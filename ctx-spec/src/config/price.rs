@@ -115,6 +115,31 @@ impl Price {
             + part(tokens.output, self.output)
     }
 
+    /// The most one input token can cost: the uncached input rate, or the cache-write rate when
+    /// that is higher (Anthropic bills cache writes at 1.25× input). A worst case prices every
+    /// input token at it, since ctx cannot know what the provider will cache.
+    pub fn worst_input(&self) -> f64 {
+        self.input.max(self.cache_write)
+    }
+
+    /// The most a request of `input` tokens and `output` tokens can cost, in billionths of a US
+    /// dollar (rounded as a request's spend is): every input token at [`Self::worst_input`].
+    ///
+    /// ```
+    /// use ctx::config::Price;
+    ///
+    /// assert_eq!(Price::new(2.50, 1.25, 2.50, 10.00).worst_nano_usd(1_000, 100), 1_000 * 2_500 + 100 * 10_000);
+    /// assert_eq!(Price::new(3.00, 0.30, 3.75, 15.00).worst_nano_usd(1_000, 0), 1_000 * 3_750);
+    /// ```
+    pub fn worst_nano_usd(&self, input: usize, output: usize) -> u64 {
+        let billed = if self.cache_write > self.input {
+            BilledTokens::new(0, 0, input, output)
+        } else {
+            BilledTokens::new(input, 0, 0, output)
+        };
+        (self.cost(billed) * 1e9).round() as u64
+    }
+
     /// The price a `price { … }` block states, or every problem with it under `at`: `input` and
     /// `output` are required; `cached_input` and `cache_write` default to `input`; every rate is
     /// a finite number >= 0.
@@ -172,6 +197,16 @@ pub fn model_price(def: &PipelineDef) -> Option<Price> {
             None => spec.model.as_deref().and_then(Price::for_model),
         },
         ModelSource::ConfigFile(_) => None,
+    }
+}
+
+/// The price of `def`'s model as the rules see it: its `price` block when it has one (`None` when
+/// the block is invalid: never the table's price instead), else the table's price of
+/// `model_name`, the model's name as resolved (from the block, or `config.json`'s `model_name`).
+pub fn resolved_price(def: &PipelineDef, model_name: Option<&str>) -> Option<Price> {
+    match &def.model {
+        ModelSource::Inline(spec) if spec.price.is_some() => model_price(def),
+        _ => model_name.and_then(Price::for_model),
     }
 }
 

@@ -50,6 +50,7 @@
 
 mod check;
 mod context;
+mod cost;
 mod error;
 mod fingerprint;
 mod guard;
@@ -59,6 +60,7 @@ use std::collections::BTreeMap;
 
 pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, check_contract};
 pub use context::{ContextTerm, context_term};
+pub use cost::{CostBound, StepCost, cost_bound, cost_issues, loop_limit, nano_usd, usd, worst_input_tokens};
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;

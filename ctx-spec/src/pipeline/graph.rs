@@ -450,7 +450,7 @@ impl<'a> StepGraph<'a> {
 
 #[path = "run_bound.rs"]
 mod run_bound;
-pub use run_bound::{EXACT_STATES, RunBound};
+pub use run_bound::{EXACT_STATES, HeaviestRun, RunBound};
 
 #[cfg(test)]
 #[path = "graph_tests.rs"]

@@ -31,6 +31,16 @@ fn the_run_bound_counts_only_what_a_run_can_do() {
     let g = StepGraph::new(&d);
     let bound = g.run_bound(|_| 3, requests(&d)).unwrap();
     assert_eq!((bound.max, bound.exact), (4, true));
+    // Step by step: the summariser 3 times, the answer once.
+    let run = g.heaviest_run(|_| 3, requests(&d)).unwrap();
+    let model_visits: Vec<(&str, u64)> = d
+        .steps
+        .iter()
+        .zip(&run.visits)
+        .filter(|(s, _)| matches!(s.kind, StepKind::CallModel(_) | StepKind::Agent(_)))
+        .map(|(s, v)| (s.id.as_str(), *v))
+        .collect();
+    assert_eq!(model_visits, [("summarize", 3), ("answer", 1)]);
     assert_eq!(g.run_bound(|_| 3, |_| 1).unwrap().max, 17);
     assert_eq!(g.run_bound(|_| 0, requests(&d)).unwrap().max, 1);
 
@@ -65,9 +75,15 @@ fn the_run_bound_counts_only_what_a_run_can_do() {
     // loops, then the answer: 1 + 3 + 1 requests.
     assert_eq!(StepGraph::new(&d).run_bound(|_| 3, requests(&d)).unwrap().from_any_state, 5);
 
+    let huge_run = StepGraph::new(&d).heaviest_run(|_| u64::from(u32::MAX), requests(&d)).unwrap();
+    let requests_of = requests(&d);
+    let sum: u64 = huge_run.visits.iter().enumerate().map(|(i, v)| v * requests_of(i)).sum();
+    assert_eq!(sum, huge.max);
+
     // An unguarded cycle has no bound.
     let d = def(vec![search("a", "b"), search("b", "a")]);
     assert_eq!(StepGraph::new(&d).run_bound(|_| 1, |_| 1), None);
+    assert_eq!(StepGraph::new(&d).heaviest_run(|_| 1, |_| 1), None);
 }
 
 #[test]
@@ -418,6 +434,12 @@ mod exact_run_bound {
                 return Ok(());
             };
             prop_assert!(bound.exact);
+            // The heaviest run's visits make up the bound, and are those of a real run: the first
+            // step once, and a guard's `on_allow` never more than its limit.
+            let run = graph.heaviest_run(limit, |i| costs[i]).unwrap();
+            prop_assert_eq!(run.bound, bound);
+            prop_assert_eq!(run.visits.iter().zip(&costs).map(|(v, c)| v * c).sum::<u64>(), bound.max);
+            prop_assert!(run.visits[0] >= 1);
             let mut memo = HashMap::new();
             let best = heaviest(&nodes, &costs, 0, &mut vec![0; nodes.len()], &mut memo);
             prop_assert_eq!(bound.max, best, "the heaviest run");

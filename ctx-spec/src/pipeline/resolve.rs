@@ -17,7 +17,10 @@ use crate::budget::{
 };
 use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
-use crate::contract::{ContractCache, ContractReport, Fingerprint, call_model_checks_split, check_contract};
+use crate::contract::{
+    ContractCache, ContractReport, CostBound, Fingerprint, call_model_checks_split, check_contract, cost_bound,
+    cost_issues, loop_limit,
+};
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
@@ -63,6 +66,8 @@ pub struct Resolved {
     pub budgets: BTreeMap<usize, ManageBudgetConfig>,
     /// The counter of the model's own files (`model { tokenizer: … }`), when it has them.
     pub files_counter: Option<TokenCounter>,
+    /// The most a run can cost, when the model has a price (`contract::cost_bound`).
+    pub cost: Option<CostBound>,
 }
 
 /// Runs every check, appends its issues to `issues` (skipping one whose path already has an
@@ -155,6 +160,15 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         }
     }
 
+    // The worst-case cost of a run, held to `max_cost_per_run`: the graph's heaviest run, each
+    // request as the contract bounds it, at the model's price (none: the price rules said so).
+    let price = crate::config::resolved_price(def, model_name);
+    let cost = match (&report, &settings, &price) {
+        (Some(report), Some(settings), Some(price)) => cost_bound(def, report, price, |i| loop_limit(def, settings, i)),
+        _ => None,
+    };
+    found.extend(cost_issues(def, cost.as_ref()));
+
     // The evidence budget must fit the global budget in effect (clamped by auto_clamp, if so).
     let max_context = match (&report, def.settings.max_context_tokens) {
         (Some(r), _) => i64::try_from(r.max_context_tokens).ok(),
@@ -201,7 +215,7 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
     }
     match (model, settings, report) {
         (Some(model), Some(settings), Some(report)) if budgets_ok => {
-            Some(Resolved { model, settings, report, budgets, files_counter })
+            Some(Resolved { model, settings, report, budgets, files_counter, cost })
         }
         _ => None,
     }

@@ -43,6 +43,18 @@ pub struct RunBound {
     pub exact: bool,
 }
 
+/// A heaviest run: the bound, and how many times that run visits each step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeaviestRun {
+    /// The bound ([`StepGraph::run_bound`]'s).
+    pub bound: RunBound,
+    /// `visits[i]`: how many times the run visits step `i`, so that `Σ visits[i] × cost(i)` is
+    /// `bound.max` (saturating). With `bound.exact` it is a run of the graph from the first step;
+    /// otherwise the product bound's walk: the heaviest path of G′, taken `Σ limits + 1` times.
+    pub visits: Vec<u64>,
+}
+
 impl StepGraph<'_> {
     /// The most a run can cost when a visit of step `i` costs `cost(i)` and `loop_guard` step `i`
     /// allows `limit(i)` loops (`limit` is asked about guards only). `None` when G′ has a cycle
@@ -62,13 +74,7 @@ impl StepGraph<'_> {
         }
         let guards: Vec<(usize, u64)> = (0..n).filter(|&i| self.is_guard(i)).map(|i| (i, limit(i))).collect();
         let costs: Vec<u64> = (0..n).map(&cost).collect();
-        // Mixed radix: guard k's count has stride Π_{j<k} (limit_j + 1).
-        let mut strides = Vec::with_capacity(guards.len());
-        let mut vectors: Option<u64> = Some(1);
-        for &(_, l) in &guards {
-            strides.push(vectors.unwrap_or(0));
-            vectors = vectors.and_then(|v| v.checked_mul(l.checked_add(1)?));
-        }
+        let (strides, vectors) = mixed_radix(&guards);
         let exact_size = vectors.and_then(|v| v.checked_mul(n as u64)).filter(|&s| s <= EXACT_STATES);
         match (exact_size, vectors) {
             (Some(_), Some(vectors)) => {
@@ -82,6 +88,80 @@ impl StepGraph<'_> {
         }
     }
 
+    /// [`Self::run_bound`], with how many times a run that costs the bound visits each step:
+    /// what makes the bound up, step by step (the cost bound of a run prices each step's visits).
+    pub fn heaviest_run(&self, limit: impl Fn(usize) -> u64, cost: impl Fn(usize) -> u64) -> Option<HeaviestRun> {
+        let (back_edges, post_order) = self.unguarded_back_edges();
+        if !back_edges.is_empty() {
+            return None;
+        }
+        let n = self.step_count();
+        let guards: Vec<(usize, u64)> = (0..n).filter(|&i| self.is_guard(i)).map(|i| (i, limit(i))).collect();
+        let costs: Vec<u64> = (0..n).map(&cost).collect();
+        let bound = self.run_bound(|i| guards.iter().find(|g| g.0 == i).map_or(0, |g| g.1), |i| costs[i])?;
+        let mut visits = vec![0u64; n];
+        if n == 0 {
+            return Some(HeaviestRun { bound, visits });
+        }
+        if bound.exact {
+            let (strides, vectors) = mixed_radix(&guards);
+            // Exact: the table fits (checked by `run_bound`).
+            let vectors = vectors.unwrap_or(1) as usize;
+            let (value, guard_of) = self.exact_table(&guards, &strides, vectors, &post_order, &costs);
+            // Follow the choices the programme made, from (first step, 0…0): at a guard its one
+            // transition, elsewhere a successor of the largest value. Each move raises a count or
+            // follows G′, which is acyclic: no state repeats, so the walk ends.
+            let (mut index, mut u) = (0usize, 0usize);
+            loop {
+                visits[u] = visits[u].saturating_add(1);
+                let next = match guard_of[u] {
+                    Some(k) => {
+                        let (_, l) = guards[k];
+                        let count = (index as u64 / strides[k]) % (l + 1);
+                        let allowed = count < l;
+                        let key = if allowed { "on_allow" } else { "on_deny" };
+                        let state = if allowed { index + strides[k] as usize } else { index };
+                        self.edges(u)
+                            .iter()
+                            .find(|e| e.key == key)
+                            .and_then(|e| step_of(e.resolved))
+                            .map(|v| (state, v))
+                    }
+                    None => {
+                        let mut best: Option<(u64, usize)> = None;
+                        for v in self.edges(u).iter().filter_map(|e| step_of(e.resolved)) {
+                            let at = value[index * n + v];
+                            if best.is_none_or(|(b, _)| at > b) {
+                                best = Some((at, v));
+                            }
+                        }
+                        best.map(|(_, v)| (index, v))
+                    }
+                };
+                match next {
+                    Some((state, v)) => (index, u) = (state, v),
+                    None => break,
+                }
+            }
+        } else {
+            let heaviest = self.heaviest_paths(&post_order, &costs);
+            let start = (0..n).max_by_key(|&u| (heaviest[u], std::cmp::Reverse(u))).unwrap_or(0);
+            let loops = guards.iter().fold(0u64, |sum, &(_, l)| sum.saturating_add(l)).saturating_add(1);
+            let mut u = Some(start);
+            while let Some(at) = u {
+                visits[at] = visits[at].saturating_add(loops);
+                u = self.edges(at).iter().filter(|e| !e.consumes_loop).filter_map(|e| step_of(e.resolved)).fold(
+                    None,
+                    |best: Option<usize>, v| match best {
+                        Some(b) if heaviest[b] >= heaviest[v] => Some(b),
+                        _ => Some(v),
+                    },
+                );
+            }
+        }
+        Some(HeaviestRun { bound, visits })
+    }
+
     /// The dynamic programme of the module documentation: the value of (first step, 0…0) and the
     /// largest value of any state.
     fn exact_bound(
@@ -92,9 +172,21 @@ impl StepGraph<'_> {
         post_order: &[usize],
         costs: &[u64],
     ) -> (u64, u64) {
-        let n = self.step_count();
         // Fits: vectors × n ≤ EXACT_STATES.
-        let vectors = vectors as usize;
+        let (value, _) = self.exact_table(guards, strides, vectors as usize, post_order, costs);
+        (value[0], value.iter().copied().max().unwrap_or(0))
+    }
+
+    /// The programme's table, `value[index × n + step]`, and each step's guard number.
+    fn exact_table(
+        &self,
+        guards: &[(usize, u64)],
+        strides: &[u64],
+        vectors: usize,
+        post_order: &[usize],
+        costs: &[u64],
+    ) -> (Vec<u64>, Vec<Option<usize>>) {
+        let n = self.step_count();
         let mut guard_of = vec![None; n];
         for (k, &(i, _)) in guards.iter().enumerate() {
             guard_of[i] = Some(k);
@@ -132,12 +224,19 @@ impl StepGraph<'_> {
                 value[index * n + u] = costs[u].saturating_add(next);
             }
         }
-        (value[0], value.iter().copied().max().unwrap_or(0))
+        (value, guard_of)
     }
 
     /// `(Σ limits + 1) × the heaviest path of G′`: between two `on_allow` a run follows one path
     /// of G′, and there are at most Σ limits of them, from whatever state it starts.
     fn product_bound(&self, guards: &[(usize, u64)], post_order: &[usize], costs: &[u64]) -> u64 {
+        let heaviest = self.heaviest_paths(post_order, costs);
+        let loops = guards.iter().fold(0u64, |sum, &(_, l)| sum.saturating_add(l));
+        loops.saturating_add(1).saturating_mul(heaviest.into_iter().max().unwrap_or(0))
+    }
+
+    /// The heaviest path of G′ from each step.
+    fn heaviest_paths(&self, post_order: &[usize], costs: &[u64]) -> Vec<u64> {
         let mut heaviest = vec![0u64; self.step_count()];
         for &u in post_order {
             let next = self
@@ -150,8 +249,7 @@ impl StepGraph<'_> {
                 .unwrap_or(0);
             heaviest[u] = costs[u].saturating_add(next);
         }
-        let loops = guards.iter().fold(0u64, |sum, &(_, l)| sum.saturating_add(l));
-        loops.saturating_add(1).saturating_mul(heaviest.into_iter().max().unwrap_or(0))
+        heaviest
     }
 
     fn is_guard(&self, i: usize) -> bool {
@@ -161,6 +259,18 @@ impl StepGraph<'_> {
     fn step_count(&self) -> usize {
         self.def.steps.len()
     }
+}
+
+/// Mixed radix: guard k's count has stride Π_{j<k} (limit_j + 1); the number of count vectors,
+/// `None` when it overflows.
+fn mixed_radix(guards: &[(usize, u64)]) -> (Vec<u64>, Option<u64>) {
+    let mut strides = Vec::with_capacity(guards.len());
+    let mut vectors: Option<u64> = Some(1);
+    for &(_, l) in guards {
+        strides.push(vectors.unwrap_or(0));
+        vectors = vectors.and_then(|v| v.checked_mul(l.checked_add(1)?));
+    }
+    (strides, vectors)
 }
 
 /// The step a transition leads to; `end` and unknown targets (reported by the graph rules) end

@@ -307,7 +307,7 @@ fn source_issue(path: FieldPath, id: &str, source: &str, variables: &BTreeSet<&s
             )
             .with_help(help_for_unknown(source, "source", &readable_names(variables))),
         ),
-        TargetKind::TextList | TargetKind::Text | TargetKind::OptionalText => None,
+        TargetKind::TextList | TargetKind::Text | TargetKind::OptionalText | TargetKind::Computed => None,
         TargetKind::ClearOnly | TargetKind::ReadOnly => Some(
             ConfigIssue::new(
                 Code::SourceNotText,
@@ -412,7 +412,7 @@ fn set_variables_issues(
             );
             continue;
         }
-        if kind == TargetKind::ReadOnly {
+        if matches!(kind, TargetKind::ReadOnly | TargetKind::Computed) {
             issues.push(
                 ConfigIssue::new(Code::ReadOnlyTarget, rule_path.key("set"), values::read_only_reason(target))
                     .with_help("set a text field (`context_blocks`, `last_model_response`, …) or a variable"),
@@ -433,6 +433,20 @@ fn set_variables_issues(
                 }
             }
             SetValueSpec::From { from, transform } => {
+                if values::target_kind(from) == TargetKind::Computed {
+                    issues.push(
+                        ConfigIssue::new(
+                            Code::SourceNotText,
+                            rule_path.key("from"),
+                            format!(
+                                "rule {j} of step `{id}` reads `{from}`, which exists only in a model request's \
+                                 `user_parts` (computed from the spend caps when the request is rendered)"
+                            ),
+                        )
+                        .with_help(format!("read `{from}` in a `user_parts` template, e.g. `Budget left: {{}} USD`")),
+                    );
+                    continue;
+                }
                 if let Some(issue) = source_issue(rule_path.key("from"), id, from, variables) {
                     issues.push(issue);
                     continue;
@@ -491,7 +505,9 @@ fn value_help(kind: TargetKind) -> &'static str {
         TargetKind::Text => "this field takes a text; null sets it to \"\"",
         TargetKind::OptionalText => "this field takes a text or null",
         TargetKind::ClearOnly => "write `value: null` to clear it; its own step fills it",
-        TargetKind::ReadOnly | TargetKind::Variable => "a variable takes any value; null removes it",
+        TargetKind::ReadOnly | TargetKind::Computed | TargetKind::Variable => {
+            "a variable takes any value; null removes it"
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::state::{FieldKind, PipelineState, render_context_blocks};
+use crate::state::{BUDGET_REMAINING_USD, FieldKind, PipelineState, render_context_blocks};
 
 /// The static type of a value in a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +53,9 @@ pub enum TargetKind {
     ClearOnly,
     ReadOnly,
     Variable,
+    /// Computed when a model request is rendered ([`BUDGET_REMAINING_USD`]): `user_parts` read it,
+    /// nothing writes it.
+    Computed,
 }
 
 /// Names that are not in [`PipelineState::FIELDS`] but are not variables either.
@@ -61,6 +64,9 @@ const RESERVED: [&str; 2] = ["loop_counts", "variables"];
 pub fn target_kind(name: &str) -> TargetKind {
     if RESERVED.contains(&name) {
         return TargetKind::ReadOnly;
+    }
+    if name == BUDGET_REMAINING_USD {
+        return TargetKind::Computed;
     }
     match PipelineState::field_kind(name) {
         None => TargetKind::Variable,
@@ -94,7 +100,7 @@ pub fn source_type(name: &str) -> Option<ValueType> {
         TargetKind::Text => Some(ValueType::Text),
         TargetKind::OptionalText => Some(ValueType::OptionalText),
         TargetKind::Variable => Some(ValueType::Json),
-        TargetKind::ClearOnly | TargetKind::ReadOnly => None,
+        TargetKind::ClearOnly | TargetKind::ReadOnly | TargetKind::Computed => None,
     }
 }
 
@@ -256,6 +262,9 @@ pub fn read_only_reason(name: &str) -> String {
             "`loop_counts` is read-only: only loop_guard steps change it, which is what bounds every loop".into()
         }
         "variables" => "`variables` is the map of all variables; set one variable by its own name".into(),
+        BUDGET_REMAINING_USD => {
+            format!("`{BUDGET_REMAINING_USD}` is computed from the spend caps when a model request is rendered")
+        }
         _ => format!("`{name}` is read-only: the driver delivers inbox messages when their step starts"),
     }
 }
@@ -276,7 +285,7 @@ pub fn convert(name: &str, value: Val) -> Result<Stored, String> {
     let kind = target_kind(name);
     let mismatch = |v: &Val| format!("`{name}` cannot hold {}", describe_val(v));
     Ok(match (kind, value) {
-        (TargetKind::ReadOnly, _) => return Err(read_only_reason(name)),
+        (TargetKind::ReadOnly | TargetKind::Computed, _) => return Err(read_only_reason(name)),
         (TargetKind::ClearOnly, Val::Json(Value::Null)) => Stored::Clear,
         (TargetKind::ClearOnly, v) => {
             return Err(format!("`{name}` can only be cleared with `value: null`, not set to {}", describe_val(&v)));

@@ -19,6 +19,10 @@
 //!   stays valid, and once the limit is reached the next request offers no tools: the step makes
 //!   at most `max_tool_calls + 1` requests.
 //! * Every request is negotiated and guarded before it is sent: none exceeds the window.
+//! * Every request is checked against the spend caps before it is sent (`pipeline::spend`). When
+//!   one offering tools could pass a cap, the same request without tools is tried instead, asking
+//!   for the final answer ([`AgentEnd::SpendCapReached`]); when that one could too, the step stops
+//!   with `PIPELINE_SPEND_CAP_REACHED`.
 //!
 //! On success `last_model_response` holds the answer; with `use_history`, `history_dialog` keeps
 //! the history that was sent, the question and the answer — not the tool calls and results, so
@@ -61,6 +65,9 @@ pub enum AgentEnd {
     /// The turn's budget could not hold the model's last batch of calls; it was left out and the
     /// model answered a request without tools.
     BudgetExhausted,
+    /// The next request with tools could have passed a spend cap, and the same request without
+    /// tools fitted: the model was asked for its answer without them.
+    SpendCapReached,
 }
 
 /// One model request of an agent step.
@@ -230,11 +237,28 @@ pub(crate) async fn agent(
     let mut offered = true;
     let mut end = AgentEnd::Answered;
     let answer = loop {
+        if let Err(stop) = request::within_caps(p, step, &state.spend, &guarded) {
+            // Rather than stop, ask for the answer without tools when that request fits: it
+            // carries no tool schemas and ends the turn.
+            let plain = if offered { Some(turn.next_request(false)?) } else { None };
+            match plain {
+                Some(plain) if request::within_caps(p, step, &state.spend, &plain).is_ok() => {
+                    tracing::warn!(target: "ctx::pipeline", step, "a spend cap: asking for the answer without tools");
+                    guarded = plain;
+                    offered = false;
+                    end = AgentEnd::SpendCapReached;
+                }
+                _ => return Err(stop.into()),
+            }
+        }
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
         let anatomy = guarded.anatomy.clone();
         let response = request::send(model, step, guarded, &spec.call.params, env).await?;
         let spend = request::spend(p, step, prompt_tokens, &response)?;
+        if let Some(s) = &spend {
+            state.spend.add(s.nano_usd);
+        }
         requests.push(ModelRequestReport {
             prompt_tokens,
             max_output_tokens,

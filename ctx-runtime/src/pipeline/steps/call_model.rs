@@ -29,6 +29,9 @@
 //!   (`ChatModel::chat_stream`); the request, the report and the state are the same.
 //! * The last guard (`contract::guard_request`) counts the exact messages that were negotiated
 //!   before anything leaves: a request that would overflow is never sent.
+//! * Spend caps (`pipeline::spend`): a request whose worst cost could pass what the run or the
+//!   conversation has left is not sent (`PIPELINE_SPEND_CAP_REACHED`); one that is sent is priced
+//!   and recorded in `state.spend`.
 //!
 //! On success `last_model_response` holds the reply; with `use_history`, `history_dialog` keeps
 //! the history that was sent followed by the user's question (`user_question`, as asked) and the
@@ -118,8 +121,12 @@ pub(crate) async fn call_model(
         history_dropped_for_output = meta.history_messages_dropped,
         "call_model request negotiated"
     );
+    request::within_caps(p, step, &state.spend, &guarded)?;
     let response = request::send(model, step, guarded, &spec.params, env).await?;
     let spend = request::spend(p, step, prompt_tokens, &response)?;
+    if let Some(s) = &spend {
+        state.spend.add(s.nano_usd);
+    }
     let report = CallReport {
         prompt_tokens,
         max_output_tokens: max_tokens,

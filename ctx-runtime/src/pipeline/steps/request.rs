@@ -63,6 +63,10 @@ pub(crate) fn render<'p>(
     let values = parts
         .iter()
         .map(|part| {
+            // What the run may still spend is computed now, from the caps and the state's spend.
+            if part.source == crate::pipeline::BUDGET_REMAINING_USD {
+                return Ok(p.spend_caps().remaining_text(&state.spend));
+            }
             state
                 .render_source(&part.source)
                 .ok_or_else(|| PipelineError::MissingSource { step: step.to_owned(), source_name: part.source.clone() })
@@ -191,6 +195,47 @@ pub(crate) async fn send(
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
     Ok(response)
+}
+
+/// Checks the guarded request against the spend caps before it is sent: priced at its exact
+/// prompt (at the highest input rate) plus its whole output limit, it must fit what the run and
+/// the conversation have left (`crate::pipeline::spend`).
+pub(crate) fn within_caps(
+    p: &LoadedPipeline,
+    step: &str,
+    spent: &crate::state::SpendTotals,
+    guarded: &Guarded,
+) -> Result<(), PipelineError> {
+    let caps = p.spend_caps();
+    // Load refuses a cap without a price, so an unpriced model here has no cap.
+    let (false, Some(price)) = (caps.is_empty(), p.price()) else {
+        return Ok(());
+    };
+    let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
+    let request = crate::pipeline::spend::worst_request(&price, prompt_tokens, max_output_tokens);
+    match caps.over(spent, request) {
+        None => Ok(()),
+        Some(over) => {
+            tracing::warn!(
+                target: "ctx::pipeline",
+                step,
+                scope = over.scope.name(),
+                cap_usd = over.cap as f64 / 1e9,
+                spent_usd = over.spent as f64 / 1e9,
+                request_usd = request as f64 / 1e9,
+                "a spend cap stops the request"
+            );
+            Err(PipelineError::SpendCapReached {
+                step: step.to_owned(),
+                scope: over.scope,
+                cap_nano_usd: over.cap,
+                spent_nano_usd: over.spent,
+                request_nano_usd: request,
+                prompt_tokens,
+                max_output_tokens,
+            })
+        }
+    }
 }
 
 /// What the request that `response` answers cost at the pipeline's model price

@@ -353,3 +353,68 @@ async fn an_answer_with_a_stray_tool_call_after_the_limit_is_kept() {
     assert!(!err.to_string().contains("  "), "one space between words: {err}");
     assert_eq!(state, before, "a failed step changes nothing");
 }
+
+/// The fixture's agent step (`max_tool_calls: 2`), priced at $2.00 / $8.00 per million tokens,
+/// with a run cap of `cap` billionths of a dollar when given.
+fn priced(cap: Option<u64>) -> (LoadedPipeline, AgentSpec) {
+    let (p, spec) = pipeline(2, None);
+    let mut def = p.definition().clone();
+    let crate::pipeline::definition::ModelSource::Inline(m) = &mut def.model else { unreachable!() };
+    *m = m.clone().price(Some(crate::pipeline::definition::PriceSpec::default().input(Some(2.0)).output(Some(8.0))));
+    let opts = match cap {
+        Some(cap) => crate::pipeline::LoadOptions::new().max_cost_per_run(cap as f64 / 1e9),
+        None => crate::pipeline::LoadOptions::new(),
+    };
+    (LoadedPipeline::load(def, opts).unwrap_or_else(|e| panic!("{e}")), spec)
+}
+
+#[tokio::test]
+async fn a_spend_cap_asks_for_the_answer_without_tools_when_that_fits_and_stops_when_not() {
+    let script = || Scripted::new(vec![calls(&[("c1", "search_docs")])], "the answer");
+    let tools = Tools::new(vec![]);
+    // Uncapped: one tool call, then the answer to a request that still offers the tools.
+    let (p, spec) = priced(None);
+    let model = script();
+    let report = run(&p, &spec, &mut PipelineState::new("q?"), &model, &tools).await.unwrap();
+    let sent = model.requests();
+    assert_eq!((sent.len(), report.end), (2, AgentEnd::Answered));
+    assert!(!sent[1].tools.is_empty());
+    let price = p.price().unwrap();
+    let first = report.requests[0].spend.unwrap().nano_usd;
+    // The second request at worst, with its tools and without them.
+    let with_tools = price.worst_nano_usd(report.requests[1].prompt_tokens, sent[1].max_tokens);
+    let plain_prompt = p.counter().count_request(&sent[1].messages, &[]).unwrap();
+    let plain = price.worst_nano_usd(plain_prompt, sent[1].max_tokens);
+    assert!(plain < with_tools, "{plain} < {with_tools}");
+
+    // A cap the request with tools could pass and the one without fits: the model is asked for
+    // its answer without tools.
+    let (p, spec) = priced(Some(first + plain));
+    let model = script();
+    let mut state = PipelineState::new("q?");
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let sent = model.requests();
+    assert_eq!((sent.len(), report.end), (2, AgentEnd::SpendCapReached));
+    assert!(sent[1].tools.is_empty());
+    let spent: u64 = report.requests.iter().map(|r| r.spend.unwrap().nano_usd).sum();
+    assert_eq!(state.spend.run_nano_usd, spent);
+    assert!(spent <= first + plain);
+
+    // One billionth less: neither fits, the step stops with what was spent and what is left;
+    // the state keeps nothing but the spend of the first request.
+    let (p, spec) = priced(Some(first + plain - 1));
+    let model = script();
+    let mut state = PipelineState::new("q?");
+    let before = state.clone();
+    let err = run(&p, &spec, &mut state, &model, &tools).await.unwrap_err();
+    assert_eq!(err.code(), Code::PipelineSpendCapReached);
+    let crate::error::CtxError::Pipeline(PipelineError::SpendCapReached { spent_nano_usd, cap_nano_usd, .. }) = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!((*spent_nano_usd, *cap_nano_usd), (first, first + plain - 1));
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(state.spend.run_nano_usd, first);
+    state.spend = before.spend;
+    assert_eq!(state, before);
+}

@@ -1,0 +1,256 @@
+//! Spend caps at run time, against the offline model (which reports its exact usage): a run that
+//! loops on a `call_model` step is stopped exactly before the request that could pass
+//! `max_cost_per_run`, with what was spent and what is left; the run's spend is what its step
+//! reports say and never more than the cost bound proven at load; a conversation's cap counts
+//! every run; the model reads what it has left through `budget_remaining_usd`.
+
+use std::collections::BTreeMap;
+
+use ctx_runtime::ErrorCode;
+use ctx_runtime::error::CtxError;
+use ctx_runtime::llm::offline::OfflineModel;
+use ctx_runtime::pipeline::{
+    BUDGET_REMAINING_USD, CallModelSpec, CapScope, LoadOptions, LoadedConversation, LoadedPipeline, LoopGuardSpec,
+    ModelSource, ModelSpec, PipelineDef, PipelineError, PriceSpec, PromptSpec, SettingsSpec, Snapshot, StepDef,
+    StepDetail, StepEnv, StepKind, StepReport, UserPartSpec,
+};
+use ctx_runtime::state::PipelineState;
+
+const LOOPS: i64 = 4;
+
+/// `guard` allows `LOOPS` visits of `ask`, a `call_model` step that reads the question (and, with
+/// `told`, the budget left); $1.00 per million input tokens, $2.00 per million output tokens.
+fn definition(told: bool) -> PipelineDef {
+    let mut parts = vec![UserPartSpec::new("user_question", "{}\n")];
+    if told {
+        parts.push(UserPartSpec::new(BUDGET_REMAINING_USD, "Budget left: {} USD"));
+    }
+    PipelineDef::new("Spend")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(8_192))
+                .max_tokens(Some(256))
+                .encoding(Some("cl100k_base".into()))
+                .price(Some(PriceSpec::default().input(Some(1.0)).output(Some(2.0)))),
+        ))
+        .settings(
+            SettingsSpec::default()
+                .max_context_tokens(Some(2_000))
+                .budget_safety_margin_tokens(Some(128))
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), LOOPS)])),
+        )
+        .prompts(vec![PromptSpec::new("answer", Some("Answer the question in one sentence.".into()))])
+        .steps(vec![
+            StepDef::new("guard", StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", "ask", "end"))),
+            StepDef::new(
+                "ask",
+                StepKind::CallModel(
+                    CallModelSpec::new("answer", "guard").max_output_tokens(Some(200)).user_parts(parts),
+                ),
+            ),
+        ])
+}
+
+fn load(opts: LoadOptions) -> LoadedPipeline {
+    LoadedPipeline::load(definition(false), opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Each request's (spend, worst case) in nano-USD, from a run's reports.
+fn requests(reports: &[StepReport]) -> Vec<(u64, u64)> {
+    reports
+        .iter()
+        .filter_map(|r| match &r.detail {
+            StepDetail::CallModel(c) => {
+                let spend = c.spend.expect("priced").nano_usd;
+                // The worst case the cap is checked against: the exact prompt at the input price,
+                // the whole output limit at the output price.
+                let worst = c.prompt_tokens as u64 * 1_000 + c.max_output_tokens as u64 * 2_000;
+                Some((spend, worst))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_run_stops_exactly_before_the_request_that_could_pass_its_cap() {
+    let question = "What does the invoice total include?";
+    // Uncapped: every request's spend, from the offline model's exact usage.
+    let free = load(LoadOptions::new());
+    let model = Recorder::new(free.counter());
+    let env = StepEnv::builder().model(&model);
+    let (state, reports) = free.run(PipelineState::new(question), &env).await.unwrap();
+    let sent = requests(&reports);
+    assert_eq!(sent.len(), LOOPS as usize);
+    let spent: u64 = sent.iter().map(|(s, _)| s).sum();
+    assert_eq!(state.spend.run_nano_usd, spent);
+    let report = free.report(&reports);
+    assert_eq!(report.spent_nano_usd, Some(spent));
+    // The proven bound: `ask` runs LOOPS times, and no run spends more.
+    let bound = free.cost_bound().expect("priced");
+    assert_eq!(bound.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect::<Vec<_>>(), [("ask", 4)]);
+    assert!(spent <= bound.nano_usd, "{spent} > {}", bound.nano_usd);
+    assert_eq!(report.worst_case_nano_usd, Some(bound.nano_usd));
+
+    // A cap one billionth short of the third request's worst case: two requests are sent, and
+    // the run stops before the third, naming what was spent and what is left.
+    let before_third = sent[0].0 + sent[1].0;
+    let cap = before_third + sent[2].1 - 1;
+    let capped = load(LoadOptions::new().max_cost_per_run(cap as f64 / 1e9));
+    assert_eq!(capped.spend_caps().per_run_nano_usd, Some(cap));
+    let recorder = Recorder::new(capped.counter());
+    let env = StepEnv::builder().model(&recorder);
+    let mut snapshot = Snapshot::start(&capped, PipelineState::new(question));
+    let err = capped.resume(&mut snapshot, &env).await.unwrap_err();
+    assert_eq!(err.code(), "PIPELINE_SPEND_CAP_REACHED");
+    let CtxError::Pipeline(PipelineError::SpendCapReached {
+        step,
+        scope,
+        cap_nano_usd,
+        spent_nano_usd,
+        request_nano_usd,
+        ..
+    }) = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!((step.as_str(), *scope), ("ask", CapScope::Run));
+    assert_eq!((*cap_nano_usd, *spent_nano_usd, *request_nano_usd), (cap, before_third, sent[2].1));
+    assert_eq!(recorder.count(), 2, "the third request was never sent");
+    // The snapshot is at the step that stopped, with the spend of the two requests.
+    assert_eq!(snapshot.next_step, "ask");
+    assert_eq!(snapshot.state.spend.run_nano_usd, before_third);
+    let text = err.to_string();
+    for part in ["step `ask`", "the run has spent", "left", "could cost"] {
+        assert!(text.contains(part), "{part:?} missing from {text}");
+    }
+
+    // At exactly the third request's worst case the third request is sent.
+    let capped = load(LoadOptions::new().max_cost_per_run((before_third + sent[2].1) as f64 / 1e9));
+    let recorder = Recorder::new(capped.counter());
+    let env = StepEnv::builder().model(&recorder);
+    let err = capped.run(PipelineState::new(question), &env).await.unwrap_err();
+    assert_eq!(err.code(), "PIPELINE_SPEND_CAP_REACHED");
+    assert_eq!(recorder.count(), 3);
+}
+
+#[tokio::test]
+async fn the_settings_cap_holds_and_a_conversation_cap_counts_every_run() {
+    // `settings.max_cost_per_run`, large enough for a whole run: the runs end normally.
+    let mut def = definition(false);
+    def.settings = def.settings.clone().max_cost_per_run(Some(1.0));
+    let p = LoadedPipeline::load(def, LoadOptions::new().max_cost_per_conversation(1.0)).unwrap();
+    assert_eq!(p.spend_caps().per_run_nano_usd, Some(1_000_000_000));
+    let model = OfflineModel::new(p.counter().clone());
+    let env = StepEnv::builder().model(&model);
+    let (_, reports) = p.run(PipelineState::new("Why?"), &env).await.unwrap();
+    let sent = requests(&reports);
+    let one_run: u64 = sent.iter().map(|(s, _)| s).sum();
+    // Every request of these runs is the same (no history): `a` spent, `w` at worst.
+    let (a, w) = sent[0];
+    assert!(sent.iter().all(|&r| r == (a, w)));
+
+    // A conversation capped so that the third question's second request could pass it: the two
+    // first questions end, the third stops there, and the conversation's spend is carried from
+    // question to question.
+    let cap = 2 * one_run + a + w - 1;
+    let p = load(LoadOptions::new().max_cost_per_conversation(cap as f64 / 1e9));
+    let model = OfflineModel::new(p.counter().clone());
+    let env = StepEnv::builder().model(&model);
+    let mut conversation = LoadedConversation::new(p);
+    conversation.ask("Why?", &env).await.unwrap();
+    assert_eq!(conversation.state().spend.conversation_nano_usd, one_run);
+    conversation.ask("Why?", &env).await.unwrap();
+    assert_eq!(conversation.state().spend.conversation_nano_usd, 2 * one_run);
+    let err = conversation.ask("Why?", &env).await.unwrap_err();
+    let CtxError::Pipeline(PipelineError::SpendCapReached { scope, spent_nano_usd, cap_nano_usd, .. }) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!((*scope, *cap_nano_usd, *spent_nano_usd), (CapScope::Conversation, cap, 2 * one_run + a));
+    // The failed question's first request was paid for: the conversation counts it, nothing else
+    // of that run is kept.
+    assert_eq!(conversation.state().spend.conversation_nano_usd, 2 * one_run + a);
+    assert_eq!(conversation.turns(), 2);
+}
+
+#[tokio::test]
+async fn the_model_is_told_what_it_has_left() {
+    let told = |opts| LoadedPipeline::load(definition(true), opts).unwrap_or_else(|e| panic!("{e}"));
+    let free = told(LoadOptions::new());
+    let recorder = Recorder::new(free.counter());
+    let env = StepEnv::builder().model(&recorder);
+    free.run(PipelineState::new("Why?"), &env).await.unwrap();
+    assert_eq!(recorder.budget_lines(), vec!["Budget left: unlimited USD"; LOOPS as usize]);
+
+    // With a cap: before each request, the cap less what the requests before it cost.
+    let cap = 1_000_000_000;
+    let capped = told(LoadOptions::new().max_cost_per_run(1.0));
+    let recorder = Recorder::new(capped.counter());
+    let env = StepEnv::builder().model(&recorder);
+    let (_, reports) = capped.run(PipelineState::new("Why?"), &env).await.unwrap();
+    let mut left = cap;
+    let mut expected = Vec::new();
+    for (spend, _) in requests(&reports) {
+        expected.push(budget_line(left));
+        left -= spend;
+    }
+    assert_eq!(recorder.budget_lines(), expected);
+}
+
+#[test]
+fn a_cap_needs_a_price_and_a_positive_amount() {
+    let err = LoadedPipeline::load(definition(false), LoadOptions::new().max_cost_per_run(-1.0)).unwrap_err();
+    assert_eq!(err.code(), "INVALID_MAX_COST_PER_RUN");
+    let mut unpriced = definition(false);
+    let ModelSource::Inline(spec) = &unpriced.model else { unreachable!() };
+    unpriced.model = ModelSource::Inline(spec.clone().price(None));
+    let err = LoadedPipeline::load(unpriced, LoadOptions::new().max_cost_per_conversation(0.5)).unwrap_err();
+    assert_eq!(err.code(), "MISSING_PRICE");
+    assert!(err.to_string().contains("max_cost_per_conversation"), "{err}");
+}
+
+fn budget_line(left_nano: u64) -> String {
+    format!("Budget left: {} USD", ctx_runtime::contract::usd(left_nano).trim_start_matches('$'))
+}
+
+/// The offline model, recording the requests it answers.
+struct Recorder {
+    inner: OfflineModel,
+    seen: std::sync::Mutex<Vec<ctx_runtime::llm::ChatRequest>>,
+}
+
+impl Recorder {
+    fn new(counter: &ctx_runtime::tokens::TokenCounter) -> Self {
+        Recorder { inner: OfflineModel::new(counter.clone()), seen: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    fn count(&self) -> usize {
+        self.seen.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    /// The `Budget left` line of each request's user message.
+    fn budget_lines(&self) -> Vec<String> {
+        let seen = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
+        seen.iter()
+            .filter_map(|r| r.messages.last())
+            .filter_map(|m| m.content.lines().find(|l| l.starts_with("Budget left")).map(str::to_owned))
+            .collect()
+    }
+}
+
+#[ctx_runtime::async_trait]
+impl ctx_runtime::llm::ChatModel for Recorder {
+    fn model_name(&self) -> &str {
+        "recorder"
+    }
+
+    async fn chat(
+        &self,
+        request: &ctx_runtime::llm::ChatRequest,
+    ) -> Result<ctx_runtime::llm::ChatResponse, ctx_runtime::llm::ModelError> {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(request.clone());
+        }
+        self.inner.chat(request).await
+    }
+}

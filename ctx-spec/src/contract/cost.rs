@@ -1,0 +1,294 @@
+//! The worst-case cost of a run, proven before it runs: [`cost_bound`], and the rule that holds it
+//! to `settings.max_cost_per_run` ([`cost_issues`], code `MAX_COST_PER_RUN_EXCEEDED`).
+//!
+//! A run's model requests come from its `call_model` and `agent` steps. The step graph and its
+//! loop guards say how many times each step can run ([`StepGraph::heaviest_run`]: the exact
+//! heaviest run, the same analysis as the bound on model requests); the contract says what one
+//! request of the step can carry at worst; the model's [`Price`] says what that costs:
+//!
+//! ```text
+//! cost(run) <= Σ over model steps: runs × requests per run × (worst input × input price
+//!                                                              + worst output × output price)
+//! ```
+//!
+//! * **Runs**: the step's visits on the heaviest run, where a visit of a step weighs what its
+//!   requests cost at worst, so the bound is one run's cost, not the sum of every branch.
+//! * **Requests per run**: 1 for `call_model`, `max_tool_calls + 1` for `agent`.
+//! * **Worst input**: the contract's terms of the step, the margin included (fixed prompt, tool
+//!   schemas, `max_history_tokens`, `max_context_tokens`, `budget_safety_margin_tokens`); for an
+//!   `agent`, whose later requests also carry the turn's tool results, at least its turn budget
+//!   with the tool schemas and the margin, and never more than the window less the output. All of
+//!   it priced as uncached input ([`Price::worst_input`]: or as a cache write, when the provider
+//!   bills those higher): a cache hit only lowers the bill.
+//! * **Worst output**: the step's output limit in effect (negotiation only ever lowers it).
+//!
+//! Costs are kept in billionths of a US dollar (nano-USD), as the run-time spend ledger keeps
+//! them, so the arithmetic a message shows adds up exactly. The bound prices each request as the
+//! contract bounds it; at run time every request is also checked, by its exact count, against
+//! what the run has left (the runtime's spend caps), so a run never passes `max_cost_per_run`
+//! even when its state holds more than its budgets.
+
+use serde::Serialize;
+
+use crate::codes::Code;
+use crate::config::{Price, Settings};
+use crate::pipeline::definition::{PipelineDef, StepKind};
+use crate::pipeline::graph::StepGraph;
+use crate::validation::{ConfigIssue, FieldPath};
+
+use super::{ContractReport, StepBudget};
+
+/// One model step's share of a run's worst-case cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct StepCost {
+    /// The step id.
+    pub step_id: String,
+    /// The step's path (`steps.answer`).
+    pub at: FieldPath,
+    /// `call_model` or `agent`.
+    pub kind: &'static str,
+    /// How many times the step runs in the costliest run (0 when that run does not reach it).
+    pub runs: u64,
+    /// The most model requests one run of the step makes: 1, or `max_tool_calls + 1`.
+    pub requests_per_run: u64,
+    /// The most input tokens one request carries (see the module documentation).
+    pub input_tokens: usize,
+    /// The most output tokens one request asks for: the output limit in effect.
+    pub output_tokens: usize,
+    /// What one request costs at worst, in billionths of a US dollar.
+    pub request_nano_usd: u64,
+    /// `runs × requests_per_run × request_nano_usd`.
+    pub nano_usd: u64,
+}
+
+impl StepCost {
+    /// The model requests the step makes in the costliest run.
+    pub fn requests(&self) -> u64 {
+        self.runs.saturating_mul(self.requests_per_run)
+    }
+}
+
+/// The most a run can cost, step by step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct CostBound {
+    /// Every `call_model` and `agent` step, in the order of the definition.
+    pub steps: Vec<StepCost>,
+    /// The model requests of the costliest run.
+    pub requests: u64,
+    /// The costliest run, in billionths of a US dollar: the sum of the steps' `nano_usd`.
+    pub nano_usd: u64,
+    /// Whether a run can cost exactly this (`false` when loop limits are so large that the
+    /// graph's product bound was used; it is then an upper bound).
+    pub exact: bool,
+    /// The price it was computed at.
+    pub price: Price,
+}
+
+impl CostBound {
+    /// The bound in US dollars.
+    pub fn usd(&self) -> f64 {
+        self.nano_usd as f64 / 1e9
+    }
+
+    /// The step that costs the most in the costliest run (the first of equals).
+    pub fn dominant(&self) -> Option<&StepCost> {
+        self.steps.iter().filter(|s| s.nano_usd > 0).fold(None, |best: Option<&StepCost>, s| match best {
+            Some(b) if b.nano_usd >= s.nano_usd => Some(b),
+            _ => Some(s),
+        })
+    }
+
+    /// The arithmetic, one term per step the costliest run reaches, e.g. ``step `answer` 3 runs
+    /// × 1 request × (6,016 input × $2.50/M + 512 output × $10.00/M = $0.02016) = $0.06048``,
+    /// joined by ` + `.
+    pub fn arithmetic(&self) -> String {
+        let terms: Vec<String> = self.steps.iter().filter(|s| s.runs > 0).map(|s| self.term(s)).collect();
+        if terms.is_empty() { "no model request".to_owned() } else { terms.join(" + ") }
+    }
+
+    fn term(&self, s: &StepCost) -> String {
+        let plural = |n: u64, one: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {one}s") };
+        format!(
+            "step `{}` {} × {} × ({} input × {}/M + {} output × {}/M = {}) = {}",
+            s.step_id,
+            plural(s.runs, "run"),
+            plural(s.requests_per_run, "request"),
+            thousands(s.input_tokens),
+            usd(rate_nano(self.price.worst_input())),
+            thousands(s.output_tokens),
+            usd(rate_nano(self.price.output)),
+            usd(s.request_nano_usd),
+            usd(s.nano_usd),
+        )
+    }
+}
+
+/// Dollars from billionths, as few decimals as show it exactly (at least 2): `$0.05`,
+/// `$0.060312`, `$12.50`.
+pub fn usd(nano_usd: u64) -> String {
+    let whole = nano_usd / 1_000_000_000;
+    let frac = format!("{:09}", nano_usd % 1_000_000_000);
+    let frac = frac.trim_end_matches('0');
+    let frac = if frac.len() < 2 { format!("{frac:0<2}") } else { frac.to_owned() };
+    format!("${whole}.{frac}")
+}
+
+/// A dollar amount in billionths, rounded to the nearest (saturating; negative and NaN give 0).
+pub fn nano_usd(usd: f64) -> u64 {
+    (usd * 1e9).round() as u64
+}
+
+/// A rate per million tokens, in billionths of a dollar per million (for [`usd`]).
+fn rate_nano(rate: f64) -> u64 {
+    nano_usd(rate)
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The most input tokens one request of the step carries (see the module documentation).
+pub fn worst_input_tokens(budget: &StepBudget, agent: bool) -> usize {
+    let terms = budget.total_tokens().saturating_sub(budget.output_tokens);
+    if !agent {
+        return terms;
+    }
+    let window_room = budget.context_window.saturating_sub(budget.output_tokens);
+    let turn = budget
+        .turn_budget_tokens
+        .unwrap_or(window_room)
+        .saturating_add(budget.tool_schema_tokens)
+        .saturating_add(budget.safety_margin_tokens)
+        .min(window_room);
+    terms.max(turn)
+}
+
+/// The most a run of `def` can cost at `price`, with the contract's `report` (the limits in
+/// effect) and `limit(i)` the loops `loop_guard` step `i` allows. `None` when the graph has an
+/// unguarded cycle (reported by the graph rules).
+pub fn cost_bound(
+    def: &PipelineDef,
+    report: &ContractReport,
+    price: &Price,
+    limit: impl Fn(usize) -> u64,
+) -> Option<CostBound> {
+    // Each model step: its requests per run and what one request costs at worst.
+    let per_step: Vec<Option<(u64, usize, usize, u64)>> = def
+        .steps
+        .iter()
+        .map(|step| {
+            let agent = match &step.kind {
+                StepKind::CallModel(_) => false,
+                StepKind::Agent(_) => true,
+                _ => return None,
+            };
+            let budget = report.step(&step.id)?;
+            let requests = u64::try_from(budget.max_model_requests).unwrap_or(u64::MAX);
+            let input = worst_input_tokens(budget, agent);
+            let output = budget.output_tokens;
+            let one = price.worst_nano_usd(input, output);
+            Some((requests, input, output, one))
+        })
+        .collect();
+    let visit = |i: usize| per_step[i].map_or(0, |(requests, _, _, one)| requests.saturating_mul(one));
+    let run = StepGraph::new(def).heaviest_run(limit, visit)?;
+    let steps: Vec<StepCost> = def
+        .steps
+        .iter()
+        .zip(&per_step)
+        .zip(&run.visits)
+        .filter_map(|((step, cost), &runs)| {
+            let (requests_per_run, input_tokens, output_tokens, request_nano_usd) = (*cost)?;
+            Some(StepCost {
+                step_id: step.id.clone(),
+                at: FieldPath::root().key("steps").key(step.id.as_str()),
+                kind: step.kind.keyword(),
+                runs,
+                requests_per_run,
+                input_tokens,
+                output_tokens,
+                request_nano_usd,
+                nano_usd: runs.saturating_mul(requests_per_run).saturating_mul(request_nano_usd),
+            })
+        })
+        .collect();
+    let requests = steps.iter().fold(0u64, |sum, s| sum.saturating_add(s.requests()));
+    Some(CostBound { requests, nano_usd: run.bound.max, exact: run.bound.exact, price: *price, steps })
+}
+
+/// The loops `loop_guard` step `i` of `def` allows under `settings` (0 for other steps, and for a
+/// setting that is missing: the settings rules report it).
+pub fn loop_limit(def: &PipelineDef, settings: &Settings, i: usize) -> u64 {
+    match def.steps.get(i).map(|s| &s.kind) {
+        Some(StepKind::LoopGuard(g)) => settings.get(&g.max_turn_loops_from_settings).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `settings.max_cost_per_run` against the proven cost bound: `MAX_COST_PER_RUN_EXCEEDED`, with the
+/// arithmetic and the step that dominates, when the costliest run costs more. Nothing without a
+/// cap, a valid one, or a price (`MISSING_PRICE` and `INVALID_MAX_COST_PER_RUN` are the price
+/// rules' to report).
+pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIssue> {
+    let Some(cap) = def.settings.max_cost_per_run.filter(|c| c.is_finite() && *c > 0.0) else {
+        return Vec::new();
+    };
+    let Some(bound) = bound else {
+        return Vec::new();
+    };
+    let cap_nano = nano_usd(cap);
+    if bound.nano_usd <= cap_nano {
+        return Vec::new();
+    }
+    let dominant = bound.dominant();
+    let share = |s: &StepCost| (s.nano_usd as f64 * 100.0 / bound.nano_usd as f64).round();
+    let dominates = dominant
+        .map(|s| format!("; step `{}` dominates with {} ({}% of it)", s.step_id, usd(s.nano_usd), share(s)))
+        .unwrap_or_default();
+    let at_most = if bound.exact { "the costliest run" } else { "a run (bounded, loop limits too large to be exact)" };
+    let message = format!(
+        "{at_most} can cost {} ({} model requests), more than `max_cost_per_run` {}: {} = {}{dominates}",
+        usd(bound.nano_usd),
+        bound.requests,
+        usd(cap_nano),
+        bound.arithmetic(),
+        usd(bound.nano_usd),
+    );
+    let help = match dominant {
+        Some(s) if s.kind == "agent" => format!(
+            "lower step `{}`'s `max_tool_calls`, its output limit or its budgets (or the loop limit that repeats it), \
+             or raise `max_cost_per_run` to at least {}",
+            s.step_id,
+            usd(bound.nano_usd)
+        ),
+        Some(s) => format!(
+            "lower step `{}`'s output limit or the budgets its request carries (or the loop limit that repeats it), \
+             or raise `max_cost_per_run` to at least {}",
+            s.step_id,
+            usd(bound.nano_usd)
+        ),
+        None => format!("raise `max_cost_per_run` to at least {}", usd(bound.nano_usd)),
+    };
+    vec![
+        ConfigIssue::new(
+            Code::MaxCostPerRunExceeded,
+            FieldPath::root().key("settings").key("max_cost_per_run"),
+            message,
+        )
+        .with_help(help),
+    ]
+}
+
+#[cfg(test)]
+#[path = "cost_tests.rs"]
+mod tests;

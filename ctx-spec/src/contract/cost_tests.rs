@@ -1,0 +1,162 @@
+use super::*;
+use crate::config::{ModelConfig, Settings};
+use crate::contract::{call_model_checks, check_contract, pipeline_uses_history};
+use crate::pipeline::definition::{END, ModelSource, PriceSpec};
+use crate::pipeline::testing::*;
+use crate::pipeline::{ValidateOptions, validate_definition};
+
+/// $2.50 per million input tokens, $10.00 per million output tokens.
+fn priced(mut d: PipelineDef, cap: Option<f64>) -> PipelineDef {
+    let ModelSource::Inline(spec) = &d.model else { unreachable!() };
+    let spec = spec.clone().price(Some(PriceSpec::default().input(Some(2.5)).output(Some(10.0))));
+    d.model = ModelSource::Inline(spec);
+    d.settings = d.settings.clone().max_cost_per_run(cap);
+    d
+}
+
+fn report(d: &PipelineDef) -> (ContractReport, Settings) {
+    let ModelSource::Inline(spec) = &d.model else { unreachable!() };
+    let model = ModelConfig::from_spec(spec, &FieldPath::root().key("model")).unwrap();
+    let settings =
+        Settings::from_spec(&d.settings, pipeline_uses_history(d), &FieldPath::root().key("settings")).unwrap();
+    let prompts = Default::default();
+    let checks = call_model_checks(d, &prompts).unwrap();
+    (check_contract(&model, &settings, &checks, &model.counter()).unwrap(), settings)
+}
+
+fn bound(d: &PipelineDef) -> CostBound {
+    let (report, settings) = report(d);
+    let price = crate::config::model_price(d).unwrap();
+    cost_bound(d, &report, &price, |i| loop_limit(d, &settings, i)).unwrap()
+}
+
+#[test]
+fn each_step_runs_as_often_as_the_heaviest_run_and_costs_its_worst_request() {
+    let d = priced(compaction_loop(), None);
+    let (report, _) = report(&d);
+    let b = bound(&d);
+    let ids: Vec<(&str, u64)> = b.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect();
+    // `max_turn_loops: 3`: the summariser three times, the answer once.
+    assert_eq!(ids, [("summarize", 3), ("answer", 1)]);
+    for s in &b.steps {
+        let budget = report.step(&s.step_id).unwrap();
+        // The contract's terms, margin included; the output limit in effect (the model's 1,024).
+        assert_eq!(s.input_tokens, budget.fixed_prompt_tokens + budget.context_tokens + budget.safety_margin_tokens);
+        assert_eq!(s.output_tokens, 1_024);
+        // Exact nano-dollars: input × 2,500 + output × 10,000 per token.
+        assert_eq!(s.request_nano_usd, s.input_tokens as u64 * 2_500 + 1_024 * 10_000);
+        assert_eq!(s.nano_usd, s.runs * s.request_nano_usd);
+    }
+    assert_eq!(b.nano_usd, b.steps.iter().map(|s| s.nano_usd).sum::<u64>());
+    assert_eq!((b.requests, b.exact), (4, true));
+    assert_eq!(b.dominant().map(|s| s.step_id.as_str()), Some("summarize"));
+    // An agent: `max_tool_calls + 1` requests, each up to the window less its output.
+    let d = priced(def(vec![search("search", "answer"), agent("answer", END)]), None);
+    let b = bound(&d);
+    let s = &b.steps[0];
+    assert_eq!((s.kind, s.runs, s.requests_per_run, s.output_tokens), ("agent", 1, 3, 600));
+    // The default turn budget fills the window but the output and the reply priming.
+    assert!(s.input_tokens <= 16_384 - 600 && s.input_tokens + 10 > 16_384 - 600, "{}", s.input_tokens);
+    assert_eq!(b.nano_usd, 3 * s.request_nano_usd);
+}
+
+#[test]
+fn a_branch_counts_once_not_with_the_other_branch() {
+    // One branch calls the model once, the other sends an agent's three requests.
+    let d = priced(
+        def(vec![custom("route", &[("a", "one"), ("b", "agent")]), call("one", "answer", END), agent("agent", END)]),
+        None,
+    );
+    let b = bound(&d);
+    let runs: Vec<(&str, u64)> = b.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect();
+    // The agent's three requests cost more than the one call: its branch is the costliest run.
+    assert!(b.steps[1].request_nano_usd * 3 > b.steps[0].request_nano_usd);
+    assert_eq!(runs, [("one", 0), ("agent", 1)]);
+    assert_eq!(b.nano_usd, b.steps[1].nano_usd);
+    assert!(b.arithmetic().starts_with("step `agent` 1 run × 3 requests × ("), "{}", b.arithmetic());
+}
+
+#[test]
+fn over_the_cap_is_an_error_with_the_arithmetic_and_at_the_cap_is_not() {
+    let b = bound(&priced(compaction_loop(), None));
+    let at_cap = b.nano_usd as f64 / 1e9;
+    let issues = cost_issues(&priced(compaction_loop(), Some(at_cap)), Some(&b));
+    assert!(issues.is_empty(), "{issues:?}");
+
+    let just_under = (b.nano_usd - 1) as f64 / 1e9;
+    let issues = cost_issues(&priced(compaction_loop(), Some(just_under)), Some(&b));
+    assert_eq!(codes(&issues), [("MAX_COST_PER_RUN_EXCEEDED", "settings.max_cost_per_run".into())]);
+    let message = &issues[0].message;
+    let summarize = &b.steps[0];
+    for part in [
+        format!("can cost {}", usd(b.nano_usd)),
+        format!("more than `max_cost_per_run` {}", usd(b.nano_usd - 1)),
+        format!("step `summarize` 3 runs × 1 request × ({} input × $2.50/M", thousands(summarize.input_tokens)),
+        "1,024 output × $10.00/M".to_owned(),
+        "step `summarize` dominates".to_owned(),
+        " + step `answer` 1 run × 1 request".to_owned(),
+    ] {
+        assert!(message.contains(&part), "{part:?} missing from {message}");
+    }
+    assert!(issues[0].help.as_deref().unwrap_or_default().contains("`summarize`"), "{:?}", issues[0].help);
+}
+
+#[test]
+fn the_rule_runs_through_validation_and_a_missing_price_is_its_own_error() {
+    let opts = ValidateOptions::default();
+    let cheap = priced(compaction_loop(), Some(100.0));
+    assert_eq!(codes(&validate_definition(&cheap, &opts)), vec![]);
+    let tight = priced(compaction_loop(), Some(0.001));
+    assert_eq!(
+        codes(&validate_definition(&tight, &opts)),
+        [("MAX_COST_PER_RUN_EXCEEDED", "settings.max_cost_per_run".into())]
+    );
+    // No price at all: the price rule's error, never a bound at zero dollars.
+    let mut unpriced = compaction_loop();
+    unpriced.settings = unpriced.settings.clone().max_cost_per_run(Some(0.001));
+    assert_eq!(codes(&validate_definition(&unpriced, &opts)), [("MISSING_PRICE", "settings.max_cost_per_run".into())]);
+    // A loop limit of 1: the summariser runs once, and a cap of exactly that run compiles.
+    let mut once = priced(compaction_loop(), None);
+    once.settings.extra.insert("max_turn_loops".into(), 1);
+    let b = bound(&once);
+    assert_eq!(b.steps.iter().map(|s| s.runs).collect::<Vec<_>>(), [1, 1]);
+    let mut over = once.clone();
+    over.settings = over.settings.clone().max_cost_per_run(Some((b.nano_usd - 1) as f64 / 1e9));
+    assert_eq!(codes(&validate_definition(&over, &opts)).len(), 1);
+    let mut fits = once.clone();
+    fits.settings = fits.settings.clone().max_cost_per_run(Some(b.nano_usd as f64 / 1e9));
+    assert_eq!(codes(&validate_definition(&fits, &opts)), vec![]);
+}
+
+#[test]
+fn dollars_are_shown_exactly() {
+    assert_eq!(usd(50_000_000), "$0.05");
+    assert_eq!(usd(60_312_000), "$0.060312");
+    assert_eq!(usd(12_500_000_000), "$12.50");
+    assert_eq!(usd(1), "$0.000000001");
+    assert_eq!(usd(0), "$0.00");
+    assert_eq!(nano_usd(0.075), 75_000_000);
+    assert_eq!(thousands(6_016), "6,016");
+    assert_eq!(thousands(999), "999");
+    assert_eq!(thousands(1_234_567), "1,234,567");
+}
+
+#[test]
+fn the_remaining_budget_is_a_template_value_of_user_parts_only() {
+    use crate::pipeline::definition::{StepKind, UserPartSpec};
+    use crate::state::BUDGET_REMAINING_USD;
+    let opts = ValidateOptions::default();
+    let mut d = priced(def(vec![call("answer", "answer", END)]), Some(100.0));
+    let StepKind::CallModel(spec) = &mut d.steps[0].kind else { unreachable!() };
+    spec.user_parts.push(UserPartSpec::new(BUDGET_REMAINING_USD, "Budget left: {} USD"));
+    assert_eq!(codes(&validate_definition(&d, &opts)), vec![]);
+    // `set_variables` can neither read nor write it.
+    let d = def(vec![
+        set("copy", vec![from("note", BUDGET_REMAINING_USD, None)], "write"),
+        set("write", vec![literal(BUDGET_REMAINING_USD, "1".into())], END),
+    ]);
+    assert_eq!(
+        codes(&validate_definition(&d, &opts)),
+        [("SOURCE_NOT_TEXT", "steps[0].rules[0].from".into()), ("READ_ONLY_TARGET", "steps[1].rules[0].set".into())]
+    );
+}
