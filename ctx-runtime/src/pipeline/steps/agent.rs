@@ -35,7 +35,7 @@ use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::RequestAnatomy;
+use crate::report::LazyAnatomy;
 use crate::report::anatomy::UserSegment;
 use crate::state::PipelineState;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
@@ -81,8 +81,8 @@ pub struct ModelRequestReport {
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens`.
-    pub anatomy: RequestAnatomy,
+    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
+    pub anatomy: LazyAnatomy,
     /// What the request cost at the model's price, when it has one.
     pub spend: Option<Spend>,
 }
@@ -232,8 +232,7 @@ pub(crate) async fn agent(
     let answer = loop {
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
-        let anatomy = guarded.anatomy.clone();
-        let response = request::send(model, step, guarded, &spec.call.params, env).await?;
+        let (response, anatomy) = request::send(model, step, guarded, &spec.call.params, env).await?;
         let spend = request::spend(p, step, prompt_tokens, &response)?;
         requests.push(ModelRequestReport {
             prompt_tokens,
