@@ -7,14 +7,22 @@
 //!   closure (Floyd–Warshall), cubic in steps;
 //! * `validate_definition` on the spec's compaction loop, with and without the token check (the
 //!   budget contract counted with the real tokenizer).
+//! * one `call_model` request end to end (`LoadedPipeline::run` of a one-step pipeline: render,
+//!   history trim, negotiation, the guard's exact count, the send to a model that answers at
+//!   once), with the context of twenty nodes and a ten-message history: the run time's own
+//!   overhead per model request, with no subscriber listening (the common case) and with the
+//!   run's report built from its step reports (the request's anatomy cut into parts).
 //!
 //! Run briefly: `cargo bench -p ctx-runtime --bench pipeline -- --warm-up-time 1 --measurement-time 3`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
+use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
+use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use ctx_runtime::pipeline::*;
+use ctx_runtime::{ChatMessage, PipelineState};
 
 fn step(id: String, kind: StepKind) -> StepDef {
     StepDef::new(id, kind)
@@ -157,5 +165,81 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// A model that answers at once, so a request's time is ctx's own.
+struct Instant;
+
+#[async_trait]
+impl ChatModel for Instant {
+    fn model_name(&self) -> &str {
+        "instant"
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        Ok(ChatResponse {
+            content: "The procedure reads dbo.Orders and returns the total per customer.".into(),
+            usage: request.predicted_prompt_tokens.map(|p| Usage::new(p, 14)),
+            finish_reason: Some("stop".into()),
+            ..ChatResponse::default()
+        })
+    }
+}
+
+/// One `answer` step with the context and the history in its request.
+fn one_request() -> (LoadedPipeline, PipelineState) {
+    let def = base(
+        "OneRequest",
+        vec![step(
+            "answer".into(),
+            StepKind::CallModel(
+                CallModelSpec::new("answer", END)
+                    .user_parts(vec![
+                        UserPartSpec::new("context_blocks", "### Context:\n{}\n\n"),
+                        UserPartSpec::new("user_question", "### User:\n{}\n\n"),
+                    ])
+                    .use_history(true),
+            ),
+        )],
+    );
+    let p = LoadedPipeline::load(def, LoadOptions::new()).expect("the pipeline loads");
+    let mut state = PipelineState::new("Which tables does usp_Total read, and what does it return per customer?");
+    state.context_blocks = (0..20)
+        .map(|i| {
+            format!(
+                "--- NODE ---\nid: dbo.usp_Total_{i}\n\nCREATE PROCEDURE dbo.usp_Total_{i} @CustomerId INT AS\n\
+                 SELECT c.Name, SUM(o.Amount) AS Total FROM dbo.Orders o JOIN dbo.Customers c ON c.Id = o.CustomerId\n\
+                 WHERE o.CustomerId = @CustomerId AND o.Status <> 'cancelled' GROUP BY c.Name; -- node {i}"
+            )
+        })
+        .collect();
+    state.history_dialog = (0..5)
+        .flat_map(|i| {
+            [
+                ChatMessage::user(format!("Earlier question {i}: what does usp_Total_{i} join?")),
+                ChatMessage::assistant(format!("It joins dbo.Orders with dbo.Customers on the customer id ({i}).")),
+            ]
+        })
+        .collect();
+    (p, state)
+}
+
+fn request(c: &mut Criterion) {
+    let (p, state) = one_request();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let env = StepEnv::builder().model(&Instant);
+    let (_, reports) = runtime.block_on(p.run(state.clone(), &env)).expect("the request runs");
+    let report = p.report(&reports);
+    assert_eq!(report.requests.len(), 1);
+    assert_eq!(report.requests[0].anatomy.parts_total(), report.requests[0].anatomy.prompt_tokens);
+    let mut g = c.benchmark_group("call_model_request");
+    g.bench_function("run", |b| b.iter(|| runtime.block_on(p.run(black_box(state.clone()), &env)).expect("runs")));
+    g.bench_function("run_and_report", |b| {
+        b.iter(|| {
+            let (_, reports) = runtime.block_on(p.run(black_box(state.clone()), &env)).expect("runs");
+            p.report(&reports)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, request);
 criterion_main!(benches);

@@ -17,6 +17,16 @@
 //!   framing goes with the question.
 //! * When a count cannot be cut (a server counts the request, or a template whose parts do not
 //!   add up), the request is one [`PartKind::Unsplit`] part: still exact, never re-estimated.
+//!
+//! Cutting costs counting again, so it is not done on the request's path: a step report holds a
+//! [`LazyAnatomy`], the request as sent (its messages are moved there once the reply is in, not
+//! copied) and cut the first time a report, a page or a serialiser reads it. A trace that records
+//! the parts on the request's span cuts it before the request is sent, and only when a subscriber
+//! takes the span.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
@@ -135,6 +145,16 @@ impl RequestAnatomy {
         }
     }
 
+    /// The window's figures of a request whose prompt is not cut into parts (yet).
+    pub(crate) fn frame(
+        prompt_tokens: usize,
+        max_output_tokens: usize,
+        safety_margin_tokens: usize,
+        context_window: usize,
+    ) -> Self {
+        RequestAnatomy { parts: Vec::new(), prompt_tokens, max_output_tokens, safety_margin_tokens, context_window }
+    }
+
     /// The sum of the parts' tokens: always [`Self::prompt_tokens`].
     pub fn parts_total(&self) -> usize {
         self.parts.iter().map(|p| p.tokens).sum()
@@ -171,7 +191,99 @@ impl RequestAnatomy {
     }
 }
 
-/// One `user_parts` entry as rendered into the user message.
+/// A request's [`RequestAnatomy`], cut the first time it is read (see the module documentation).
+/// It reads as the anatomy itself (`Deref`), compares and serialises as it, and clones cheaply
+/// (the clones share the request and the cut).
+#[derive(Clone)]
+pub struct LazyAnatomy(Arc<Lazy>);
+
+struct Lazy {
+    cut: OnceLock<RequestAnatomy>,
+    /// The request, until it is cut (`None` for an anatomy cut when it was made).
+    source: Option<AnatomySource>,
+}
+
+/// What cutting a request needs: the counter and the request as it was sent.
+pub(crate) struct AnatomySource {
+    pub(crate) counter: TokenCounter,
+    pub(crate) messages: Vec<ChatMessage>,
+    pub(crate) tools: Vec<ToolSchema>,
+    /// History messages sent.
+    pub(crate) history: usize,
+    pub(crate) segments: Vec<UserSegment>,
+    /// The prompt's exact count, the output limit sent, the margin and the window.
+    pub(crate) figures: (usize, usize, usize, usize),
+}
+
+impl AnatomySource {
+    fn measure(&self) -> RequestAnatomy {
+        let layout = Layout { history: self.history, user: &self.segments };
+        measure(&self.counter, &self.messages, &self.tools, &layout, self.figures)
+    }
+}
+
+impl LazyAnatomy {
+    /// An anatomy cut from `source` when first read.
+    pub(crate) fn new(source: AnatomySource) -> Self {
+        LazyAnatomy(Arc::new(Lazy { cut: OnceLock::new(), source: Some(source) }))
+    }
+
+    /// An anatomy already cut.
+    pub fn ready(anatomy: RequestAnatomy) -> Self {
+        LazyAnatomy(Arc::new(Lazy { cut: OnceLock::from(anatomy), source: None }))
+    }
+
+    /// The anatomy, cut now if it was not yet.
+    pub fn get(&self) -> &RequestAnatomy {
+        self.0.cut.get_or_init(|| match &self.0.source {
+            Some(source) => source.measure(),
+            // `ready` fills the cell; a lazy one always has its source.
+            None => RequestAnatomy::frame(0, 0, 0, 0),
+        })
+    }
+
+    /// Whether the request was cut already (by a trace, or an earlier read).
+    pub fn is_cut(&self) -> bool {
+        self.0.cut.get().is_some()
+    }
+}
+
+impl Deref for LazyAnatomy {
+    type Target = RequestAnatomy;
+
+    fn deref(&self) -> &RequestAnatomy {
+        self.get()
+    }
+}
+
+impl fmt::Debug for LazyAnatomy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl PartialEq for LazyAnatomy {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.get() == other.get()
+    }
+}
+
+impl Eq for LazyAnatomy {}
+
+impl Serialize for LazyAnatomy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(serializer)
+    }
+}
+
+impl From<RequestAnatomy> for LazyAnatomy {
+    fn from(anatomy: RequestAnatomy) -> Self {
+        LazyAnatomy::ready(anatomy)
+    }
+}
+
+/// One `user_parts` entry as rendered into the user message: the template's text around `{}` and
+/// the lengths of the value's pieces, which the message itself holds (nothing is copied).
 #[derive(Debug, Clone)]
 pub(crate) struct UserSegment {
     /// The source (`context_blocks`, `user_question`, a variable).
@@ -180,8 +292,9 @@ pub(crate) struct UserSegment {
     pub(crate) before: String,
     /// The template's text after `{}`.
     pub(crate) after: String,
-    /// The value, cut into the pieces a reader tells apart: the context's blocks, or one piece.
-    pub(crate) pieces: Vec<String>,
+    /// The byte lengths of the value's pieces a reader tells apart: the context's blocks (joined
+    /// by [`CONTEXT_BLOCK_SEPARATOR`]), or the whole value.
+    pub(crate) pieces: Vec<usize>,
 }
 
 impl UserSegment {
@@ -189,8 +302,8 @@ impl UserSegment {
     pub(crate) fn new(source: &str, template: &str, value: &str, blocks: Option<&[String]>) -> Self {
         let (before, after) = template.split_once("{}").unwrap_or((template, ""));
         let pieces = match blocks {
-            Some(blocks) if !blocks.is_empty() => blocks.to_vec(),
-            _ => vec![value.to_owned()],
+            Some(blocks) if !blocks.is_empty() => blocks.iter().map(String::len).collect(),
+            _ => vec![value.len()],
         };
         UserSegment { source: source.to_owned(), before: before.to_owned(), after: after.to_owned(), pieces }
     }
@@ -297,21 +410,23 @@ fn user_parts(
     cost: usize,
     segments: &[UserSegment],
 ) -> Option<Vec<RequestPart>> {
-    let mut pieces: Vec<(RequestPart, String)> = Vec::new();
+    // Each piece's text is a slice of the message: its template text or separator, the piece,
+    // and after the last piece the template's text after `{}`. `None` when they do not spell it.
+    let mut pieces: Vec<(RequestPart, &str)> = Vec::new();
+    let mut at = 0usize;
+    let expect = |at: usize, text: &str| content.get(at..)?.starts_with(text).then_some(at + text.len());
     for s in segments {
         let context = s.source == "context_blocks";
         let n = s.pieces.len();
-        for (i, piece) in s.pieces.iter().enumerate() {
-            let mut text = String::new();
-            if i == 0 {
-                text.push_str(&s.before);
-            } else {
-                text.push_str(CONTEXT_BLOCK_SEPARATOR);
-            }
-            text.push_str(piece);
+        for (i, &len) in s.pieces.iter().enumerate() {
+            let start = at;
+            at = expect(at, if i == 0 { &s.before } else { CONTEXT_BLOCK_SEPARATOR })?;
+            let piece = content.get(at..at.checked_add(len)?)?;
+            at += len;
             if i + 1 == n {
-                text.push_str(&s.after);
+                at = expect(at, &s.after)?;
             }
+            let text = &content[start..at];
             let part = if context {
                 let nodes = node_ids(piece);
                 let label = match (nodes.as_slice(), piece.is_empty()) {
@@ -327,12 +442,12 @@ fn user_parts(
             pieces.push((part, text));
         }
     }
-    if pieces.iter().map(|(_, t)| t.as_str()).collect::<String>() != content {
+    if at != content.len() {
         return None;
     }
     let mut text = CountedText::new(counter);
     let mut cumulative = Vec::with_capacity(pieces.len());
-    for (_, piece) in &pieces {
+    for &(_, piece) in &pieces {
         cumulative.push(text.push_str(piece).ok()?);
     }
     let framing = cost.checked_sub(text.tokens())?;

@@ -120,3 +120,23 @@ proptest! {
         prop_assert!(a.parts.iter().all(|p| p.kind != PartKind::Unsplit), "{:?}", a.parts);
     }
 }
+
+/// Cutting a request counts it again; a run that nobody reports on or traces must not pay that
+/// on every request. The step report holds the request, and cuts it when first read.
+#[tokio::test]
+async fn a_request_is_cut_only_when_a_report_reads_it() {
+    use crate::pipeline::{StepDetail, StepEnv, testing};
+    use crate::state::PipelineState;
+
+    let p = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
+    let model = crate::llm::offline::OfflineModel::new(p.counter().clone());
+    let mut state = PipelineState::new("How is the total computed?");
+    state.context_blocks = vec!["--- NODE ---\nid: dbo.Total\n\nSELECT SUM(Amount) FROM dbo.Orders".to_owned()];
+    let (_, reports) = p.run(state, &StepEnv::builder().model(&model)).await.expect("the step runs");
+    let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
+    assert!(!call.anatomy.is_cut(), "no subscriber took the span: nothing was cut on the request's path");
+    let copy = call.anatomy.clone();
+    assert_eq!(call.anatomy.parts_total(), call.prompt_tokens);
+    assert!(call.anatomy.is_cut() && copy.is_cut(), "clones share the cut");
+    assert!(call.anatomy.parts.iter().any(|p| p.kind == PartKind::Context && p.nodes == ["dbo.Total"]));
+}

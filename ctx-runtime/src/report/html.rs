@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::contract::ContractReport;
 
 use super::anatomy::{PartKind, RequestPart};
+use super::cost::{RequestCost, usd};
 use super::run::{RequestEntry, RunReport};
 
 /// The width of a bar, in SVG user units: the whole window.
@@ -113,19 +114,44 @@ pub(crate) fn bar(parts: &[RequestPart], window: usize) -> String {
     svg
 }
 
-/// The parts as a table, one row each, in the window's order.
-fn parts_table(parts: &[RequestPart], prompt_kinds: bool) -> String {
-    let mut t =
-        String::from("<table class=\"parts\">\n<tr><th>part</th><th class=\"n\">tokens</th><th>text</th></tr>\n");
-    for p in parts {
+/// The parts as a table, one row each, in the window's order; with `cost`, each prompt part's
+/// cached tokens and price, and the price of the output generated on the output's row.
+fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestCost>) -> String {
+    let mut t = String::from("<table class=\"parts\">\n<tr><th>part</th><th class=\"n\">tokens</th>");
+    if cost.is_some() {
+        t.push_str("<th class=\"n\">cached</th><th class=\"n\">price</th>");
+    }
+    t.push_str("<th>text</th></tr>\n");
+    for (i, p) in parts.iter().enumerate() {
         let class = match p.kind {
             PartKind::Output | PartKind::Margin | PartKind::Free => "window",
             _ if prompt_kinds => "prompt",
             _ => "window",
         };
+        let priced = match cost {
+            Some(c) => match (c.parts.get(i), p.kind) {
+                (Some(part), _) => format!(
+                    "<td class=\"n\">{}</td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} cached, {} written to the cache, {} input\">{}</td>",
+                    part.cached_tokens,
+                    part.nano_usd,
+                    part.cached_tokens,
+                    part.cache_write_tokens,
+                    part.uncached_tokens,
+                    usd(part.nano_usd)
+                ),
+                (None, PartKind::Output) => format!(
+                    "<td class=\"n\"></td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} tokens generated\">{}</td>",
+                    c.output_nano_usd,
+                    c.output_tokens,
+                    usd(c.output_nano_usd)
+                ),
+                _ => "<td></td><td></td>".to_owned(),
+            },
+            None => String::new(),
+        };
         let _ = writeln!(
             t,
-            "<tr class=\"part {class}\" data-kind=\"{}\" data-tokens=\"{}\"><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"n\">{}</td><td class=\"preview\">{}</td></tr>",
+            "<tr class=\"part {class}\" data-kind=\"{}\" data-tokens=\"{}\"><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"n\">{}</td>{priced}<td class=\"preview\">{}</td></tr>",
             p.kind.name(),
             p.tokens,
             colour(p.kind),
@@ -232,7 +258,7 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
     let parts = a.window_parts();
     s.push_str(&bar(&parts, a.context_window));
     s.push_str("<div class=\"grid\">\n<div>\n");
-    s.push_str(&parts_table(&parts, true));
+    s.push_str(&parts_table(&parts, true, r.cost.as_ref()));
     s.push_str("</div>\n<div>\n<h3>Counts</h3>\n<table class=\"counts\">\n");
     let _ = writeln!(s, "<tr><td>ctx's exact count</td><td class=\"n\">{}</td></tr>", a.prompt_tokens);
     match r.server_prompt_tokens {
@@ -250,6 +276,9 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
         let _ = writeln!(s, "<tr><td>generated</td><td class=\"n\">{c}</td></tr>");
     }
     s.push_str("</table>\n");
+    if let Some(c) = &r.cost {
+        s.push_str(&cost_table(c));
+    }
     if let Some(w) = &r.worst_case {
         s.push_str("<h3>Worst case (contract) and this request</h3>\n<table class=\"worst\">\n<tr><th>term</th><th class=\"n\">worst case</th><th class=\"n\">sent</th></tr>\n");
         let fixed = a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat);
@@ -301,6 +330,43 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
     s
 }
 
+/// A request's price: the cached prefix, the prompt's and the output's prices, and the bill.
+fn cost_table(c: &RequestCost) -> String {
+    let prompt: u64 = c.parts.iter().map(|p| p.nano_usd).sum();
+    let mut s = format!(
+        "<h3>Cost</h3>\n<table class=\"cost\" data-nano-usd=\"{}\" data-cached=\"{}\">\n<tr><td>cached prefix (read from the prompt cache)</td><td class=\"n\">{} tokens</td></tr>\n",
+        c.nano_usd, c.cached_prefix_tokens, c.cached_prefix_tokens
+    );
+    if c.cache_write_tokens > 0 {
+        let _ = writeln!(
+            s,
+            "<tr><td>written to the prompt cache</td><td class=\"n\">{} tokens</td></tr>",
+            c.cache_write_tokens
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<tr><td>prompt</td><td class=\"n\">{}</td></tr>\n<tr><td>output ({} tokens)</td><td class=\"n\">{}</td></tr>\n<tr><td>request</td><td class=\"n\">{}</td></tr>",
+        usd(prompt),
+        c.output_tokens,
+        usd(c.output_nano_usd),
+        usd(c.nano_usd)
+    );
+    if c.billed_nano_usd != c.nano_usd {
+        let _ = writeln!(
+            s,
+            "<tr><td>billed (the provider counted the prompt differently)</td><td class=\"n warn\">{}</td></tr>",
+            usd(c.billed_nano_usd)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<tr><td>tokens priced</td><td class=\"n\">{}</td></tr>\n</table>",
+        if c.reported { "the provider's usage" } else { "ctx's exact counts" }
+    );
+    s
+}
+
 /// The contract of a pipeline as a page: each model step's worst-case request drawn as a stacked
 /// bar of the window (fixed prompt, tool schemas, history and context budgets, output, margin,
 /// what is left), from the definition alone. `pipeline` names the page.
@@ -346,7 +412,7 @@ pub fn contract_to_html(pipeline: &str, contract: &ContractReport) -> String {
             }
         );
         b.push_str(&bar(&parts, w.context_window));
-        b.push_str(&parts_table(&parts, false));
+        b.push_str(&parts_table(&parts, false, None));
         if let Some(turn) = w.turn_budget_tokens {
             let _ = writeln!(b, "<p class=\"meta\">turn budget: {turn} tokens for the messages of the turn</p>");
         }

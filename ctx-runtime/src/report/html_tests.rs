@@ -32,6 +32,7 @@ fn hostile_report() -> RunReport {
             server_prompt_tokens: Some(101),
             completion_tokens: Some(7),
             worst_case: None,
+            cost: None,
             changes: vec![Change { kind: ChangeKind::Compacted, by: HOSTILE.to_owned(), what: HOSTILE.to_owned() }],
             spend: None,
         }],

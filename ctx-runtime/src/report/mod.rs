@@ -8,7 +8,8 @@
 //!   ([`CallReport::anatomy`](crate::pipeline::CallReport::anatomy),
 //!   [`ModelRequestReport::anatomy`](crate::pipeline::ModelRequestReport::anatomy)).
 //! * [`RunReport`] — a run's steps and requests, what changed before each request and which step
-//!   or rule changed it, the server's count and the contract's worst case beside ctx's;
+//!   or rule changed it, the server's count and the contract's worst case beside ctx's, and for
+//!   a priced model the cached prefix and the price of each part ([`RequestCost`]);
 //!   [`RunReport::to_html`] renders it.
 //! * [`contract_to_html`] — each model step's worst-case request, from the definition alone.
 //!
@@ -40,6 +41,7 @@
 //! ```
 
 pub(crate) mod anatomy;
+mod cost;
 mod html;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
@@ -47,7 +49,8 @@ mod otel;
 mod run;
 pub(crate) mod trace;
 
-pub use anatomy::{PartKind, RequestAnatomy, RequestPart};
+pub use anatomy::{LazyAnatomy, PartKind, RequestAnatomy, RequestPart};
+pub use cost::{PartCost, RequestCost};
 pub use html::{contract_to_html, escape};
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]

@@ -8,7 +8,15 @@ use crate::budget::BudgetDecision;
 use crate::contract::StepBudget;
 use crate::pipeline::{AgentReport, LoadedPipeline, SkipReason, StepDetail, StepReport};
 
-use super::anatomy::RequestAnatomy;
+use super::anatomy::{LazyAnatomy, RequestAnatomy};
+use super::cost::RequestCost;
+
+/// What a step report says about one request it sent.
+struct Sent<'a> {
+    anatomy: &'a LazyAnatomy,
+    usage: Option<crate::llm::Usage>,
+    spend: Option<crate::llm::Spend>,
+}
 
 /// A run's steps and model requests, ready to be rendered ([`Self::to_html`]) or serialised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,6 +76,9 @@ pub struct RequestEntry {
     pub completion_tokens: Option<usize>,
     /// The step's worst case as the contract proved it when the pipeline was compiled or loaded.
     pub worst_case: Option<StepBudget>,
+    /// What each part cost, with the cached prefix, when the model has a price
+    /// ([`LoadedPipeline::price`]).
+    pub cost: Option<RequestCost>,
     /// What changed since the previous request, in order.
     pub changes: Vec<Change>,
     /// What the request cost, when the model has a price.
@@ -134,6 +145,7 @@ impl RunReport {
     /// [`Conversation`](crate::pipeline::Conversation) return them).
     pub fn new(pipeline: &LoadedPipeline, reports: &[StepReport]) -> Self {
         let contract = pipeline.contract_report();
+        let price = pipeline.price();
         let mut steps = Vec::with_capacity(reports.len());
         let mut requests = Vec::new();
         // Changes made by the steps since the last request, waiting for the next one.
@@ -152,23 +164,21 @@ impl RunReport {
                 summary: summary(&r.detail),
             });
             let worst_case = contract.step(&r.step_id).cloned();
-            let entry = |number_in_step: usize,
-                         anatomy: &RequestAnatomy,
-                         usage: Option<crate::llm::Usage>,
-                         spend: Option<crate::llm::Spend>| RequestEntry {
+            let entry = |number_in_step: usize, sent: Sent<'_>| RequestEntry {
                 step_id: r.step_id.clone(),
                 step_index,
                 number_in_step,
-                anatomy: anatomy.clone(),
-                server_prompt_tokens: usage.map(|u| u.prompt_tokens),
-                completion_tokens: usage.map(|u| u.completion_tokens),
+                anatomy: sent.anatomy.get().clone(),
+                server_prompt_tokens: sent.usage.map(|u| u.prompt_tokens),
+                completion_tokens: sent.usage.map(|u| u.completion_tokens),
                 worst_case: worst_case.clone(),
+                cost: price.zip(sent.spend).map(|(price, spend)| RequestCost::new(sent.anatomy, &spend, &price)),
                 changes: Vec::new(),
-                spend,
+                spend: sent.spend,
             };
             match &r.detail {
                 StepDetail::CallModel(c) => {
-                    let mut e = entry(1, &c.anatomy, c.usage, c.spend);
+                    let mut e = entry(1, Sent { anatomy: &c.anatomy, usage: c.usage, spend: c.spend });
                     e.changes = std::mem::take(&mut pending);
                     history_changes(
                         &mut e.changes,
@@ -208,13 +218,13 @@ fn agent_requests(
     a: &AgentReport,
     pending: &mut Vec<Change>,
     requests: &mut Vec<RequestEntry>,
-    entry: &impl Fn(usize, &RequestAnatomy, Option<crate::llm::Usage>, Option<crate::llm::Spend>) -> RequestEntry,
+    entry: &impl Fn(usize, Sent<'_>) -> RequestEntry,
     step: &str,
 ) {
     let mut calls = a.tool_calls.iter();
     let mut previous_calls = 0usize;
     for (i, m) in a.requests.iter().enumerate() {
-        let mut e = entry(i + 1, &m.anatomy, m.usage, m.spend);
+        let mut e = entry(i + 1, Sent { anatomy: &m.anatomy, usage: m.usage, spend: m.spend });
         if i == 0 {
             e.changes = std::mem::take(pending);
             history_changes(&mut e.changes, step, a.history_removed, m.negotiation.history_messages_dropped);

@@ -54,3 +54,79 @@ async fn an_agent_turn_shows_its_tool_results_and_what_was_deduplicated() {
     assert_eq!(html.matches("data-change=\"deduplicated\"").count(), 2);
     assert!(html.contains("(call 4)"));
 }
+
+/// Replies at once, reporting ctx's own prompt count with its first `cached` tokens read from
+/// the prompt cache.
+struct Caching {
+    cached: usize,
+}
+
+#[async_trait::async_trait]
+impl crate::llm::ChatModel for Caching {
+    fn model_name(&self) -> &str {
+        "caching"
+    }
+
+    async fn chat(
+        &self,
+        request: &crate::llm::ChatRequest,
+    ) -> Result<crate::llm::ChatResponse, crate::llm::ModelError> {
+        let usage = request
+            .predicted_prompt_tokens
+            .map(|p| crate::llm::Usage::new(p, 3).with_cache(Some(self.cached.min(p)), None));
+        Ok(crate::llm::ChatResponse { content: "It is summed.".into(), usage, ..Default::default() })
+    }
+}
+
+#[tokio::test]
+async fn a_priced_request_shows_its_cached_prefix_and_the_price_of_each_part() {
+    let mut def = testing::def(vec![testing::call("answer", "answer", "end")]);
+    let crate::pipeline::ModelSource::Inline(model) = &mut def.model else { unreachable!() };
+    let mut price = crate::pipeline::PriceSpec::default();
+    price.input = Some(2.50);
+    price.cached_input = Some(1.25);
+    price.output = Some(10.00);
+    model.price = Some(price);
+    let p = testing::loaded(def);
+    let system = p.counter().message_costs(&[crate::chat::ChatMessage::system("Answer the question.")]).unwrap()[0];
+    let model = Caching { cached: system + 2 };
+    let env = StepEnv::builder().model(&model);
+    let (_, reports) = p.run(PipelineState::new("How is the total computed?"), &env).await.unwrap();
+    let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
+    let spend = call.spend.expect("a priced model");
+    let report = RunReport::new(&p, &reports);
+
+    let request = &report.requests[0];
+    let cost = request.cost.as_ref().expect("the request's cost");
+    assert_eq!(cost.parts.len(), request.anatomy.parts.len());
+    assert_eq!(cost.cached_prefix_tokens, system + 2);
+    // The system prompt is read from the cache whole, the part after it for its first 2 tokens.
+    assert_eq!(request.anatomy.parts[0].kind, PartKind::System);
+    assert_eq!((cost.parts[0].cached_tokens, cost.parts[0].uncached_tokens), (system, 0));
+    assert_eq!(cost.parts[0].nano_usd, system as u64 * 1_250);
+    assert_eq!(cost.parts[1].cached_tokens, 2);
+    let tokens = |p: &crate::report::PartCost| p.cached_tokens + p.cache_write_tokens + p.uncached_tokens;
+    assert!(cost.parts.iter().zip(&request.anatomy.parts).all(|(c, part)| tokens(c) == part.tokens));
+    // The parts and the output add up to the request's bill, which the run's spend is.
+    let prompt: u64 = cost.parts.iter().map(|p| p.nano_usd).sum();
+    assert_eq!(prompt + cost.output_nano_usd, spend.nano_usd);
+    assert_eq!((cost.nano_usd, cost.billed_nano_usd), (spend.nano_usd, spend.nano_usd));
+    assert_eq!(cost.output_nano_usd, 3 * 10_000);
+
+    let html = report.to_html();
+    assert!(html.contains("<table class=\"cost\""), "{html}");
+    assert!(html.contains(&format!("data-cached=\"{}\"", system + 2)));
+    let priced: u64 = html
+        .split("<td class=\"n\" data-nano-usd=\"")
+        .skip(1)
+        .map(|s| s[..s.find('"').unwrap()].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(priced, spend.nano_usd, "the page's prices add up to the bill");
+
+    // Without a price there is no cost, and the page has no price column.
+    let unpriced = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
+    let (_, reports) = unpriced.run(PipelineState::new("How is the total computed?"), &env).await.unwrap();
+    let report = RunReport::new(&unpriced, &reports);
+    assert!(report.requests[0].cost.is_none());
+    assert!(!report.to_html().contains("data-nano-usd"));
+}

@@ -42,7 +42,9 @@ pub const REQUEST_ATTRIBUTES: &[&str] = &[
     "ctx.budget.parts.chat_format",
 ];
 
-/// The span of one chat request of step `step` to `model`, with what is known before it is sent.
+/// The span of one chat request of step `step` to `model`, with what is known before it is sent:
+/// the window's figures of `anatomy` (its parts are recorded by [`record_parts`], when a
+/// subscriber takes the span).
 pub(crate) fn request_span(
     model: &str,
     step: &str,
@@ -72,13 +74,13 @@ pub(crate) fn request_span(
         ctx.budget.safety_margin_tokens = int(anatomy.margin_in_window()),
         ctx.budget.free_tokens = int(anatomy.free_tokens()),
         ctx.budget.worst_case_tokens = Empty,
-        ctx.budget.parts.system = int(anatomy.tokens_of(PartKind::System)),
-        ctx.budget.parts.tools = int(anatomy.tokens_of(PartKind::Tools)),
-        ctx.budget.parts.history = int(anatomy.tokens_of(PartKind::History)),
-        ctx.budget.parts.context = int(anatomy.tokens_of(PartKind::Context)),
-        ctx.budget.parts.question = int(anatomy.tokens_of(PartKind::Question) + anatomy.tokens_of(PartKind::Unsplit)),
-        ctx.budget.parts.tool_turn = int(anatomy.tokens_of(PartKind::ToolTurn)),
-        ctx.budget.parts.chat_format = int(anatomy.tokens_of(PartKind::ChatFormat)),
+        ctx.budget.parts.system = Empty,
+        ctx.budget.parts.tools = Empty,
+        ctx.budget.parts.history = Empty,
+        ctx.budget.parts.context = Empty,
+        ctx.budget.parts.question = Empty,
+        ctx.budget.parts.tool_turn = Empty,
+        ctx.budget.parts.chat_format = Empty,
     );
     if let Some(t) = params.temperature {
         span.record("gen_ai.request.temperature", t);
@@ -95,6 +97,23 @@ pub(crate) fn request_span(
     span
 }
 
+/// Records the parts of the request's prompt on its span: their tokens by kind, adding up to
+/// `ctx.budget.prompt_tokens` (a request counted whole counts as its question).
+pub(crate) fn record_parts(span: &Span, anatomy: &RequestAnatomy) {
+    let parts = [
+        ("ctx.budget.parts.system", anatomy.tokens_of(PartKind::System)),
+        ("ctx.budget.parts.tools", anatomy.tokens_of(PartKind::Tools)),
+        ("ctx.budget.parts.history", anatomy.tokens_of(PartKind::History)),
+        ("ctx.budget.parts.context", anatomy.tokens_of(PartKind::Context)),
+        ("ctx.budget.parts.question", anatomy.tokens_of(PartKind::Question) + anatomy.tokens_of(PartKind::Unsplit)),
+        ("ctx.budget.parts.tool_turn", anatomy.tokens_of(PartKind::ToolTurn)),
+        ("ctx.budget.parts.chat_format", anatomy.tokens_of(PartKind::ChatFormat)),
+    ];
+    for (name, tokens) in parts {
+        span.record(name, int(tokens));
+    }
+}
+
 /// A count as OpenTelemetry's integer attribute: `tracing-opentelemetry` exports a `u64` field as
 /// a string, an `i64` as an integer.
 fn int(n: usize) -> i64 {
@@ -102,10 +121,10 @@ fn int(n: usize) -> i64 {
 }
 
 /// Records the reply's usage and finish reason on the request's span (or the error status).
-pub(crate) fn record_response<E>(span: &Span, anatomy: &RequestAnatomy, response: &Result<ChatResponse, E>) {
+pub(crate) fn record_response<E>(span: &Span, prompt_tokens: usize, response: &Result<ChatResponse, E>) {
     match response {
         Ok(r) => {
-            let input = r.usage.map_or(anatomy.prompt_tokens, |u| u.prompt_tokens);
+            let input = r.usage.map_or(prompt_tokens, |u| u.prompt_tokens);
             span.record("gen_ai.usage.input_tokens", int(input));
             if let Some(u) = r.usage {
                 span.record("gen_ai.usage.output_tokens", int(u.completion_tokens));

@@ -39,7 +39,7 @@ use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::RequestAnatomy;
+use crate::report::LazyAnatomy;
 use crate::report::anatomy::UserSegment;
 use crate::state::PipelineState;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
@@ -88,8 +88,8 @@ pub struct ModelRequestReport {
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens`.
-    pub anatomy: RequestAnatomy,
+    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
+    pub anatomy: LazyAnatomy,
     /// What the request cost at the model's price, when it has one.
     pub spend: Option<Spend>,
 }
@@ -253,8 +253,7 @@ pub(crate) async fn agent(
         }
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
-        let anatomy = guarded.anatomy.clone();
-        let response = request::send(model, step, guarded, &spec.call.params, env).await?;
+        let (response, anatomy) = request::send(model, step, guarded, &spec.call.params, env).await?;
         let spend = request::spend(p, step, prompt_tokens, &response)?;
         if let Some(s) = &spend {
             state.spend.add(s.nano_usd);

@@ -45,7 +45,7 @@ use crate::negotiate::{NegotiationConfig, NegotiationMeta};
 use crate::pipeline::definition::CallModelSpec;
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::RequestAnatomy;
+use crate::report::LazyAnatomy;
 use crate::state::PipelineState;
 
 use super::{Done, StepDetail, Transition, need, request};
@@ -76,8 +76,8 @@ pub struct CallReport {
     pub usage: Option<Usage>,
     /// Why generation stopped, when reported.
     pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens`.
-    pub anatomy: RequestAnatomy,
+    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
+    pub anatomy: LazyAnatomy,
     /// What the request cost at the model's price, when it has one.
     pub spend: Option<Spend>,
 }
@@ -104,7 +104,6 @@ pub(crate) async fn call_model(
     let meta = guarded.negotiated.meta.clone();
     let max_tokens = guarded.negotiated.max_output_tokens;
     let prompt_tokens = guarded.prompt_tokens;
-    let anatomy = guarded.anatomy.clone();
     // Negotiation drops from the front of the history it was given; what is left was sent.
     let sent_history = history.get(meta.history_messages_dropped..).unwrap_or(&[]);
     let history_removed = rendered.history_over_budget.saturating_add(meta.history_messages_dropped);
@@ -122,7 +121,7 @@ pub(crate) async fn call_model(
         "call_model request negotiated"
     );
     request::within_caps(p, step, &state.spend, &guarded)?;
-    let response = request::send(model, step, guarded, &spec.params, env).await?;
+    let (response, anatomy) = request::send(model, step, guarded, &spec.params, env).await?;
     let spend = request::spend(p, step, prompt_tokens, &response)?;
     if let Some(s) = &spend {
         state.spend.add(s.nano_usd);

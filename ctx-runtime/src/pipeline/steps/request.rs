@@ -24,7 +24,7 @@ use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::pipeline::stream::Token;
-use crate::report::anatomy::{self, Layout, RequestAnatomy, UserSegment};
+use crate::report::anatomy::{AnatomySource, LazyAnatomy, RequestAnatomy, UserSegment};
 use crate::report::trace;
 use crate::state::PipelineState;
 
@@ -100,10 +100,21 @@ pub(crate) struct Guarded {
     pub(crate) negotiated: Negotiated,
     /// The guard's exact count of the prompt (messages, tools and chat overhead).
     pub(crate) prompt_tokens: usize,
-    /// That count cut into the request's parts.
-    pub(crate) anatomy: RequestAnatomy,
+    /// What cutting that count into the request's parts needs besides the request: the counter,
+    /// the history messages sent, the user message's segments, the margin and the window. The
+    /// cut is made only when read ([`LazyAnatomy`]).
+    pub(crate) layout: RequestLayout,
     /// The step's worst case as the contract proved it (prompt, output and margin).
     pub(crate) worst_case: Option<usize>,
+}
+
+/// See [`Guarded::layout`].
+pub(crate) struct RequestLayout {
+    counter: crate::tokens::TokenCounter,
+    history: usize,
+    segments: Vec<UserSegment>,
+    safety_margin_tokens: usize,
+    context_window: usize,
 }
 
 /// Negotiates the output limit of the request `system`, `history`, `pending` (never trimmed: the
@@ -141,34 +152,54 @@ pub(crate) fn negotiate_and_guard(
         context_window,
         counter,
     )?;
-    let layout =
-        Layout { history: history_sent.saturating_sub(negotiated.meta.history_messages_dropped), user: segments };
-    let anatomy = anatomy::measure(
-        counter,
-        &negotiated.messages,
-        &negotiated.tools,
-        &layout,
-        (prompt_tokens, negotiated.max_output_tokens, p.settings().safety_margin_tokens, context_window),
-    );
+    let layout = RequestLayout {
+        counter: counter.clone(),
+        history: history_sent.saturating_sub(negotiated.meta.history_messages_dropped),
+        segments: segments.to_vec(),
+        safety_margin_tokens: p.settings().safety_margin_tokens,
+        context_window,
+    };
     let worst_case = p.contract_report().step(step).map(|b| b.total_tokens());
-    Ok(Guarded { negotiated, prompt_tokens, anatomy, worst_case })
+    Ok(Guarded { negotiated, prompt_tokens, layout, worst_case })
 }
 
 /// Sends a guarded request to `model`, tagged with the step and the guard's count, with the
 /// step's sampling parameters. With a token sink in `env` the reply streams to it as it is
 /// generated (`ChatModel::chat_stream`); either way the model is asked once and the whole reply
-/// comes back. The request runs in a `gen_ai.chat` span (`report::trace`) carrying its budget
-/// and, once the reply is in, its usage.
+/// comes back, with the request's anatomy. The request runs in a `gen_ai.chat` span
+/// (`report::trace`) carrying its budget and, once the reply is in, its usage.
+///
+/// The anatomy is cut here only when a subscriber takes the span (its parts are attributes);
+/// otherwise the request's messages, moved back out of the request once the reply is in, wait in
+/// the [`LazyAnatomy`] until a report reads it, so a run nobody looks into never cuts one.
 pub(crate) async fn send(
     model: &dyn ChatModelDyn,
     step: &str,
     guarded: Guarded,
     params: &ModelParams,
     env: &StepEnv<'_>,
-) -> Result<ChatResponse, CtxError> {
-    let span = trace::request_span(model.model_name(), step, &guarded.anatomy, params, guarded.worst_case);
-    let Guarded { negotiated, prompt_tokens, anatomy, .. } = guarded;
+) -> Result<(ChatResponse, LazyAnatomy), CtxError> {
+    let Guarded { negotiated, prompt_tokens, layout, worst_case } = guarded;
     let max_tokens = negotiated.max_output_tokens;
+    let figures = (prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
+    let frame = RequestAnatomy::frame(prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
+    let span = trace::request_span(model.model_name(), step, &frame, params, worst_case);
+    let source = |messages: Vec<ChatMessage>, tools: Vec<ToolSchema>, layout: RequestLayout| AnatomySource {
+        counter: layout.counter,
+        messages,
+        tools,
+        history: layout.history,
+        segments: layout.segments,
+        figures,
+    };
+    // Traced: cut now (on copies, the request still needs the messages) to record the parts.
+    let cut = if span.is_disabled() {
+        Cut::Later(layout)
+    } else {
+        let anatomy = LazyAnatomy::new(source(negotiated.messages.clone(), negotiated.tools.clone(), layout));
+        trace::record_parts(&span, anatomy.get());
+        Cut::Done(anatomy)
+    };
     let request = ChatRequest {
         messages: negotiated.messages,
         tools: negotiated.tools,
@@ -188,13 +219,26 @@ pub(crate) async fn send(
     }
     .instrument(span.clone())
     .await;
-    trace::record_response(&span, &anatomy, &response);
+    trace::record_response(&span, prompt_tokens, &response);
     let response =
         response.map_err(|source| PipelineError::Model { step: step.to_owned(), source: Box::new(source) })?;
     if response.finish_reason.as_deref() == Some("length") {
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
-    Ok(response)
+    let anatomy = match cut {
+        Cut::Done(anatomy) => anatomy,
+        Cut::Later(layout) => {
+            let ChatRequest { messages, tools, .. } = request;
+            LazyAnatomy::new(source(messages, tools, layout))
+        }
+    };
+    Ok((response, anatomy))
+}
+
+/// A request's anatomy in [`send`]: cut for the trace, or to be cut from the request when read.
+enum Cut {
+    Done(LazyAnatomy),
+    Later(RequestLayout),
 }
 
 /// Checks the guarded request against the spend caps before it is sent: priced at its exact
