@@ -14,8 +14,11 @@
 //! bench stops otherwise); quicktok's differences are reported (its `llama3` is Meta's rank file,
 //! where ctx and llama.cpp use the GGUF's merge list).
 //!
-//! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3 and Qwen 2
-//! vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and pattern).
+//! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3, Qwen 2 and
+//! StarCoder vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and
+//! pattern), and `CTX_LLAMA_GGUF` (`scripts/llama-server.sh`) for SmolLM2's; quicktok has no
+//! StarCoder or SmolLM2 vocabulary, so those rows compare with `tokenizers` only.
+//! `CTX_PEERS_PROFILE=Llama` runs only ctx's cold counts of the matching rows (for `perf`).
 //! The table goes to stderr and `$CTX_BENCH_OUT/peers_count.md`.
 
 use std::io::{BufRead, BufReader, Write};
@@ -106,15 +109,34 @@ struct Row {
     label: String,
     ctx: Box<dyn TokenizerBackend>,
     cache: Option<&'static PieceCache>,
-    quicktok: &'static str,
+    /// quicktok's name for the vocabulary, when it has it.
+    quicktok: Option<&'static str>,
     tokenizers: Option<&'static HfTokenizer>,
 }
 
-fn model(dir: &std::path::Path, vocab: &str) -> &'static HfTokenizer {
-    let meta = GgufMetadata::read(dir.join(vocab)).expect("vocabulary");
+fn model(path: &std::path::Path) -> &'static HfTokenizer {
+    let meta = GgufMetadata::read(path).expect("vocabulary");
     let tokenizer = Box::leak(Box::new(HfTokenizer::from_gguf(&meta).expect("tokenizer")));
-    assert!(tokenizer.counts_natively(), "{vocab} must count natively");
+    assert!(tokenizer.counts_natively(), "{} must count natively", path.display());
     tokenizer
+}
+
+/// `CTX_PEERS_PROFILE=LABEL`: only ctx's cold count of the rows whose label starts with LABEL,
+/// `rounds` × 10 times, for a profiler (`perf record`); no peer is started.
+fn profile(rows: &[Row], only: &str, whole: &str, rounds: usize) {
+    for row in rows.iter().filter(|r| r.label.starts_with(only)) {
+        let mut times = Vec::new();
+        for _ in 0..rounds * 10 {
+            match (row.cache, row.tokenizers) {
+                (Some(cache), _) => cache.clear(),
+                (None, Some(hf)) => hf.piece_cache().expect("native").clear(),
+                (None, None) => {}
+            }
+            times.push(timed(|| row.ctx.count(whole).expect("count")).1);
+        }
+        let cold = median(times);
+        eprintln!("{}: cold {cold:.2?}, {:.1} MB/s", row.label, whole.len() as f64 / cold.as_secs_f64() / 1e6);
+    }
 }
 
 fn median(mut xs: Vec<Duration>) -> Duration {
@@ -123,7 +145,8 @@ fn median(mut xs: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let Some(python) = std::env::var("PEERS_PYTHON").ok().filter(|p| !p.is_empty()) else {
+    let python = std::env::var("PEERS_PYTHON").ok().filter(|p| !p.is_empty());
+    let Some(python) = python.or_else(|| std::env::var("CTX_PEERS_PROFILE").ok().map(|_| String::new())) else {
         eprintln!("skipped: PEERS_PYTHON is not set; run `eval \"$(benches/peers/setup.sh)\"` first");
         return;
     };
@@ -143,7 +166,7 @@ fn main() {
             label: name.to_owned(),
             cache: Some(backend.piece_cache()),
             ctx: Box::new(backend),
-            quicktok: name,
+            quicktok: Some(name),
             tokenizers: None,
         });
     }
@@ -151,10 +174,11 @@ fn main() {
         Some(dir) => {
             let dir = PathBuf::from(dir);
             for (vocab, label, name) in [
-                ("ggml-vocab-llama-bpe.gguf", "Llama 3 (GGUF merge list)", "llama3"),
-                ("ggml-vocab-qwen2.gguf", "Qwen 2 / 2.5 / 3 (GGUF)", "qwen3"),
+                ("ggml-vocab-llama-bpe.gguf", "Llama 3 (GGUF merge list)", Some("llama3")),
+                ("ggml-vocab-qwen2.gguf", "Qwen 2 / 2.5 / 3 (GGUF)", Some("qwen3")),
+                ("ggml-vocab-starcoder.gguf", "StarCoder (GGUF; digits, then GPT-2's)", None),
             ] {
-                let tokenizer = model(&dir, vocab);
+                let tokenizer = model(&dir.join(vocab));
                 rows.push(Row {
                     label: label.to_owned(),
                     ctx: Box::new(tokenizer.clone()),
@@ -166,7 +190,23 @@ fn main() {
         }
         None => eprintln!("open models skipped: CTX_VOCAB_DIR is not set (scripts/model-fixtures.sh)"),
     }
-    let names: Vec<&str> = rows.iter().map(|r| r.quicktok).collect();
+    match std::env::var_os("CTX_LLAMA_GGUF") {
+        Some(path) => rows.push({
+            let tokenizer = model(std::path::Path::new(&path));
+            Row {
+                label: "SmolLM2 (GGUF; digits, then GPT-2's)".to_owned(),
+                ctx: Box::new(tokenizer.clone()),
+                cache: None,
+                quicktok: None,
+                tokenizers: Some(tokenizer),
+            }
+        }),
+        None => eprintln!("SmolLM2 skipped: CTX_LLAMA_GGUF is not set (scripts/llama-server.sh)"),
+    }
+    if let Ok(only) = std::env::var("CTX_PEERS_PROFILE") {
+        return profile(&rows, &only, &whole, rounds);
+    }
+    let names: Vec<&str> = rows.iter().filter_map(|r| r.quicktok).collect();
     let mut peer = Quicktok::start(&python, &json, &names);
 
     let mut report = format!(
@@ -185,31 +225,37 @@ fn main() {
                 assert_eq!(n, hf.tokenizer().encode_fast(text.as_str(), false).expect("encode").len(), "{}", row.label);
             }
         }
-        let theirs = peer.counts(row.quicktok);
-        let differ = ours.iter().zip(&theirs).filter(|(a, b)| a != b).count();
-        let diff: i64 = ours.iter().zip(&theirs).map(|(&a, &b)| a as i64 - b as i64).sum();
-        let counts = if differ == 0 {
-            "equal on every text".to_owned()
-        } else {
-            format!("quicktok differs on {differ} of {} texts ({diff:+} tokens ctx − quicktok)", texts.len())
+        let counts = match row.quicktok {
+            Some(name) => {
+                let theirs = peer.counts(name);
+                let differ = ours.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+                let diff: i64 = ours.iter().zip(&theirs).map(|(&a, &b)| a as i64 - b as i64).sum();
+                if differ == 0 {
+                    "equal on every text".to_owned()
+                } else {
+                    format!("quicktok differs on {differ} of {} texts ({diff:+} tokens ctx − quicktok)", texts.len())
+                }
+            }
+            None => "ctx = `tokenizers` on every text (no quicktok vocabulary)".to_owned(),
         };
         let clear = || match (row.cache, row.tokenizers) {
             (Some(cache), _) => cache.clear(),
             (None, Some(hf)) => hf.piece_cache().expect("native").clear(),
             (None, None) => {}
         };
-        let contenders = if row.tokenizers.is_some() { 4 } else { 3 };
+        let contenders: Vec<usize> =
+            [0, 1].into_iter().chain(row.quicktok.map(|_| 2)).chain(row.tokenizers.map(|_| 3)).collect();
         let mut times: [Vec<Duration>; 4] = Default::default();
         for round in 0..rounds {
-            for k in 0..contenders {
-                let which = (k + round) % contenders;
+            for k in 0..contenders.len() {
+                let which = contenders[(k + round) % contenders.len()];
                 let (n, t) = match which {
                     0 => {
                         clear();
                         timed(|| row.ctx.count(&whole).expect("count"))
                     }
                     1 => timed(|| row.ctx.count(&whole).expect("count")),
-                    2 => peer.time(row.quicktok),
+                    2 => peer.time(row.quicktok.unwrap_or_default()),
                     _ => timed(|| {
                         row.tokenizers
                             .map_or(0, |hf| hf.tokenizer().encode_fast(whole.as_str(), false).expect("encode").len())
@@ -226,13 +272,15 @@ fn main() {
         } else {
             ("—".to_owned(), "—".to_owned())
         };
+        let (quick, quick_ratio) = match row.quicktok {
+            Some(_) => (format!("{quick:.2?}"), format!("×{:.2} / ×{:.2}", r(quick, cold), r(quick, warm))),
+            None => ("—".to_owned(), "—".to_owned()),
+        };
         report.push_str(&format!(
-            "| {} | {cold:.2?} | {warm:.2?} | {quick:.2?} | {} | {:.0} | ×{:.2} / ×{:.2} | {} | {counts} |\n",
+            "| {} | {cold:.2?} | {warm:.2?} | {quick} | {} | {:.0} | {quick_ratio} | {} | {counts} |\n",
             row.label,
             hf_cells.0,
             whole.len() as f64 / cold.as_secs_f64() / 1e6,
-            r(quick, cold),
-            r(quick, warm),
             hf_cells.1,
         ));
     }

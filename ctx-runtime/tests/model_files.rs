@@ -4,9 +4,9 @@
 //!   produces for its tokenizer test inputs (`ggml-vocab-*.gguf.inp` / `.out`, from
 //!   `scripts/model-fixtures.sh`), for the Llama 3, Qwen 2, GPT-2, StarCoder, Refact and Command-R
 //!   vocabularies; other vocabularies are refused with an error naming why;
-//! - the Llama 3, Qwen 2, GPT-2 and Command-R vocabularies count on ctx's own scanners, merge and piece cache
-//!   (`HfTokenizer::counts_natively`), and their counts are `tokenizers`' own on llama.cpp's
-//!   inputs, the token corpus and generated strings;
+//! - the Llama 3, Qwen 2, GPT-2, Command-R, StarCoder, Refact and SmolLM2 vocabularies count on
+//!   ctx's own scanners, merge and piece cache (`HfTokenizer::counts_natively`), and their counts
+//!   are `tokenizers`' own on llama.cpp's inputs, the token corpus and generated strings;
 //! - the model templates of Llama 3.1, Qwen 2.5, Phi-3.5 and Mistral Nemo render exactly what
 //!   llama-cpp-python's server renders, and count what llama.cpp counts
 //!   (`tests/data/tokens/model_templates.json`, made by `scripts/template-refs.py`);
@@ -84,11 +84,16 @@ fn gguf_tokenizers_produce_llama_cpps_reference_tokens() {
     assert!(checked > 100, "{checked}");
 }
 
-/// The byte-level vocabularies ctx counts natively, as llama.cpp's fixtures name them.
-/// (StarCoder's, Refact's and SmolLM2's vocabularies are not recognised yet and keep the
-/// `tokenizers` path.)
-const NATIVE_VOCABS: [&str; 4] =
-    ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-command-r.gguf"];
+/// The byte-level vocabularies ctx counts natively, as llama.cpp's fixtures name them (SmolLM2's,
+/// which lacks some bytes as StarCoder's does, is checked beside its GGUF below).
+const NATIVE_VOCABS: [&str; 6] = [
+    "ggml-vocab-llama-bpe.gguf",
+    "ggml-vocab-qwen2.gguf",
+    "ggml-vocab-gpt-2.gguf",
+    "ggml-vocab-command-r.gguf",
+    "ggml-vocab-starcoder.gguf",
+    "ggml-vocab-refact.gguf",
+];
 
 /// `tokenizers`' own count, on the same tokenizer ctx counts natively.
 fn tokenizers_count(tokenizer: &HfTokenizer, text: &str) -> usize {
@@ -349,6 +354,8 @@ fn a_tokenizer_json_beside_its_config_counts_as_the_gguf_does() {
     std::fs::write(dir.path().join("tokenizer_config.json"), config.to_string()).unwrap();
     let files = ModelFiles::load(dir.path().join("tokenizer.json")).unwrap();
     assert_eq!(files.files().len(), 2);
+    // Both count on ctx's own path (`tokenizers`' own serialisation is recognised too).
+    assert!(gguf.tokenizer().counts_natively() && files.tokenizer().counts_natively());
     assert_eq!(files.context_window(), None);
     // Such a directory states no window: a model block naming it must write one.
     let at = ctx_runtime::validation::FieldPath::root().key("model");
@@ -366,6 +373,23 @@ fn a_tokenizer_json_beside_its_config_counts_as_the_gguf_does() {
     std::fs::remove_file(dir.path().join("tokenizer_config.json")).unwrap();
     let err = ModelFiles::load(dir.path().join("tokenizer.json")).unwrap_err();
     assert!(matches!(err, TokenError::ModelFile { .. }) && err.to_string().contains("chat template"), "{err}");
+}
+
+#[test]
+fn smollm2_counts_natively_as_tokenizers_counts() {
+    let Some(path) = smollm2("smollm2_counts_natively_as_tokenizers_counts") else { return };
+    let files = ModelFiles::from_gguf(&path).unwrap();
+    let tokenizer = files.tokenizer();
+    assert!(tokenizer.counts_natively());
+    // Its vocabulary has no token for the bytes 0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xF1 and
+    // 0xF2 (among others no UTF-8 text holds): `tokenizers` leaves them out, and so does ctx.
+    let mut texts = corpus::corpus_files();
+    texts.push(("missing bytes".into(), "a\u{4}b \u{6}\u{13}\u{14}x\u{16}\u{1d} \u{40000}\u{80000}z 12\u{4}34".into()));
+    for (name, text) in &texts {
+        let want = tokenizers_count(tokenizer, text);
+        assert_eq!(tokenizer.count(text).unwrap(), want, "{name}");
+        assert_eq!(tokenizer.count(text).unwrap(), want, "{name} again");
+    }
 }
 
 #[test]

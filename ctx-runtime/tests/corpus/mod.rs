@@ -7,12 +7,17 @@ use std::path::PathBuf;
 /// The corpus files as `(file name, text)`, sorted by name; the script that generated some of
 /// them and `.gitattributes` are not part of it.
 pub fn corpus_files() -> Vec<(String, String)> {
-    // The data lives beside this file in ctx-runtime; ctx-spec's unit tests read it from there.
+    // The data lives beside this file in ctx-runtime; ctx-spec's unit tests read it from there,
+    // the facade's benches from the workspace root.
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = [manifest.join("tests/data/tokens"), manifest.join("../ctx-runtime/tests/data/tokens")]
-        .into_iter()
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| manifest.join("tests/data/tokens"));
+    let dir = [
+        manifest.join("tests/data/tokens"),
+        manifest.join("../ctx-runtime/tests/data/tokens"),
+        manifest.join("ctx-runtime/tests/data/tokens"),
+    ]
+    .into_iter()
+    .find(|d| d.is_dir())
+    .unwrap_or_else(|| manifest.join("tests/data/tokens"));
     let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|entry| entry.ok().map(|e| e.path()))

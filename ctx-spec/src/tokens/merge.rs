@@ -24,7 +24,6 @@
 //! encodings). The tests in `merge/tests.rs` check every path against bpe-openai and
 //! tiktoken-rs.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -53,10 +52,11 @@ const RUNS_MAX_STEPS: usize = 4096;
 
 /// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map.
 ///
-/// Tokens of at most 15 bytes (nearly all) are keys of a hash map, packed with their
-/// length into two words: one probe, no pointer to follow, which is what makes the merge's many
-/// pair lookups cheaper than bpe-openai's count; two-byte tokens, the first lookups of every
-/// merge, are also in a table indexed by the two bytes. Longer tokens go in an open-addressing table
+/// Tokens of at most 12 bytes (nearly all) are in a flat table whose slots hold the bytes, the
+/// length and the rank together ([`ShortRanks`]): one probe, usually one cache line, no pointer
+/// to follow, which is what makes the merge's many pair lookups cheaper than bpe-openai's count;
+/// two-byte tokens, the first lookups of every merge, are also in a table indexed by the two
+/// bytes. Longer tokens go in an open-addressing table
 /// of `u32` slots, each holding a rank and the top bits of its bytes' hash; a probe whose hash
 /// bits match is confirmed against the vocabulary's own bytes (`BytePairEncoding::token_bytes`),
 /// so that table stores no keys and is at most half full. Beside them, for each byte value, the
@@ -68,7 +68,10 @@ const RUNS_MAX_STEPS: usize = 4096;
 /// cl100k_base in about 4 ms into 3.4 MiB, o200k_base in about 9 ms into 6.6 MiB.
 pub struct Ranks {
     bpe: &'static BytePairEncoding,
-    short: HashMap<Short, u32, DefaultHashBuilder>,
+    short: ShortRanks,
+    /// Tokens up to this many bytes are in `short` (12, or 0 for a vocabulary whose ranks do
+    /// not fit its slots).
+    short_max: usize,
     /// `pairs[a << 8 | b]`: the rank of the two bytes `a b` ([`NONE`] when not a token); every
     /// merge starts with the pairs of bytes.
     pairs: Box<[u32]>,
@@ -92,33 +95,21 @@ impl std::fmt::Debug for Ranks {
     }
 }
 
-/// A token of at most 15 bytes and its length, packed: two words, aligned to 8 (a `u128`
-/// would pad each map entry from 24 bytes to 32).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Short(u64, u64);
-
-fn pack(piece: &[u8]) -> Short {
-    let mut bytes = [0u8; 16];
-    bytes[..piece.len()].copy_from_slice(piece);
-    bytes[15] = piece.len() as u8;
-    let [a, b, c, d, e, f, g, h, rest @ ..] = bytes;
-    let [i, j, k, l, m, n, o, p] = rest;
-    Short(u64::from_le_bytes([a, b, c, d, e, f, g, h]), u64::from_le_bytes([i, j, k, l, m, n, o, p]))
-}
-
 impl Ranks {
     /// The index of `bpe`'s vocabulary, whose token ids are its merge ranks (so for
     /// cl100k_base and o200k_base). Ids from `u32::MAX - 1` on, if any, are left out.
     pub fn new(bpe: &'static BytePairEncoding) -> Self {
         let tokens = bpe.num_tokens().min(u32::MAX as usize - 1);
-        let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) >= 16).count();
+        let short_max = if tokens <= short_ranks::MAX_RANK as usize + 1 { short_ranks::MAX_LEN } else { 0 };
+        let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) > short_max).count();
         let size = (long * 2).next_power_of_two().max(16);
         // Rank + 1 needs `rank_bits`; the rest of the slot carries hash bits.
         let rank_bits = usize::BITS - tokens.leading_zeros();
         let tag_mask = if rank_bits >= 32 { 0 } else { !((1u32 << rank_bits) - 1) };
         let mut ranks = Ranks {
             bpe,
-            short: HashMap::with_capacity_and_hasher(tokens - long, DefaultHashBuilder::default()),
+            short: ShortRanks::with_capacity(tokens - long),
+            short_max,
             pairs: vec![NONE; 1 << 16].into_boxed_slice(),
             hasher: DefaultHashBuilder::default(),
             slots: vec![0; size].into_boxed_slice(),
@@ -136,8 +127,8 @@ impl Ranks {
                 let pair = &mut ranks.pairs[usize::from(a) << 8 | usize::from(b)];
                 *pair = (*pair).min(id);
             }
-            if bytes.len() < 16 {
-                ranks.short.entry(pack(bytes)).or_insert(id);
+            if bytes.len() <= short_max {
+                ranks.short.insert(bytes, id);
             } else if ranks.rank(bytes).is_none() {
                 ranks.insert(bytes, id);
             }
@@ -155,10 +146,8 @@ impl Ranks {
 
     /// Bytes held by the index (its tables).
     pub fn memory_bytes(&self) -> usize {
-        // The map allocates a power of two of buckets, at most 7/8 used, and a control byte each.
-        let buckets = (self.short.capacity() * 8 / 7).next_power_of_two();
         std::mem::size_of::<Self>()
-            + buckets * (std::mem::size_of::<(Short, u32)>() + 1)
+            + self.short.memory_bytes()
             + self.slots.len() * 4
             + self.pairs.len() * 4
             + self.uniform.iter().map(|t| t.len() * 4 + std::mem::size_of::<Box<[u32]>>()).sum::<usize>()
@@ -192,8 +181,8 @@ impl Ranks {
             let rank = self.pairs[usize::from(a) << 8 | usize::from(b)];
             return (rank != NONE).then_some(rank);
         }
-        if bytes.len() < 16 {
-            return self.short.get(&pack(bytes)).copied();
+        if bytes.len() <= self.short_max {
+            return self.short.get(bytes);
         }
         let hash = self.hash(bytes);
         let tag = self.tag(hash);
@@ -495,5 +484,8 @@ pub(super) fn count_piece(tokenizer: &bpe_openai::Tokenizer, piece: &[u8]) -> us
     }
 }
 
+mod short_ranks;
 #[cfg(test)]
 mod tests;
+
+use short_ranks::ShortRanks;

@@ -11,10 +11,11 @@
 //! - a pre-tokenizer whose pattern has a scanner (`pretokenize.rs`): `Split` on Llama 3's or
 //!   Qwen 2's regex followed by `ByteLevel` without its regex, `ByteLevel` with its regex
 //!   (GPT-2), or `Digits` one by one followed by it (SmolLM, StarCoder); never a prefix space;
-//! - a BPE model over the 256 byte-level characters, no dropout, no subword prefix or suffix.
+//! - a BPE model over the 256 byte-level characters, no dropout, no subword prefix or suffix; a
+//!   byte with no token of its own (StarCoder, Refact and SmolLM2 lack a few) is left out of the
+//!   word as `tokenizers` leaves it out, unless an unknown token or byte fallback stands in for it.
 //!
-//! Anything else keeps the `tokenizers` path (so far also the vocabularies of SmolLM2, StarCoder
-//! and Refact, which fail one of these checks still to be found) (`HfTokenizer` says which with
+//! Anything else keeps the `tokenizers` path (`HfTokenizer` says which with
 //! [`HfTokenizer::counts_natively`](super::HfTokenizer::counts_natively)).
 //!
 //! The merge is the model's own, from its merge list: `tokenizers` and llama.cpp merge the pair
@@ -25,7 +26,7 @@
 //! is that token, as both do.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fmt;
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -34,6 +35,7 @@ use serde_json::Value;
 
 use super::pieces::{PieceCache, PieceCounter, Vocab, pack};
 use super::pretokenize::Pattern;
+use tables::{PairTable, ShortSet};
 
 /// Llama 3's pre-tokenizer regex (`tokenizer.ggml.pre = llama-bpe`), cl100k_base's.
 pub(super) const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -47,22 +49,30 @@ const SMALL: usize = 64;
 /// No merge for this pair.
 const NONE: u64 = u64::MAX;
 
+/// A byte the vocabulary has no token for: `tokenizers` (with no unknown token) leaves its
+/// character out of the word, and its neighbours become adjacent.
+const NO_TOKEN: u32 = u32::MAX;
+
 /// The byte-level BPE of one model file: its pattern, byte tokens, merge list and added tokens,
 /// and its own piece cache.
 pub(crate) struct ModelBpe {
     pattern: Pattern,
     ignore_merges: bool,
-    /// The token of each byte.
+    /// The token of each byte, [`NO_TOKEN`] for a byte the vocabulary lacks.
     byte_ids: [u32; 256],
+    /// Whether some byte has no token (StarCoder's vocabulary lacks `0xC0`, `0xC1`, `0xF1` and
+    /// `0xF5` to `0xFF`; SmolLM2's also a few control characters).
+    missing_bytes: bool,
     /// `(left << 32 | right)` to `(rank << 32 | merged)`.
-    merges: HashMap<u64, u64, DefaultHashBuilder>,
+    merges: PairTable,
+    merge_count: usize,
     /// The same for two byte tokens, by the two bytes (`a << 8 | b`): the first lookups of every
     /// merge, one table read instead of a hash probe (512 KiB).
     byte_pairs: Box<[u64]>,
     /// With `ignore_merges`: every token by its bytes, packed as the piece cache packs pieces
     /// up to 15 bytes, as a byte string above.
-    short_tokens: HashMap<u128, u32, DefaultHashBuilder>,
-    long_tokens: HashMap<Box<[u8]>, u32, DefaultHashBuilder>,
+    short_tokens: ShortSet,
+    long_tokens: HashSet<Box<[u8]>, DefaultHashBuilder>,
     /// The added tokens' passes, in order: `normalized: false`, then the others.
     specials: Vec<AhoCorasick>,
     cache: PieceCache,
@@ -72,8 +82,9 @@ impl fmt::Debug for ModelBpe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelBpe")
             .field("pattern", &self.pattern)
-            .field("merges", &self.merges.len())
+            .field("merges", &self.merge_count)
             .field("ignore_merges", &self.ignore_merges)
+            .field("memory_bytes", &self.memory_bytes())
             .finish()
     }
 }
@@ -185,12 +196,26 @@ impl ModelBpe {
             .collect::<Option<_>>()
             .ok_or("a token id is not a number")?;
         let chars = byte_chars();
-        let mut byte_ids = [0u32; 256];
+        let mut byte_ids = [NO_TOKEN; 256];
         for (id, c) in byte_ids.iter_mut().zip(chars) {
-            *id = *vocab.get(c.encode_utf8(&mut [0; 4]) as &str).ok_or("a byte has no token")?;
+            if let Some(&found) = vocab.get(c.encode_utf8(&mut [0; 4]) as &str) {
+                *id = found;
+            }
+        }
+        let missing_bytes = byte_ids.contains(&NO_TOKEN);
+        // Bytes without a token are left out only when nothing stands in for them.
+        if missing_bytes
+            && (!is_null_or_empty(model.get("unk_token"))
+                || model.get("byte_fallback").and_then(Value::as_bool) == Some(true))
+        {
+            return Err("a byte has no token, and its BPE has an unknown token or byte fallback for it".to_owned());
         }
         let list = model.get("merges").and_then(Value::as_array).ok_or("its model has no merge list")?;
-        let mut merges = HashMap::with_capacity_and_hasher(list.len(), DefaultHashBuilder::default());
+        // Token ids fit below `u32::MAX`, which marks a free slot of the pair table.
+        if vocab.values().any(|&id| id == u32::MAX) {
+            return Err("a token id is too large".to_owned());
+        }
+        let mut merges = PairTable::with_capacity(list.len());
         let mut joined = String::new();
         for (rank, merge) in list.iter().enumerate() {
             let (a, b) = merge_pair(merge).ok_or("a merge is not two tokens")?;
@@ -204,21 +229,20 @@ impl ModelBpe {
             merges.insert(u64::from(a) << 32 | u64::from(b), u64::from(rank) << 32 | u64::from(new));
         }
         let mut byte_pairs = vec![NONE; 1 << 16].into_boxed_slice();
-        for (a, &left) in byte_ids.iter().enumerate() {
-            for (b, &right) in byte_ids.iter().enumerate() {
-                if let Some(&merge) = merges.get(&(u64::from(left) << 32 | u64::from(right))) {
-                    byte_pairs[a << 8 | b] = merge;
-                }
+        for (a, &left) in byte_ids.iter().enumerate().filter(|(_, id)| **id != NO_TOKEN) {
+            for (b, &right) in byte_ids.iter().enumerate().filter(|(_, id)| **id != NO_TOKEN) {
+                byte_pairs[a << 8 | b] = merges.get(u64::from(left) << 32 | u64::from(right), NONE);
             }
         }
-        let mut short_tokens = HashMap::with_hasher(DefaultHashBuilder::default());
-        let mut long_tokens = HashMap::with_hasher(DefaultHashBuilder::default());
+        let mut short_tokens = ShortSet::with_capacity(if ignore_merges { vocab.len() } else { 0 });
+        let mut long_tokens = HashSet::with_hasher(DefaultHashBuilder::default());
         if ignore_merges {
             let byte_of: HashMap<char, u8> = chars.iter().zip(0u8..=255).map(|(&c, b)| (c, b)).collect();
-            for (token, &id) in &vocab {
+            for token in vocab.keys() {
                 match token_bytes(token, &byte_of) {
-                    Some(bytes) if bytes.len() <= 15 => drop(short_tokens.insert(pack(&bytes), id)),
-                    Some(bytes) => drop(long_tokens.insert(bytes.into_boxed_slice(), id)),
+                    Some(bytes) if bytes.is_empty() => {}
+                    Some(bytes) if bytes.len() <= 15 => short_tokens.insert(pack(&bytes)),
+                    Some(bytes) => drop(long_tokens.insert(bytes.into_boxed_slice())),
                     None => {}
                 }
             }
@@ -228,7 +252,9 @@ impl ModelBpe {
             pattern,
             ignore_merges,
             byte_ids,
+            missing_bytes,
             merges,
+            merge_count: list.len(),
             byte_pairs,
             short_tokens,
             long_tokens,
@@ -262,6 +288,12 @@ impl ModelBpe {
             .collect()
     }
 
+    /// Bytes held by the merge's tables (the piece cache aside).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let long: usize = self.long_tokens.iter().map(|t| t.len() + 16).sum();
+        self.merges.memory_bytes() + self.byte_pairs.len() * 8 + self.short_tokens.memory_bytes() + long
+    }
+
     /// The scanner this model cuts by.
     pub(super) fn pattern(&self) -> Pattern {
         self.pattern
@@ -291,23 +323,32 @@ impl ModelBpe {
 
     #[inline]
     fn pair(&self, left: u32, right: u32) -> u64 {
-        self.merges.get(&(u64::from(left) << 32 | u64::from(right))).copied().unwrap_or(NONE)
+        self.merges.get(u64::from(left) << 32 | u64::from(right), NONE)
     }
 
     /// Whether `piece` is a token, under `ignore_merges`.
     fn is_token(&self, piece: &[u8]) -> bool {
-        if piece.len() <= 15 {
-            self.short_tokens.contains_key(&pack(piece))
-        } else {
-            self.long_tokens.contains_key(piece)
-        }
+        if piece.len() <= 15 { self.short_tokens.contains(pack(piece)) } else { self.long_tokens.contains(piece) }
     }
 
     /// The number of tokens `piece` merges into.
     pub(super) fn count_piece(&self, piece: &[u8]) -> usize {
+        // `tokenizers` looks the whole word up before leaving out the characters it has no
+        // token for.
+        if piece.len() > 1 && self.ignore_merges && self.is_token(piece) {
+            return 1;
+        }
+        if self.missing_bytes && piece.iter().any(|&b| self.byte_ids[usize::from(b)] == NO_TOKEN) {
+            let kept: Vec<u8> = piece.iter().copied().filter(|&b| self.byte_ids[usize::from(b)] != NO_TOKEN).collect();
+            return self.merge(&kept);
+        }
+        self.merge(piece)
+    }
+
+    /// The number of tokens the merges leave of `piece`, every byte of which has a token.
+    fn merge(&self, piece: &[u8]) -> usize {
         match piece.len() {
             0 | 1 => piece.len(),
-            _ if self.ignore_merges && self.is_token(piece) => 1,
             n if n <= SMALL => self.merge_small(piece),
             _ => self.merge_long(piece),
         }
@@ -397,5 +438,6 @@ impl ModelBpe {
     }
 }
 
+mod tables;
 #[cfg(test)]
 mod tests;

@@ -264,3 +264,54 @@ fn what_ctx_cannot_reproduce_is_refused_with_a_reason() {
     }
     assert!(ModelBpe::from_spec(&base).is_ok());
 }
+
+/// The tiny models without tokens for a control character, `x`, `0xF1` and `0xF5`..`0xFF`, as
+/// StarCoder's and SmolLM2's vocabularies lack some bytes.
+fn models_missing_bytes() -> &'static [(ModelBpe, tokenizers::Tokenizer)] {
+    static ALL: std::sync::OnceLock<Vec<(ModelBpe, tokenizers::Tokenizer)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let chars = byte_chars();
+        let missing: Vec<u8> = [0x04, b'x', 0xF1].into_iter().chain(0xF5..=0xFF).collect();
+        let mut all = Vec::new();
+        for (_, pre) in pre_tokenizers() {
+            for ignore in [false, true] {
+                let mut spec = tiny_model(MERGES, ignore, pre.clone());
+                let vocab = spec.pointer_mut("/model/vocab").and_then(Value::as_object_mut).expect("vocab");
+                for &b in &missing {
+                    vocab.remove(&chars[usize::from(b)].to_string());
+                }
+                let ours = ModelBpe::from_spec(&spec).expect("recognised");
+                assert!(ours.missing_bytes);
+                let theirs = tokenizers::Tokenizer::from_bytes(spec.to_string().as_bytes()).expect("tokenizer");
+                all.push((ours, theirs));
+            }
+        }
+        all
+    })
+}
+
+#[test]
+fn bytes_without_a_token_are_left_out_as_tokenizers_leaves_them() {
+    // `a`, the missing `x`, then `b`: the neighbours merge once `x` is left out.
+    for text in ["axb", "x", "xx", "a\u{4}b", "\u{40000}", "ab\u{40001}c x12 \u{4}\u{4}ab", "Ġx"] {
+        for (ours, theirs) in models_missing_bytes() {
+            let want = theirs.encode_fast(text, false).expect("encode").len();
+            assert_eq!(ours.count(text), want, "{ours:?}: {text:?}");
+        }
+    }
+    // Not when the model has an unknown token to stand in for them.
+    let mut spec = tiny_model(MERGES, false, byte_level(true));
+    spec.pointer_mut("/model/vocab").and_then(Value::as_object_mut).expect("vocab").remove("x");
+    spec["model"]["unk_token"] = json!("<|s|>");
+    assert!(ModelBpe::from_spec(&spec).is_err());
+}
+
+proptest! {
+    #[test]
+    fn missing_bytes_agree_with_tokenizers(text in "([abcx12 \\u{4}\\u{40000}]|\\PC){0,80}") {
+        for (ours, theirs) in models_missing_bytes() {
+            let want = theirs.encode_fast(text.as_str(), false).expect("encode").len();
+            prop_assert_eq!(ours.count(&text), want, "{:?}: {:?}", ours, text);
+        }
+    }
+}

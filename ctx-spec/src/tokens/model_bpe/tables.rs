@@ -1,0 +1,173 @@
+//! The two lookups a model's merge makes for every new piece, as flat open-addressing tables.
+//!
+//! A cold count is bound by memory latency: each piece never seen before is looked up whole
+//! (`ignore_merges`) and each merge step looks up one or two pairs, at random places in tables of
+//! several megabytes. A `HashMap` probe touches two cache lines (its control bytes, then the
+//! entry); these tables keep the key and the value in one slot, probed linearly from the hash, so
+//! a lookup usually touches one line. Both are filled once when the model is read and never
+//! change after, so the longest probe is fixed by the vocabulary, whatever text is counted.
+
+/// Slots at least 4/3 of the entries, a power of two: at most three quarters full.
+fn slots_for(entries: usize) -> usize {
+    (entries + entries / 3 + 1).next_power_of_two().max(16)
+}
+
+/// Fibonacci hashing: the top bits of the product spread structured keys (two token ids side by
+/// side) over the table.
+#[inline]
+fn spread(key: u64, bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+/// From a pair of token ids (`left << 32 | right`) to its merge (`rank << 32 | merged`).
+pub(super) struct PairTable {
+    /// `(key, value)`; [`Self::EMPTY`] keys mark free slots.
+    slots: Box<[(u64, u64)]>,
+    bits: u32,
+}
+
+impl PairTable {
+    /// No pair has this key: token ids are below `u32::MAX` (`ModelBpe::from_spec` checks).
+    const EMPTY: u64 = u64::MAX;
+
+    /// A table with room for `entries` pairs.
+    pub(super) fn with_capacity(entries: usize) -> Self {
+        let size = slots_for(entries);
+        PairTable { slots: vec![(Self::EMPTY, 0); size].into_boxed_slice(), bits: size.trailing_zeros() }
+    }
+
+    /// Sets the merge of `key`, replacing an earlier one (a pair listed twice: the later rank
+    /// counts, as in `tokenizers`' map).
+    pub(super) fn insert(&mut self, key: u64, value: u64) {
+        debug_assert_ne!(key, Self::EMPTY);
+        let mask = self.slots.len() - 1;
+        let mut i = spread(key, self.bits);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.0 == key || slot.0 == Self::EMPTY {
+                *slot = (key, value);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The merge of `key`, or `none`.
+    #[inline]
+    pub(super) fn get(&self, key: u64, none: u64) -> u64 {
+        let mask = self.slots.len() - 1;
+        let mut i = spread(key, self.bits);
+        loop {
+            let (k, v) = self.slots[i];
+            if k == key {
+                return v;
+            }
+            if k == Self::EMPTY {
+                return none;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Bytes the table holds.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<(u64, u64)>()
+    }
+}
+
+/// A set of byte strings of 1 to 15 bytes, each packed with its length into two words (the piece
+/// cache's key, `pieces::pack`).
+pub(super) struct ShortSet {
+    /// `(low word, high word)`; `(0, 0)` is the empty string's key, never inserted: a free slot.
+    slots: Box<[(u64, u64)]>,
+    bits: u32,
+}
+
+impl ShortSet {
+    /// A set with room for `entries` strings.
+    pub(super) fn with_capacity(entries: usize) -> Self {
+        let size = slots_for(entries);
+        ShortSet { slots: vec![(0, 0); size].into_boxed_slice(), bits: size.trailing_zeros() }
+    }
+
+    #[inline]
+    fn split(key: u128) -> (u64, u64) {
+        (key as u64, (key >> 64) as u64)
+    }
+
+    #[inline]
+    fn start(&self, (lo, hi): (u64, u64)) -> usize {
+        spread(lo ^ hi.rotate_left(29), self.bits)
+    }
+
+    /// Adds a packed non-empty string.
+    pub(super) fn insert(&mut self, key: u128) {
+        let key = Self::split(key);
+        debug_assert_ne!(key, (0, 0));
+        let mask = self.slots.len() - 1;
+        let mut i = self.start(key);
+        while self.slots[i] != (0, 0) && self.slots[i] != key {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = key;
+    }
+
+    /// Whether the packed string is in the set.
+    #[inline]
+    pub(super) fn contains(&self, key: u128) -> bool {
+        let key = Self::split(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.start(key);
+        loop {
+            let slot = self.slots[i];
+            if slot == (0, 0) {
+                return false;
+            }
+            if slot == key {
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Bytes the set holds.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<(u64, u64)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::pieces::pack;
+
+    #[test]
+    fn pairs_are_found_replaced_and_missed() {
+        let mut table = PairTable::with_capacity(1000);
+        for k in 0..1000u64 {
+            table.insert(k << 32 | (k * 7 % 13), k);
+        }
+        table.insert(5 << 32 | (35 % 13), 99);
+        for k in 0..1000u64 {
+            assert_eq!(table.get(k << 32 | (k * 7 % 13), u64::MAX), if k == 5 { 99 } else { k });
+            assert_eq!(table.get(k << 32 | 20, u64::MAX), u64::MAX);
+        }
+        assert!(table.memory_bytes() >= 1000 * 16);
+    }
+
+    #[test]
+    fn short_strings_are_found_and_missed() {
+        let words: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
+        let mut set = ShortSet::with_capacity(words.len());
+        for w in &words {
+            set.insert(pack(w.as_bytes()));
+        }
+        set.insert(pack(b"w1"));
+        for w in &words {
+            assert!(set.contains(pack(w.as_bytes())), "{w}");
+            assert!(!set.contains(pack(format!("{w}x").as_bytes())), "{w}x");
+        }
+        assert!(!set.contains(pack(b"")));
+        assert!(set.memory_bytes() >= 5000 * 16);
+    }
+}
