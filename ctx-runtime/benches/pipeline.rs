@@ -18,7 +18,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
-use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 use ctx_runtime::pipeline::*;
@@ -168,7 +167,6 @@ fn bench(c: &mut Criterion) {
 /// A model that answers at once, so a request's time is ctx's own.
 struct Instant;
 
-#[async_trait]
 impl ChatModel for Instant {
     fn model_name(&self) -> &str {
         "instant"

@@ -238,7 +238,6 @@ impl Recorder {
     }
 }
 
-#[ctx_runtime::async_trait]
 impl ctx_runtime::llm::ChatModel for Recorder {
     fn model_name(&self) -> &str {
         "recorder"

@@ -61,7 +61,6 @@ struct Caching {
     cached: usize,
 }
 
-#[async_trait::async_trait]
 impl crate::llm::ChatModel for Caching {
     fn model_name(&self) -> &str {
         "caching"
