@@ -16,10 +16,12 @@
 # /v1/traces), CTX_PHOENIX_GRPC_PORT (14317: OTLP/gRPC, unused by ctx but always opened),
 # CTX_PHOENIX_CACHE (~/.cache/ctx/phoenix), CTX_PHOENIX_PYTHON (python3).
 #
-# Cost, measured on this project's 2-core machine while other builds ran: installing
+# Cost, measured on this project's 2-core machine while other builds ran (load 10-16): installing
 # arize-phoenix 20.26.1 from an empty pip cache (about 250 packages, an 850 MB venv: pandas,
-# pyarrow, grpcio, botocore, …) took 6 min 51 s of wall time (52 s of CPU: the rest is download);
-# from pip's warm cache, see the report of issue 28. Start-up to the first answer: see `start`.
+# pyarrow, grpcio, botocore, …) took 6 min 51 s and 12 min of wall time in two runs (52 s and
+# 66 s of CPU: the rest is download). Start-up to the first answer took 12-13 s of CPU: 116-130 s of
+# wall time at that load, 14 s at a load of 5 with the venv's files in the page cache; `start`
+# prints how long it waited.
 #
 # Loopback only. PHOENIX_HOST binds the HTTP server to 127.0.0.1; Phoenix's OTLP/gRPC receiver
 # has no host setting (it binds [::]), so the server is started through a small launcher that

@@ -3,7 +3,7 @@
 //! 127.0.0.1), through [`OtlpTracing`], and are read back from Phoenix's REST API: one `chat`
 //! span per model request of the run, whose token counts — ctx's own attributes and the ones
 //! Phoenix derived from the GenAI conventions (`llm.token_count.*`, span kind `LLM`) — are ctx's
-//! exact counts.
+//! exact counts, and the run → step → request nesting is the one ctx traced.
 //!
 //! Outside CI, without a Phoenix server (`CTX_PHOENIX_URL`, set by `scripts/phoenix.sh env`) the
 //! test is skipped with a printed reason; under `CI=true` it must run (`.ci/run` starts Phoenix).
@@ -124,24 +124,41 @@ fn the_readme_runs_requests_reach_phoenix_with_exact_token_counts() {
     // Phoenix inserts what it receives in batches: ask until the run's requests are all there.
     let client = reqwest::Client::builder().no_proxy().build().expect("an HTTP client");
     let nonce_filter = format!("ctx.test.nonce:{nonce}");
-    let (root, chats) = runtime.block_on(async {
+    // The test's span, the run's, one per step and one per request.
+    let expected = 2 + report.steps.len() + report.requests.len();
+    let (root, all) = runtime.block_on(async {
         for _ in 0..240 {
             let roots = spans(&client, &url, &[("attribute", &nonce_filter)]).await;
             if let [root] = roots.as_slice() {
                 let trace = root["context"]["trace_id"].as_str().expect("a trace id").to_owned();
                 let all = spans(&client, &url, &[("trace_id", &trace), ("limit", "1000")]).await;
-                let chats: Vec<Value> =
-                    all.into_iter().filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with("chat "))).collect();
-                if chats.len() >= report.requests.len() {
-                    return (root.clone(), chats);
+                if all.len() >= expected {
+                    return (root.clone(), all);
                 }
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
-        panic!("Phoenix never listed the run's {} requests under trace of {nonce}", report.requests.len());
+        panic!("Phoenix never listed the run's {expected} spans under the trace of {nonce}");
     });
     assert_eq!(root["name"], "ctx phoenix test");
+    assert_eq!(all.len(), expected, "{all:#?}");
+    let named = |name: &str| all.iter().filter(|s| s["name"] == name).collect::<Vec<_>>();
+    let by_id = |id: &Value| all.iter().find(|s| s["context"]["span_id"] == *id);
+    // The nesting as Phoenix stored it: the test's span → the run → its steps → their requests.
+    let run = named(&format!("run {}", report.pipeline));
+    assert_eq!(run.len(), 1, "{all:#?}");
+    assert_eq!(run[0]["parent_id"], root["context"]["span_id"]);
+    let steps = named("ctx.step");
+    assert_eq!(steps.len(), report.steps.len());
+    assert!(steps.iter().all(|s| s["parent_id"] == run[0]["context"]["span_id"]));
+    let chats: Vec<Value> =
+        all.iter().filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with("chat "))).cloned().collect();
     assert_eq!(chats.len(), report.requests.len(), "one chat span per model request: {chats:#?}");
+    for chat in &chats {
+        let step = by_id(&chat["parent_id"]).expect("a request's parent is stored");
+        assert_eq!(step["name"], "ctx.step", "{chat:#}");
+        assert_eq!(step["attributes"]["step"], chat["attributes"]["ctx.step.id"], "{step:#}");
+    }
 
     // The requests in the order they were sent.
     let mut chats = chats;

@@ -109,6 +109,7 @@ pub(crate) struct Guarded {
 }
 
 /// See [`Guarded::layout`].
+#[derive(Clone)]
 pub(crate) struct RequestLayout {
     counter: crate::tokens::TokenCounter,
     history: usize,
@@ -193,13 +194,12 @@ pub(crate) async fn send(
         figures,
     };
     // Traced: cut now (on copies, the request still needs the messages) to record the parts.
-    let cut = if span.is_disabled() {
-        Cut::Later(layout)
-    } else {
-        let anatomy = LazyAnatomy::new(source(negotiated.messages.clone(), negotiated.tools.clone(), layout));
+    let traced = (!span.is_disabled()).then(|| {
+        let copy = (negotiated.messages.clone(), negotiated.tools.clone(), layout.clone());
+        let anatomy = LazyAnatomy::new(source(copy.0, copy.1, copy.2));
         trace::record_parts(&span, anatomy.get());
-        Cut::Done(anatomy)
-    };
+        anatomy
+    });
     let request = ChatRequest {
         messages: negotiated.messages,
         tools: negotiated.tools,
@@ -225,20 +225,14 @@ pub(crate) async fn send(
     if response.finish_reason.as_deref() == Some("length") {
         tracing::warn!(target: "ctx::pipeline", step, max_tokens, "the reply was cut at the output limit");
     }
-    let anatomy = match cut {
-        Cut::Done(anatomy) => anatomy,
-        Cut::Later(layout) => {
+    let anatomy = match traced {
+        Some(anatomy) => anatomy,
+        None => {
             let ChatRequest { messages, tools, .. } = request;
             LazyAnatomy::new(source(messages, tools, layout))
         }
     };
     Ok((response, anatomy))
-}
-
-/// A request's anatomy in [`send`]: cut for the trace, or to be cut from the request when read.
-enum Cut {
-    Done(LazyAnatomy),
-    Later(RequestLayout),
 }
 
 /// Checks the guarded request against the spend caps before it is sent: priced at its exact
