@@ -317,7 +317,13 @@ fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<Exi
         }
     };
     if let Some(path) = html {
-        write_html(path, &ctx::report::contract_to_html(pipeline.name(), pipeline.contract_report()))?;
+        let page = ctx::report::contract_to_html(pipeline.name(), pipeline.contract_report());
+        // The cost table goes at the end of the contract's page.
+        let page = match pipeline.cost_bound() {
+            Some(bound) => page.replacen("</body>", &format!("{}</body>", cost_html(bound)), 1),
+            None => page,
+        };
+        write_html(path, &page)?;
     }
     let report = pipeline.contract_report();
     if format == Format::Json {
@@ -413,6 +419,40 @@ fn print_cost(pipeline: &LoadedPipeline) {
     if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
         println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
     }
+}
+
+/// The worst-case cost as an HTML section: the same table as the text, every value escaped.
+fn cost_html(bound: &ctx::contract::CostBound) -> String {
+    use ctx::contract::usd;
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    };
+    let mut html = format!(
+        "<h2>Worst-case cost of a run</h2>\n<p class=\"meta\">at {}/M input and {}/M output tokens: at most {} per run, {} model requests{}.</p>\n<table>\n<tr><th>step</th><th class=\"n\">runs</th><th class=\"n\">requests per run</th><th class=\"n\">input tokens</th><th class=\"n\">output tokens</th><th class=\"n\">per request</th><th class=\"n\">cost</th></tr>\n",
+        usd(ctx::contract::nano_usd(bound.price.worst_input())),
+        usd(ctx::contract::nano_usd(bound.price.output)),
+        usd(bound.nano_usd),
+        bound.requests,
+        if bound.exact { "" } else { " (an upper bound)" },
+    );
+    for s in &bound.steps {
+        html.push_str(&format!(
+            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+            escape(&s.step_id),
+            s.runs,
+            s.requests_per_run,
+            s.input_tokens,
+            s.output_tokens,
+            usd(s.request_nano_usd),
+            usd(s.nano_usd)
+        ));
+    }
+    html.push_str("</table>\n");
+    html
 }
 
 /// The cost bound as JSON, with the dollars written out next to the billionths.

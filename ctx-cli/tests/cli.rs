@@ -309,6 +309,19 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
     assert_eq!(cost["nano_usd"].as_u64(), Some(total));
     let summary = format!("at most {} per run: 4 model requests", dollars(total));
     assert!(stdout.contains(&summary), "{summary:?} missing from {stdout}");
+
+    // `--html`: the same table at the end of the contract's page.
+    let dir = std::env::temp_dir().join(format!("ctx-cli-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let page = dir.join("contract.html");
+    let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml", "--html", page.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.contains("<h2>Worst-case cost of a run</h2>"), "{html}");
+    assert!(html.contains(&format!("at most {} per run, 4 model requests", dollars(total))), "{html}");
+    assert!(html.contains("<code>call_summarize_context</code></td><td class=\"n\">3</td>"), "{html}");
+    assert!(html.trim_end().ends_with("</html>"), "{html}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Billionths of a dollar as `ctx` prints them.

@@ -2,7 +2,9 @@
 //! loops on a `call_model` step is stopped exactly before the request that could pass
 //! `max_cost_per_run`, with what was spent and what is left; the run's spend is what its step
 //! reports say and never more than the cost bound proven at load; a conversation's cap counts
-//! every run; the model reads what it has left through `budget_remaining_usd`.
+//! every run; the model reads what it has left through `budget_remaining_usd`; and, over random
+//! loop limits, output limits, prices, questions and caps, no run spends more than its proven
+//! bound or its cap.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,11 @@ const LOOPS: i64 = 4;
 /// `guard` allows `LOOPS` visits of `ask`, a `call_model` step that reads the question (and, with
 /// `told`, the budget left); $1.00 per million input tokens, $2.00 per million output tokens.
 fn definition(told: bool) -> PipelineDef {
+    shaped(told, LOOPS, 200, (1.0, 2.0))
+}
+
+/// [`definition`] with `loops` visits of `ask`, its output limit and its price (input, output).
+fn shaped(told: bool, loops: i64, output: i64, (input_price, output_price): (f64, f64)) -> PipelineDef {
     let mut parts = vec![UserPartSpec::new("user_question", "{}\n")];
     if told {
         parts.push(UserPartSpec::new(BUDGET_REMAINING_USD, "Budget left: {} USD"));
@@ -31,13 +38,13 @@ fn definition(told: bool) -> PipelineDef {
                 .context_window(Some(8_192))
                 .max_tokens(Some(256))
                 .encoding(Some("cl100k_base".into()))
-                .price(Some(PriceSpec::default().input(Some(1.0)).output(Some(2.0)))),
+                .price(Some(PriceSpec::default().input(Some(input_price)).output(Some(output_price)))),
         ))
         .settings(
             SettingsSpec::default()
                 .max_context_tokens(Some(2_000))
                 .budget_safety_margin_tokens(Some(128))
-                .extra(BTreeMap::from([("max_turn_loops".to_owned(), LOOPS)])),
+                .extra(BTreeMap::from([("max_turn_loops".to_owned(), loops)])),
         )
         .prompts(vec![PromptSpec::new("answer", Some("Answer the question in one sentence.".into()))])
         .steps(vec![
@@ -45,7 +52,7 @@ fn definition(told: bool) -> PipelineDef {
             StepDef::new(
                 "ask",
                 StepKind::CallModel(
-                    CallModelSpec::new("answer", "guard").max_output_tokens(Some(200)).user_parts(parts),
+                    CallModelSpec::new("answer", "guard").max_output_tokens(Some(output)).user_parts(parts),
                 ),
             ),
         ])
@@ -251,5 +258,49 @@ impl ctx_runtime::llm::ChatModel for Recorder {
             seen.push(request.clone());
         }
         self.inner.chat(request).await
+    }
+}
+
+mod spend_props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// No run spends more than the bound proven at load, nor more than its cap; a capped run
+        /// either ends or stops with `PIPELINE_SPEND_CAP_REACHED` before the request that could
+        /// pass it.
+        #[test]
+        fn no_run_spends_more_than_its_bound_or_its_cap(
+            loops in 1i64..6,
+            output in 16i64..600,
+            input_price in prop::sample::select(vec![0.05, 0.4, 1.25, 2.5, 15.0]),
+            output_factor in prop::sample::select(vec![1.0, 4.0, 8.0]),
+            words in 1usize..300,
+            told in any::<bool>(),
+            cap_share in 0.0f64..1.2,
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let def = shaped(told, loops, output, (input_price, input_price * output_factor));
+            let question = "why is the invoice total higher than the sum of its lines ".repeat(words / 10 + 1);
+            let free = LoadedPipeline::load(def.clone(), LoadOptions::new()).unwrap();
+            let bound = free.cost_bound().expect("priced").nano_usd;
+            let model = OfflineModel::new(free.counter().clone());
+            let env = StepEnv::builder().model(&model);
+            let (state, reports) = runtime.block_on(free.run(PipelineState::new(question.clone()), &env)).unwrap();
+            prop_assert_eq!(requests(&reports).len(), loops as usize);
+            prop_assert!(state.spend.run_nano_usd <= bound, "{} > {}", state.spend.run_nano_usd, bound);
+
+            let cap = ((bound as f64 * cap_share) as u64).max(1);
+            let capped = LoadedPipeline::load(def, LoadOptions::new().max_cost_per_run(cap as f64 / 1e9)).unwrap();
+            let mut snapshot = Snapshot::start(&capped, PipelineState::new(question));
+            match runtime.block_on(capped.resume(&mut snapshot, &env)) {
+                Ok(_) => prop_assert!(snapshot.is_finished()),
+                Err(e) => prop_assert_eq!(e.code(), "PIPELINE_SPEND_CAP_REACHED"),
+            }
+            prop_assert!(snapshot.state.spend.run_nano_usd <= cap, "{} > {}", snapshot.state.spend.run_nano_usd, cap);
+        }
     }
 }
