@@ -65,7 +65,8 @@ const RUNS_MAX_STEPS: usize = 4096;
 ///
 /// Built once per process and encoding, on the first piece the piece cache misses. Measured by
 /// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
-/// cl100k_base in about 4 ms into 3.4 MiB, o200k_base in about 9 ms into 6.6 MiB.
+/// cl100k_base in about 4 ms into 2.3 MiB, o200k_base in about 9 ms into 4.4 MiB (3.4 and 6.6 MiB
+/// while the short tokens were a `HashMap`).
 pub struct Ranks {
     bpe: &'static BytePairEncoding,
     short: ShortRanks,
@@ -463,7 +464,7 @@ pub(super) fn ranks(tokenizer: &bpe_openai::Tokenizer) -> Option<&'static Ranks>
 
 /// Pieces a process merges with bpe-openai before it builds the rank index.
 ///
-/// The index costs 4–22 ms and 3.4–6.6 MiB to build; a process that counts a few short texts
+/// The index costs 4–22 ms and 2.3–4.4 MiB to build; a process that counts a few short texts
 /// (a CLI run, a macro expansion, a test) would pay that to merge a handful of pieces, and start
 /// twice as slowly as bpe-openai alone. Past this many merged pieces the index pays for itself.
 const INDEX_AFTER_PIECES: usize = 1024;

@@ -394,44 +394,70 @@ impl ModelBpe {
     }
 
     /// The same merge for long pieces: parts in a linked list, candidate pairs in a heap by
-    /// (rank, position), stale candidates skipped when they come out.
+    /// (rank, position). `current[i]` is the merge of the pair that starts at part `i` now
+    /// ([`NONE`] when there is none or the part is gone), kept up to date at every merge, so a
+    /// candidate left stale by an earlier merge is told by one comparison, without looking its
+    /// pair up again: a rank is one merge of the list, so an equal rank is the same pair.
     fn merge_long(&self, piece: &[u8]) -> usize {
+        // Rank and position in one word while positions fit in 32 bits (a piece under 4 GiB).
+        if u32::try_from(piece.len()).is_ok() {
+            self.merge_heap(
+                piece,
+                |rank, at| Reverse(u64::from(rank) << 32 | at as u64),
+                |Reverse(key)| ((key >> 32) as u32, key as u32 as usize),
+            )
+        } else {
+            self.merge_heap(piece, |rank, at| Reverse((rank, at)), |Reverse(key)| key)
+        }
+    }
+
+    fn merge_heap<K: Ord>(
+        &self,
+        piece: &[u8],
+        key: impl Fn(u32, usize) -> K,
+        open: impl Fn(K) -> (u32, usize),
+    ) -> usize {
         const END: usize = usize::MAX;
+        let rank = |merge: u64| (merge >> 32) as u32;
         let n = piece.len();
         let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_ids[usize::from(b)]).collect();
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
         let mut next: Vec<usize> = (1..=n).map(|i| if i == n { END } else { i }).collect();
-        let mut alive = vec![true; n];
-        let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..n - 1)
-            .filter_map(|i| {
-                let p = self.pair(ids[i], ids[i + 1]);
-                (p != NONE).then_some(Reverse((p, i)))
-            })
+        let mut current: Vec<u64> = piece
+            .windows(2)
+            .map(|b| self.byte_pairs[usize::from(b[0]) << 8 | usize::from(b[1])])
+            .chain([NONE])
             .collect();
+        let mut heap: BinaryHeap<K> =
+            current.iter().enumerate().filter(|&(_, &p)| p != NONE).map(|(i, &p)| key(rank(p), i)).collect();
         let mut parts = n;
-        while let Some(Reverse((p, at))) = heap.pop() {
-            let right = next[at];
-            if !alive[at] || right == END || self.pair(ids[at], ids[right]) != p {
+        while let Some(top) = heap.pop() {
+            let (r, at) = open(top);
+            let merge = current[at];
+            if merge == NONE || rank(merge) != r {
                 continue;
             }
-            ids[at] = p as u32;
-            alive[right] = false;
+            // A pair has a right part: `current[at]` is NONE otherwise.
+            let right = next[at];
+            ids[at] = merge as u32;
+            current[right] = NONE;
             next[at] = next[right];
             if next[at] != END {
                 prev[next[at]] = at;
             }
             parts -= 1;
-            if let Some(&left) = prev.get(at).filter(|&&l| l != END) {
+            let left = prev[at];
+            if left != END {
                 let q = self.pair(ids[left], ids[at]);
+                current[left] = q;
                 if q != NONE {
-                    heap.push(Reverse((q, left)));
+                    heap.push(key(rank(q), left));
                 }
             }
-            if next[at] != END {
-                let q = self.pair(ids[at], ids[next[at]]);
-                if q != NONE {
-                    heap.push(Reverse((q, at)));
-                }
+            let q = if next[at] == END { NONE } else { self.pair(ids[at], ids[next[at]]) };
+            current[at] = q;
+            if q != NONE {
+                heap.push(key(rank(q), at));
             }
         }
         parts

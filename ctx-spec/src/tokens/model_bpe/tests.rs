@@ -315,3 +315,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn long_pieces_merge_as_tokenizers_does() {
+    // Past the array merge (64 bytes): runs, repeated pairs, and mixed letters in one piece.
+    for n in [65, 66, 100, 129, 300] {
+        for text in [
+            "a".repeat(n),
+            " ".repeat(n),
+            format!("{}ab", " ".repeat(n)),
+            "abc".repeat(n / 3 + 1),
+            "cab".repeat(n / 3 + 1),
+            format!("b{}", "ca".repeat(n / 2)),
+            "aabacbbcab".repeat(n / 10 + 1),
+        ] {
+            assert_same_count(&text);
+        }
+    }
+}
