@@ -119,7 +119,7 @@ pub use ctx_runtime::{
 #[doc(hidden)]
 pub mod __private {
     pub use ctx_runtime::__private::{serde_json, spec};
-    pub use ctx_runtime::llm::{ChatModel, ChatModelDyn};
+    pub use ctx_runtime::llm::ChatModelDyn;
     pub use ctx_runtime::{CtxError, PipelineState, engine, pipeline, turn};
 
     /// Items generated code names where the user wrote a deprecated spelling: naming one makes

@@ -159,7 +159,7 @@ pub struct ChatResponse {
 ///
 /// Implement it with plain `async fn`s; the trait declares each method as returning
 /// `impl Future<Output = …> + Send`, so the compiler checks there that the future of an
-/// implementation can move between threads (hold no `Rc` or `RefCell` borrow across an
+/// implementation can move between threads (holds no `Rc` or `std::sync::MutexGuard` across an
 /// `.await`), as a multi-threaded runtime requires:
 ///
 /// ```
