@@ -59,6 +59,7 @@ struct Measure {
     out: String,
 }
 
+#[expect(clippy::zombie_processes, reason = "the child is waited for by `wait4`, which also reports its rusage")]
 fn measure(who: &str, encoding: &str, what: &str) -> Measure {
     let exe = std::env::current_exe().expect("own path");
     let start = Instant::now();
