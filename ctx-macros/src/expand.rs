@@ -25,6 +25,14 @@ use crate::valid;
 
 /// Expands one invocation. `base_dir` is the directory of the invoking file.
 pub(crate) fn pipeline(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
+    // Counts of earlier compiler runs in, new counts out (`counts.rs`).
+    let seen = crate::counts::before_expansion();
+    let out = expand(input, base_dir);
+    crate::counts::after_expansion(seen);
+    out
+}
+
+fn expand(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     let invocation: Invocation = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),

@@ -9,6 +9,7 @@
 mod ast;
 mod backends;
 mod companion;
+mod counts;
 mod ctxt;
 mod defcode;
 mod expand;

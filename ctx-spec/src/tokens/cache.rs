@@ -61,6 +61,11 @@ impl CountCache {
         found
     }
 
+    /// Whether a count for `key` is held, without counting a hit or a miss.
+    pub(crate) fn holds(&self, key: u128) -> bool {
+        self.counts.peek(&key).is_some()
+    }
+
     /// Remembers a count.
     pub fn insert(&self, key: u128, count: usize) {
         self.counts.insert(key, count);
@@ -85,4 +90,57 @@ impl CountCache {
     pub fn stats(&self) -> CacheStats {
         CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
     }
+
+    /// The counts held, as bytes [`Self::read_bytes`] takes back: a header, then each key and
+    /// count as little-endian integers. The texts are not in it (only their keys), so a saved
+    /// cache says nothing of what was counted.
+    ///
+    /// This is how the `pipeline!` macro keeps its counts between compiler runs: each `cargo
+    /// check` is a new process, and without them it would load the vocabulary (a few hundred
+    /// milliseconds in an unoptimised macro build) to count prompts that did not change.
+    ///
+    /// ```
+    /// use ctx::tokens::CountCache;
+    ///
+    /// let cache = CountCache::new(16);
+    /// cache.insert(cache.key("bpe-openai/cl100k_base", "hello world"), 2);
+    /// let saved = cache.to_bytes();
+    ///
+    /// let again = CountCache::new(16);
+    /// assert_eq!(again.read_bytes(&saved), 1);
+    /// assert_eq!(again.get(again.key("bpe-openai/cl100k_base", "hello world")), Some(2));
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(SAVED_MAGIC.len() + self.len() * SAVED_ENTRY);
+        out.extend_from_slice(SAVED_MAGIC);
+        for (key, count) in self.counts.iter() {
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&(count as u64).to_le_bytes());
+        }
+        out
+    }
+
+    /// Adds the counts of `bytes` written by [`Self::to_bytes`]; returns how many were read.
+    /// Bytes in another format (a foreign or truncated file) add nothing: a count is taken only
+    /// from a whole, well-formed file, never guessed.
+    pub fn read_bytes(&self, bytes: &[u8]) -> usize {
+        let Some(body) = bytes.strip_prefix(SAVED_MAGIC) else { return 0 };
+        if body.len() % SAVED_ENTRY != 0 {
+            return 0;
+        }
+        let mut read = 0;
+        for entry in body.chunks_exact(SAVED_ENTRY) {
+            let (key, count) = entry.split_at(16);
+            let key = u128::from_le_bytes(key.try_into().unwrap_or([0; 16]));
+            let Ok(count) = usize::try_from(u64::from_le_bytes(count.try_into().unwrap_or([0; 8]))) else { continue };
+            self.counts.insert(key, count);
+            read += 1;
+        }
+        read
+    }
 }
+
+/// The first bytes of a saved cache: the format's name and version.
+const SAVED_MAGIC: &[u8] = b"ctx-count-cache v1\n";
+/// One saved entry: a 128-bit key and a 64-bit count.
+const SAVED_ENTRY: usize = 16 + 8;

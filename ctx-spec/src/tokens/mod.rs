@@ -196,10 +196,17 @@ impl TokenCounter {
         if text.is_empty() {
             return Ok(Some(0));
         }
+        // The cache first: the bound below reads the vocabulary's longest token, which loads the
+        // vocabulary, and a text counted before needs neither.
+        let key = self.cache.key(self.backend.id(), text);
+        if self.cache.holds(key)
+            && let Some(n) = self.cache.get(key)
+        {
+            return Ok((n <= limit).then_some(n));
+        }
         if self.min_tokens_for_bytes(text.len()) > limit {
             return Ok(None);
         }
-        let key = self.cache.key(self.backend.id(), text);
         if let Some(n) = self.cache.get(key) {
             return Ok((n <= limit).then_some(n));
         }
