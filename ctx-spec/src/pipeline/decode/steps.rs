@@ -192,12 +192,12 @@ fn price(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Opti
     let keys = ["input", "cached_input", "cache_write", "output"];
     let b = Block::read(dec, value, format!("`price` of {what}"), path, &keys)?;
     let mut rate = |key: &str| b.get(key).and_then(|(_, v)| dec.number(v, &path.key(key), &format!("`price.{key}`")));
-    let mut spec = PriceSpec::default();
-    spec.input = rate("input");
-    spec.cached_input = rate("cached_input");
-    spec.cache_write = rate("cache_write");
-    spec.output = rate("output");
-    Some(spec)
+    Some(PriceSpec {
+        input: rate("input"),
+        cached_input: rate("cached_input"),
+        cache_write: rate("cache_write"),
+        output: rate("output"),
+    })
 }
 
 /// The items of a list, or a wrong-type problem.
