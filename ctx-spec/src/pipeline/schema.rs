@@ -1,9 +1,11 @@
 //! The vocabulary of a pipeline, described once: every step kind, its keys (with their type and
-//! whether they are required) and which keys are transitions.
+//! whether they are required) and which keys are transitions; and the keys of the `model` and
+//! `settings` blocks.
 //!
-//! The `pipeline!` macro's keyword table is checked against this description by a test in
-//! ctx-macros, and the definition's own `keyword()`/`transitions()` by the tests below, so a key
-//! added in one place and forgotten in another fails the build's tests instead of a user's run.
+//! Every front end reads through these rows (the decoder, `decode`, for the `pipeline!` macro
+//! and the YAML reader alike), the YAML export and the macro's generated `definition()` write
+//! through them, and the definition's own `keyword()`/`transitions()` are checked against them by
+//! the tests below, so a key is one row plus its field.
 
 use super::definition::*;
 use super::slot::{FieldValue, Slot, field, slot};

@@ -74,10 +74,17 @@ fn the_top_level_round_trips() {
         compactors: vec!["yaml".to_owned(), TRICKY.to_owned()],
         node_frame: Some("--- {id} ---\n{text}".to_owned()),
         carry_context: Some(true),
+        history_trim: Some(TRICKY.to_owned()),
+        history_low_water_percent: Some(-1),
+        max_cost_per_run: Some(0.1),
         extra: [("max_turn_loops".to_owned(), 3), (TRICKY.to_owned(), -7)].into_iter().collect(),
-        // `history_trim`, `history_low_water_percent` and `max_cost_per_run` have no YAML key yet.
-        ..SettingsSpec::default()
     };
+    d.model = ModelSource::Inline(ModelSpec {
+        tokenizer: Some("/models/x.gguf".to_owned()),
+        price: Some(PriceSpec { input: Some(2.5), cached_input: None, cache_write: Some(1e-7), output: Some(0.0) }),
+        ..ModelSpec::default()
+    });
+    round_trip(&d);
     d.prompts = vec![
         PromptSpec { key: "answer".to_owned(), text: Some(TRICKY.to_owned()) },
         PromptSpec { key: "null".to_owned(), text: None },
