@@ -26,10 +26,11 @@ fn dir() -> Option<PathBuf> {
     match std::env::var_os("CTX_MACRO_COUNT_CACHE") {
         Some(v) if v == "off" => None,
         Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(|v| PathBuf::from(v).join("ctx"))
-            .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache/ctx"))),
+        _ => {
+            std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()).map(|v| PathBuf::from(v).join("ctx")).or_else(
+                || std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache/ctx")),
+            )
+        }
     }
 }
 
