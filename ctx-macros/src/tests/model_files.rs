@@ -89,5 +89,7 @@ fn unreadable_model_files_are_reported_at_the_key() {
             steps { answer: call_model { prompt_key: answer, max_output_tokens: 256, next: end } }
         }
     });
-    assert!(both.iter().any(|e| e.starts_with("`tokenizer` and `gguf` both given")), "{both:?}");
+    // One mistake, one error: no "no `encoding`" echo of the tokenizer that could not be read.
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert!(both[0].starts_with("`model` writes both `tokenizer` and `gguf`"), "{both:?}");
 }

@@ -252,17 +252,20 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
     }
     let dominant = bound.dominant();
     let share = |s: &StepCost| (s.nano_usd as f64 * 100.0 / bound.nano_usd as f64).round();
+    // With one step priced, its term is the whole sum: no total repeated, no share of 100%.
+    let priced = bound.steps.iter().filter(|s| s.runs > 0).count();
     let dominates = dominant
+        .filter(|_| priced > 1)
         .map(|s| format!("; step `{}` dominates with {} ({}% of it)", s.step_id, usd(s.nano_usd), share(s)))
         .unwrap_or_default();
+    let total = if priced > 1 { format!(" = {}", usd(bound.nano_usd)) } else { String::new() };
     let at_most = if bound.exact { "the costliest run" } else { "a run (bounded, loop limits too large to be exact)" };
+    let requests = if bound.requests == 1 { "1 model request".to_owned() } else { format!("{} model requests", bound.requests) };
     let message = format!(
-        "{at_most} can cost {} ({} model requests), more than `max_cost_per_run` {}: {} = {}{dominates}",
+        "{at_most} can cost {} ({requests}), more than `max_cost_per_run` {}: {}{total}{dominates}",
         usd(bound.nano_usd),
-        bound.requests,
         usd(cap_nano),
         bound.arithmetic(),
-        usd(bound.nano_usd),
     );
     let help = match dominant {
         Some(s) if s.kind == "agent" => format!(

@@ -54,6 +54,13 @@ pub fn read_model<'v>(
         );
         spec.tokenizer = None;
     }
+    // A tokenizer written but unreadable here (both spellings, or a `gguf` that is not one):
+    // whether the model still needs an `encoding` or a `context_window` depends on the file it
+    // was meant to name, so those checks would only echo the mistake already reported.
+    if dec.is_poisoned(&tokenizer) && spec.tokenizer.is_none() {
+        dec.poison(&path.key("encoding"));
+        dec.poison(&path.key("context_window"));
+    }
     Some((spec, block))
 }
 
