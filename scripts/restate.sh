@@ -24,6 +24,8 @@
 # knows to loopback and /etc/resolv.conf names a loopback resolver, so no name it looks up
 # leads off the machine. Telemetry is disabled; npm's install scripts are not run.
 set -euo pipefail
+# recorded_pid, stop_recorded
+source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION=1.7.12
 HOST=127.0.0.1
@@ -150,14 +152,6 @@ is_our_server() {
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "restate-server --config-file $CONFIG "
 }
 
-recorded_pid() {
-    [[ -f "$PIDFILE" ]] || return 1
-    local pid
-    pid=$(cat "$PIDFILE")
-    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-    is_our_server "$pid" || return 1
-    echo "$pid"
-}
 
 answers() {
     curl -sf --max-time 2 "$ADMIN_URL/health" >/dev/null && curl -sf --max-time 2 "$INGRESS_URL/restate/health" >/dev/null
@@ -214,22 +208,7 @@ register() {
 }
 
 stop() {
-    local pid
-    if ! pid=$(recorded_pid); then
-        rm -f "$PIDFILE"
-        echo "restate.sh: not running" >&2
-        return 0
-    fi
-    kill -TERM "$pid"
-    for _ in $(seq 1 80); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.25
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL "$pid"
-    fi
-    rm -f "$PIDFILE"
-    echo "restate.sh: stopped (pid $pid)" >&2
+    stop_recorded restate.sh 20
 }
 
 status() {
