@@ -392,16 +392,7 @@ fn print_cost(pipeline: &LoadedPipeline) {
         "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
     );
     for s in &bound.steps {
-        println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            s.step_id,
-            s.runs,
-            s.requests_per_run,
-            s.input_tokens,
-            s.output_tokens,
-            usd(s.request_nano_usd),
-            usd(s.nano_usd)
-        );
+        println!("| {} | {} |", s.step_id, cost_cells(s).join(" | "));
     }
     let (input, output) = bound.steps.iter().fold((0u64, 0u64), |(i, o), s| {
         let n = s.requests();
@@ -419,6 +410,20 @@ fn print_cost(pipeline: &LoadedPipeline) {
     if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
         println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
     }
+}
+
+/// A step's cells of the worst-case cost table after its id: runs, requests per run, input and
+/// output tokens per request, cost per request, cost of its runs.
+fn cost_cells(s: &ctx::contract::StepCost) -> [String; 6] {
+    use ctx::contract::usd;
+    [
+        s.runs.to_string(),
+        s.requests_per_run.to_string(),
+        s.input_tokens.to_string(),
+        s.output_tokens.to_string(),
+        usd(s.request_nano_usd),
+        usd(s.nano_usd),
+    ]
 }
 
 /// The worst-case cost as an HTML section: the same table as the text, every value escaped.
@@ -440,16 +445,8 @@ fn cost_html(bound: &ctx::contract::CostBound) -> String {
         if bound.exact { "" } else { " (an upper bound)" },
     );
     for s in &bound.steps {
-        html.push_str(&format!(
-            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-            escape(&s.step_id),
-            s.runs,
-            s.requests_per_run,
-            s.input_tokens,
-            s.output_tokens,
-            usd(s.request_nano_usd),
-            usd(s.nano_usd)
-        ));
+        let cells: String = cost_cells(s).iter().map(|c| format!("<td class=\"n\">{c}</td>")).collect();
+        html.push_str(&format!("<tr><td><code>{}</code></td>{cells}</tr>\n", escape(&s.step_id)));
     }
     html.push_str("</table>\n");
     html

@@ -260,7 +260,8 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
         .unwrap_or_default();
     let total = if priced > 1 { format!(" = {}", usd(bound.nano_usd)) } else { String::new() };
     let at_most = if bound.exact { "the costliest run" } else { "a run (bounded, loop limits too large to be exact)" };
-    let requests = if bound.requests == 1 { "1 model request".to_owned() } else { format!("{} model requests", bound.requests) };
+    let requests =
+        if bound.requests == 1 { "1 model request".to_owned() } else { format!("{} model requests", bound.requests) };
     let message = format!(
         "{at_most} can cost {} ({requests}), more than `max_cost_per_run` {}: {}{total}{dominates}",
         usd(bound.nano_usd),
