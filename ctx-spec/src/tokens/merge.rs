@@ -53,7 +53,7 @@ const RUNS_MAX_STEPS: usize = 4096;
 /// The rank of every token of one vocabulary, by the token's bytes: tiktoken's encoder map.
 ///
 /// Tokens of at most 12 bytes (nearly all) are in a flat table whose slots hold the bytes, the
-/// length and the rank together ([`ShortRanks`]): one probe, usually one cache line, no pointer
+/// length and the rank together (`ShortRanks`): one probe, usually one cache line, no pointer
 /// to follow, which is what makes the merge's many pair lookups cheaper than bpe-openai's count;
 /// two-byte tokens, the first lookups of every merge, are also in a table indexed by the two
 /// bytes. Longer tokens go in an open-addressing table
