@@ -121,14 +121,15 @@ fn longest_token(encoding: Encoding) -> usize {
 #[derive(Clone, Copy)]
 pub struct BpeBackend {
     encoding: Encoding,
-    tokenizer: &'static bpe_openai::Tokenizer,
     id: &'static str,
     pieces: &'static PieceCache,
     threads: usize,
 }
 
 impl BpeBackend {
-    /// The backend for `encoding`. The vocabulary is loaded once per process.
+    /// The backend for `encoding`. The vocabulary is loaded once per process, when the first
+    /// text is tokenized: a backend whose counts all come from a cache never loads it (the
+    /// `pipeline!` macro, whose saved counts spare each `cargo check` the load).
     pub fn new(encoding: Encoding) -> Self {
         let id = match encoding {
             Encoding::Cl100kBase => "bpe-openai/cl100k_base",
@@ -138,13 +139,7 @@ impl BpeBackend {
             Encoding::Cl100kBase => 0,
             Encoding::O200kBase => 1,
         };
-        BpeBackend {
-            encoding,
-            tokenizer: bpe_tokenizer(encoding),
-            id,
-            pieces: pieces::shared_cache(slot),
-            threads: pieces::default_threads(),
-        }
+        BpeBackend { encoding, id, pieces: pieces::shared_cache(slot), threads: pieces::default_threads() }
     }
 
     /// This backend counting texts of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
@@ -163,6 +158,11 @@ impl BpeBackend {
     /// The encoding this backend counts with.
     pub fn encoding(&self) -> Encoding {
         self.encoding
+    }
+
+    /// The vocabulary, loaded on first use.
+    fn tokenizer(&self) -> &'static bpe_openai::Tokenizer {
+        bpe_tokenizer(self.encoding)
     }
 
     fn decode_error(&self) -> TokenError {
@@ -184,12 +184,12 @@ impl TokenizerBackend for BpeBackend {
     fn count(&self, text: &str) -> Result<usize, TokenError> {
         // cl100k and o200k do not normalize (`normalize` borrows the text unchanged), so the
         // pieces of the text as given are the pieces bpe-openai's own `count` sums.
-        let text = self.tokenizer.normalize(text);
+        let text = self.tokenizer().normalize(text);
         guarded(self.id, || {
             if self.threads > 1 && text.as_str().len() >= pieces::PARALLEL_MIN_BYTES {
-                pieces::count_parallel(self.tokenizer, self.pieces, text.as_str(), self.threads)
+                pieces::count_parallel(self.tokenizer(), self.pieces, text.as_str(), self.threads)
             } else {
-                PieceCounter::new(self.tokenizer, self.pieces, text.as_str().len()).count(text.as_str())
+                PieceCounter::new(self.tokenizer(), self.pieces, text.as_str().len()).count(text.as_str())
             }
         })
     }
@@ -204,11 +204,11 @@ impl TokenizerBackend for BpeBackend {
     fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
         let longest = longest_token(self.encoding);
         let counted = guarded(self.id, || {
-            let normalized = self.tokenizer.normalize(text);
-            let mut counter = PieceCounter::new(self.tokenizer, self.pieces, normalized.as_str().len());
+            let normalized = self.tokenizer().normalize(text);
+            let mut counter = PieceCounter::new(self.tokenizer(), self.pieces, normalized.as_str().len());
             let mut consumed = 0usize;
             let mut rest = normalized.as_str().len();
-            for piece in super::pretokenize::split(self.tokenizer, normalized.as_str()) {
+            for piece in super::pretokenize::split(self.tokenizer(), normalized.as_str()) {
                 // The rest has at least ceil(rest / longest) tokens; ceil(r / l) > k iff r > k·l.
                 if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
                     return Some(None);
@@ -226,16 +226,16 @@ impl TokenizerBackend for BpeBackend {
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, TokenError> {
-        guarded(self.id, || self.tokenizer.encode(text))
+        guarded(self.id, || self.tokenizer().encode(text))
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, TokenError> {
         // bpe indexes its tables with the id: an id outside the vocabulary must not reach it.
-        let vocab = self.tokenizer.bpe.num_tokens();
+        let vocab = self.tokenizer().bpe.num_tokens();
         if ids.iter().any(|&id| id as usize >= vocab) {
             return Err(self.decode_error());
         }
-        guarded(self.id, || self.tokenizer.decode(ids))?.ok_or_else(|| self.decode_error())
+        guarded(self.id, || self.tokenizer().decode(ids))?.ok_or_else(|| self.decode_error())
     }
 
     fn max_token_bytes(&self) -> Option<usize> {
@@ -245,7 +245,7 @@ impl TokenizerBackend for BpeBackend {
     /// Re-splits from the last piece an append could change (see [`CountedText`](super::CountedText)).
     fn count_appended(&self, text: &str, from: CountCheckpoint) -> Result<CountCheckpoint, TokenError> {
         let from = if from.fits_within(text) { from } else { CountCheckpoint::default() };
-        guarded(self.id, || incremental::advance(self.tokenizer, self.pieces, text, from))
+        guarded(self.id, || incremental::advance(self.tokenizer(), self.pieces, text, from))
     }
 }
 
