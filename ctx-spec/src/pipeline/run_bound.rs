@@ -118,14 +118,7 @@ impl StepGraph<'_> {
                     Some(k) => {
                         let (_, l) = guards[k];
                         let count = (index as u64 / strides[k]) % (l + 1);
-                        let allowed = count < l;
-                        let key = if allowed { "on_allow" } else { "on_deny" };
-                        let state = if allowed { index + strides[k] as usize } else { index };
-                        self.edges(u)
-                            .iter()
-                            .find(|e| e.key == key)
-                            .and_then(|e| step_of(e.resolved))
-                            .map(|v| (state, v))
+                        self.guard_move(u, count < l, index, strides[k])
                     }
                     None => {
                         let mut best: Option<(u64, usize)> = None;
@@ -177,6 +170,16 @@ impl StepGraph<'_> {
         (value[0], value.iter().copied().max().unwrap_or(0))
     }
 
+    /// Where the guard `u` leads from the counts state `index`: `on_allow` while its count is
+    /// below its limit (`allowed`), which raises that count (`stride` is its digit's weight),
+    /// else `on_deny` with the counts unchanged. `(state, step)`, or `None` when the transition
+    /// ends the run. The one move both the table and the walk of the heaviest run make.
+    fn guard_move(&self, u: usize, allowed: bool, index: usize, stride: u64) -> Option<(usize, usize)> {
+        let key = if allowed { "on_allow" } else { "on_deny" };
+        let state = if allowed { index + stride as usize } else { index };
+        self.edges(u).iter().find(|e| e.key == key).and_then(|e| step_of(e.resolved)).map(|v| (state, v))
+    }
+
     /// The programme's table, `value[index × n + step]`, and each step's guard number.
     fn exact_table(
         &self,
@@ -203,16 +206,9 @@ impl StepGraph<'_> {
             for &u in post_order {
                 let at = |state: usize, step: usize| value[state * n + step];
                 let next = match guard_of[u] {
-                    Some(k) => {
-                        let allowed = counts[k] < guards[k].1;
-                        let key = if allowed { "on_allow" } else { "on_deny" };
-                        let state = if allowed { index + strides[k] as usize } else { index };
-                        self.edges(u)
-                            .iter()
-                            .find(|e| e.key == key)
-                            .and_then(|e| step_of(e.resolved))
-                            .map_or(0, |v| at(state, v))
-                    }
+                    Some(k) => self
+                        .guard_move(u, counts[k] < guards[k].1, index, strides[k])
+                        .map_or(0, |(state, v)| at(state, v)),
                     None => self
                         .edges(u)
                         .iter()
