@@ -61,9 +61,14 @@ impl CountCache {
         found
     }
 
-    /// Whether a count for `key` is held, without counting a hit or a miss.
-    pub(crate) fn holds(&self, key: u128) -> bool {
-        self.counts.peek(&key).is_some()
+    /// The cached count, if any, counting a hit but not a miss: for a caller that has a cheaper
+    /// answer than tokenizing when the count is not held.
+    pub(crate) fn get_held(&self, key: u128) -> Option<usize> {
+        let found = self.counts.get(&key);
+        if found.is_some() {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        found
     }
 
     /// Remembers a count.

@@ -199,9 +199,7 @@ impl TokenCounter {
         // The cache first: the bound below reads the vocabulary's longest token, which loads the
         // vocabulary, and a text counted before needs neither.
         let key = self.cache.key(self.backend.id(), text);
-        if self.cache.holds(key)
-            && let Some(n) = self.cache.get(key)
-        {
+        if let Some(n) = self.cache.get_held(key) {
             return Ok((n <= limit).then_some(n));
         }
         if self.min_tokens_for_bytes(text.len()) > limit {
