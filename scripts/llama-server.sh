@@ -6,7 +6,8 @@
 #   scripts/llama-server.sh provision   venv + wheel + model in the cache (once; later runs are quick)
 #   scripts/llama-server.sh start       provision, start on 127.0.0.1, wait until it answers a chat request
 #   scripts/llama-server.sh env         print the variables ctx's tests and examples read (eval it),
-#                                       the model file's path (CTX_LLAMA_GGUF) included
+#                                       the model file's path (CTX_LLAMA_GGUF) and the server's log
+#                                       (CTX_LLAMA_LOG: llama.cpp's prefix reuse and counters) included
 #   scripts/llama-server.sh status      say whether the server runs and answers
 #   scripts/llama-server.sh stop        stop the server this script started (by its recorded process id)
 #
@@ -207,6 +208,8 @@ print_env() {
     echo "export CTX_LLAMA_BASE_URL=$BASE_URL/v1"
     echo "export CTX_LLAMA_MODEL=$ALIAS"
     echo "export CTX_LLAMA_N_CTX=$N_CTX"
+    # Where the server writes what it evaluated per request (tests/llama_prefix_cache.rs reads it).
+    echo "export CTX_LLAMA_LOG=$LOGFILE"
 }
 
 case "${1:-}" in

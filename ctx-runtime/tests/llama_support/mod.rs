@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
+pub mod server_log;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::sync::Mutex;
