@@ -326,8 +326,9 @@ impl FrameCost {
 }
 
 /// The most node frames [`frame_tokens`] renders and counts. A retrieval batch of more nodes than
-/// this is far beyond any real `top_k`; the checks when compiling leave its frames out (the
-/// run-time guard of `manage_context_budget` still refuses a batch that does not fit).
+/// this is far beyond any real `top_k`; its frames are counted as this many, a lower bound, so
+/// the evidence-budget check still refuses what it must (and the run-time guard of
+/// `manage_context_budget` refuses a batch that does not fit).
 pub const MAX_FRAMED_NODES: usize = 1_024;
 
 /// The fewest tokens `nodes` node frames take in a context, whatever the nodes: `frame` rendered

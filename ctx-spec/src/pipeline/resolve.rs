@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::budget::{
-    FrameCost, MAX_FRAMED_NODES, ManageBudgetConfig, NodeFrame, check_evidence_budget, frame_languages, frame_tokens,
+    FrameCost, ManageBudgetConfig, NodeFrame, check_evidence_budget, frame_languages, frame_tokens,
     validate_manage_budget_with,
 };
 use crate::codes::Code;
@@ -191,8 +191,9 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
             if let StepKind::FetchNodeTexts(spec) = &step.kind {
                 let nodes = feeding_top_k(def, &graph, i)
                     .and_then(|k| usize::try_from(k.min(spec.evidence_tokens)).ok())
-                    // Beyond `MAX_FRAMED_NODES` the frames are not counted when compiling.
-                    .filter(|&k| k > 0 && k <= MAX_FRAMED_NODES);
+                    // Above `MAX_FRAMED_NODES`, `frame_tokens` counts that many frames: fewer
+                    // tokens than the batch's frames take, so what it refuses is still refused.
+                    .filter(|&k| k > 0);
                 let frames = match (&counter, nodes, &frame) {
                     // An invalid frame is its own issue (settings_issues).
                     (_, _, Some(Err(_))) | (None, _, _) | (_, None, _) => None,

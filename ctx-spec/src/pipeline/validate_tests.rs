@@ -335,10 +335,28 @@ fn a_top_k_of_any_size_is_checked_without_rendering_a_frame_per_node() {
             _ => {}
         }
     }
-    // Whatever else the huge values break, validation reports rather than panics, and the
-    // evidence budget (below `max_context_tokens`) is not refused for frames it did not count.
+    // Whatever the huge values break, validation reports rather than panics.
+    let _ = validate_definition(&d, &ValidateOptions::default());
+}
+
+#[test]
+fn a_top_k_above_the_framed_nodes_is_still_refused_when_its_frames_cannot_fit() {
+    // 2,000 nodes, more than `MAX_FRAMED_NODES`: their frames are counted as 1,024 frames (a lower
+    // bound), which alone pass the 1,000 tokens `evidence_tokens` leaves of `max_context_tokens`.
+    let mut d = compaction_loop();
+    d.settings.max_context_tokens = Some(4_000);
+    for step in &mut d.steps {
+        match &mut step.kind {
+            StepKind::SearchNodes(s) => s.top_k = 2_000,
+            StepKind::FetchNodeTexts(f) => f.evidence_tokens = 3_000,
+            _ => {}
+        }
+    }
     let issues = validate_definition(&d, &ValidateOptions::default());
-    assert!(!issues.iter().any(|i| i.path.to_string() == "steps[1].evidence_tokens"), "{:?}", codes(&issues));
+    let frames = issues.iter().find(|i| i.path.to_string() == "steps[1].evidence_tokens");
+    let frames = frames.unwrap_or_else(|| panic!("not refused: {:?}", codes(&issues)));
+    assert_eq!(frames.code.as_str(), "PIPELINE_BUDGET_MISCONFIG");
+    assert!(frames.message.contains("the frames of 2000 node(s)"), "{}", frames.message);
 }
 
 #[test]
