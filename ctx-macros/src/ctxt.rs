@@ -22,6 +22,18 @@ pub(crate) fn with_help(message: impl Display, help: impl Display) -> String {
 pub(crate) struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
     deprecations: RefCell<Vec<(Span, Deprecation)>>,
+    warnings: RefCell<Vec<Warning>>,
+}
+
+/// A rule's warning (`definition_warnings`: valid, but likely a mistake), emitted like a
+/// deprecation: a hidden `#[deprecated]` item named after the code, with the message as its
+/// note, used at `span`.
+#[derive(Clone, Debug)]
+pub(crate) struct Warning {
+    pub span: Span,
+    /// The code, e.g. `VARIABLE_MAYBE_UNSET`: the name of the item rustc names.
+    pub code: &'static str,
+    pub message: String,
 }
 
 /// A deprecated spelling the invocation used. Stable proc macros cannot emit warnings, so the
@@ -52,7 +64,11 @@ impl Deprecation {
 impl Ctxt {
     /// A new, empty accumulator.
     pub(crate) fn new() -> Self {
-        Ctxt { errors: RefCell::new(Some(Vec::new())), deprecations: RefCell::new(Vec::new()) }
+        Ctxt {
+            errors: RefCell::new(Some(Vec::new())),
+            deprecations: RefCell::new(Vec::new()),
+            warnings: RefCell::new(Vec::new()),
+        }
     }
 
     /// Records a deprecated spelling at `span`; see [`Deprecation`].
@@ -63,6 +79,16 @@ impl Ctxt {
     /// The deprecated spellings recorded so far, in the order they were found.
     pub(crate) fn deprecations(&self) -> Vec<(Span, Deprecation)> {
         self.deprecations.borrow().clone()
+    }
+
+    /// Records a rule's warning at `span`; see [`Warning`].
+    pub(crate) fn warn(&self, span: Span, code: &'static str, message: String) {
+        self.warnings.borrow_mut().push(Warning { span, code, message });
+    }
+
+    /// The warnings recorded so far, in the order found.
+    pub(crate) fn warnings(&self) -> Vec<Warning> {
+        self.warnings.borrow().clone()
     }
 
     /// Records an error at `span`.

@@ -65,8 +65,9 @@ fn expand(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     let valid = !cx.has_errors();
     let items = items(&input, &lowered, &variants, &needs, &rt, valid);
     let warnings = deprecation_warnings(&cx, &rt);
+    let rule_warnings = rule_warnings(&cx);
     let models = file::model_tracking(&lowered.def);
-    let items = quote!(#items #warnings #tracking #models);
+    let items = quote!(#items #warnings #rule_warnings #tracking #models);
     match cx.check() {
         Ok(()) => items,
         Err(errors) => {
@@ -101,6 +102,24 @@ fn deprecation_warnings(cx: &Ctxt, rt: &TokenStream) -> TokenStream {
         quote::quote_spanned!(span=> const _: () = #rt::deprecated::#item;)
     });
     quote!(#(#uses)*)
+}
+
+/// The rules' warnings (`definition_warnings`): stable proc macros cannot emit a warning, so each
+/// becomes a hidden `#[deprecated]` constant named after its code, whose note is the message,
+/// used at the token the warning is about; rustc prints the note there. Each in its own
+/// anonymous const, so two warnings of one code do not collide.
+fn rule_warnings(cx: &Ctxt) -> TokenStream {
+    let items = cx.warnings().into_iter().map(|w| {
+        let item = Ident::new(w.code, w.span);
+        let note = &w.message;
+        quote::quote_spanned!(w.span=> const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #item: () = ();
+            #item
+        };)
+    });
+    quote!(#(#items)*)
 }
 
 /// The step enum's variants: one per distinct step id, in declaration order.

@@ -146,7 +146,15 @@ pub(crate) fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFi
 
         let opts = ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir: None };
         let (def, sources) = match PipelineFile::load_with(&path, &opts) {
-            Ok(file) => (Some(file.definition().clone()), file.sources().to_vec()),
+            Ok(file) => {
+                // As for a pipeline written in the macro (`valid.rs`): the reads before a set.
+                for warning in file.warnings() {
+                    if warning.code == ctx_spec::codes::Code::VariableMaybeUnset {
+                        cx.warn(span, warning.code.as_str(), render(&warning));
+                    }
+                }
+                (Some(file.definition().clone()), file.sources().to_vec())
+            }
             Err(e) => {
                 // All at one span, so rustc keeps this order: the file's, top to bottom.
                 let mut issues: Vec<_> = e.issues().iter().collect();

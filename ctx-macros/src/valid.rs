@@ -14,7 +14,25 @@ use crate::spans::SpanMap;
 /// prompts are literals) and reports each issue under its token.
 pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
     let issues = runtime_issues(&lowered.def);
+    let valid = issues.is_empty();
     report(cx, &lowered.spans, lowered.graph_complete, issues);
+    // What is valid but likely a mistake, only once nothing is wrong (a warning beside an error
+    // would mostly follow from it). A variable read where some path has not set it is warned
+    // here; an `on_over` no single run can take (`BUDGET_ON_OVER_NEVER_TAKEN`) is not: it is the
+    // specification's own compaction loop, right for a run whose caller seeds the context, and
+    // `ctx check`, `ctx explain` and the loader's warnings already say it.
+    if valid && !cx.has_errors() {
+        for warning in ctx_spec::pipeline::definition_warnings(&lowered.def) {
+            if warning.code != ctx_spec::codes::Code::VariableMaybeUnset || lowered.spans.is_poisoned(&warning.path) {
+                continue;
+            }
+            let message = match &warning.help {
+                Some(help) => with_help(&warning.message, help),
+                None => warning.message.clone(),
+            };
+            cx.warn(lowered.spans.lookup(&warning.path).start, warning.code.as_str(), message);
+        }
+    }
 }
 
 /// Every issue of the runtime's rules for `def`.
