@@ -6,6 +6,16 @@
 //!
 //! The page itself is checked without a browser too. Outside CI, without Chromium the browser
 //! half is skipped with a printed reason; under `CI=true` it must run (`.ci/run` provisions it).
+//!
+//! The README's screenshot, `docs/img/run-report.png`, is this test's, rewritten when asked:
+//!
+//! ```text
+//! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test --test report_chromium
+//! ```
+//!
+//! (a path relative to the workspace; the window is the top of the page, 1200 by
+//! `README_SCREENSHOT_HEIGHT` pixels: the steps and the first request's bar, parts, counts and
+//! worst case).
 
 #[path = "../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
@@ -38,7 +48,8 @@ async fn readme_run() -> RunReport {
 }
 
 /// One request (or worst case) read back from a page: its exact count, its window, the tokens of
-/// its prompt rows and of all its rows, and the widths of its bar's rectangles.
+/// its prompt rows and of all its rows, the widths of its bar's rectangles, and the worst case
+/// and sent count of each term of its worst-case table.
 #[derive(Debug)]
 struct Drawn {
     exact: usize,
@@ -46,6 +57,7 @@ struct Drawn {
     prompt: Vec<usize>,
     all: Vec<usize>,
     bar: Vec<f64>,
+    terms: Vec<(usize, usize)>,
 }
 
 fn attr<T: std::str::FromStr>(s: &str, name: &str) -> T {
@@ -67,7 +79,12 @@ fn read_page(html: &str) -> Vec<Drawn> {
             let mut all = prompt.clone();
             all.extend(rows("window"));
             let bar = s.split("<rect ").skip(1).map(|r| attr::<f64>(r, "width")).collect();
-            Drawn { exact: attr(s, "data-exact"), window: attr(s, "data-window"), prompt, all, bar }
+            let terms = s
+                .split("<tr class=\"term\"")
+                .skip(1)
+                .map(|r| (attr(r, "data-worst"), attr(r, "data-sent")))
+                .collect();
+            Drawn { exact: attr(s, "data-exact"), window: attr(s, "data-window"), prompt, all, bar, terms }
         })
         .collect()
 }
@@ -82,8 +99,14 @@ fn check_page(html: &str, expected: &RunReport) {
         assert!(d.exact + r.anatomy.max_output_tokens <= d.window, "{d:?}");
         let width: f64 = d.bar.iter().sum();
         assert!((width - 960.0).abs() < 1e-6, "the bar spans the window exactly: {width}");
+        // Every term of the contract is shown beside what was sent, and none was sent larger.
+        assert_eq!(d.terms.len(), 8, "{d:?}");
+        assert!(d.terms.iter().all(|(worst, sent)| sent <= worst), "a term sent over its worst case: {d:?}");
     }
 }
+
+/// The height of the README's screenshot: down to the first request's worst-case table.
+const README_SCREENSHOT_HEIGHT: &str = "2200";
 
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report");
@@ -129,6 +152,18 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     let image = std::fs::read(&png).expect("the screenshot was written");
     assert!(image.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     let _ = writeln!(std::io::stderr(), "screenshot: {}", png.display());
+    if let Some(dest) = std::env::var_os("CTX_REPORT_SCREENSHOT") {
+        let dest = root().join(dest);
+        let out = Command::new(&script)
+            .arg("screenshot")
+            .arg(&page)
+            .arg(&dest)
+            .env("CTX_CHROMIUM_HEIGHT", README_SCREENSHOT_HEIGHT)
+            .output()
+            .expect("chromium.sh runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let _ = writeln!(std::io::stderr(), "the README's screenshot: {}", dest.display());
+    }
 
     let out = Command::new(&script).arg("dump-dom").arg(&page).output().expect("chromium.sh runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

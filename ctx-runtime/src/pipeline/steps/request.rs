@@ -184,7 +184,7 @@ pub(crate) async fn send(
     let max_tokens = negotiated.max_output_tokens;
     let figures = (prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
     let frame = RequestAnatomy::frame(prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
-    let span = trace::request_span(model.model_name(), step, &frame, params, worst_case);
+    let span = trace::request_span(model.model_name(), model.provider_name(), step, &frame, params, worst_case);
     let source = |messages: Vec<ChatMessage>, tools: Vec<ToolSchema>, layout: RequestLayout| AnatomySource {
         counter: layout.counter,
         messages,
