@@ -81,11 +81,8 @@ fn read_page(html: &str) -> Vec<Drawn> {
             let mut all = prompt.clone();
             all.extend(rows("window"));
             let bar = s.split("<rect ").skip(1).map(|r| attr::<f64>(r, "width")).collect();
-            let terms = s
-                .split("<tr class=\"term\"")
-                .skip(1)
-                .map(|r| (attr(r, "data-worst"), attr(r, "data-sent")))
-                .collect();
+            let terms =
+                s.split("<tr class=\"term\"").skip(1).map(|r| (attr(r, "data-worst"), attr(r, "data-sent"))).collect();
             Drawn { exact: attr(s, "data-exact"), window: attr(s, "data-window"), prompt, all, bar, terms }
         })
         .collect()
@@ -255,7 +252,8 @@ fn decode_png(png: &[u8]) -> Pixels {
                 3 => ((u16::from(left) + u16::from(up)) / 2) as u8,
                 4 => {
                     let p = i16::from(left) + i16::from(up) - i16::from(upper_left);
-                    let (pa, pb, pc) = ((p - i16::from(left)).abs(), (p - i16::from(up)).abs(), (p - i16::from(upper_left)).abs());
+                    let (pa, pb, pc) =
+                        ((p - i16::from(left)).abs(), (p - i16::from(up)).abs(), (p - i16::from(upper_left)).abs());
                     if pa <= pb && pa <= pc {
                         left
                     } else if pb <= pc {

@@ -194,7 +194,10 @@ fn the_readme_runs_requests_reach_phoenix_with_exact_token_counts() {
         }
         // What Phoenix read from the GenAI conventions: an LLM span with the same counts.
         assert_eq!(span["span_kind"], "LLM", "{span:#}");
-        assert_eq!(span["attributes"]["llm.system"], OFFLINE_PROVIDER_NAME, "the provider, as Phoenix read it: {span:#}");
+        assert_eq!(
+            span["attributes"]["llm.system"], OFFLINE_PROVIDER_NAME,
+            "the provider, as Phoenix read it: {span:#}"
+        );
         assert_eq!(int(span, "llm.token_count.prompt"), exact);
         assert_eq!(int(span, "llm.token_count.completion"), completion);
         assert_eq!(int(span, "llm.token_count.total"), exact + completion);

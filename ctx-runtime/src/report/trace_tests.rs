@@ -15,8 +15,8 @@ use tracing_subscriber::registry::LookupSpan;
 use super::{REQUEST_ATTRIBUTES, error_type, record_response, request_span};
 use crate::llm::offline::{OFFLINE_PROVIDER_NAME, OfflineModel};
 use crate::llm::{ChatResponse, ModelError, ModelParams, ResponseFormat};
-use crate::report::RequestAnatomy;
 use crate::pipeline::{StepDetail, StepEnv, testing};
+use crate::report::RequestAnatomy;
 use crate::state::PipelineState;
 
 #[derive(Debug)]
@@ -138,8 +138,7 @@ fn a_request_records_its_parameters_its_output_type_and_its_finish_reason_or_err
     let spans = Spans::default();
     let _default = subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
     let ok = request_span("m", "openai", "s", &frame(), &every_param(), Some(500));
-    let mut reply = ChatResponse::default();
-    reply.finish_reason = Some("length".to_owned());
+    let reply = ChatResponse { finish_reason: Some("length".to_owned()), ..ChatResponse::default() };
     record_response(&ok, 100, &Ok(reply));
     let failed = request_span("m", "anthropic", "s", &frame(), &ModelParams::default(), None);
     let error = ModelError::Http {
@@ -224,16 +223,14 @@ mod otel {
         let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("ctx-test"));
         subscriber::with_default(tracing_subscriber::registry().with(layer), || {
             let span = request_span("m", "openai", "s", &frame(), &every_param(), Some(500));
-            let mut reply = ChatResponse::default();
-            reply.finish_reason = Some("stop".to_owned());
+            let reply = ChatResponse { finish_reason: Some("stop".to_owned()), ..ChatResponse::default() };
             record_response(&span, 100, &Ok(reply));
         });
         provider.force_flush().expect("flushed");
         let spans = exported.0.lock().unwrap();
         assert_eq!(spans.len(), 1, "{spans:#?}");
-        let attribute = |key: &str| {
-            spans[0].attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.clone())
-        };
+        let attribute =
+            |key: &str| spans[0].attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.clone());
         assert_eq!(attribute("gen_ai.response.finish_reasons"), Some(strings(&["stop"])));
         assert_eq!(attribute("gen_ai.request.stop_sequences"), Some(strings(&["END", "\n\n"])));
         assert_eq!(attribute("gen_ai.provider.name"), Some(Value::from("openai")));
