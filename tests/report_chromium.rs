@@ -16,8 +16,9 @@
 //! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test --test report_chromium
 //! ```
 //!
-//! (a path relative to the workspace): the page in a window 1200 by `README_SCREENSHOT_HEIGHT`
-//! pixels, cut to the model requests: the first request's bar, parts, counts and worst case.
+//! (a path relative to the workspace): the page of the same run with a price for its model
+//! (`priced_readme_run`), in a window 1200 by `README_SCREENSHOT_HEIGHT` pixels, cut to the model
+//! requests: the first request's bar, parts with their prices, counts, cost and worst case.
 
 #[path = "../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
@@ -29,10 +30,10 @@ use std::process::Command;
 
 use ctx::PipelineState;
 use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::LoadOptions;
+use ctx::pipeline::{BoxError, CustomSteps, LoadOptions, LoadedPipeline, ModelSource, PriceSpec, StepEnv};
 use ctx::report::{ChangeKind, RunReport};
 
-use rag::pipeline::{CodebaseQaEnv, NextBatch};
+use rag::pipeline::{CodebaseQaCustom, CodebaseQaEnv, CodebaseQaNextBatchOutcome, NextBatch};
 use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
 
 fn root() -> PathBuf {
@@ -47,6 +48,37 @@ async fn readme_run() -> RunReport {
     let qa = demo.pipeline();
     let (_, reports) = qa.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the example runs");
     qa.pipeline().report(&reports)
+}
+
+/// The demo's custom step for a pipeline loaded from its definition, which names its outcomes.
+struct Batches;
+
+impl CustomSteps for Batches {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
+        assert_eq!(step_id, "next_batch", "the demo's one custom step");
+        Ok(match NextBatch.next_batch(state).await? {
+            CodebaseQaNextBatchOutcome::More => "more",
+            CodebaseQaNextBatchOutcome::Done => "done",
+        }
+        .to_owned())
+    }
+}
+
+/// The README's run once more with a price for its model (a `price` block in US dollars per
+/// million tokens; the offline model's own is nothing), so that its page shows what each part
+/// cost: the README's screenshot.
+async fn priced_readme_run() -> RunReport {
+    let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
+    let mut def = demo.pipeline().pipeline().definition().clone();
+    let ModelSource::Inline(spec) = &mut def.model else { panic!("the demo's model is declared inline") };
+    let mut price = PriceSpec::default();
+    (price.input, price.cached_input, price.output) = (Some(0.15), Some(0.075), Some(0.6));
+    spec.price = Some(price);
+    let priced = LoadedPipeline::load(def, LoadOptions::new()).expect("the priced pipeline loads");
+    let model = OfflineModel::default();
+    let env = StepEnv::builder().search(demo.index()).store(demo.index()).model(&model).custom(&Batches);
+    let (_, reports) = priced.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the priced run runs");
+    priced.report(&reports)
 }
 
 /// One request (or worst case) read back from a page: its exact count, its window, the tokens of
@@ -106,7 +138,7 @@ fn check_page(html: &str, expected: &RunReport) {
 
 /// The height of the window for the README's screenshot: down to the first request's worst-case
 /// table.
-const README_SCREENSHOT_HEIGHT: &str = "2200";
+const README_SCREENSHOT_HEIGHT: &str = "2490";
 
 /// The pixels the README's screenshot keeps above the first bar: the model requests' heading,
 /// the legend and the request's title.
@@ -180,8 +212,15 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     }
 
     if let Some(dest) = std::env::var_os("CTX_REPORT_SCREENSHOT") {
-        // The README's: from the model requests' heading (above the first bar: the heading, the
-        // legend and the request's title) to the first request's worst-case table.
+        // The README's, of the priced run: from the model requests' heading (above the first
+        // bar: the heading, the legend and the request's title) to the first request's
+        // worst-case table.
+        let priced = priced_readme_run().await;
+        assert!(priced.requests.iter().all(|r| r.cost.is_some()), "every request is priced");
+        let html = priced.to_html();
+        check_page(&html, &priced);
+        let page = out_dir().join("rag_pipeline_priced.html");
+        std::fs::write(&page, &html).expect("the page is written");
         let out = Command::new(&script)
             .arg("screenshot")
             .arg(&page)
