@@ -52,7 +52,8 @@ impl Retriever for Docs {
         if request.query.contains("outage") {
             return Err("the index is down".into());
         }
-        let block = |i: usize| ContextPackBlock::new(format!("doc-{i}"), format!("Doc {i}: keys rotate under Settings."));
+        let block =
+            |i: usize| ContextPackBlock::new(format!("doc-{i}"), format!("Doc {i}: keys rotate under Settings."));
         Ok(ContextPack::new((request.offset..request.offset + request.limit).map(block).collect()))
     }
 }

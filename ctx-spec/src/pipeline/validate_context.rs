@@ -126,10 +126,7 @@ mod tests {
         assert!(issues[0].message.starts_with("context `support` takes input `ticket`: "), "{}", issues[0].message);
         // Set by a rule before the step: accepted.
         let mut def = with_context("support", |c| c.next = "end".into());
-        def.steps.insert(
-            0,
-            testing::set("load", vec![testing::literal("ticket", serde_json::json!("T-1"))], "answer"),
-        );
+        def.steps.insert(0, testing::set("load", vec![testing::literal("ticket", serde_json::json!("T-1"))], "answer"));
         assert_eq!(found(&def), []);
     }
 

@@ -69,8 +69,8 @@ pub(crate) async fn assemble(
     }
     .map_err(context_error)?;
     // The engine drops history oldest first; what it kept is the tail.
-    let kept = draws_history
-        .then(|| state.history_dialog.get(assembly.report.history_dropped..).unwrap_or_default().to_vec());
+    let kept =
+        draws_history.then(|| state.history_dialog.get(assembly.report.history_dropped..).unwrap_or_default().to_vec());
     tracing::info!(
         target: "ctx::pipeline",
         step,

@@ -48,20 +48,24 @@ pub(crate) fn decode_contexts(sink: &mut Sink, node: &Node) -> Option<EngineSpec
     let mut spec = EngineSpec::default();
     for (key, value) in entries {
         match key.as_text() {
-            Some("contexts") => spec.contexts = items(sink, value, "context", |sink, item| {
-                check_keys(sink, item, "a context", CONTEXT);
-                if let Some(policy) = item.get("policy") {
-                    check_keys(sink, policy, "`policy`", POLICY);
-                }
-                for message in item.get("messages").and_then(Node::as_seq).unwrap_or_default() {
-                    check_keys(sink, message, "a message", MESSAGE);
-                }
-                read::<ContextDeclaration>(sink, item, "a context")
-            })?,
-            Some("retrievers") => spec.retrievers = items(sink, value, "retriever", |sink, item| {
-                check_keys(sink, item, "a retriever", RETRIEVER);
-                read::<RetrieverDecl>(sink, item, "a retriever")
-            })?,
+            Some("contexts") => {
+                spec.contexts = items(sink, value, "context", |sink, item| {
+                    check_keys(sink, item, "a context", CONTEXT);
+                    if let Some(policy) = item.get("policy") {
+                        check_keys(sink, policy, "`policy`", POLICY);
+                    }
+                    for message in item.get("messages").and_then(Node::as_seq).unwrap_or_default() {
+                        check_keys(sink, message, "a message", MESSAGE);
+                    }
+                    read::<ContextDeclaration>(sink, item, "a context")
+                })?
+            }
+            Some("retrievers") => {
+                spec.retrievers = items(sink, value, "retriever", |sink, item| {
+                    check_keys(sink, item, "a retriever", RETRIEVER);
+                    read::<RetrieverDecl>(sink, item, "a retriever")
+                })?
+            }
             Some("compactors") => spec.compactors = read(sink, value, "`compactors`")?,
             _ => {}
         }
@@ -159,8 +163,8 @@ fn json(node: &Node) -> serde_json::Value {
             }
         }
         Value::Seq(items) => J::Array(items.iter().map(json).collect()),
-        Value::Map(entries) => J::Object(
-            entries.iter().filter_map(|(k, v)| Some((k.as_text()?.to_owned(), json(v)))).collect(),
-        ),
+        Value::Map(entries) => {
+            J::Object(entries.iter().filter_map(|(k, v)| Some((k.as_text()?.to_owned(), json(v)))).collect())
+        }
     }
 }

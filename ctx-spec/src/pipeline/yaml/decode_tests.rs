@@ -409,7 +409,9 @@ fn contexts_decode_and_their_problems_are_located() {
     - { name: kb, query: \"{input.user_question}\", limit: 3 }
 ";
     let step = |context: &str| {
-        format!("- id: answer\n  action: call_model\n  prompt_key: answer\n  context: {context}\n  next: end\n{CONTEXTS}")
+        format!(
+            "- id: answer\n  action: call_model\n  prompt_key: answer\n  context: {context}\n  next: end\n{CONTEXTS}"
+        )
     };
     let file = load(&step("support")).unwrap_or_else(|e| panic!("{e}"));
     let def = file.definition();

@@ -47,14 +47,8 @@ pub(crate) fn decode(sink: &mut Sink, root: &Node, default_name: &str) -> Option
         Some(n) => super::contexts::decode_contexts(sink, n),
         None => Some(EngineSpec::default()),
     };
-    let def = PipelineDef {
-        name,
-        model: model?,
-        settings: settings?,
-        prompts: prompts?,
-        steps: steps?,
-        contexts: contexts?,
-    };
+    let def =
+        PipelineDef { name, model: model?, settings: settings?, prompts: prompts?, steps: steps?, contexts: contexts? };
     Some(Decoded { def, config })
 }
 
