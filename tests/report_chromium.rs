@@ -2,10 +2,23 @@
 //! invoice total computed?"`, offline), rendered by headless Chromium (Debian's `chromium`,
 //! `scripts/chromium.sh`): a screenshot is saved beside the page, and the DOM Chromium rendered
 //! is read back to check that every request's parts add up to its exact count, the window's parts
-//! to the window, and that no bar passes its width.
+//! to the window, that no bar passes its width and no term of the contract was sent larger than
+//! its worst case. The layout is checked from the screenshot's pixels: each part's share of a
+//! painted bar is its share of the window. (Headless Chromium prints the DOM, not its geometry,
+//! and the page has no script to measure it; the pixels are what was laid out.)
 //!
 //! The page itself is checked without a browser too. Outside CI, without Chromium the browser
 //! half is skipped with a printed reason; under `CI=true` it must run (`.ci/run` provisions it).
+//!
+//! The README's screenshot, `docs/img/run-report.png`, is this test's, rewritten when asked:
+//!
+//! ```text
+//! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test --test report_chromium
+//! ```
+//!
+//! (a path relative to the workspace): the page of the same run with a price for its model
+//! (`priced_readme_run`), in a window 1200 by `README_SCREENSHOT_HEIGHT` pixels, cut to the model
+//! requests: the first request's bar, parts with their prices, counts, cost and worst case.
 
 #[path = "../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
@@ -17,10 +30,10 @@ use std::process::Command;
 
 use ctx::PipelineState;
 use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::LoadOptions;
+use ctx::pipeline::{BoxError, CustomSteps, LoadOptions, LoadedPipeline, ModelSource, PriceSpec, StepEnv};
 use ctx::report::{ChangeKind, RunReport};
 
-use rag::pipeline::{CodebaseQaEnv, NextBatch};
+use rag::pipeline::{CodebaseQaCustom, CodebaseQaEnv, CodebaseQaNextBatchOutcome, NextBatch};
 use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
 
 fn root() -> PathBuf {
@@ -37,8 +50,40 @@ async fn readme_run() -> RunReport {
     qa.pipeline().report(&reports)
 }
 
+/// The demo's custom step for a pipeline loaded from its definition, which names its outcomes.
+struct Batches;
+
+impl CustomSteps for Batches {
+    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
+        assert_eq!(step_id, "next_batch", "the demo's one custom step");
+        Ok(match NextBatch.next_batch(state).await? {
+            CodebaseQaNextBatchOutcome::More => "more",
+            CodebaseQaNextBatchOutcome::Done => "done",
+        }
+        .to_owned())
+    }
+}
+
+/// The README's run once more with a price for its model (a `price` block in US dollars per
+/// million tokens; the offline model's own is nothing), so that its page shows what each part
+/// cost: the README's screenshot.
+async fn priced_readme_run() -> RunReport {
+    let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
+    let mut def = demo.pipeline().pipeline().definition().clone();
+    let ModelSource::Inline(spec) = &mut def.model else { panic!("the demo's model is declared inline") };
+    let mut price = PriceSpec::default();
+    (price.input, price.cached_input, price.output) = (Some(0.15), Some(0.075), Some(0.6));
+    spec.price = Some(price);
+    let priced = LoadedPipeline::load(def, LoadOptions::new()).expect("the priced pipeline loads");
+    let model = OfflineModel::default();
+    let env = StepEnv::builder().search(demo.index()).store(demo.index()).model(&model).custom(&Batches);
+    let (_, reports) = priced.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the priced run runs");
+    priced.report(&reports)
+}
+
 /// One request (or worst case) read back from a page: its exact count, its window, the tokens of
-/// its prompt rows and of all its rows, and the widths of its bar's rectangles.
+/// its prompt rows and of all its rows, the widths of its bar's rectangles, and the worst case
+/// and sent count of each term of its worst-case table.
 #[derive(Debug)]
 struct Drawn {
     exact: usize,
@@ -46,6 +91,7 @@ struct Drawn {
     prompt: Vec<usize>,
     all: Vec<usize>,
     bar: Vec<f64>,
+    terms: Vec<(usize, usize)>,
 }
 
 fn attr<T: std::str::FromStr>(s: &str, name: &str) -> T {
@@ -67,7 +113,9 @@ fn read_page(html: &str) -> Vec<Drawn> {
             let mut all = prompt.clone();
             all.extend(rows("window"));
             let bar = s.split("<rect ").skip(1).map(|r| attr::<f64>(r, "width")).collect();
-            Drawn { exact: attr(s, "data-exact"), window: attr(s, "data-window"), prompt, all, bar }
+            let terms =
+                s.split("<tr class=\"term\"").skip(1).map(|r| (attr(r, "data-worst"), attr(r, "data-sent"))).collect();
+            Drawn { exact: attr(s, "data-exact"), window: attr(s, "data-window"), prompt, all, bar, terms }
         })
         .collect()
 }
@@ -82,8 +130,19 @@ fn check_page(html: &str, expected: &RunReport) {
         assert!(d.exact + r.anatomy.max_output_tokens <= d.window, "{d:?}");
         let width: f64 = d.bar.iter().sum();
         assert!((width - 960.0).abs() < 1e-6, "the bar spans the window exactly: {width}");
+        // Every term of the contract is shown beside what was sent, and none was sent larger.
+        assert_eq!(d.terms.len(), 8, "{d:?}");
+        assert!(d.terms.iter().all(|(worst, sent)| sent <= worst), "a term sent over its worst case: {d:?}");
     }
 }
+
+/// The height of the window for the README's screenshot: down to the first request's worst-case
+/// table.
+const README_SCREENSHOT_HEIGHT: &str = "2490";
+
+/// The pixels the README's screenshot keeps above the first bar: the model requests' heading,
+/// the legend and the request's title.
+const README_ABOVE_BAR: usize = 125;
 
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report");
@@ -127,8 +186,55 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     let out = Command::new(&script).arg("screenshot").arg(&page).arg(&png).output().expect("chromium.sh runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let image = std::fs::read(&png).expect("the screenshot was written");
-    assert!(image.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     let _ = writeln!(std::io::stderr(), "screenshot: {}", png.display());
+
+    // The layout Chromium rendered, read from its pixels: each part's share of a painted bar is
+    // its share of the window, within the pixels its rectangles' edges and white strokes blend
+    // (two a rectangle, and one).
+    let pixels = decode_png(&image);
+    let bars = painted_bars(&pixels);
+    assert!(!bars.is_empty(), "the first request's bar is on the screenshot");
+    let _ = writeln!(std::io::stderr(), "bars measured on the screenshot: {bars:?}");
+    for (bar, request) in bars.iter().zip(&report.requests) {
+        let window = request.anatomy.window_parts();
+        for &(kind, painted) in &bar.counts {
+            let parts: Vec<_> = window.iter().filter(|p| p.kind.name() == kind && p.tokens > 0).collect();
+            let tokens: usize = parts.iter().map(|p| p.tokens).sum();
+            let expected = (tokens * bar.width) as f64 / request.anatomy.context_window as f64;
+            let slack = 2.0 * parts.len() as f64 + 1.0;
+            assert!(
+                (painted as f64 - expected).abs() <= slack,
+                "{kind}: {painted} px painted, {expected:.1} expected of {} px for {tokens} of {} tokens",
+                bar.width,
+                request.anatomy.context_window
+            );
+        }
+    }
+
+    if let Some(dest) = std::env::var_os("CTX_REPORT_SCREENSHOT") {
+        // The README's, of the priced run: from the model requests' heading (above the first
+        // bar: the heading, the legend and the request's title) to the first request's
+        // worst-case table.
+        let priced = priced_readme_run().await;
+        assert!(priced.requests.iter().all(|r| r.cost.is_some()), "every request is priced");
+        let html = priced.to_html();
+        check_page(&html, &priced);
+        let page = out_dir().join("rag_pipeline_priced.html");
+        std::fs::write(&page, &html).expect("the page is written");
+        let out = Command::new(&script)
+            .arg("screenshot")
+            .arg(&page)
+            .arg(&png)
+            .env("CTX_CHROMIUM_HEIGHT", README_SCREENSHOT_HEIGHT)
+            .output()
+            .expect("chromium.sh runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let pixels = decode_png(&std::fs::read(&png).expect("the screenshot was written"));
+        let top = painted_bars(&pixels).first().expect("the first bar").top.saturating_sub(README_ABOVE_BAR);
+        let dest = root().join(dest);
+        std::fs::write(&dest, encode_png(&pixels, top)).expect("the README's screenshot is written");
+        let _ = writeln!(std::io::stderr(), "the README's screenshot: {}", dest.display());
+    }
 
     let out = Command::new(&script).arg("dump-dom").arg(&page).output().expect("chromium.sh runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -137,4 +243,160 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     assert!(dom.contains("<svg class=\"bar\""), "{dom}");
     assert!(!dom.contains("<script"));
     check_page(&dom, &report);
+}
+
+/// A PNG as Chromium writes it (8-bit RGB or RGBA, not interlaced), decoded to rows of RGB.
+struct Pixels {
+    width: usize,
+    rows: Vec<Vec<[u8; 3]>>,
+}
+
+fn decode_png(png: &[u8]) -> Pixels {
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    let (mut at, mut header, mut data) = (8, None, Vec::new());
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let (kind, body) = (&png[at + 4..at + 8], &png[at + 8..at + 8 + len]);
+        match kind {
+            b"IHDR" => header = Some(body.to_vec()),
+            b"IDAT" => data.extend_from_slice(body),
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let header = header.expect("an IHDR chunk");
+    let width = u32::from_be_bytes(header[0..4].try_into().expect("4 bytes")) as usize;
+    let height = u32::from_be_bytes(header[4..8].try_into().expect("4 bytes")) as usize;
+    let channels = match (header[8], header[9], header[12]) {
+        (8, 2, 0) => 3,
+        (8, 6, 0) => 4,
+        other => panic!("bit depth, colour type, interlace {other:?}: not what Chromium writes"),
+    };
+    let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&data).expect("the image data inflates");
+    let stride = width * channels;
+    assert_eq!(raw.len(), height * (stride + 1), "one filter byte and {stride} bytes a row");
+    let mut previous = vec![0u8; stride];
+    let mut rows = Vec::with_capacity(height);
+    for line in raw.chunks(stride + 1) {
+        let (filter, line) = (line[0], &line[1..]);
+        let mut row = vec![0u8; stride];
+        for i in 0..stride {
+            let left = if i >= channels { row[i - channels] } else { 0 };
+            let up = previous[i];
+            let upper_left = if i >= channels { previous[i - channels] } else { 0 };
+            let predicted = match filter {
+                0 => 0,
+                1 => left,
+                2 => up,
+                3 => ((u16::from(left) + u16::from(up)) / 2) as u8,
+                4 => {
+                    let p = i16::from(left) + i16::from(up) - i16::from(upper_left);
+                    let (pa, pb, pc) =
+                        ((p - i16::from(left)).abs(), (p - i16::from(up)).abs(), (p - i16::from(upper_left)).abs());
+                    if pa <= pb && pa <= pc {
+                        left
+                    } else if pb <= pc {
+                        up
+                    } else {
+                        upper_left
+                    }
+                }
+                f => panic!("filter type {f}"),
+            };
+            row[i] = line[i].wrapping_add(predicted);
+        }
+        rows.push(row.chunks(channels).map(|p| [p[0], p[1], p[2]]).collect());
+        previous = row;
+    }
+    Pixels { width, rows }
+}
+
+/// The colours the page paints the parts of a bar with (`report::html`), by kind.
+const COLOURS: &[(&str, [u8; 3])] = &[
+    ("system", [0x6c, 0x5c, 0xe7]),
+    ("context", [0x00, 0xb8, 0x94]),
+    ("question", [0xf9, 0xca, 0x24]),
+    ("chat_format", [0x63, 0x6e, 0x72]),
+    ("output", [0xd6, 0x30, 0x31]),
+    ("margin", [0xfa, 0xb1, 0xa0]),
+    ("free", [0xdf, 0xe6, 0xe9]),
+];
+
+/// A bar as painted: its first row, the pixels of each kind's colour along its middle row, and
+/// its width in pixels.
+#[derive(Debug)]
+struct Bar {
+    top: usize,
+    counts: Vec<(&'static str, usize)>,
+    width: usize,
+}
+
+/// The bars Chromium painted, top to bottom: for each, the pixels of each kind's colour along
+/// its middle row and the bar's width in pixels (from its first painted pixel to its last). A
+/// bar is a run of rows that start with the system prompt's colour (within the pixels its
+/// edge's white stroke blends) and hold a stretch of the free space's, longer than a swatch.
+fn painted_bars(pixels: &Pixels) -> Vec<Bar> {
+    let white = [0xff, 0xff, 0xff];
+    let is_bar = |row: &Vec<[u8; 3]>| {
+        let first = row.iter().position(|p| *p != white);
+        let system = row.iter().position(|p| *p == COLOURS[0].1);
+        let free = row.iter().filter(|p| **p == COLOURS[6].1).count();
+        matches!((first, system), (Some(f), Some(s)) if s <= f + 3) && free >= 40
+    };
+    let mut bars = Vec::new();
+    let mut y = 0;
+    while y < pixels.rows.len() {
+        if !is_bar(&pixels.rows[y]) {
+            y += 1;
+            continue;
+        }
+        let top = y;
+        while y < pixels.rows.len() && is_bar(&pixels.rows[y]) {
+            y += 1;
+        }
+        let row = &pixels.rows[(top + y) / 2];
+        let first = row.iter().position(|p| *p != white).expect("a painted pixel");
+        let last = row.iter().rposition(|p| *p != white).expect("a painted pixel");
+        let counts = COLOURS.iter().map(|(kind, c)| (*kind, row.iter().filter(|p| *p == c).count())).collect();
+        bars.push(Bar { top, counts, width: last - first + 1 });
+    }
+    assert!(pixels.width > 0);
+    bars
+}
+
+/// `pixels`' rows from `top` on, as a PNG (8-bit RGB, every row unfiltered).
+fn encode_png(pixels: &Pixels, top: usize) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+    fn chunk(png: &mut Vec<u8>, kind: &[u8; 4], body: &[u8]) {
+        png.extend_from_slice(&u32::try_from(body.len()).expect("a small chunk").to_be_bytes());
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(body);
+        let crc = crc32(&png[start..]);
+        png.extend_from_slice(&crc.to_be_bytes());
+    }
+    let rows = &pixels.rows[top..];
+    let mut raw = Vec::with_capacity(rows.len() * (pixels.width * 3 + 1));
+    for row in rows {
+        raw.push(0);
+        raw.extend(row.iter().flatten());
+    }
+    let mut header = Vec::new();
+    header.extend_from_slice(&u32::try_from(pixels.width).expect("a width").to_be_bytes());
+    header.extend_from_slice(&u32::try_from(rows.len()).expect("a height").to_be_bytes());
+    header.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &header);
+    chunk(&mut png, b"IDAT", &miniz_oxide::deflate::compress_to_vec_zlib(&raw, 9));
+    chunk(&mut png, b"IEND", &[]);
+    png
 }

@@ -18,7 +18,7 @@ use std::io::Write as _;
 use std::time::{Duration, SystemTime};
 
 use ctx::PipelineState;
-use ctx::llm::offline::OfflineModel;
+use ctx::llm::offline::{OFFLINE_PROVIDER_NAME, OfflineModel};
 use ctx::pipeline::LoadOptions;
 use ctx::report::{OtlpTracing, RunReport};
 use serde_json::Value;
@@ -174,6 +174,13 @@ fn the_readme_runs_requests_reach_phoenix_with_exact_token_counts() {
         assert_eq!(int(span, "gen_ai.usage.output_tokens"), completion);
         assert_eq!(int(span, "gen_ai.request.max_tokens"), request.anatomy.max_output_tokens as i64);
         assert_eq!(int(span, "ctx.budget.context_window"), report.context_window as i64);
+        // The conventions' required provider, and the finish reasons as an array of strings (set
+        // on the OpenTelemetry span itself: a tracing field holds no array), one per reply.
+        let attributes = &span["attributes"];
+        assert_eq!(attributes["gen_ai.operation.name"], "chat", "{span:#}");
+        assert_eq!(attributes["gen_ai.provider.name"], OFFLINE_PROVIDER_NAME, "{span:#}");
+        let reason = attributes["ctx.response.finish_reason"].as_str().expect("the offline model says why it stopped");
+        assert_eq!(attributes["gen_ai.response.finish_reasons"], serde_json::json!([reason]), "{span:#}");
         let parts: i64 = span["attributes"]
             .as_object()
             .expect("attributes")
@@ -187,6 +194,10 @@ fn the_readme_runs_requests_reach_phoenix_with_exact_token_counts() {
         }
         // What Phoenix read from the GenAI conventions: an LLM span with the same counts.
         assert_eq!(span["span_kind"], "LLM", "{span:#}");
+        assert_eq!(
+            span["attributes"]["llm.system"], OFFLINE_PROVIDER_NAME,
+            "the provider, as Phoenix read it: {span:#}"
+        );
         assert_eq!(int(span, "llm.token_count.prompt"), exact);
         assert_eq!(int(span, "llm.token_count.completion"), completion);
         assert_eq!(int(span, "llm.token_count.total"), exact + completion);

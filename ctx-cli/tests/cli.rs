@@ -368,3 +368,40 @@ fn a_macro_pipeline_written_as_yaml_loads_back_equal() {
         PipelineFile::decode(&exported, at_root("examples/pipelines/exported.yaml")).expect("the export decodes");
     assert_eq!(&again, original.definition());
 }
+
+/// Issue 25 item 7: a pipeline whose model step assembles a declared context is checked and
+/// explained like any other; a step naming an undeclared context is an error at its line.
+#[test]
+fn check_and_explain_a_pipeline_whose_step_assembles_a_context() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-context-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let yaml = |context: &str| {
+        format!(
+            "name: Desk\nmodel: {{ model: gpt-4o, context_window: 16000, max_tokens: 800 }}\n\
+             settings: {{ max_context_tokens: 4000 }}\nprompts:\n  answer: \"You are a support agent.\"\nsteps:\n\
+             - {{ id: answer, action: call_model, prompt_key: answer, context: {context}, max_output_tokens: 500, next: end }}\n\
+             contexts:\n  contexts:\n    - name: support\n      inputs: [user_question]\n\
+             \x20     policy: {{ input_budget: {{ max_tokens: 3000 }} }}\n\
+             \x20     messages:\n        - {{ type: system, content: \"Answer from the documents.\" }}\n\
+             \x20       - {{ type: user, content: \"{{input.user_question}}\" }}\n"
+        )
+    };
+    let path = dir.join("desk.yaml");
+    std::fs::write(&path, yaml("support")).expect("write");
+    let path_text = path.to_string_lossy().into_owned();
+    let out = ctx(&["check", &path_text]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = ctx(&["explain", &path_text]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    // The step's input term is the context's budget: 3000 + 500 + 128 of the 16000 window.
+    assert!(stdout.contains("| answer |") && stdout.contains("3000"), "{stdout}");
+
+    std::fs::write(&path, yaml("suport")).expect("write");
+    let out = ctx(&["check", &path_text]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("CONTRACT_UNKNOWN_CONTEXT") && stderr.contains("did you mean `support`?"), "{stderr}");
+    assert!(stderr.contains(&format!("{path_text}:7:")), "located at the step's line: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

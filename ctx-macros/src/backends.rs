@@ -76,6 +76,8 @@ pub(crate) struct Needs {
     search: bool,
     store: bool,
     model: bool,
+    /// The pipeline's `contexts` declare retrievers, which its model steps' contexts draw on.
+    retriever: bool,
     customs: Vec<CustomStep>,
     tools: Vec<Tool>,
 }
@@ -150,6 +152,7 @@ impl Needs {
             search: kinds().any(|k| matches!(k, StepKind::SearchNodes(_))),
             store: kinds().any(|k| matches!(k, StepKind::FetchNodeTexts(_) | StepKind::ExpandDependencyTree(_))),
             model: kinds().any(|k| matches!(k, StepKind::CallModel(_) | StepKind::Agent(_))),
+            retriever: !lowered.def.contexts.retrievers.is_empty(),
             customs,
             tools: tools(cx, pipeline, lowered),
         }
@@ -236,6 +239,14 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
             pub model: &'a dyn #rt::ChatModelDyn,
         });
         setters.push(quote!(.model(self.model)));
+    }
+    if needs.retriever {
+        fields.push(quote! {
+            /// Answers the retrievers the pipeline's `contexts` declare (each request names its
+            /// retriever), for the model steps that assemble a context.
+            pub retriever: &'a dyn #rt::engine::RetrieverDyn,
+        });
+        setters.push(quote!(.retriever(self.retriever)));
     }
     // The user's implementations are held as `&dyn {Name}CustomDyn` (the object-safe form of the
     // trait, implemented for every implementation of it), not as a type parameter bounded by

@@ -57,12 +57,18 @@ pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenSt
         quote!(#p::PromptSpec::new(::std::string::String::from(#key), #text))
     });
     let steps = def.steps.iter().map(|s| step(rt, s));
+    // The context engine's declarations, as `context_engine!` writes them.
+    let contexts = (!def.contexts.is_empty()).then(|| {
+        let spec = crate::companion::spec_tokens(&def.contexts, rt);
+        quote!(.contexts({ #spec }))
+    });
     quote! {
         #p::PipelineDef::new(::std::string::String::from(#name))
             .model(#model)
             .settings(#settings)
             .prompts(::std::vec![#(#prompts),*])
             .steps(::std::vec![#(#steps),*])
+            #contexts
     }
 }
 

@@ -22,7 +22,7 @@ use crate::ctxt::Ctxt;
 use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help};
 use crate::located::Locs;
 use crate::spans::{SpanMap, SpanRange, step_path};
-use crate::symbol::{AT_LOAD, CONFIG, INCLUDE_STR, MODEL, PROMPTS, SECTIONS, SETTINGS, STEPS};
+use crate::symbol::{AT_LOAD, CONFIG, CONTEXTS, INCLUDE_STR, MODEL, PROMPTS, SECTIONS, SETTINGS, STEPS};
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
 pub(crate) struct Lowered {
@@ -75,11 +75,12 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
         Some((key, value)) => lower_steps(&mut r, key, value),
         None => (Vec::new(), Vec::new()),
     };
+    let contexts = sections.take(CONTEXTS).map(|(key, value)| lower_contexts(&mut r, key, value)).unwrap_or_default();
     sections.finish(cx, SECTIONS);
 
     let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
     Lowered {
-        def: PipelineDef::new(name).model(model).settings(settings).prompts(prompts).steps(steps),
+        def: PipelineDef::new(name).model(model).settings(settings).prompts(prompts).steps(steps).contexts(contexts),
         spans,
         step_ids,
         prompts: prompt_code,
@@ -173,6 +174,18 @@ fn block_body<'v>(
             None
         }
     }
+}
+
+/// `contexts { retrievers { … } contexts { … } compactors: […] }`: the body `context_engine!`
+/// takes, lowered by the same code, its spans recorded under `contexts`.
+fn lower_contexts(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ctx_spec::engine::EngineSpec {
+    let path = FieldPath::root().key("contexts");
+    let example = "contexts { contexts { support { messages: [user: \"{input.user_question}\"] } } }";
+    let Some(body) = block_body(r, key, value, &path, example) else { return Default::default() };
+    let owner = "`contexts`".to_owned();
+    let engine = crate::companion::lower_engine(r.cx, owner, SpanRange::single(key.span()), body);
+    r.spans.absorb(&path, engine.spans);
+    engine.spec
 }
 
 /// `settings { max_context_tokens: 9_000, …, any_name: 3 }`, read by the schema rows the YAML

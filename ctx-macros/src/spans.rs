@@ -80,6 +80,16 @@ impl SpanMap {
             .unwrap_or_else(|| SpanRange::single(Span::call_site()))
     }
 
+    /// Takes the records and poisoned paths of `other` (a map of a part lowered on its own, with
+    /// paths from its root) as those of `prefix` and below.
+    pub(crate) fn absorb(&mut self, prefix: &FieldPath, other: SpanMap) {
+        let under = |path: FieldPath| FieldPath(prefix.0.iter().cloned().chain(path.0).collect());
+        for (path, range) in other.spans {
+            self.record(&under(path), range);
+        }
+        self.poisoned.extend(other.poisoned.into_iter().map(under));
+    }
+
     /// The span recorded for exactly `path`.
     pub(crate) fn get(&self, path: &FieldPath) -> Option<SpanRange> {
         self.spans.get(path).copied()

@@ -55,7 +55,9 @@ pub(crate) const FILE: Symbol = Symbol("file");
 pub(crate) const SETTINGS: Symbol = Symbol("settings");
 pub(crate) const PROMPTS: Symbol = Symbol("prompts");
 pub(crate) const STEPS: Symbol = Symbol("steps");
-pub(crate) const SECTIONS: &[Symbol] = &[MODEL, SETTINGS, PROMPTS, STEPS];
+/// `contexts { … }`: the context engine's declarations, in `context_engine!`'s vocabulary.
+pub(crate) const CONTEXTS: Symbol = Symbol("contexts");
+pub(crate) const SECTIONS: &[Symbol] = &[MODEL, SETTINGS, PROMPTS, STEPS, CONTEXTS];
 
 // `model: config("…")`; the keys of `model { … }` and `settings { … }` are `ctx-spec`'s schema rows.
 pub(crate) const CONFIG: Symbol = Symbol("config");

@@ -3,7 +3,7 @@
 //! No pipeline rule is written here.
 
 use ctx_spec::pipeline::PipelineDef;
-use ctx_spec::validation::ConfigIssue;
+use ctx_spec::validation::{ConfigIssue, FieldPath};
 
 use crate::ctxt::Ctxt;
 use crate::ctxt::with_help;
@@ -13,7 +13,7 @@ use crate::spans::SpanMap;
 /// Runs the runtime's validation (with the compile-time token check when the window and the
 /// prompts are literals) and reports each issue under its token.
 pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
-    let issues = runtime_issues(&lowered.def);
+    let issues = without_engine_echoes(runtime_issues(&lowered.def));
     let valid = issues.is_empty();
     report(cx, &lowered.spans, lowered.graph_complete, issues);
     // What is valid but likely a mistake, only once nothing is wrong (a warning beside an error
@@ -33,6 +33,26 @@ pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
             cx.warn(lowered.spans.lookup(&warning.path).start, warning.code.as_str(), message);
         }
     }
+}
+
+/// `issues` less those of the `contexts` declarations that only echo another, by the rule
+/// `context_engine!` applies to the same declarations (paths taken relative to `contexts`).
+fn without_engine_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
+    let prefix = FieldPath::root().key("contexts");
+    let under = |i: &ConfigIssue| i.path.0.len() > 1 && i.path.0.first() == prefix.0.first();
+    let relative: Vec<ConfigIssue> = issues
+        .iter()
+        .filter(|i| under(i))
+        .map(|i| ConfigIssue { path: FieldPath(i.path.0[1..].to_vec()), ..i.clone() })
+        .collect();
+    let kept = crate::companion::without_echoes(relative);
+    issues
+        .into_iter()
+        .filter(|i| {
+            !under(i)
+                || kept.iter().any(|k| k.code == i.code && k.message == i.message && k.path.0[..] == i.path.0[1..])
+        })
+        .collect()
 }
 
 /// Every issue of the runtime's rules for `def`.

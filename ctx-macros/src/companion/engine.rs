@@ -76,7 +76,7 @@ pub(crate) fn context_engine(input: TokenStream) -> TokenStream {
 /// ([`Code::echo_of`](ctx_spec::codes::Code::echo_of)): the ratios of a context sum
 /// to more than 1 because a ratio in that sum is out of range already (a pack's own ratio, or the
 /// default ratio when the runtime places the sum there).
-pub(super) fn without_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
+pub(crate) fn without_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
     // `contexts[i]`, and whether the path is under its `messages`.
     let context = |path: &FieldPath| FieldPath(path.0.iter().take(2).cloned().collect());
     let in_messages = |path: &FieldPath| matches!(path.0.get(2), Some(PathSegment::Key(k)) if k == "messages");
@@ -109,10 +109,15 @@ fn at(ident: &Ident) -> SpanRange {
 
 /// Lowers the body of `header`.
 pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> LoweredEngine {
-    let whole = at(&header.name);
-    let mut spans = SpanMap::new(whole);
     let owner = format!("context engine `{}`", unraw(&header.name));
-    let mut sections = Fields::new(cx, owner, whole, &header.body);
+    lower_engine(cx, owner, at(&header.name), &header.body)
+}
+
+/// Lowers `body`, the declarations of `owner` (a `context_engine!` function, or a pipeline's
+/// `contexts { … }`, which takes the same vocabulary), `whole` standing for all of it.
+pub(crate) fn lower_engine(cx: &Ctxt, owner: String, whole: SpanRange, body: &Items) -> LoweredEngine {
+    let mut spans = SpanMap::new(whole);
+    let mut sections = Fields::new(cx, owner, whole, body);
     let mut r = Reader { cx, spans: &mut spans };
     let compactors = sections
         .take(COMPACTORS)

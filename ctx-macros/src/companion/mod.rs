@@ -26,7 +26,8 @@ use crate::ctxt::Ctxt;
 use crate::fields::with_help;
 use crate::spans::SpanMap;
 
-pub(crate) use engine::context_engine;
+pub(crate) use engine::{context_engine, lower_engine, without_echoes};
+pub(crate) use engine_expand::spec_tokens;
 pub(crate) use turn::turn_budget;
 
 /// The lints generated items must not trigger in the user's crate.

@@ -144,7 +144,9 @@ pub(super) struct RetrieverEntry {
     pub decl: RetrieverDecl,
     pub query: Template,
     pub limit: usize,
-    pub implementation: Arc<dyn RetrieverDyn>,
+    /// `None` when the retrievers are given to each assembly
+    /// ([`ContextAssemblerBuilder::retrievers_at_assembly`]).
+    pub implementation: Option<Arc<dyn RetrieverDyn>>,
 }
 
 /// Assembles declared contexts into budgeted messages. Built once, used concurrently.
@@ -178,6 +180,8 @@ pub struct ContextAssemblerBuilder {
     summarizers: BTreeMap<String, Summarizer>,
     /// Registrations refused (a built-in or repeated name), reported by `build` with the rest.
     refused: Vec<CompactorError>,
+    /// Whether the retrievers come with each assembly instead of being registered here.
+    retrievers_at_assembly: bool,
 }
 
 impl ContextAssemblerBuilder {
@@ -219,12 +223,30 @@ impl ContextAssemblerBuilder {
         self
     }
 
+    /// Uses `registry` as the user compactors (replacing any registered before): how a pipeline
+    /// hands its contexts the compactors its `LoadOptions` registered.
+    #[must_use]
+    pub fn compactors(mut self, registry: CompactorRegistry) -> Self {
+        self.compactors = registry;
+        self
+    }
+
+    /// The retrievers are not registered here but given to each assembly
+    /// ([`ContextAssembler::assemble_with`]): one implementation answers every declared
+    /// retriever, each request naming its retriever. How a pipeline's model step assembles a
+    /// context with the retriever of the run's environment.
+    #[must_use]
+    pub fn retrievers_at_assembly(mut self) -> Self {
+        self.retrievers_at_assembly = true;
+        self
+    }
+
     /// Validates the spec ([`validate_spec`]) and the registrations, and compiles the templates.
     pub fn build(self) -> Result<ContextAssembler, EngineError> {
         let spec = &self.spec;
         let mut issues = validate_spec(spec);
         for (k, decl) in spec.retrievers.iter().enumerate() {
-            if !self.retrievers.contains_key(&decl.name) {
+            if !self.retrievers_at_assembly && !self.retrievers.contains_key(&decl.name) {
                 issues.push(
                     ConfigIssue::new(
                         Code::EngineRetrieverNotRegistered,
@@ -279,12 +301,14 @@ impl ContextAssemblerBuilder {
 
         let mut retrievers = BTreeMap::new();
         for decl in &spec.retrievers {
-            let (Some(implementation), Ok(query)) = (self.retrievers.get(&decl.name), Template::parse(&decl.query))
+            let implementation = self.retrievers.get(&decl.name).cloned();
+            let (true, Ok(query)) =
+                (implementation.is_some() || self.retrievers_at_assembly, Template::parse(&decl.query))
             else {
                 continue; // unreachable after validation; skipping keeps this panic-free
             };
             let limit = usize::try_from(decl.limit).unwrap_or(1).max(1);
-            let entry = RetrieverEntry { decl: decl.clone(), query, limit, implementation: implementation.clone() };
+            let entry = RetrieverEntry { decl: decl.clone(), query, limit, implementation };
             retrievers.insert(decl.name.clone(), entry);
         }
         let mut contexts = BTreeMap::new();
@@ -339,6 +363,7 @@ impl ContextAssembler {
             compactors: CompactorRegistry::new(),
             summarizers: BTreeMap::new(),
             refused: Vec::new(),
+            retrievers_at_assembly: false,
         }
     }
 
@@ -358,6 +383,30 @@ impl ContextAssembler {
                 declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
             });
         };
-        Run::new(self, input).assemble(compiled).await
+        Run::new(self, input, None).assemble(compiled).await
+    }
+
+    /// [`Self::assemble`] with `retriever` answering every retriever the context draws on (each
+    /// request names its retriever), in place of those registered: what the spec calls a
+    /// retriever override, and how an assembler built with
+    /// [`ContextAssemblerBuilder::retrievers_at_assembly`] is used.
+    pub async fn assemble_with(
+        &self,
+        name: &str,
+        input: &AssemblyInput,
+        retriever: &dyn RetrieverDyn,
+    ) -> Result<ContextAssembly, EngineError> {
+        let Some(compiled) = self.contexts.get(name) else {
+            return Err(EngineError::UnknownContext {
+                name: name.to_owned(),
+                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        Run::new(self, input, Some(retriever)).assemble(compiled).await
+    }
+
+    /// Whether the declarations name any retriever (a pipeline then needs one to assemble).
+    pub fn has_retrievers(&self) -> bool {
+        !self.retrievers.is_empty()
     }
 }

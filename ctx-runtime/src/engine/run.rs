@@ -21,7 +21,9 @@ use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembl
 use super::error::EngineError;
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::{AssemblyReport, pack_reports};
-use super::retriever::{ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, join_blocks};
+use super::retriever::{
+    ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverDyn, join_blocks,
+};
 use crate::chat::ChatMessage;
 use crate::compact::{CompactError, CompactRequest};
 use crate::tokens::TokenError;
@@ -81,16 +83,22 @@ pub(super) struct Run<'a> {
     asm: &'a ContextAssembler,
     frame: Frame<'a>,
     history: &'a [ChatMessage],
+    /// Answers every retriever in place of the registered ones.
+    retriever: Option<&'a dyn RetrieverDyn>,
 }
 
 impl<'a> Run<'a> {
-    pub(crate) fn new(asm: &'a ContextAssembler, input: &'a AssemblyInput) -> Self {
+    pub(crate) fn new(
+        asm: &'a ContextAssembler,
+        input: &'a AssemblyInput,
+        retriever: Option<&'a dyn RetrieverDyn>,
+    ) -> Self {
         let frame = Frame {
             inputs: &input.inputs,
             base_system: input.base_system_prompt.as_deref().unwrap_or(""),
             user_fallback: input.user_message.as_deref().unwrap_or(""),
         };
-        Run { asm, frame, history: &input.history }
+        Run { asm, frame, history: &input.history, retriever }
     }
 
     fn counter(&self) -> &TokenCounter {
@@ -353,7 +361,12 @@ impl<'a> Run<'a> {
                 limit: entry.limit,
                 max_tokens: cap.map(|c| c.saturating_sub(filled)),
             };
-            let page = entry.implementation.retrieve(&request).await.map_err(|source| EngineError::Retriever {
+            let implementation = match (self.retriever, &entry.implementation) {
+                (Some(given), _) => given,
+                (None, Some(registered)) => registered.as_ref(),
+                (None, None) => return Err(not_given(name)),
+            };
+            let page = implementation.retrieve(&request).await.map_err(|source| EngineError::Retriever {
                 context: label.to_owned(),
                 retriever: name.clone(),
                 offset,
@@ -504,6 +517,17 @@ fn greedy(
 }
 
 /// Drops the oldest messages that free at least `excess` tokens (at least one message), keeping a
+/// The error of an assembly that needs retriever `name` when none was registered nor given.
+fn not_given(name: &str) -> EngineError {
+    let issue = crate::validation::ConfigIssue::new(
+        crate::codes::Code::EngineRetrieverNotRegistered,
+        crate::validation::FieldPath::root().key("retrievers"),
+        format!("retriever `{name}` has no implementation: none is registered and none was given to the assembly"),
+    )
+    .with_help("give one to `ContextAssembler::assemble_with`, or register it on the builder");
+    EngineError::Config(crate::validation::ConfigIssues { source_name: "context engine".into(), issues: vec![issue] })
+}
+
 /// tool call with its results and a leading system message: the history module's trim, to what
 /// the history holds less `excess`. History messages are whole messages of the request, so what
 /// they free is exactly what the request loses; the caller re-counts the whole all the same.

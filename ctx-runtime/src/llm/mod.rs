@@ -186,6 +186,15 @@ pub trait ChatModel: Send + Sync {
     /// The model's name (as sent to the server).
     fn model_name(&self) -> &str;
 
+    /// The provider, as OpenTelemetry's GenAI semantic conventions name it in
+    /// `gen_ai.provider.name`, an attribute every request's span must carry: one of the
+    /// conventions' well-known values when one applies (`openai`, `anthropic`, `azure.ai.openai`,
+    /// `groq`, …), else a name of the implementation's choosing. The default, `unknown`, says
+    /// only that the implementation does not tell; override it.
+    fn provider_name(&self) -> &str {
+        "unknown"
+    }
+
     /// Sends one request and waits for the whole reply.
     fn chat(&self, request: &ChatRequest) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send;
 
@@ -231,6 +240,9 @@ pub trait ChatModelDyn: Send + Sync {
     /// [`ChatModel::model_name`].
     fn dyn_model_name(&self) -> &str;
 
+    /// [`ChatModel::provider_name`].
+    fn dyn_provider_name(&self) -> &str;
+
     /// [`ChatModel::chat`], boxed.
     fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a>;
 
@@ -245,6 +257,10 @@ pub trait ChatModelDyn: Send + Sync {
 impl<M: ChatModel> ChatModelDyn for M {
     fn dyn_model_name(&self) -> &str {
         self.model_name()
+    }
+
+    fn dyn_provider_name(&self) -> &str {
+        self.provider_name()
     }
 
     fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a> {
@@ -263,6 +279,10 @@ impl<M: ChatModel> ChatModelDyn for M {
 impl ChatModel for dyn ChatModelDyn + '_ {
     fn model_name(&self) -> &str {
         self.dyn_model_name()
+    }
+
+    fn provider_name(&self) -> &str {
+        self.dyn_provider_name()
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {

@@ -12,6 +12,7 @@
 
 use std::future::Future;
 
+use crate::engine::RetrieverDyn;
 use crate::llm::ChatModelDyn;
 use crate::state::{NodeText, PipelineState, SearchHit};
 
@@ -146,6 +147,7 @@ pub struct StepEnv<'a> {
     custom: Option<&'a dyn CustomStepsDyn>,
     tokens: Option<&'a dyn TokenSink>,
     tools: Option<&'a dyn ToolHandlersDyn>,
+    retriever: Option<&'a dyn RetrieverDyn>,
 }
 
 impl<'a> StepEnv<'a> {
@@ -196,6 +198,15 @@ impl<'a> StepEnv<'a> {
         self
     }
 
+    /// Uses `retriever` for the packs of the contexts that model steps assemble
+    /// (`call_model { context: NAME }`): it answers every retriever the pipeline's `contexts`
+    /// declare, each request naming its retriever.
+    #[must_use]
+    pub fn retriever(mut self, retriever: &'a dyn RetrieverDyn) -> Self {
+        self.retriever = Some(retriever);
+        self
+    }
+
     /// The finished environment (the builder is the environment; this reads well at call sites).
     #[must_use]
     pub fn build(self) -> Self {
@@ -231,6 +242,11 @@ impl<'a> StepEnv<'a> {
     pub fn tools_backend(&self) -> Option<&'a dyn ToolHandlersDyn> {
         self.tools
     }
+
+    /// The retriever of the contexts' packs, if any.
+    pub fn retriever_backend(&self) -> Option<&'a dyn RetrieverDyn> {
+        self.retriever
+    }
 }
 
 impl std::fmt::Debug for StepEnv<'_> {
@@ -242,6 +258,7 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("custom", &self.custom.is_some())
             .field("tokens", &self.tokens.is_some())
             .field("tools", &self.tools.is_some())
+            .field("retriever", &self.retriever.is_some())
             .finish()
     }
 }

@@ -44,6 +44,16 @@ pub enum PipelineError {
         /// The step id in the snapshot.
         step: String,
     },
+    /// A model step could not assemble the declared context it names (a retriever failed, the
+    /// fixed messages exceed the input budget, a template value is not text, …); the code is the
+    /// engine's.
+    #[error("step `{step}`: assembling its context: {source}")]
+    Context {
+        /// The step id.
+        step: String,
+        /// The engine's error.
+        source: Box<crate::engine::EngineError>,
+    },
     /// A step needs a backend that the [`StepEnv`](super::StepEnv) does not hold.
     #[error(
         "step `{step}` ({kind}) needs a {backend}, but the StepEnv has none; add one with StepEnv::builder().{setter}(…)"
@@ -303,6 +313,7 @@ impl ErrorCode for PipelineError {
             PipelineError::Turn { source, .. } => source.code(),
             PipelineError::NotTool { .. } => Code::PipelineNotTool,
             PipelineError::SpendCapReached { .. } => Code::PipelineSpendCapReached,
+            PipelineError::Context { source, .. } => source.code(),
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct LoadedPipeline {
     spend_caps: super::SpendCaps,
     /// What does not stop the pipeline from loading but is likely a mistake.
     warnings: Vec<ConfigIssue>,
+    /// The assembler of the pipeline's `contexts`, when it declares any.
+    assembler: Option<std::sync::Arc<crate::engine::ContextAssembler>>,
 }
 
 impl LoadedPipeline {
@@ -181,6 +183,7 @@ impl LoadedPipeline {
         let counter = counter.or(resolved.files_counter).unwrap_or_else(|| resolved.model.counter());
         // Validated by `resolve`: a template that does not parse is an issue reported above.
         let frame = def.settings.node_frame.as_deref().and_then(|t| NodeFrame::parse(t).ok()).unwrap_or_default();
+        let assembler = assembler(&def, &counter, &opts)?;
         let budget_options = BudgetOptions { compactors: opts.compactors.clone(), frame };
         Ok(LoadedPipeline {
             def,
@@ -197,6 +200,7 @@ impl LoadedPipeline {
             cost_bound: resolved.cost,
             spend_caps,
             warnings,
+            assembler,
         })
     }
 
@@ -205,6 +209,13 @@ impl LoadedPipeline {
     /// (`BUDGET_ON_OVER_NEVER_TAKEN`: the context is empty whenever its step runs).
     pub fn warnings(&self) -> &[ConfigIssue] {
         &self.warnings
+    }
+
+    /// The assembler of the pipeline's `contexts`, with its model's counter and the compactors
+    /// of [`LoadOptions`] (none when the pipeline declares no context). Its retrievers are the
+    /// run's ([`StepEnv::retriever`](super::StepEnv::retriever)).
+    pub fn assembler(&self) -> Option<&crate::engine::ContextAssembler> {
+        self.assembler.as_deref()
     }
 
     /// The user compactors and the node frame its `manage_context_budget` steps use.
@@ -540,3 +551,33 @@ fn unregistered_compactors(def: &PipelineDef, opts: &LoadOptions) -> Vec<ConfigI
 #[cfg(test)]
 #[path = "loaded_tests.rs"]
 mod tests;
+
+/// The assembler of `def`'s contexts (none without any), counting with the pipeline's counter,
+/// with the compactors of `opts`; its retrievers come with each run. Its declarations passed the
+/// engine's rules in validation; what is left to fail is a compactor they name that `opts` does
+/// not register, reported under `contexts` as every other issue of loading.
+fn assembler(
+    def: &PipelineDef,
+    counter: &TokenCounter,
+    opts: &LoadOptions,
+) -> Result<Option<std::sync::Arc<crate::engine::ContextAssembler>>, CtxError> {
+    if def.contexts.contexts.is_empty() {
+        return Ok(None);
+    }
+    let built = crate::engine::ContextAssembler::builder(def.contexts.clone(), counter.clone())
+        .compactors(opts.compactors.clone())
+        .retrievers_at_assembly()
+        .build();
+    match built {
+        Ok(assembler) => Ok(Some(std::sync::Arc::new(assembler))),
+        Err(crate::engine::EngineError::Config(mut issues)) => {
+            let base = FieldPath::root().key("contexts");
+            for issue in &mut issues.issues {
+                issue.path = FieldPath(base.0.iter().cloned().chain(issue.path.0.drain(..)).collect());
+            }
+            issues.source_name = format!("pipeline `{}`", def.name);
+            Err(issues.into())
+        }
+        Err(other) => Err(other.into()),
+    }
+}

@@ -8,9 +8,9 @@
 
 use std::fmt::Write as _;
 
-use crate::contract::ContractReport;
+use crate::contract::{ContractReport, StepBudget};
 
-use super::anatomy::{PartKind, RequestPart};
+use super::anatomy::{PartKind, RequestAnatomy, RequestPart};
 use super::cost::{RequestCost, usd};
 use super::run::{RequestEntry, RunReport};
 
@@ -241,7 +241,7 @@ impl RunReport {
 fn request_section(number: usize, r: &RequestEntry) -> String {
     let a = &r.anatomy;
     let mut s = format!(
-        "<section class=\"request\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\">\n",
+        "<section class=\"request\" id=\"request-{number}\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\">\n",
         escape(&r.step_id),
         a.prompt_tokens,
         a.context_window
@@ -280,34 +280,7 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
         s.push_str(&cost_table(c));
     }
     if let Some(w) = &r.worst_case {
-        s.push_str("<h3>Worst case (contract) and this request</h3>\n<table class=\"worst\">\n<tr><th>term</th><th class=\"n\">worst case</th><th class=\"n\">sent</th></tr>\n");
-        let fixed = a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat);
-        let question = a.tokens_of(PartKind::Question) + a.tokens_of(PartKind::Unsplit);
-        let rows = [
-            ("fixed prompt (sent: system prompt, question, chat format)", w.fixed_prompt_tokens, fixed + question),
-            ("tool schemas", w.tool_schema_tokens, a.tokens_of(PartKind::Tools)),
-            ("history", w.history_tokens, a.tokens_of(PartKind::History)),
-            ("context", w.context_tokens, a.tokens_of(PartKind::Context)),
-            ("output", w.output_tokens, a.max_output_tokens),
-            ("safety margin", w.safety_margin_tokens, a.margin_in_window()),
-            ("total", w.total_tokens(), a.prompt_tokens + a.max_output_tokens + a.margin_in_window()),
-        ];
-        for (name, worst, sent) in rows {
-            let _ = writeln!(s, "<tr><td>{name}</td><td class=\"n\">{worst}</td><td class=\"n\">{sent}</td></tr>");
-        }
-        if a.tokens_of(PartKind::ToolTurn) > 0 {
-            let _ = writeln!(
-                s,
-                "<tr><td>tool calls of the turn (within the turn budget {})</td><td class=\"n\"></td><td class=\"n\">{}</td></tr>",
-                w.turn_budget_tokens.map(|t| t.to_string()).unwrap_or_default(),
-                a.tokens_of(PartKind::ToolTurn)
-            );
-        }
-        let _ = writeln!(
-            s,
-            "<tr><td>window</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n</table>",
-            w.context_window, a.context_window
-        );
+        s.push_str(&worst_case_table(w, a));
     }
     s.push_str("<h3>Changed since the previous request</h3>\n");
     if r.changes.is_empty() {
@@ -327,6 +300,61 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
         s.push_str("</table>\n");
     }
     s.push_str("</div>\n</div>\n</section>\n");
+    s
+}
+
+/// The contract's worst case of the step beside the request, term by term, each row comparing
+/// like with like (its `data-worst` and `data-sent`).
+///
+/// The contract's fixed prompt counts the system prompt, the `user_parts` templates with `{}`
+/// empty and the chat format. In the request the templates' text is counted with the value it
+/// frames (the context, the question), so the fixed prompt's row compares the parts that are
+/// the fixed prompt's alone: the system prompt and the reply priming. The question (with the
+/// other `user_parts` values outside the context) has no budget of its own: the contract leaves
+/// it to the safety margin (`contract::check`), so its row is compared with the margin; at run
+/// time the margin is still kept free, and the output limit is lowered if the question needs it.
+fn worst_case_table(w: &StepBudget, a: &RequestAnatomy) -> String {
+    let mut s = String::from(
+        "<h3>Worst case (contract) and this request</h3>\n<table class=\"worst\">\n<tr><th>term</th><th class=\"n\">worst case</th><th class=\"n\">sent</th></tr>\n",
+    );
+    let question = a.tokens_of(PartKind::Question) + a.tokens_of(PartKind::Unsplit);
+    let rows = [
+        (
+            "fixed prompt: the system prompt and the chat format (the templates' text is sent with the context and the question)",
+            w.fixed_prompt_tokens,
+            a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat),
+        ),
+        ("tool schemas", w.tool_schema_tokens, a.tokens_of(PartKind::Tools)),
+        ("history", w.history_tokens, a.tokens_of(PartKind::History)),
+        ("context (with its template's text)", w.context_tokens, a.tokens_of(PartKind::Context)),
+        (
+            "question: no budget of its own, the contract leaves it to the safety margin",
+            w.safety_margin_tokens,
+            question,
+        ),
+        ("output", w.output_tokens, a.max_output_tokens),
+        ("safety margin (kept free)", w.safety_margin_tokens, a.margin_in_window()),
+        ("total", w.total_tokens(), a.prompt_tokens + a.max_output_tokens + a.margin_in_window()),
+    ];
+    for (name, worst, sent) in rows {
+        let _ = writeln!(
+            s,
+            "<tr class=\"term\" data-worst=\"{worst}\" data-sent=\"{sent}\"><td>{name}</td><td class=\"n\">{worst}</td><td class=\"n\">{sent}</td></tr>"
+        );
+    }
+    if a.tokens_of(PartKind::ToolTurn) > 0 {
+        let _ = writeln!(
+            s,
+            "<tr><td>tool calls of the turn (within the turn budget {})</td><td class=\"n\"></td><td class=\"n\">{}</td></tr>",
+            w.turn_budget_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            a.tokens_of(PartKind::ToolTurn)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<tr><td>window</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n</table>",
+        w.context_window, a.context_window
+    );
     s
 }
 

@@ -91,3 +91,51 @@ fn the_contract_page_draws_every_model_step() {
     assert!(html.contains(&format!("data-kind=\"free\" data-tokens=\"{}\"", w.headroom())));
     assert!(html.contains(&format!("data-kind=\"system\" data-tokens=\"{}\"", w.fixed_prompt_tokens)));
 }
+
+/// The rows of a page's worst-case tables: (term, worst case, sent).
+fn worst_case_rows(html: &str) -> Vec<(String, usize, usize)> {
+    let number = |row: &str, name: &str| -> usize {
+        let key = format!("{name}=\"");
+        let at = row.find(&key).expect("the attribute") + key.len();
+        row[at..at + row[at..].find('"').expect("closed")].parse().expect("a count")
+    };
+    html.split("<tr class=\"term\" ")
+        .skip(1)
+        .map(|row| {
+            let at = row.find("<td>").expect("a term") + 4;
+            let term = row[at..at + row[at..].find("</td>").expect("closed")].to_owned();
+            (term, number(row, "data-worst"), number(row, "data-sent"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn no_term_of_a_request_is_sent_larger_than_its_worst_case() {
+    use crate::llm::offline::OfflineModel;
+    use crate::pipeline::{StepEnv, testing};
+    use crate::state::PipelineState;
+
+    let p = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
+    let model = OfflineModel::new(p.counter().clone());
+    let (_, reports) =
+        p.run(PipelineState::new("How are totals rounded to cents?"), &StepEnv::builder().model(&model)).await.unwrap();
+    let report = p.report(&reports);
+    let a = &report.requests[0].anatomy;
+    let w = report.requests[0].worst_case.as_ref().expect("the step's worst case");
+    let question = a.tokens_of(PartKind::Question);
+    // Before: the fixed prompt's row counted the question, and showed more sent than its worst
+    // case whenever the question outgrew the templates' text it replaces.
+    let old_fixed_row = a.tokens_of(PartKind::System) + question + a.tokens_of(PartKind::ChatFormat);
+    assert!(question > 0 && old_fixed_row > w.fixed_prompt_tokens, "{a:#?}");
+    let rows = worst_case_rows(&report.to_html());
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for (term, worst, sent) in &rows {
+        assert!(sent <= worst, "{term}: sent {sent} > worst case {worst}");
+    }
+    let row = |prefix: &str| rows.iter().find(|(t, _, _)| t.starts_with(prefix)).expect(prefix).clone();
+    let fixed = a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat);
+    assert_eq!(row("fixed prompt"), (row("fixed prompt").0, w.fixed_prompt_tokens, fixed));
+    assert_eq!(row("question").1, w.safety_margin_tokens);
+    assert_eq!(row("question").2, question);
+    assert_eq!(row("total").2, a.prompt_tokens + a.max_output_tokens + a.margin_in_window());
+}

@@ -56,7 +56,7 @@ pub use html::{contract_to_html, escape};
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub use otel::{OtlpError, OtlpTracing};
 pub use run::{Change, ChangeKind, RequestEntry, RunReport, StepEntry};
-pub use trace::REQUEST_ATTRIBUTES;
+pub use trace::{ARRAY_ATTRIBUTES, REQUEST_ATTRIBUTES};
 
 use crate::pipeline::{LoadedPipeline, StepReport};
 

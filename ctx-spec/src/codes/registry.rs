@@ -377,6 +377,11 @@ registry! {
         /// so the request has no bound the contract could check.
         /// Fix: give the context a policy with an input budget.
         ContractUnboundedContext = "CONTRACT_UNBOUNDED_CONTEXT",
+        /// A model step that assembles a declared context also writes a key the context replaces:
+        /// `user_parts` (the context's `user` message makes the user message) or `use_history`
+        /// (the context's `history` message places the pipeline's history).
+        /// Fix: remove the key from the step, or remove `context` to lay the request out yourself.
+        ContractContextConflict = "CONTRACT_CONTEXT_CONFLICT",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does

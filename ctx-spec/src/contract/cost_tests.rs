@@ -160,3 +160,33 @@ fn the_remaining_budget_is_a_template_value_of_user_parts_only() {
         [("SOURCE_NOT_TEXT", "steps[0].rules[0].from".into()), ("READ_ONLY_TARGET", "steps[1].rules[0].set".into())]
     );
 }
+
+/// A step that assembles a declared context costs, at worst, the context's input budget plus the
+/// margin: not the fixed prompt, `max_context_tokens` or the history it would lay out itself.
+#[test]
+fn a_step_assembling_a_context_is_priced_at_its_input_budget() {
+    use crate::engine::{ContextDeclaration, ContextPolicySpec, EngineSpec, InputBudgetSpec, MessageSpec};
+    let engine = EngineSpec {
+        contexts: vec![ContextDeclaration {
+            name: "support".into(),
+            inputs: vec!["user_question".into()],
+            policy: Some(ContextPolicySpec {
+                input_budget: Some(InputBudgetSpec { max_tokens: 2_500 }),
+                ..ContextPolicySpec::default()
+            }),
+            messages: vec![MessageSpec::User { content: "{input.user_question}".into() }],
+        }],
+        ..EngineSpec::default()
+    };
+    let mut d = priced(def(vec![call("answer", "answer", END)]), None).contexts(engine);
+    let crate::pipeline::StepKind::CallModel(c) = &mut d.steps[0].kind else { unreachable!() };
+    c.context = Some("support".into());
+    c.user_parts = Vec::new();
+    assert_eq!(validate_definition(&d, &ValidateOptions::default()), []);
+    let (report, _) = report(&d);
+    let budget = report.step("answer").unwrap();
+    assert_eq!((budget.fixed_prompt_tokens, budget.context_tokens, budget.history_tokens), (2_500, 0, 0));
+    let s = &bound(&d).steps[0];
+    assert_eq!((s.input_tokens, s.output_tokens), (2_500 + 128, 1_024));
+    assert_eq!(s.request_nano_usd, (2_500 + 128) * 2_500 + 1_024 * 10_000);
+}

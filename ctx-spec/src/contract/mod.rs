@@ -115,11 +115,19 @@ pub fn call_model_checks_split<'a>(
         let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
         match inline.or_else(|| prompts.get(key).map(String::as_str)) {
             Some(system_prompt) => {
-                let check = CallModelCheck::new(at, &step.id, spec, system_prompt);
-                checks.push(match agent {
-                    Some(agent) => check.with_agent(agent),
-                    None => check,
-                });
+                let mut check = CallModelCheck::new(at.clone(), &step.id, spec, system_prompt);
+                if let Some(agent) = agent {
+                    check = check.with_agent(agent);
+                }
+                // A step naming a context: its input budget is the request's; a context that
+                // cannot give one is a structural issue (`validate_context`), the step waits.
+                if let Some(name) = spec.context.as_deref() {
+                    match context::context_term(&def.contexts, name, &step.id, &at) {
+                        Ok(term) => check = check.with_context(term),
+                        Err(_) => continue,
+                    }
+                }
+                checks.push(check);
             }
             None => issues.push(
                 ConfigIssue::new(
@@ -149,6 +157,7 @@ mod tests {
                 user_parts: vec![],
                 use_history,
                 params: Default::default(),
+                context: None,
                 next: "end".into(),
             }),
         };
@@ -158,6 +167,7 @@ mod tests {
             settings: SettingsSpec::default(),
             prompts: vec![PromptSpec { key: "p".into(), text: Some("inline".into()) }],
             steps: vec![call("a", history[0]), call("b", history[1])],
+            contexts: Default::default(),
         }
     }
 

@@ -187,6 +187,7 @@ mod tests {
             user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],
             use_history: false,
             params: Default::default(),
+            context: None,
             next: "end".into(),
         }
     }

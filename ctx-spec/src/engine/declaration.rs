@@ -24,6 +24,18 @@ pub struct EngineSpec {
     pub compactors: Vec<String>,
 }
 
+impl EngineSpec {
+    /// Whether nothing is declared: no context, no retriever, no compactor.
+    pub fn is_empty(&self) -> bool {
+        self.contexts.is_empty() && self.retrievers.is_empty() && self.compactors.is_empty()
+    }
+
+    /// The context named `name`.
+    pub fn context(&self, name: &str) -> Option<&ContextDeclaration> {
+        self.contexts.iter().find(|c| c.name == name)
+    }
+}
+
 /// One named context: the messages to assemble and the policy that sizes them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContextDeclaration {

@@ -119,6 +119,14 @@ pub fn variables_maybe_unset(def: &PipelineDef) -> Vec<ConfigIssue> {
                         report(step_path(i).key("user_parts").index(j).key("source"), &part.source);
                     }
                 }
+                // The inputs of the context the step assembles are read when it runs.
+                for input in context_inputs(def, call) {
+                    if let Some(&v) = index.get(input)
+                        && !set.contains(&v)
+                    {
+                        report(step_path(i).key("context"), input);
+                    }
+                }
             }
             _ => {}
         }
@@ -179,11 +187,21 @@ fn variable_names(def: &PipelineDef) -> Vec<String> {
                 for part in &call.user_parts {
                     note(&part.source);
                 }
+                for input in context_inputs(def, call) {
+                    note(input);
+                }
             }
             _ => {}
         }
     }
     names.into_iter().collect()
+}
+
+/// The inputs of the context a model step assembles (none when it names none, or an undeclared
+/// one: that is an error of its own).
+fn context_inputs<'d>(def: &'d PipelineDef, call: &super::definition::CallModelSpec) -> impl Iterator<Item = &'d str> {
+    let decl = call.context.as_deref().and_then(|name| def.contexts.context(name));
+    decl.into_iter().flat_map(|d| d.inputs.iter().map(String::as_str))
 }
 
 fn reachable(graph: &StepGraph<'_>, n: usize) -> Vec<bool> {
@@ -265,6 +283,28 @@ mod tests {
         let d = def(vec![answer.clone(), save(END)]);
         assert_eq!(warned(&d), ["steps[0].user_parts[0].source"]);
         let d = def(vec![save("answer"), answer]);
+        assert!(warned(&d).is_empty());
+    }
+
+    #[test]
+    fn the_inputs_of_a_context_a_step_assembles_are_reads() {
+        use crate::engine::{ContextDeclaration, EngineSpec, MessageSpec};
+        let engine = EngineSpec {
+            contexts: vec![ContextDeclaration {
+                name: "support".into(),
+                inputs: vec!["carried_context".into()],
+                policy: None,
+                messages: vec![MessageSpec::User { content: "{input.carried_context}".into() }],
+            }],
+            ..EngineSpec::default()
+        };
+        let mut answer = call("answer", "answer", END);
+        if let StepKind::CallModel(c) = &mut answer.kind {
+            c.context = Some("support".into());
+        }
+        let d = def(vec![answer.clone(), save(END)]).contexts(engine.clone());
+        assert_eq!(warned(&d), ["steps[0].context"]);
+        let d = def(vec![save("answer"), answer]).contexts(engine);
         assert!(warned(&d).is_empty());
     }
 

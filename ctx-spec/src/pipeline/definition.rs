@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::EngineSpec;
 use crate::params::{ModelParams, ResponseFormat};
 
 /// The reserved target that ends a run.
@@ -29,6 +30,11 @@ pub struct PipelineDef {
     pub prompts: Vec<PromptSpec>,
     /// `steps { … }`, in declaration order; the first one is where a run starts.
     pub steps: Vec<StepDef>,
+    /// `contexts { … }`: the context engine's declarations (contexts, retrievers, compactors),
+    /// in the engine's own vocabulary, which `call_model { context: NAME }` and
+    /// `agent { context: NAME }` steps assemble their requests from. Empty by default.
+    #[serde(default, skip_serializing_if = "EngineSpec::is_empty")]
+    pub contexts: EngineSpec,
 }
 
 /// Where the model's limits come from; by default an empty inline `model { }`.
@@ -246,6 +252,11 @@ pub struct CallModelSpec {
     /// `response_format`).
     #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
     pub params: ModelParams,
+    /// `context: NAME`: the request is the assembly of this context of the pipeline's
+    /// `contexts` (its messages, packs and history fitted into its input budget, the text of
+    /// `prompt_key` as the base system prompt) instead of `user_parts` and `use_history`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     /// The next step.
     pub next: String,
 }
@@ -451,6 +462,9 @@ setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tok
 setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
 setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
 setters!(ModelParams { temperature: Option<f64>, top_p: Option<f64>, presence_penalty: Option<f64>, frequency_penalty: Option<f64>, stop: Vec<String>, seed: Option<i64>, response_format: Option<ResponseFormat> });
+// Apart from the lines above, so the keys added with the context engine stand on their own.
+setters!(PipelineDef { contexts: EngineSpec });
+setters!(CallModelSpec { context: Option<String> });
 setters!(PromptSpec { key: String, text: Option<String> });
 setters!(StepDef { id: String, kind: StepKind });
 setters!(SearchNodesSpec { top_k: i64, next: String });

@@ -28,6 +28,7 @@ mod transition;
 #[doc(hidden)]
 pub mod validate;
 mod validate_agent;
+mod validate_context;
 mod validate_params;
 #[doc(hidden)]
 pub mod values;

@@ -48,6 +48,8 @@ pub enum ValueType {
     /// `{ input: 2.5, cached_input?: 1.25, cache_write?: 3.0, output: 10 }`: US dollars per
     /// million tokens.
     Price,
+    /// The name of a context the pipeline's `contexts` declares.
+    ContextName,
 }
 
 /// One key of a step kind (or, with `T` the block's spec, of `model` or `settings`): everything
@@ -134,6 +136,7 @@ macro_rules! model_request_keys {
             key("max_tokens", Integer, false, slot!(CallModelSpec, max_tokens)),
             key("user_parts", UserParts, false, slot!(CallModelSpec, user_parts)),
             key("use_history", Bool, false, slot!(CallModelSpec, use_history)),
+            key("context", ContextName, false, slot!(CallModelSpec, context)),
             key("temperature", Number, false, slot!(CallModelSpec, params.temperature)),
             key("top_p", Number, false, slot!(CallModelSpec, params.top_p)),
             key("presence_penalty", Number, false, slot!(CallModelSpec, params.presence_penalty)),

@@ -32,6 +32,7 @@ pub fn def(steps: Vec<StepDef>) -> PipelineDef {
             PromptSpec { key: "summarizer".into(), text: Some("Summarise the context.".into()) },
         ],
         steps,
+        contexts: Default::default(),
     }
 }
 
@@ -76,6 +77,7 @@ pub fn call(id: &str, prompt: &str, next: &str) -> StepDef {
             ],
             use_history: false,
             params: Default::default(),
+            context: None,
             next: next.into(),
         }),
     )
@@ -131,6 +133,7 @@ pub fn agent(id: &str, next: &str) -> StepDef {
                 user_parts: vec![UserPartSpec { source: "user_question".into(), template: "{}".into() }],
                 use_history: true,
                 params: Default::default(),
+                context: None,
                 next: next.into(),
             },
             tools: vec![ToolSpec {

@@ -112,6 +112,7 @@ pub(crate) fn validate_with_config_report(
 pub fn structural_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     let mut issues = StepGraph::new(def).issues();
     prompt_issues(def, &mut issues);
+    issues.extend(super::validate_context::contexts_issues(def));
     let variables = variables_set(def);
     let mut checked_settings = HashSet::new();
     for (i, step) in def.steps.iter().enumerate() {
@@ -338,9 +339,11 @@ fn call_model_issues(
             .with_help(help_for_unknown(&s.prompt_key, "prompt", &keys)),
         );
     }
+    issues.extend(super::validate_context::context_step_issues(def, path, id, s, variables, source_issue));
     // History needs a history budget; the rule is reported here, under the step's `use_history`,
-    // so that it names the step and shows even when the contract cannot be checked.
-    if s.use_history {
+    // so that it names the step and shows even when the contract cannot be checked. A step that
+    // assembles a context has no history of its own (its `use_history` is a conflict, above).
+    if s.use_history && s.context.is_none() {
         match def.settings.max_history_tokens {
             None => issues.push(missing_history_budget(path.key("use_history"), Some(id))),
             Some(0) => issues.push(

@@ -266,7 +266,7 @@ fn pre_tokenizer_for(pre: &str) -> Option<(Value, bool)> {
 }
 
 /// A `tokenizer.json` equivalent of a GGUF file's tokenizer metadata.
-fn gguf_tokenizer_json(meta: &GgufMetadata) -> Result<Value, TokenError> {
+pub(super) fn gguf_tokenizer_json(meta: &GgufMetadata) -> Result<Value, TokenError> {
     let path = meta.path();
     let model =
         meta.str("tokenizer.ggml.model")?.ok_or_else(|| file_error(path, "it has no `tokenizer.ggml.model`"))?;

@@ -43,7 +43,8 @@ pub(super) const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}
 pub(super) const QWEN2_REGEX: &str =
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-/// Pieces up to this many bytes are merged in arrays on the stack; longer ones with a heap.
+/// Pieces up to this many bytes are merged in arrays on the stack; longer ones with a heap,
+/// unless they are a few runs of one repeated byte (`runs.rs`: merged run by run).
 const SMALL: usize = 64;
 
 /// No merge for this pair.
@@ -347,11 +348,27 @@ impl ModelBpe {
 
     /// The number of tokens the merges leave of `piece`, every byte of which has a token.
     fn merge(&self, piece: &[u8]) -> usize {
+        if let Some(n) = self.merge_runs_if_few(piece) {
+            return n;
+        }
+        self.merge_parts(piece)
+    }
+
+    /// The same, part by part (whatever the piece is made of).
+    fn merge_parts(&self, piece: &[u8]) -> usize {
         match piece.len() {
             0 | 1 => piece.len(),
             n if n <= SMALL => self.merge_small(piece),
             _ => self.merge_long(piece),
         }
+    }
+
+    /// The merges of the pairs `(a, b)` and `(b, c)` (looked up together, see
+    /// [`PairTable::get2`]).
+    #[inline]
+    fn pairs_around(&self, a: u32, b: u32, c: u32) -> (u64, u64) {
+        let key = |l: u32, r: u32| u64::from(l) << 32 | u64::from(r);
+        self.merges.get2(key(a, b), key(b, c), NONE)
     }
 
     /// The merge with the parts in an array: a scan for the leftmost lowest-ranked pair, one
@@ -383,11 +400,11 @@ impl ModelBpe {
             ids.copy_within(at + 2..parts, at + 1);
             pairs.copy_within(at + 1..parts - 1, at);
             parts -= 1;
-            if at > 0 {
-                pairs[at - 1] = self.pair(ids[at - 1], ids[at]);
-            }
-            if at + 1 < parts {
-                pairs[at] = self.pair(ids[at], ids[at + 1]);
+            match (at > 0, at + 1 < parts) {
+                (true, true) => (pairs[at - 1], pairs[at]) = self.pairs_around(ids[at - 1], ids[at], ids[at + 1]),
+                (true, false) => pairs[at - 1] = self.pair(ids[at - 1], ids[at]),
+                (false, true) => pairs[at] = self.pair(ids[at], ids[at + 1]),
+                (false, false) => {}
             }
         }
         parts
@@ -446,15 +463,19 @@ impl ModelBpe {
                 prev[next[at]] = at;
             }
             parts -= 1;
-            let left = prev[at];
+            let (left, after) = (prev[at], next[at]);
+            let (before, q) = match (left != END, after != END) {
+                (true, true) => self.pairs_around(ids[left], ids[at], ids[after]),
+                (true, false) => (self.pair(ids[left], ids[at]), NONE),
+                (false, true) => (NONE, self.pair(ids[at], ids[after])),
+                (false, false) => (NONE, NONE),
+            };
             if left != END {
-                let q = self.pair(ids[left], ids[at]);
-                current[left] = q;
-                if q != NONE {
-                    heap.push(key(rank(q), left));
+                current[left] = before;
+                if before != NONE {
+                    heap.push(key(rank(before), left));
                 }
             }
-            let q = if next[at] == END { NONE } else { self.pair(ids[at], ids[next[at]]) };
             current[at] = q;
             if q != NONE {
                 heap.push(key(rank(q), at));
@@ -464,6 +485,7 @@ impl ModelBpe {
     }
 }
 
+mod runs;
 mod tables;
 #[cfg(test)]
 mod tests;

@@ -275,6 +275,10 @@ impl ChatModel for AnthropicClient {
         &self.http.config.model
     }
 
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let config = &self.http.config;
         let body = WireRequest::new(&config.model, request, false).map_err(|e| self.unsupported(e))?;

@@ -61,6 +61,10 @@ use crate::tokens::{Encoding, TokenCounter};
 /// The offline model's name.
 pub const OFFLINE_MODEL_NAME: &str = "offline-extractive";
 
+/// The offline model's `gen_ai.provider.name` in traces: none of OpenTelemetry's well-known
+/// providers applies to a model that runs in the process, so a name of ctx's own.
+pub const OFFLINE_PROVIDER_NAME: &str = "ctx.offline";
+
 /// The first line of every answer.
 pub const ANSWER_NOTICE: &str =
     "Offline extractive answer (no language model): context lines that match the question, best first.";
@@ -254,6 +258,11 @@ impl OfflineModel {
 impl ChatModel for OfflineModel {
     fn model_name(&self) -> &str {
         OFFLINE_MODEL_NAME
+    }
+
+    /// `ctx.offline`: no provider of OpenTelemetry's conventions; the model runs in the process.
+    fn provider_name(&self) -> &str {
+        OFFLINE_PROVIDER_NAME
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {

@@ -346,6 +346,11 @@ impl ChatModel for OpenAiClient {
         &self.config.model
     }
 
+    /// The provider the base URL's host names (see [`provider_of`]).
+    fn provider_name(&self) -> &str {
+        provider_of(&self.config.base_url)
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         async {
             let mut retry = RetryState::new(&self.config.retry, &self.config.model);
@@ -388,5 +393,55 @@ impl ChatModel for OpenAiClient {
         }
         .instrument(self.span(request, true))
         .await
+    }
+}
+
+/// The `gen_ai.provider.name` of an OpenAI-compatible API at `base_url`, as OpenTelemetry's GenAI
+/// conventions name it: a provider of the conventions' well-known values when the host is
+/// theirs, else `openai`. For any other server (llama.cpp, vLLM, a proxy, …) ctx knows no more
+/// than the API it speaks, and the conventions set the attribute from the instrumentation's best
+/// knowledge, the API's flavour, with `gen_ai.request.model` and the server's address telling
+/// the actual system apart.
+fn provider_of(base_url: &str) -> &'static str {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = host.split(':').next().unwrap_or_default().to_ascii_lowercase();
+    let is = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
+    if is("openai.azure.com") {
+        "azure.ai.openai"
+    } else if is("groq.com") {
+        "groq"
+    } else if is("deepseek.com") {
+        "deepseek"
+    } else if is("mistral.ai") {
+        "mistral_ai"
+    } else if is("x.ai") {
+        "x_ai"
+    } else if is("perplexity.ai") {
+        "perplexity"
+    } else {
+        "openai"
+    }
+}
+
+#[cfg(test)]
+mod provider_tests {
+    use super::provider_of;
+
+    #[test]
+    fn the_provider_is_the_hosts_well_known_name_else_the_apis() {
+        assert_eq!(provider_of("https://api.openai.com/v1"), "openai");
+        assert_eq!(provider_of("https://my-res.openai.azure.com/openai/deployments/x"), "azure.ai.openai");
+        assert_eq!(provider_of("https://api.groq.com/openai/v1"), "groq");
+        assert_eq!(provider_of("https://api.deepseek.com"), "deepseek");
+        assert_eq!(provider_of("https://api.mistral.ai/v1"), "mistral_ai");
+        assert_eq!(provider_of("https://api.x.ai/v1"), "x_ai");
+        assert_eq!(provider_of("https://api.perplexity.ai"), "perplexity");
+        // An OpenAI-compatible server ctx cannot tell apart: the API's flavour.
+        assert_eq!(provider_of("http://127.0.0.1:18080/v1"), "openai");
+        // A look-alike host is not the provider.
+        assert_eq!(provider_of("http://notgroq.com.example:80/v1"), "openai");
+        assert_eq!(provider_of("http://user@API.GROQ.COM:443"), "groq");
     }
 }

@@ -156,13 +156,16 @@ pub struct AgentReport {
     pub history_removed: usize,
     /// How the loop ended.
     pub end: AgentEnd,
+    /// For a step that assembles a declared context (`context: NAME`): what the assembly
+    /// fetched, compacted and counted, pack by pack.
+    pub context: Option<crate::engine::AssemblyReport>,
 }
 
 /// What the loop carries from one request to the next.
 struct Turn<'a> {
     p: &'a LoadedPipeline,
     step: &'a str,
-    system: &'a str,
+    system: std::borrow::Cow<'a, str>,
     requested: usize,
     user: ChatMessage,
     segments: Vec<UserSegment>,
@@ -181,7 +184,7 @@ impl Turn<'_> {
         let guarded = request::negotiate_and_guard(
             self.p,
             self.step,
-            (self.system, self.requested),
+            (&self.system, self.requested),
             self.history.clone(),
             (pending, &self.segments),
             tools,
@@ -204,8 +207,9 @@ pub(crate) async fn agent(
     // Load-time validation keeps max_tool_calls in 1..=MAX_TOOL_CALLS_CAP.
     let max_calls = usize::try_from(spec.max_tool_calls.clamp(1, MAX_TOOL_CALLS_CAP)).unwrap_or(1);
     let counter = p.counter();
-    let rendered = request::render(p, step, &spec.call, state)?;
+    let rendered = request::render(p, (step, "agent"), &spec.call, state, env).await?;
     let history_len = rendered.history.len();
+    let (assembly, kept_history) = rendered.context.unzip();
     let mut turn = Turn {
         p,
         step,
@@ -328,6 +332,7 @@ pub(crate) async fn agent(
         history_messages: turn.history.len(),
         history_removed,
         end,
+        context: assembly,
     };
     tracing::info!(
         target: "ctx::pipeline",
@@ -341,6 +346,8 @@ pub(crate) async fn agent(
     );
     if spec.call.use_history {
         state.history_dialog = request::extended_history(&turn.history, &state.user_question, &answer.content);
+    } else if let Some(Some(kept)) = kept_history {
+        state.history_dialog = request::extended_history(&kept, &state.user_question, &answer.content);
     }
     state.last_model_response = Some(answer.content);
     Ok((Transition::Next, StepDetail::Agent(report)))

@@ -39,6 +39,7 @@
 
 use serde::Serialize;
 
+use crate::engine::AssemblyReport;
 use crate::error::CtxError;
 use crate::llm::{Spend, Usage};
 use crate::negotiate::{NegotiationConfig, NegotiationMeta};
@@ -80,6 +81,9 @@ pub struct CallReport {
     pub anatomy: LazyAnatomy,
     /// What the request cost at the model's price, when it has one.
     pub spend: Option<Spend>,
+    /// For a step that assembles a declared context (`context: NAME`): what the assembly
+    /// fetched, compacted and counted, pack by pack.
+    pub context: Option<AssemblyReport>,
 }
 
 pub(crate) async fn call_model(
@@ -90,13 +94,14 @@ pub(crate) async fn call_model(
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
     let model = need(env.model_backend(), step, "call_model", "ChatModel", "model")?;
-    let rendered = request::render(p, step, spec, state)?;
+    let rendered = request::render(p, (step, "call_model"), spec, state, env).await?;
     let context_window = p.context_window();
     let history = rendered.history;
+    let (assembly, kept_history) = rendered.context.unzip();
     let guarded = request::negotiate_and_guard(
         p,
         step,
-        (rendered.system, rendered.requested),
+        (&rendered.system, rendered.requested),
         history.clone(),
         (vec![rendered.user], &rendered.segments),
         Vec::new(),
@@ -137,9 +142,13 @@ pub(crate) async fn call_model(
         finish_reason: response.finish_reason.clone(),
         anatomy,
         spend,
+        context: assembly,
     };
     if spec.use_history {
         state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
+    } else if let Some(Some(kept)) = kept_history {
+        // A context that draws the pipeline's history: the conversation goes on from what it kept.
+        state.history_dialog = request::extended_history(&kept, &state.user_question, &response.content);
     }
     state.last_model_response = Some(response.content);
     Ok((Transition::Next, StepDetail::CallModel(report)))

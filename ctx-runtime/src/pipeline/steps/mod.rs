@@ -4,6 +4,7 @@
 pub(crate) mod agent;
 pub(crate) mod budget;
 pub(crate) mod call_model;
+mod context;
 pub(crate) mod control;
 pub(crate) mod fetch;
 pub(crate) mod request;

@@ -32,8 +32,9 @@ use super::call_model::OUTPUT_FLOOR_TOKENS;
 
 /// What a step renders from the state before anything is counted against the window.
 pub(crate) struct Rendered<'p> {
-    /// The text of `prompt_key`.
-    pub(crate) system: &'p str,
+    /// The text of `prompt_key`; for a step that assembles a context, the assembled system
+    /// prompt (that text, then the context's leading system messages and packs).
+    pub(crate) system: std::borrow::Cow<'p, str>,
     /// The step's output limit in effect in the contract report.
     pub(crate) requested: usize,
     /// The user message.
@@ -44,14 +45,19 @@ pub(crate) struct Rendered<'p> {
     pub(crate) history: Vec<ChatMessage>,
     /// History messages dropped for `max_history_tokens`.
     pub(crate) history_over_budget: usize,
+    /// For a step that assembles a declared context: what the assembly did, and the pipeline's
+    /// history as it kept it when the context draws history (see `context.rs`).
+    pub(crate) context: Option<(crate::engine::AssemblyReport, Option<Vec<ChatMessage>>)>,
 }
 
-/// Renders the parts of `spec`'s request from `state` (see the module documentation).
-pub(crate) fn render<'p>(
+/// Renders the parts of `spec`'s request from `state` (see the module documentation); a step
+/// that names a declared context (of kind `kind`) has them assembled (`context.rs`).
+pub(crate) async fn render<'p>(
     p: &'p LoadedPipeline,
-    step: &str,
+    (step, kind): (&str, &'static str),
     spec: &CallModelSpec,
     state: &PipelineState,
+    env: &StepEnv<'_>,
 ) -> Result<Rendered<'p>, CtxError> {
     let system = p
         .prompt(&spec.prompt_key)
@@ -59,6 +65,20 @@ pub(crate) fn render<'p>(
     let requested = p
         .output_tokens(step)
         .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
+    if let Some(name) = spec.context.as_deref() {
+        let (assembly, kept) = super::context::assemble(p, (step, kind), name, system, state, env).await?;
+        // The user message is the context's own: one segment in the anatomy, named after it.
+        let segments = vec![UserSegment::new(&format!("context {name}"), "{}", &assembly.user_message, None)];
+        return Ok(Rendered {
+            system: assembly.system_prompt.into(),
+            requested,
+            user: ChatMessage::user(assembly.user_message),
+            segments,
+            history: assembly.history,
+            history_over_budget: assembly.report.history_dropped,
+            context: Some((assembly.report, kept)),
+        });
+    }
     let parts = spec.parts();
     let values = parts
         .iter()
@@ -91,7 +111,15 @@ pub(crate) fn render<'p>(
     } else {
         (Vec::new(), 0)
     };
-    Ok(Rendered { system, requested, user: ChatMessage::user(user), segments, history, history_over_budget })
+    Ok(Rendered {
+        system: system.into(),
+        requested,
+        user: ChatMessage::user(user),
+        segments,
+        history,
+        history_over_budget,
+        context: None,
+    })
 }
 
 /// A request whose output limit was negotiated and whose exact count passed the guard.
@@ -184,7 +212,7 @@ pub(crate) async fn send(
     let max_tokens = negotiated.max_output_tokens;
     let figures = (prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
     let frame = RequestAnatomy::frame(prompt_tokens, max_tokens, layout.safety_margin_tokens, layout.context_window);
-    let span = trace::request_span(model.model_name(), step, &frame, params, worst_case);
+    let span = trace::request_span(model.model_name(), model.provider_name(), step, &frame, params, worst_case);
     let source = |messages: Vec<ChatMessage>, tools: Vec<ToolSchema>, layout: RequestLayout| AnatomySource {
         counter: layout.counter,
         messages,

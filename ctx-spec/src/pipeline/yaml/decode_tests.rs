@@ -391,3 +391,44 @@ steps:
     assert_eq!(code, "INVALID_PRICE");
     assert!(message.contains("price.input"), "{message}");
 }
+
+/// `contexts:` at the top level: read in the engine's form, its rules located at the line of the
+/// value, a typo'd key and an unknown context named where they are written.
+#[test]
+fn contexts_decode_and_their_problems_are_located() {
+    const CONTEXTS: &str = "contexts:
+  contexts:
+    - name: support
+      inputs: [user_question]
+      policy: { input_budget: { max_tokens: 3000 } }
+      messages:
+        - { type: system, content: \"Answer from the documents.\" }
+        - { type: context, name: kb }
+        - { type: user, content: \"{input.user_question}\" }
+  retrievers:
+    - { name: kb, query: \"{input.user_question}\", limit: 3 }
+";
+    let step = |context: &str| {
+        format!(
+            "- id: answer\n  action: call_model\n  prompt_key: answer\n  context: {context}\n  next: end\n{CONTEXTS}"
+        )
+    };
+    let file = load(&step("support")).unwrap_or_else(|e| panic!("{e}"));
+    let def = file.definition();
+    let StepKind::CallModel(call) = &def.steps[0].kind else { panic!("a call") };
+    assert_eq!(call.context.as_deref(), Some("support"));
+    assert_eq!(def.contexts.contexts[0].inputs, ["user_question"]);
+    assert_eq!(def.contexts.retrievers[0].limit, 3);
+    // The step's name of a context: the line and column of its value (line 4 of the steps).
+    assert_eq!(issues(&step("suport")), [(4, 12, "CONTRACT_UNKNOWN_CONTEXT")]);
+    // A rule of the engine, at the line of the value it judges: the pack `kbb` (line 13).
+    let broken = step("support").replace("{ type: context, name: kb }", "{ type: context, name: kbb }");
+    assert_eq!(issues(&broken), [(13, 34, "ENGINE_UNKNOWN_PACK")]);
+    let err = load(&broken).unwrap_err();
+    assert_eq!(err.issues()[0].help.as_deref(), Some("did you mean `kb`?"));
+    // A key the engine does not know, at the key, with the nearest.
+    let typo = step("support").replace("inputs:", "input:");
+    let err = load(&typo).unwrap_err();
+    let found: Vec<_> = err.issues().iter().map(|i| (i.line - 5, i.code.as_str(), i.help.clone())).collect();
+    assert_eq!(found, [(9, "YAML_UNKNOWN_KEY", Some("did you mean `inputs`?".to_owned()))]);
+}

@@ -1,5 +1,5 @@
 //! The top level of a pipeline file — `name`, `model` or `config`, `settings`, `prompts`,
-//! `steps` — decoded into a [`PipelineDef`], every value's location recorded.
+//! `steps`, `contexts` — decoded into a [`PipelineDef`], every value's location recorded.
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +8,14 @@ use super::fields::{Fields, Sink};
 use super::node::Node;
 use super::steps::{decode_steps, decoding};
 use crate::codes::Code;
+use crate::engine::EngineSpec;
 use crate::pipeline::decode::{read_model, read_settings};
 use crate::pipeline::definition::{ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec};
 use crate::validation::FieldPath;
 
 /// Every key the top level of a pipeline file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 7] = ["name", "extends", "model", "config", "settings", "prompts", "steps"];
+pub const TOP_LEVEL_KEYS: [&str; 8] =
+    ["name", "extends", "model", "config", "settings", "prompts", "steps", "contexts"];
 
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
@@ -41,7 +43,12 @@ pub(crate) fn decode(sink: &mut Sink, root: &Node, default_name: &str) -> Option
         Some(n) => decode_steps(sink, n),
         None => None,
     };
-    let def = PipelineDef { name, model: model?, settings: settings?, prompts: prompts?, steps: steps? };
+    let contexts = match f.get("contexts") {
+        Some(n) => super::contexts::decode_contexts(sink, n),
+        None => Some(EngineSpec::default()),
+    };
+    let def =
+        PipelineDef { name, model: model?, settings: settings?, prompts: prompts?, steps: steps?, contexts: contexts? };
     Some(Decoded { def, config })
 }
 

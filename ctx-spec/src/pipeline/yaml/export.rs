@@ -58,6 +58,12 @@ pub fn to_yaml(def: &PipelineDef) -> String {
             step_keys(w, &step.kind);
         }
     }
+    // The context engine's declarations in its own serde form, as JSON (which YAML reads).
+    if !def.contexts.is_empty()
+        && let Ok(contexts) = serde_json::to_value(&def.contexts)
+    {
+        line(w, 0, &format!("contexts: {}", json(&contexts)));
+    }
     out
 }
 

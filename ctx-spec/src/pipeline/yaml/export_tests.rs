@@ -19,6 +19,7 @@ fn def(steps: Vec<StepDef>) -> PipelineDef {
         settings: SettingsSpec::default(),
         prompts: Vec::new(),
         steps,
+        contexts: Default::default(),
     }
 }
 
@@ -56,6 +57,7 @@ fn call(next: &str) -> CallModelSpec {
                 strict: true,
             }),
         },
+        context: None,
         next: next.to_owned(),
     }
 }
@@ -211,4 +213,52 @@ fn the_output_is_the_file_format() {
         "name: \"Export\"\nmodel: { model: \"gpt-4o\", context_window: 9600, max_tokens: 800, encoding: \
          \"o200k_base\" }\nsteps:\n  - id: \"search\"\n    action: search_nodes\n    top_k: 3\n    next: \"end\"\n"
     );
+}
+
+/// A pipeline's `contexts` and a model step's `context` key survive the round trip, tricky text,
+/// every message kind and every policy key included.
+#[test]
+fn contexts_and_the_context_key_round_trip() {
+    use crate::engine::*;
+    let mut answer = call("end");
+    answer.user_parts = Vec::new();
+    answer.use_history = false;
+    answer.context = Some("support".to_owned());
+    let mut d = def(vec![step("answer", StepKind::CallModel(answer.clone()))]);
+    d.steps.push(step("agent", StepKind::Agent(AgentSpec::new(answer, Vec::new(), 2))));
+    d.contexts = EngineSpec {
+        contexts: vec![
+            ContextDeclaration {
+                name: "support".to_owned(),
+                inputs: vec!["user_question".to_owned(), "ticket".to_owned()],
+                policy: Some(ContextPolicySpec {
+                    input_budget: Some(InputBudgetSpec { max_tokens: 3_000 }),
+                    pack_budget: Some(PackBudgetSpec { default_ratio: Some(0.25) }),
+                    overflow: Some("compact".to_owned()),
+                    compactor: Some(CompactorSpec { name: "truncate".to_owned() }),
+                    expansion: Some(ExpansionSpec { max_pages: 3, min_fill_ratio: 1.0 }),
+                }),
+                messages: vec![
+                    MessageSpec::System { content: TRICKY.to_owned() },
+                    MessageSpec::Context(ContextInsert { ratio: Some(0.5), ..ContextInsert::new("kb") }),
+                    MessageSpec::Context(ContextInsert {
+                        placement: PackPlacement::Variable,
+                        ..ContextInsert::new("faq")
+                    }),
+                    MessageSpec::History,
+                    MessageSpec::Assistant { content: "Sure.".to_owned() },
+                    MessageSpec::User { content: "{context.faq} {input.user_question}".to_owned() },
+                ],
+            },
+            ContextDeclaration {
+                name: "faq".to_owned(),
+                messages: vec![MessageSpec::System { content: "FAQ".to_owned() }],
+                ..ContextDeclaration::default()
+            },
+        ],
+        retrievers: vec![RetrieverDecl { name: "kb".to_owned(), query: "{input.ticket}".to_owned(), limit: 4 }],
+        compactors: vec!["summarize".to_owned()],
+    };
+    round_trip(&d);
+    assert!(to_yaml(&d).contains("\n    context: \"support\"\n"), "{}", to_yaml(&d));
 }

@@ -65,6 +65,10 @@
 //!   `seed` and `response_format` (`json`, or `{ json_schema: { name, schema, strict } }` with
 //!   `schema` a mapping or JSON text); `agent` adds `tools: [ { name, description, parameters } ]`,
 //!   `max_tool_calls`, `turn_budget_tokens`; `custom` has `outcomes: { outcome: step }`.
+//! * `contexts` declares the context engine's contexts, retrievers and compactors in the
+//!   engine's own form (`{ contexts: [ { name, inputs, policy, messages } ], retrievers: [ { name,
+//!   query, limit } ], compactors: [ … ] }`, messages as `{ type: system, content: "…" }`); a
+//!   model step with `context: NAME` assembles its request from one of them.
 //! * `extends` merges files: see [the rules](self#extends).
 //!
 //! Problems are reported all at once: every YAML-level problem of every file of the chain; when
@@ -78,12 +82,13 @@
 //! * `steps` merge by `id`: the base's steps in order, a step with a base step's id replacing
 //!   it in place, new steps appended in the file's order (so the first step, where a run
 //!   starts, stays the base's first unless replaced).
-//! * `name`, `model` and `config` are taken whole from the file, else from the base.
+//! * `name`, `model`, `config` and `contexts` are taken whole from the file, else from the base.
 //! * Values inherited from a base keep the base file's location; a cycle
 //!   (`a.yaml → b.yaml → a.yaml`, `YAML_EXTENDS_CYCLE`) or an unreadable file
 //!   (`PIPELINE_FILE_UNREADABLE`) is an error naming the chain.
 
 mod cache;
+mod contexts;
 mod document;
 mod error;
 mod export;

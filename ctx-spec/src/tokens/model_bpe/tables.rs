@@ -6,6 +6,11 @@
 //! entry); these tables keep the key and the value in one slot, probed linearly from the hash, so
 //! a lookup usually touches one line. Both are filled once when the model is read and never
 //! change after, so the longest probe is fixed by the vocabulary, whatever text is counted.
+//!
+//! Many pair lookups find nothing (every pair left when a piece is done merging, and most pairs
+//! beside a new part), so the pair table has a filter in front: one bit-set word per pair, a
+//! few hundred kilobytes that stay in the CPU's caches where the table (8 MiB for Llama 3) does
+//! not. A pair the filter rejects is certainly absent and costs no miss.
 
 /// Slots at least 4/3 of the entries, a power of two: at most three quarters full.
 fn slots_for(entries: usize) -> usize {
@@ -24,6 +29,9 @@ pub(super) struct PairTable {
     /// `(key, value)`; [`Self::EMPTY`] keys mark free slots.
     slots: Box<[(u64, u64)]>,
     bits: u32,
+    /// A blocked Bloom filter of the keys: each key sets three bits of one word, about 8 bits
+    /// per key (a few percent of absent keys pass). Never rejects a key of the table.
+    filter: Box<[u64]>,
 }
 
 impl PairTable {
@@ -33,13 +41,35 @@ impl PairTable {
     /// A table with room for `entries` pairs.
     pub(super) fn with_capacity(entries: usize) -> Self {
         let size = slots_for(entries);
-        PairTable { slots: vec![(Self::EMPTY, 0); size].into_boxed_slice(), bits: size.trailing_zeros() }
+        PairTable {
+            slots: vec![(Self::EMPTY, 0); size].into_boxed_slice(),
+            bits: size.trailing_zeros(),
+            filter: vec![0; (entries / 8).max(1)].into_boxed_slice(),
+        }
+    }
+
+    /// The filter word of `key`, and the three bits `key` sets in it.
+    #[inline]
+    fn filter_bits(&self, key: u64) -> (usize, u64) {
+        // A hash independent of `spread`'s, then the word by multiply-shift (any table size).
+        let h = (key ^ (key >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let word = ((u128::from(h) * self.filter.len() as u128) >> 64) as usize;
+        (word, 1 << (h & 63) | 1 << ((h >> 6) & 63) | 1 << ((h >> 12) & 63))
+    }
+
+    /// Whether `key` may be in the table (`false`: it certainly is not).
+    #[inline]
+    fn may_hold(&self, key: u64) -> bool {
+        let (word, bits) = self.filter_bits(key);
+        self.filter[word] & bits == bits
     }
 
     /// Sets the merge of `key`, replacing an earlier one (a pair listed twice: the later rank
     /// counts, as in `tokenizers`' map).
     pub(super) fn insert(&mut self, key: u64, value: u64) {
         debug_assert_ne!(key, Self::EMPTY);
+        let (word, bits) = self.filter_bits(key);
+        self.filter[word] |= bits;
         let mask = self.slots.len() - 1;
         let mut i = spread(key, self.bits);
         loop {
@@ -55,23 +85,48 @@ impl PairTable {
     /// The merge of `key`, or `none`.
     #[inline]
     pub(super) fn get(&self, key: u64, none: u64) -> u64 {
+        if !self.may_hold(key) {
+            return none;
+        }
+        let i = spread(key, self.bits);
+        self.resolve(key, i, self.slots[i], none)
+    }
+
+    /// The merges of two keys, both first slots read before either is compared: on a cold
+    /// count each lookup is usually a cache miss, and the two then overlap instead of following
+    /// one another (a merge step looks up the pairs on both sides of the part it made).
+    #[inline]
+    pub(super) fn get2(&self, a: u64, b: u64, none: u64) -> (u64, u64) {
+        match (self.may_hold(a), self.may_hold(b)) {
+            (true, true) => {}
+            (true, false) => return (self.get(a, none), none),
+            (false, true) => return (none, self.get(b, none)),
+            (false, false) => return (none, none),
+        }
+        let (i, j) = (spread(a, self.bits), spread(b, self.bits));
+        let (first_a, first_b) = (self.slots[i], self.slots[j]);
+        (self.resolve(a, i, first_a, none), self.resolve(b, j, first_b, none))
+    }
+
+    /// The end of a lookup of `key` whose first slot, at `i`, held `slot`.
+    #[inline]
+    fn resolve(&self, key: u64, mut i: usize, mut slot: (u64, u64), none: u64) -> u64 {
         let mask = self.slots.len() - 1;
-        let mut i = spread(key, self.bits);
         loop {
-            let (k, v) = self.slots[i];
-            if k == key {
-                return v;
+            if slot.0 == key {
+                return slot.1;
             }
-            if k == Self::EMPTY {
+            if slot.0 == Self::EMPTY {
                 return none;
             }
             i = (i + 1) & mask;
+            slot = self.slots[i];
         }
     }
 
     /// Bytes the table holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<(u64, u64)>()
+        self.slots.len() * std::mem::size_of::<(u64, u64)>() + self.filter.len() * 8
     }
 }
 
@@ -151,8 +206,23 @@ mod tests {
         for k in 0..1000u64 {
             assert_eq!(table.get(k << 32 | (k * 7 % 13), u64::MAX), if k == 5 { 99 } else { k });
             assert_eq!(table.get(k << 32 | 20, u64::MAX), u64::MAX);
+            let (a, b) = (k << 32 | (k * 7 % 13), (k / 2) << 32 | ((k / 2) * 7 % 13));
+            assert_eq!(table.get2(a, b, u64::MAX), (table.get(a, u64::MAX), table.get(b, u64::MAX)));
+            assert_eq!(table.get2(a, k << 32 | 20, u64::MAX), (table.get(a, u64::MAX), u64::MAX));
         }
         assert!(table.memory_bytes() >= 1000 * 16);
+    }
+
+    #[test]
+    fn the_filter_keeps_every_pair_and_turns_most_absent_ones_away() {
+        let mut table = PairTable::with_capacity(100_000);
+        let key = |k: u64| (k * 31 % 50_000) << 32 | (k * 7919 % 100_003);
+        for k in 0..100_000 {
+            table.insert(key(k), k);
+        }
+        assert!((0..100_000).all(|k| table.may_hold(key(k))));
+        let absent = (0..100_000u64).map(|k| (k + 60_000) << 32 | k).filter(|&k| table.may_hold(k)).count();
+        assert!(absent < 10_000, "{absent} of 100,000 absent pairs pass the filter");
     }
 
     #[test]

@@ -333,3 +333,154 @@ fn long_pieces_merge_as_tokenizers_does() {
         }
     }
 }
+
+/// Merges for the run-by-run merge: some that allow a run's pairs to be merged at once, and some
+/// that forbid it — a merge of the new part with its neighbour listed before the run's own
+/// (`aa a` before `a a`, `b ĠĠ` before `Ġ Ġ`), so the part-by-part order must be followed.
+const RUN_MERGES: &[(&str, &str)] = &[
+    ("aa", "a"),
+    ("b", "ĠĠ"),
+    ("a", "a"),
+    ("Ġ", "Ġ"),
+    ("ĠĠ", "ĠĠ"),
+    ("ĠĠĠĠ", "Ġ"),
+    ("aaa", "aaa"),
+    ("Ċ", "Ġ"),
+    ("Ċ", "Ċ"),
+    ("ĊĠ", "Ġ"),
+    ("ĠĠĠĠ", "ĠĠĠĠ"),
+    ("ĠĠ", "Ġ"),
+    ("a", "aa"),
+    ("=", "="),
+    ("==", "=="),
+    ("====", "="),
+    ("ĉ", "Ġ"),
+    ("ĉĠ", "ĠĠ"),
+    ("Ġ", "a"),
+    ("aa", "aa"),
+];
+
+fn run_models() -> &'static [(ModelBpe, tokenizers::Tokenizer)] {
+    static ALL: std::sync::OnceLock<Vec<(ModelBpe, tokenizers::Tokenizer)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        [false, true]
+            .into_iter()
+            .map(|ignore| {
+                let spec = tiny_model(RUN_MERGES, ignore, byte_level(true));
+                let ours = ModelBpe::from_spec(&spec).expect("recognised");
+                let theirs = tokenizers::Tokenizer::from_bytes(spec.to_string().as_bytes()).expect("tokenizer");
+                (ours, theirs)
+            })
+            .collect()
+    })
+}
+
+/// Up to 10 runs of one byte each, 1 to 150 bytes long.
+fn runs_of_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec((prop::sample::select(&b" \t\na=b"[..]), 1..150usize), 1..10)
+        .prop_map(|runs| runs.into_iter().flat_map(|(b, n)| std::iter::repeat_n(b, n)).collect())
+}
+
+#[test]
+fn runs_merge_at_once_only_when_nothing_comes_between() {
+    let (ours, _) = &run_models()[0];
+    // `a a` then `aa a` first: `aaa a aaa a ...`, never all `aa`s at once.
+    for n in [32, 33, 40, 64, 65, 100, 301] {
+        let piece = vec![b'a'; n];
+        assert_eq!(ours.merge_runs_if_few(&piece), Some(ours.merge_parts(&piece)), "{n} a");
+        let piece: Vec<u8> = b"b".iter().chain(&vec![b' '; n]).copied().collect();
+        assert_eq!(ours.merge_runs_if_few(&piece), Some(ours.merge_parts(&piece)), "b and {n} spaces");
+    }
+    // Too many runs, or too short: the part-by-part merge.
+    assert_eq!(ours.merge_runs_if_few(&b" a".repeat(20)), None);
+    assert_eq!(ours.merge_runs_if_few(&[b' '; 31]), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// The run-by-run merge against the part-by-part one, on any bytes made of runs.
+    #[test]
+    fn the_run_merge_is_the_part_merge(piece in runs_of_bytes()) {
+        for (ours, _) in run_models() {
+            if let Some(n) = ours.merge_runs_if_few(&piece) {
+                prop_assert_eq!(n, ours.merge_parts(&piece), "{:?}", String::from_utf8_lossy(&piece));
+            }
+        }
+    }
+
+    /// And the whole count against `tokenizers`, on texts of runs.
+    #[test]
+    fn texts_of_runs_count_as_tokenizers_counts(piece in runs_of_bytes()) {
+        let text = String::from_utf8(piece).expect("ASCII");
+        for (ours, theirs) in run_models() {
+            let want = theirs.encode_fast(text.as_str(), false).expect("encode").len();
+            prop_assert_eq!(ours.count(&text), want, "{:?}", text);
+        }
+    }
+}
+
+/// Llama 3's, Qwen 2's and StarCoder's vocabularies from llama.cpp's fixtures
+/// (`scripts/model-fixtures.sh`), as ctx reads them and as `tokenizers` builds them; none
+/// without `CTX_VOCAB_DIR` (which CI sets; a test that needs them fails there without them).
+fn real_models() -> &'static [(&'static str, ModelBpe, tokenizers::Tokenizer)] {
+    type Models = Vec<(&'static str, ModelBpe, tokenizers::Tokenizer)>;
+    static ALL: std::sync::OnceLock<Models> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let Some(dir) = std::env::var_os("CTX_VOCAB_DIR").filter(|d| !d.is_empty()) else {
+            assert!(std::env::var_os("CI").is_none(), "CTX_VOCAB_DIR is not set under CI");
+            eprintln!("skipped the real vocabularies: CTX_VOCAB_DIR is not set (scripts/model-fixtures.sh env)");
+            return Vec::new();
+        };
+        ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf", "ggml-vocab-starcoder.gguf"]
+            .into_iter()
+            .map(|name| {
+                let meta = crate::tokens::GgufMetadata::read(std::path::Path::new(&dir).join(name)).expect(name);
+                let spec = crate::tokens::hf::gguf_tokenizer_json(&meta).expect(name);
+                let ours = ModelBpe::from_spec(&spec).expect(name);
+                let theirs = tokenizers::Tokenizer::from_bytes(spec.to_string().as_bytes()).expect(name);
+                (name, ours, theirs)
+            })
+            .collect()
+    })
+}
+
+/// Runs of the bytes that make long pieces in code and logs (indentation, blank lines, rules,
+/// a word after spaces), 1 to 300 bytes each.
+fn runs_of_real_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec((prop::sample::select(&b" \t\n\r=-_*#a/"[..]), 1..300usize), 1..10)
+        .prop_map(|runs| runs.into_iter().flat_map(|(b, n)| std::iter::repeat_n(b, n)).collect())
+}
+
+#[test]
+fn real_vocabularies_merge_long_runs_as_tokenizers_does() {
+    for (name, ours, theirs) in real_models() {
+        for n in [32, 63, 64, 65, 127, 128, 129, 255, 256, 280, 1000, 5000] {
+            for unit in [" ", "\t", "\n", "=", "-", "\n ", " \t"] {
+                for text in [unit.repeat(n), format!("\n{}", unit.repeat(n)), format!("{}x", unit.repeat(n))] {
+                    let want = theirs.encode_fast(text.as_str(), false).expect("encode").len();
+                    assert_eq!(ours.count(&text), want, "{name}: {text:?}");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// On the real vocabularies, the run-by-run merge against the part-by-part one (on pieces
+    /// made of runs, whatever the pre-tokenizer would cut), and the whole count against
+    /// `tokenizers`.
+    #[test]
+    fn real_vocabularies_merge_runs_as_parts(piece in runs_of_real_bytes()) {
+        let text = String::from_utf8(piece).expect("ASCII");
+        for (name, ours, theirs) in real_models() {
+            if let Some(n) = ours.merge_runs_if_few(text.as_bytes()) {
+                prop_assert_eq!(n, ours.merge_parts(text.as_bytes()), "{}: {:?}", name, text);
+            }
+            let want = theirs.encode_fast(text.as_str(), false).expect("encode").len();
+            prop_assert_eq!(ours.count(&text), want, "{}: {:?}", name, text);
+        }
+    }
+}
