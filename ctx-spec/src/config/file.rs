@@ -3,8 +3,12 @@
 //!
 //! ```json
 //! { "model": "gpt-4o", "model_context_window": 16384, "model_max_tokens": 1024,
-//!   "encoding": "o200k_base", "allow_auto_clamp": false }
+//!   "encoding": "o200k_base", "allow_auto_clamp": false,
+//!   "price": { "input": 2.50, "cached_input": 1.25, "output": 10.00 } }
 //! ```
+//!
+//! `price` (US dollars per million tokens, the keys of a `model { price: … }` block) overrides
+//! ctx's price table for the model, as the pipeline's own `price` would.
 //!
 //! `model_context_window` is required (the server's real window, which may differ from the
 //! model table's); `encoding` is required unless `model` is in ctx's model table;
@@ -17,8 +21,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::model::{ModelConfig, ModelKeys, validate_model};
+use super::price::Price;
 use crate::codes::{Code, ErrorCode};
-use crate::pipeline::definition::ModelSpec;
+use crate::pipeline::definition::{ModelSpec, PriceSpec};
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
 /// Keys of `config.json`.
@@ -34,15 +39,21 @@ const FILE_KEYS: ModelKeys = ModelKeys {
 const ALLOW_AUTO_CLAMP: &str = "allow_auto_clamp";
 
 /// Every key a `config.json` may hold.
-const KNOWN_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP];
+const KNOWN_KEYS: [&str; 6] =
+    ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP, PRICE];
+
+/// The price key.
+const PRICE: &str = "price";
 
 /// A validated `config.json`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfigFile {
     /// The model's limits.
     pub model: ModelConfig,
     /// `allow_auto_clamp` (default `false`): the file's explicit opt-in to `auto_clamp`.
     pub allow_auto_clamp: bool,
+    /// `price`: the model's price, over ctx's price table.
+    pub price: Option<Price>,
 }
 
 /// Why a `config.json` could not be used. Every variant names the file.
@@ -177,6 +188,14 @@ impl ConfigFile {
             }
         };
 
+        let price = match object.get(PRICE) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(rates)) => price(rates, &mut issues),
+            Some(other) => {
+                issues.push(mistyped_issue(PRICE, "an object of rates (`input`, `output`, …)", other));
+                None
+            }
+        };
         let spec = ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None, price: None };
         let model = match validate_model(&spec, &FILE_KEYS, &root) {
             Ok(model) => Some(model),
@@ -186,10 +205,61 @@ impl ConfigFile {
             }
         };
         match model {
-            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp }),
+            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp, price }),
             _ => Err(issues),
         }
     }
+}
+
+/// `price: { input, cached_input, cache_write, output }`, checked by the rules of a `price` block
+/// (under `price.*`); every problem is appended to `issues`.
+fn price(rates: &Map<String, Value>, issues: &mut Vec<ConfigIssue>) -> Option<Price> {
+    const RATES: [&str; 4] = ["input", "cached_input", "cache_write", "output"];
+    let at = FieldPath::root().key(PRICE);
+    let before = issues.len();
+    for key in rates.keys().filter(|k| !RATES.contains(&k.as_str())) {
+        let help = match did_you_mean(key, RATES) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("the rates are: {}", RATES.join(", ")),
+        };
+        issues.push(
+            ConfigIssue::new(Code::UnknownConfigKey, at.key(key.as_str()), format!("unknown key `price.{key}`"))
+                .with_help(help),
+        );
+    }
+    let mut rate = |key: &str| match rates.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(other) => {
+            let mut issue = mistyped_issue(key, "a number of US dollars per million tokens", other);
+            issue.path = at.key(key);
+            issues.push(issue);
+            None
+        }
+    };
+    let spec = PriceSpec {
+        input: rate("input"),
+        cached_input: rate("cached_input"),
+        cache_write: rate("cache_write"),
+        output: rate("output"),
+    };
+    let price = Price::from_spec(&spec, &at).map_err(|e| issues.extend(e)).ok();
+    // A mistyped rate reads as missing: only its own issue is kept.
+    if issues.len() > before {
+        let mistyped: Vec<FieldPath> = issues[before..].iter().map(|i| i.path.clone()).collect();
+        let mut seen = Vec::new();
+        let mut i = before;
+        while i < issues.len() {
+            let path = issues[i].path.clone();
+            if seen.contains(&path) && mistyped.contains(&path) {
+                issues.remove(i);
+            } else {
+                seen.push(path);
+                i += 1;
+            }
+        }
+    }
+    price
 }
 
 fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
@@ -248,6 +318,33 @@ mod tests {
         assert!(issues.iter().all(|i| i.code == "INVALID_CONFIG_VALUE"));
         assert!(issues[1].message.contains("must be an integer, found string \"9600\""), "{}", issues[1].message);
         assert!(issues[2].message.contains("found the number 1.5"), "{}", issues[2].message);
+        assert_eq!(err.code(), "INVALID_CONFIG_VALUE");
+    }
+
+    #[test]
+    fn a_price_overrides_the_table_and_is_checked() {
+        let f = parse(r#"{"model": "gpt-4o", "model_context_window": 16384, "price": {"input": 3, "output": 12.5}}"#)
+            .unwrap();
+        let price = f.price.unwrap();
+        assert_eq!((price.input, price.cached_input, price.output), (3.0, 3.0, 12.5));
+        assert_eq!(parse(r#"{"model": "gpt-4o", "model_context_window": 16384}"#).unwrap().price, None);
+        let err = parse(
+            r#"{"model": "gpt-4o", "model_context_window": 16384, "price": {"input": "3", "ouptut": 1, "cache_write": -1}}"#,
+        )
+        .unwrap_err();
+        let ConfigFileError::Invalid { issues, .. } = &err else { panic!("{err}") };
+        let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(
+            found,
+            [
+                ("UNKNOWN_CONFIG_KEY", "price.ouptut".to_owned()),
+                ("INVALID_CONFIG_VALUE", "price.input".to_owned()),
+                ("INVALID_PRICE", "price.output".to_owned()),
+                ("INVALID_PRICE", "price.cache_write".to_owned()),
+            ]
+        );
+        assert_eq!(issues[0].help.as_deref(), Some("did you mean `output`?"));
+        let err = parse(r#"{"model": "gpt-4o", "model_context_window": 16384, "price": 2.5}"#).unwrap_err();
         assert_eq!(err.code(), "INVALID_CONFIG_VALUE");
     }
 
