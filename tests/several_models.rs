@@ -66,10 +66,8 @@ const QUESTION: &str = "Которые из наших сервисов рабо
 
 /// The model's own counter, built here from its declaration, not taken from the pipeline.
 fn counter_of(model: &str, window: i64, encoding: Option<&str>) -> ctx::TokenCounter {
-    let spec = ModelSpec::default()
-        .model(Some(model.into()))
-        .context_window(Some(window))
-        .encoding(encoding.map(Into::into));
+    let spec =
+        ModelSpec::default().model(Some(model.into())).context_window(Some(window)).encoding(encoding.map(Into::into));
     ModelConfig::from_spec(&spec, &FieldPath::root().key("models")).unwrap().counter()
 }
 
@@ -153,4 +151,43 @@ async fn a_missing_client_is_a_typed_error_naming_the_model() {
     assert_eq!(err.code(), "PIPELINE_MISSING_MODEL");
     assert!(err.to_string().contains("step `answer`") && err.to_string().contains("model `strong`"), "{err}");
     assert_eq!(small.sent().len(), 1, "the summarise step ran on its client");
+}
+
+#[tokio::test]
+async fn a_config_json_declares_the_models_and_the_loaded_pipeline_takes_their_clients_by_name() {
+    let dir = std::env::temp_dir().join(format!("ctx-several-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"model": "gpt-4o", "model_context_window": 16384,
+            "models": {
+              "small": {"model": "gpt-4o-mini", "model_context_window": 4096, "model_max_tokens": 200,
+                        "encoding": "cl100k_base", "price": {"input": 0.30, "output": 1.20}},
+              "strong": {"model": "gpt-4o", "model_context_window": 16384, "model_max_tokens": 512,
+                         "price": {"input": 5.00, "output": 20.00}}}}"#,
+    )
+    .unwrap();
+    let def =
+        Tiered::definition().model(ctx::pipeline::ModelSource::ConfigFile("config.json".into())).models(Vec::new());
+    let loaded = LoadedPipeline::load(def, ctx::pipeline::LoadOptions::new().base_dir(&dir)).unwrap();
+    assert_eq!(loaded.step_model("summarise").config.context_window, 4_096);
+    assert_eq!(loaded.step_model("answer").price.map(|p| p.input), Some(5.00));
+
+    let small = Scripted::new("gpt-4o-mini", "Which services run on VMs?");
+    let strong = Scripted::new("gpt-4o", "The database runs on VMs.");
+    let models: [(&str, &dyn ChatModelDyn); 2] = [("small", &small), ("strong", &strong)];
+    let (_, reports) = loaded.run(PipelineState::new(QUESTION), &StepEnv::builder().models(&models)).await.unwrap();
+    assert_eq!((small.sent().len(), strong.sent().len()), (1, 1));
+    let price = |input, output| {
+        Price::from_spec(
+            &ctx::pipeline::PriceSpec::default().input(Some(input)).output(Some(output)),
+            &FieldPath::root(),
+        )
+        .unwrap()
+    };
+    let counter = loaded.step_model("answer").counter;
+    let StepDetail::CallModel(answer) = &reports[1].detail else { panic!("{:?}", reports[1].detail) };
+    let expected = Spend::from_counts(answer.prompt_tokens, counter.count(strong.reply).unwrap(), &price(5.00, 20.00));
+    assert_eq!(answer.spend.map(|s| s.nano_usd), Some(expected.nano_usd));
+    std::fs::remove_dir_all(&dir).ok();
 }

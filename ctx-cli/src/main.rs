@@ -353,7 +353,12 @@ fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<Exi
     if named {
         for m in pipeline.named_models() {
             let name = m.config.model.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-            println!("model `{}`{name}: context window {}, {}", m.name, m.config.context_window, m.config.encoding.name());
+            println!(
+                "model `{}`{name}: context window {}, {}",
+                m.name,
+                m.config.context_window,
+                m.config.encoding.name()
+            );
         }
     }
     let model_column = if named { " model |" } else { "" };

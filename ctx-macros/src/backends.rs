@@ -153,7 +153,14 @@ impl Needs {
             store: kinds().any(|k| matches!(k, StepKind::FetchNodeTexts(_) | StepKind::ExpandDependencyTree(_))),
             // The default model's field, when a model step uses it (names no model).
             model: kinds().any(|k| k.model_request().is_some_and(|c| c.model.is_none())),
-            named_models: dedup(lowered.def.models.iter().map(|(name, _)| name.clone())),
+            // Those declared, and with a `config.json` (read at load) the names the steps use.
+            named_models: dedup(
+                lowered.def.models.iter().map(|(name, _)| name.clone()).chain(
+                    kinds()
+                        .filter(|_| matches!(lowered.def.model, ctx_spec::pipeline::ModelSource::ConfigFile(_)))
+                        .filter_map(|k| k.model_request().and_then(|c| c.model.clone())),
+                ),
+            ),
             customs,
             tools: tools(cx, pipeline, lowered),
         }

@@ -128,11 +128,11 @@ impl LoadedPipeline {
         let mut issues = structural_issues(&def);
         issues.extend(unregistered_compactors(&def, &opts));
         let provided = provided_prompts(&def, &opts, &mut issues)?;
-        let (model, allow_auto_clamp, config_price) = match &def.model {
-            ModelSource::Inline(spec) => (ModelInput::Spec(spec), false, None),
+        let (model, allow_auto_clamp, config_price, config_models) = match &def.model {
+            ModelSource::Inline(spec) => (ModelInput::Spec(spec), false, None, None),
             ModelSource::ConfigFile(path) => {
                 let file = ConfigFile::load(opts.resolve(path.as_ref()))?;
-                (ModelInput::Config(file.model), file.allow_auto_clamp, file.price)
+                (ModelInput::Config(file.model), file.allow_auto_clamp, file.price, Some(file.models))
             }
         };
         let input = ResolveInput {
@@ -145,6 +145,7 @@ impl LoadedPipeline {
             counter: counter.as_ref(),
             base_dir: opts.base_dir.as_deref(),
             config_price,
+            config_models: config_models.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
         let model_name = resolved.as_ref().and_then(|r| r.model.model.clone());

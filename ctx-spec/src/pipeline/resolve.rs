@@ -58,6 +58,8 @@ pub struct ResolveInput<'a> {
     pub base_dir: Option<&'a Path>,
     /// `config.json`'s `price` for the default model, over the price table.
     pub config_price: Option<crate::config::Price>,
+    /// `config.json`'s named models, once it is read.
+    pub config_models: Option<&'a [crate::config::ConfigModel]>,
 }
 
 /// What the checks resolved; complete only when every check passed.
@@ -102,7 +104,7 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
 
     found.extend(settings_issues(def));
 
-    let named = super::resolve_models::resolve_named(def, input.base_dir, &mut found);
+    let named = super::resolve_models::resolve_named(def, input.base_dir, input.config_models, &mut found);
     let mut files_counter = None;
     let model = match input.model {
         // Without a default model, what is counted outside a model step (context and evidence

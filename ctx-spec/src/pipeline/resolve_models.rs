@@ -62,6 +62,7 @@ pub(crate) fn resolve_spec(
 pub(crate) fn resolve_named(
     def: &PipelineDef,
     base_dir: Option<&Path>,
+    config: Option<&[crate::config::ConfigModel]>,
     found: &mut Vec<ConfigIssue>,
 ) -> Vec<NamedModel> {
     let mut models: Vec<NamedModel> = Vec::new();
@@ -79,6 +80,26 @@ pub(crate) fn resolve_named(
             .or_else(|| spec.price.is_none().then(|| config.model.as_deref().and_then(Price::for_model)).flatten());
         let counter = files.unwrap_or_else(|| config.counter());
         models.push(NamedModel { name: name.clone(), config, counter, price });
+    }
+    // A `config.json`'s named models, once it is read: the steps' names are checked against all.
+    if let Some(config) = config {
+        for m in config {
+            if models.iter().any(|known| known.name == m.name) {
+                found.push(
+                    ConfigIssue::new(
+                        crate::codes::Code::DuplicateModelName,
+                        FieldPath::root().key("models").key(&m.name),
+                        format!("model `{}` is declared both in the pipeline and in its config.json", m.name),
+                    )
+                    .with_help("keep one declaration of each named model"),
+                );
+                continue;
+            }
+            let price = m.price.or_else(|| m.model.model.as_deref().and_then(Price::for_model));
+            models.push(NamedModel::new(m.name.clone(), m.model.clone(), price));
+        }
+        let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+        super::validate_models::step_model_issues(def, &names, true, found);
     }
     models
 }

@@ -103,6 +103,7 @@ pub(crate) fn validate_with_config_report(
         counter: None,
         base_dir: opts.base_dir.as_deref(),
         config_price: config.and_then(|c| c.price),
+        config_models: config.map(|c| c.models.as_slice()),
     };
     let resolved = resolve(def, input, &mut issues);
     let report = resolved.filter(|_| issues.is_empty()).map(|r| r.report);

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::definition::PipelineDef;
+use super::definition::{ModelSource, PipelineDef};
 use super::graph::step_path;
 use super::suggest::help_for_unknown;
 
@@ -38,12 +38,20 @@ pub(crate) fn model_name_issues(def: &PipelineDef, issues: &mut Vec<ConfigIssue>
         }
     }
     let names: Vec<&str> = def.models.iter().map(|(n, _)| n.as_str()).collect();
+    // A `config.json` may declare more: its names are checked once it is read (`resolve`).
+    let from_file = matches!(def.model, ModelSource::ConfigFile(_));
+    step_model_issues(def, &names, !from_file, issues);
+}
+
+/// The steps' `model:` keys against the declared `names` (when `check_names`), and a step that
+/// names none in a pipeline without a default model.
+pub(crate) fn step_model_issues(def: &PipelineDef, names: &[&str], check_names: bool, issues: &mut Vec<ConfigIssue>) {
     let has_default = def.has_default_model();
     for (i, step) in def.steps.iter().enumerate() {
         let Some(spec) = step.kind.model_request() else { continue };
         let kind = step.kind.keyword();
         match &spec.model {
-            Some(name) if !names.contains(&name.as_str()) => issues.push(
+            Some(name) if check_names && !names.contains(&name.as_str()) => issues.push(
                 ConfigIssue::new(
                     Code::UnknownModelName,
                     step_path(i).key("model"),
@@ -51,11 +59,11 @@ pub(crate) fn model_name_issues(def: &PipelineDef, issues: &mut Vec<ConfigIssue>
                 )
                 .with_help(format!(
                     "{}; or remove `model:` to use the default `model`",
-                    help_for_unknown(name, "model", &names)
+                    help_for_unknown(name, "model", names)
                 )),
             ),
             Some(_) => {}
-            None if has_default => {}
+            None if has_default || !check_names => {}
             None => issues.push(
                 ConfigIssue::new(
                     Code::StepModelRequired,

@@ -91,3 +91,34 @@ fn model_names_are_declared_once_and_steps_without_a_default_name_one() {
     let text = format!("model: {{ model: gpt-4o, max_tokens: 800 }}\n{}", MODELS.replace("  model: strong\n", ""));
     parse(&text).unwrap();
 }
+
+#[test]
+fn a_config_json_declares_named_models_and_prices_checked_against_the_steps() {
+    let dir = std::env::temp_dir().join(format!("ctx-models-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"model": "gpt-4o", "model_context_window": 16384, "model_max_tokens": 800,
+            "price": {"input": 3.0, "output": 12.0},
+            "models": {"small": {"model": "gpt-4o-mini", "model_context_window": 4096, "model_max_tokens": 200}}}"#,
+    )
+    .unwrap();
+    let text = "config: config.json
+settings: { max_context_tokens: 2000, max_cost_per_run: 1.0 }
+prompts: { summarise: \"Rewrite the question.\", answer: \"Answer from the context.\" }
+steps:
+- { id: summarise, action: call_model, prompt_key: summarise, model: small, next: answer }
+- { id: answer, action: call_model, prompt_key: answer, next: end }
+";
+    let path = dir.join("p.yaml");
+    // The name is the file's: it is checked once the file is read, with the same did-you-mean.
+    let file = PipelineFile::parse(text, &path).unwrap();
+    assert_eq!(file.definition().steps[0].kind.model_request().unwrap().model.as_deref(), Some("small"));
+    let err = PipelineFile::parse(&text.replace("model: small", "model: smal"), &path).unwrap_err();
+    let found: Vec<(usize, &str, Option<&str>)> =
+        err.issues().iter().map(|i| (i.line, i.code.as_str(), i.help.as_deref())).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0, found[0].1), (5, "UNKNOWN_MODEL_NAME"));
+    assert!(found[0].2.is_some_and(|h| h.starts_with("did you mean `small`?")), "{found:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
