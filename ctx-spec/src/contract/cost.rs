@@ -191,6 +191,10 @@ pub fn cost_bound(
     cost_bound_priced(def, report, |_| Some(*price), limit)
 }
 
+/// A model step's requests per run, worst input and output tokens, worst request in nano-USD,
+/// and its price.
+type Worst = (u64, usize, usize, u64, Price);
+
 /// [`cost_bound`] with each model step priced at `price(i)`, the price of step `i`'s own model
 /// (`model: NAME`, else the default). `None` also when a model step has no price.
 pub fn cost_bound_priced(
@@ -200,7 +204,7 @@ pub fn cost_bound_priced(
     limit: impl Fn(usize) -> u64,
 ) -> Option<CostBound> {
     // Each model step: its requests per run and what one request costs at worst, at its price.
-    let mut per_step: Vec<Option<(u64, usize, usize, u64, Price)>> = Vec::with_capacity(def.steps.len());
+    let mut per_step: Vec<Option<Worst>> = Vec::with_capacity(def.steps.len());
     for (i, step) in def.steps.iter().enumerate() {
         let agent = match &step.kind {
             StepKind::CallModel(_) => false,

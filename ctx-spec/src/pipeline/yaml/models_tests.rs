@@ -2,7 +2,6 @@
 //! the `pipeline!` macro, and written back by the export.
 
 use super::*;
-use crate::pipeline::definition::*;
 
 const MODELS: &str = "models:
   small: { model: gpt-4o-mini, context_window: 4096, max_tokens: 200, encoding: cl100k_base }
@@ -120,5 +119,23 @@ steps:
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].0, found[0].1), (5, "UNKNOWN_MODEL_NAME"));
     assert!(found[0].2.is_some_and(|h| h.starts_with("did you mean `small`?")), "{found:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn extends_merges_named_models_by_name() {
+    let dir = std::env::temp_dir().join(format!("ctx-models-extends-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("base.yaml"), MODELS).unwrap();
+    std::fs::write(
+        dir.join("child.yaml"),
+        "extends: base.yaml\nmodels:\n  small: { model: gpt-4o-mini, context_window: 8192, max_tokens: 300, encoding: cl100k_base }\n",
+    )
+    .unwrap();
+    let file = PipelineFile::load(dir.join("child.yaml")).unwrap();
+    let models: Vec<(&str, Option<i64>)> =
+        file.definition().models.iter().map(|(n, m)| (n.as_str(), m.context_window)).collect();
+    // The base's names in their order; the child's `small` replaces the base's.
+    assert_eq!(models, [("small", Some(8192)), ("strong", None)]);
     std::fs::remove_dir_all(&dir).ok();
 }
