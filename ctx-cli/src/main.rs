@@ -348,10 +348,26 @@ fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<Exi
     println!("{} — context window {}", pipeline.name(), pipeline.context_window());
     // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
     println!("prompt counts: {}", report.counting);
+    // With named models each step says which one its window and counts are of.
+    let named = !pipeline.named_models().is_empty();
+    if named {
+        for m in pipeline.named_models() {
+            let name = m.config.model.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            println!(
+                "model `{}`{name}: context window {}, {}",
+                m.name,
+                m.config.context_window,
+                m.config.encoding.name()
+            );
+        }
+    }
+    let model_column = if named { " model |" } else { "" };
+    let model_rule = if named { "---|" } else { "" };
     println!(
-        "| step | fixed prompt | tool schemas | history | context | output | margin | total | window |\n|---|---|---|---|---|---|---|---|---|"
+        "| step |{model_column} fixed prompt | tool schemas | history | context | output | margin | total | window |\n|---|{model_rule}---|---|---|---|---|---|---|---|"
     );
     for s in &report.steps {
+        let model = if named { format!(" {} |", s.model.as_deref().unwrap_or("default")) } else { String::new() };
         let total = s.fixed_prompt_tokens
             + s.tool_schema_tokens
             + s.history_tokens
@@ -359,7 +375,7 @@ fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<Exi
             + s.output_tokens
             + s.safety_margin_tokens;
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} |{model} {} | {} | {} | {} | {} | {} | {} | {} |",
             s.step_id,
             s.fixed_prompt_tokens,
             s.tool_schema_tokens,
@@ -380,19 +396,37 @@ fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<Exi
 fn print_cost(pipeline: &LoadedPipeline) {
     use ctx::contract::usd;
     let Some(bound) = pipeline.cost_bound() else {
-        println!("worst-case cost: the model has no price (give it a `price` block to bound what a run costs)");
+        println!("worst-case cost: a model has no price (give it a `price` block to bound what a run costs)");
         return;
     };
-    println!(
-        "\nworst-case cost per run, at {}/M input and {}/M output tokens:",
-        usd(ctx::contract::nano_usd(bound.price.worst_input())),
-        usd(ctx::contract::nano_usd(bound.price.output))
-    );
-    println!(
-        "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
-    );
-    for s in &bound.steps {
-        println!("| {} | {} |", s.step_id, cost_cells(s).join(" | "));
+    if pipeline.named_models().is_empty() {
+        println!(
+            "\nworst-case cost per run, at {}/M input and {}/M output tokens:",
+            usd(ctx::contract::nano_usd(bound.price.worst_input())),
+            usd(ctx::contract::nano_usd(bound.price.output))
+        );
+        println!(
+            "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
+        );
+        for s in &bound.steps {
+            println!("| {} | {} |", s.step_id, cost_cells(s).join(" | "));
+        }
+    } else {
+        // Each step at its own model's price.
+        println!("\nworst-case cost per run, each step at its model's price:");
+        println!(
+            "| step | model | input $/M | output $/M | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|---|---|---|"
+        );
+        for s in &bound.steps {
+            println!(
+                "| {} | {} | {} | {} | {} |",
+                s.step_id,
+                s.model.as_deref().unwrap_or("default"),
+                usd(ctx::contract::nano_usd(s.price.worst_input())),
+                usd(ctx::contract::nano_usd(s.price.output)),
+                cost_cells(s).join(" | ")
+            );
+        }
     }
     let (input, output) = bound.steps.iter().fold((0u64, 0u64), |(i, o), s| {
         let n = s.requests();
@@ -446,7 +480,20 @@ fn cost_html(bound: &ctx::contract::CostBound) -> String {
     );
     for s in &bound.steps {
         let cells: String = cost_cells(s).iter().map(|c| format!("<td class=\"n\">{c}</td>")).collect();
-        html.push_str(&format!("<tr><td><code>{}</code></td>{cells}</tr>\n", escape(&s.step_id)));
+        // A step on a named model says so, with that model's rates.
+        let model = s.model.as_ref().map(|m| {
+            format!(
+                " <small>on model <code>{}</code> at {}/M input, {}/M output</small>",
+                escape(m),
+                usd(ctx::contract::nano_usd(s.price.worst_input())),
+                usd(ctx::contract::nano_usd(s.price.output))
+            )
+        });
+        html.push_str(&format!(
+            "<tr><td><code>{}</code>{}</td>{cells}</tr>\n",
+            escape(&s.step_id),
+            model.unwrap_or_default()
+        ));
     }
     html.push_str("</table>\n");
     html

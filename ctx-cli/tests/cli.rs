@@ -325,6 +325,39 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
 }
 
 /// Billionths of a dollar as `ctx` prints them.
+#[test]
+fn explain_shows_each_steps_model_and_prices_it_at_that_model() {
+    let dir = std::env::temp_dir().join(format!("ctx-cli-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("tiered.yaml");
+    std::fs::write(
+        &path,
+        "model: { model: gpt-4o, max_tokens: 800 }
+models:
+  small: { model: gpt-4o-mini, context_window: 8192, max_tokens: 200, encoding: cl100k_base }
+settings: { max_context_tokens: 4000 }
+prompts: { summarise: \"Rewrite the question.\", answer: \"Answer from the context.\" }
+steps:
+- { id: summarise, action: call_model, prompt_key: summarise, model: small, next: answer }
+- { id: answer, action: call_model, prompt_key: answer, next: end }
+",
+    )
+    .expect("write");
+    let out = ctx(&["explain", path.to_str().expect("a UTF-8 path")]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("model `small` (gpt-4o-mini): context window 8192, cl100k_base"), "{stdout}");
+    assert!(stdout.contains("| summarise | small |"), "{stdout}");
+    assert!(stdout.contains("| answer | default |"), "{stdout}");
+    assert!(stdout.contains("8192 |\n"), "the summarise step's window is its model's: {stdout}");
+    assert!(stdout.contains("128000 |\n"), "the answer step's window is the default model's: {stdout}");
+    // Each step at its own model's price from ctx's table.
+    assert!(stdout.contains("worst-case cost per run, each step at its model's price:"), "{stdout}");
+    assert!(stdout.contains("| summarise | small | $0.15 | $0.60 | 1 | 1 |"), "{stdout}");
+    assert!(stdout.contains("| answer | default | $2.50 | $10.00 | 1 | 1 |"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn dollars(nano: u64) -> String {
     let frac = format!("{:09}", nano % 1_000_000_000);
     let frac = frac.trim_end_matches('0');

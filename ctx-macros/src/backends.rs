@@ -78,6 +78,8 @@ pub(crate) struct Needs {
     model: bool,
     /// The pipeline's `contexts` declare retrievers, which its model steps' contexts draw on.
     retriever: bool,
+    /// The pipeline's named models (`models { small { … } }`): one field `model_<name>` each.
+    named_models: Vec<String>,
     customs: Vec<CustomStep>,
     tools: Vec<Tool>,
 }
@@ -151,7 +153,16 @@ impl Needs {
         Needs {
             search: kinds().any(|k| matches!(k, StepKind::SearchNodes(_))),
             store: kinds().any(|k| matches!(k, StepKind::FetchNodeTexts(_) | StepKind::ExpandDependencyTree(_))),
-            model: kinds().any(|k| matches!(k, StepKind::CallModel(_) | StepKind::Agent(_))),
+            // The default model's field, when a model step uses it (names no model).
+            model: kinds().any(|k| k.model_request().is_some_and(|c| c.model.is_none())),
+            // Those declared, and with a `config.json` (read at load) the names the steps use.
+            named_models: dedup(
+                lowered.def.models.iter().map(|(name, _)| name.clone()).chain(
+                    kinds()
+                        .filter(|_| matches!(lowered.def.model, ctx_spec::pipeline::ModelSource::ConfigFile(_)))
+                        .filter_map(|k| k.model_request().and_then(|c| c.model.clone())),
+                ),
+            ),
             retriever: !lowered.def.contexts.retrievers.is_empty(),
             customs,
             tools: tools(cx, pipeline, lowered),
@@ -248,6 +259,30 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
         });
         setters.push(quote!(.retriever(self.retriever)));
     }
+    // One field per named model, `model_<name>`: no other generated field starts with `model_`.
+    let mut named_arms = Vec::new();
+    for name in &needs.named_models {
+        let Ok(field) = rust_ident(&format!("model_{name}"), proc_macro2::Span::call_site()) else { continue };
+        let doc = format!("Answers the `call_model` and `agent` steps that use model `{name}` (`model: {name}`).");
+        fields.push(quote! {
+            #[doc = #doc]
+            pub #field: &'a dyn #rt::ChatModelDyn,
+        });
+        named_arms.push(quote!(#name => ::core::option::Option::Some(self.#field),));
+    }
+    let named_impl = (!named_arms.is_empty()).then(|| {
+        setters.push(quote!(.named_models(self)));
+        quote! {
+            impl<'a> #p::NamedModels for #env_name<'a> {
+                fn named_model(&self, name: &str) -> ::core::option::Option<&dyn #rt::ChatModelDyn> {
+                    match name {
+                        #(#named_arms)*
+                        _ => ::core::option::Option::None,
+                    }
+                }
+            }
+        }
+    });
     // The user's implementations are held as `&dyn {Name}CustomDyn` (the object-safe form of the
     // trait, implemented for every implementation of it), not as a type parameter bounded by
     // the trait: the one obligation `Steps: CodeQaCustom` is then checked once, by the coercion
@@ -317,9 +352,21 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
             #run_tool
         }
 
+        #named_impl
         #custom_items
         #tools_items
     }
+}
+
+/// `names` without repeats, in order (a name declared twice is its own error).
+fn dedup(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 /// `#[diagnostic::on_unimplemented]` for a trait the user implements: a type that does not

@@ -41,6 +41,14 @@ pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenSt
     let p = &quote!(#rt::pipeline);
     let name = &def.name;
     let model = model(rt, &def.model);
+    // Named models only when declared, so a one-model pipeline's code is as it was.
+    let models = (!def.models.is_empty()).then(|| {
+        let models = def.models.iter().map(|(name, spec)| {
+            let fields = fields(rt, MODEL_KEYS, spec);
+            quote!((::std::string::String::from(#name), #rt::spec::from_fields(#rt::spec::MODEL_KEYS, #fields)))
+        });
+        quote!(.models(::std::vec![#(#models),*]))
+    });
     let settings = settings(rt, &def.settings);
     let prompts = def.prompts.iter().zip(prompts).map(|(spec, code)| {
         let key = &spec.key;
@@ -65,6 +73,7 @@ pub(crate) fn definition(def: &PipelineDef, prompts: &[PromptCode], rt: &TokenSt
     quote! {
         #p::PipelineDef::new(::std::string::String::from(#name))
             .model(#model)
+            #models
             .settings(#settings)
             .prompts(::std::vec![#(#prompts),*])
             .steps(::std::vec![#(#steps),*])

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ctx_spec::pipeline::decode::{Decoder, Dialect, kinds, read_model, read_settings, read_step};
+use ctx_spec::pipeline::decode::{Decoder, Dialect, kinds, read_model, read_models, read_settings, read_step};
 use ctx_spec::pipeline::schema::{STEP_SCHEMAS, StepSchema};
 use ctx_spec::pipeline::{
     CustomSpec, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
@@ -22,7 +22,7 @@ use crate::ctxt::Ctxt;
 use crate::fields::{Fields, Reader, did_you_mean, entry_range, unraw, with_help};
 use crate::located::Locs;
 use crate::spans::{SpanMap, SpanRange, step_path};
-use crate::symbol::{AT_LOAD, CONFIG, CONTEXTS, INCLUDE_STR, MODEL, PROMPTS, SECTIONS, SETTINGS, STEPS};
+use crate::symbol::{AT_LOAD, CONFIG, CONTEXTS, INCLUDE_STR, MODEL, MODELS, PROMPTS, SECTIONS, SETTINGS, STEPS};
 
 /// A pipeline lowered to the runtime's definition, with everything the expansion needs.
 pub(crate) struct Lowered {
@@ -60,14 +60,20 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
     let mut sections = Fields::new(cx, owner.clone(), SpanRange::single(input.name.span()), &input.body);
     let mut r = Reader { cx, spans: &mut spans };
 
-    let model =
-        match sections.require(MODEL, "model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }") {
-            Some((key, value)) => lower_model(&mut r, key, value),
-            None => {
-                r.spans.poison(&FieldPath::root().key("model"));
-                ModelSource::Inline(ModelSpec::default())
-            }
-        };
+    let models = sections.take(MODELS).map(|(key, value)| lower_models(&mut r, key, value));
+    // With named models the default `model` may be left out: every model step then names one.
+    let model = match models {
+        Some(_) => sections.take(MODEL).map(|(key, value)| lower_model(&mut r, key, value)),
+        None => sections
+            .require(MODEL, "model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }")
+            .map(|(key, value)| lower_model(&mut r, key, value)),
+    };
+    let model = model.unwrap_or_else(|| {
+        if models.is_none() {
+            r.spans.poison(&FieldPath::root().key("model"));
+        }
+        ModelSource::Inline(ModelSpec::default())
+    });
     let settings = sections.take(SETTINGS).map(|(key, value)| lower_settings(&mut r, key, value)).unwrap_or_default();
     let (prompts, prompt_code) =
         sections.take(PROMPTS).map(|(key, value)| lower_prompts(&mut r, key, value, base_dir)).unwrap_or_default();
@@ -80,7 +86,13 @@ pub(crate) fn lower(cx: &Ctxt, input: &PipelineInput, base_dir: Option<&Path>) -
 
     let graph_complete = steps.iter().enumerate().all(|(i, step)| transitions_lowered(&spans, i, &step.kind));
     Lowered {
-        def: PipelineDef::new(name).model(model).settings(settings).prompts(prompts).steps(steps).contexts(contexts),
+        def: PipelineDef::new(name)
+            .model(model)
+            .models(models.unwrap_or_default())
+            .settings(settings)
+            .prompts(prompts)
+            .steps(steps)
+            .contexts(contexts),
         spans,
         step_ids,
         prompts: prompt_code,
@@ -149,6 +161,20 @@ fn lower_model(r: &mut Reader<'_>, key: &Ident, value: &Value) -> ModelSource {
             ModelSource::Inline(ModelSpec::default())
         }
     }
+}
+
+/// `models { small { … }, strong { … } }`, each block read by the rows of `model { … }`.
+fn lower_models(r: &mut Reader<'_>, key: &Ident, value: &Value) -> Vec<(String, ModelSpec)> {
+    let path = FieldPath::root().key("models");
+    if block_body(r, key, value, &path, "models { small { model: \"gpt-4o-mini\" } }").is_none() {
+        return Vec::new();
+    }
+    let mut locs = Locs::default();
+    let value = locs.value(r.cx, value);
+    let mut dec = Decoder::new(Dialect::Dsl);
+    let models = read_models(&mut dec, &value, &path).unwrap_or_default();
+    locs.finish(r.cx, dec, r.spans);
+    models
 }
 
 /// A section that must be a `{ … }` block; reports anything else.

@@ -50,6 +50,8 @@ pub(crate) const CRATE: Symbol = Symbol("crate");
 
 // Sections of a pipeline.
 pub(crate) const MODEL: Symbol = Symbol("model");
+/// `models { small { … }, strong { … } }`: named models besides the default.
+pub(crate) const MODELS: Symbol = Symbol("models");
 /// `file: "pipelines/qa.yaml"`: the pipeline is read from a YAML file.
 pub(crate) const FILE: Symbol = Symbol("file");
 pub(crate) const SETTINGS: Symbol = Symbol("settings");
@@ -57,7 +59,7 @@ pub(crate) const PROMPTS: Symbol = Symbol("prompts");
 pub(crate) const STEPS: Symbol = Symbol("steps");
 /// `contexts { … }`: the context engine's declarations, in `context_engine!`'s vocabulary.
 pub(crate) const CONTEXTS: Symbol = Symbol("contexts");
-pub(crate) const SECTIONS: &[Symbol] = &[MODEL, SETTINGS, PROMPTS, STEPS, CONTEXTS];
+pub(crate) const SECTIONS: &[Symbol] = &[MODEL, MODELS, SETTINGS, PROMPTS, STEPS, CONTEXTS];
 
 // `model: config("…")`; the keys of `model { … }` and `settings { … }` are `ctx-spec`'s schema rows.
 pub(crate) const CONFIG: Symbol = Symbol("config");

@@ -130,6 +130,26 @@ impl CustomSteps for dyn CustomStepsDyn + '_ {
     }
 }
 
+/// The clients of a pipeline's named models (`models { small { … } }`), by name: a slice of
+/// `(name, client)` pairs, or a generated environment (one field per model).
+pub trait NamedModels: Sync {
+    /// The client of the model named `name`, if there is one.
+    fn named_model(&self, name: &str) -> Option<&dyn ChatModelDyn>;
+}
+
+impl NamedModels for [(&str, &dyn ChatModelDyn)] {
+    fn named_model(&self, name: &str) -> Option<&dyn ChatModelDyn> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    }
+}
+
+/// Where a [`StepEnv`] finds the clients of named models.
+#[derive(Clone, Copy)]
+enum ModelsByName<'a> {
+    Pairs(&'a [(&'a str, &'a dyn ChatModelDyn)]),
+    Dyn(&'a dyn NamedModels),
+}
+
 /// The backends a run uses. Any may be missing: a step that needs a missing one fails with
 /// [`PipelineError::MissingBackend`](super::PipelineError::MissingBackend) (before touching the state).
 ///
@@ -144,6 +164,8 @@ pub struct StepEnv<'a> {
     search: Option<&'a dyn NodeSearchDyn>,
     store: Option<&'a dyn NodeStoreDyn>,
     model: Option<&'a dyn ChatModelDyn>,
+    /// The clients of the pipeline's named models, by name.
+    models: Option<ModelsByName<'a>>,
     custom: Option<&'a dyn CustomStepsDyn>,
     tokens: Option<&'a dyn TokenSink>,
     tools: Option<&'a dyn ToolHandlersDyn>,
@@ -174,6 +196,22 @@ impl<'a> StepEnv<'a> {
     #[must_use]
     pub fn model(mut self, model: &'a dyn ChatModelDyn) -> Self {
         self.model = Some(model);
+        self
+    }
+
+    /// Uses each `(name, client)` for the steps that name that model (`model: NAME`, one of the
+    /// pipeline's `models { … }`); the default model's client is [`Self::model`].
+    #[must_use]
+    pub fn models(mut self, models: &'a [(&'a str, &'a dyn ChatModelDyn)]) -> Self {
+        self.models = Some(ModelsByName::Pairs(models));
+        self
+    }
+
+    /// Uses `models` to find the client of each named model (how a generated environment, which
+    /// has one field per model, hands them over).
+    #[must_use]
+    pub fn named_models(mut self, models: &'a dyn NamedModels) -> Self {
+        self.models = Some(ModelsByName::Dyn(models));
         self
     }
 
@@ -228,6 +266,14 @@ impl<'a> StepEnv<'a> {
         self.model
     }
 
+    /// The client of the named model `name`, if any.
+    pub fn named_model_backend(&self, name: &str) -> Option<&'a dyn ChatModelDyn> {
+        match self.models? {
+            ModelsByName::Pairs(pairs) => pairs.named_model(name),
+            ModelsByName::Dyn(models) => models.named_model(name),
+        }
+    }
+
     /// The custom steps, if any.
     pub fn custom_backend(&self) -> Option<&'a dyn CustomStepsDyn> {
         self.custom
@@ -255,6 +301,7 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("search", &self.search.is_some())
             .field("store", &self.store.is_some())
             .field("model", &self.model.is_some())
+            .field("models", &self.models.is_some())
             .field("custom", &self.custom.is_some())
             .field("tokens", &self.tokens.is_some())
             .field("tools", &self.tools.is_some())

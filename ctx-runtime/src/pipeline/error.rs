@@ -68,6 +68,20 @@ pub enum PipelineError {
         /// The builder method that adds it.
         setter: &'static str,
     },
+    /// A step uses a named model (`model: NAME`) for which the [`StepEnv`](super::StepEnv) holds
+    /// no client.
+    #[error(
+        "step `{step}` ({kind}) uses model `{model}`, but the StepEnv has no ChatModel named `{model}`; add it with \
+         StepEnv::builder().models(&[(\"{model}\", &client)])"
+    )]
+    MissingModel {
+        /// The step id.
+        step: String,
+        /// The step's kind keyword.
+        kind: &'static str,
+        /// The model's name in `models { … }`.
+        model: String,
+    },
     /// The caller's search, store or custom-step backend failed with an error of its own.
     #[error("step `{step}`: {backend} failed: {source}")]
     Backend {
@@ -295,6 +309,7 @@ impl ErrorCode for PipelineError {
             PipelineError::UnknownSnapshotStep { .. } => Code::PipelineUnknownSnapshotStep,
             PipelineError::UnsupportedStep { .. } => Code::PipelineUnsupportedStep,
             PipelineError::MissingBackend { .. } => Code::PipelineMissingBackend,
+            PipelineError::MissingModel { .. } => Code::PipelineMissingModel,
             PipelineError::Backend { .. } => Code::PipelineBackendFailed,
             PipelineError::UnknownOutcome { .. } => Code::PipelineUnknownOutcome,
             PipelineError::LoopCountsChanged { .. } => Code::PipelineLoopCountsChanged,

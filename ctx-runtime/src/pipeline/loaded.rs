@@ -18,9 +18,23 @@ use super::definition::{END, ModelSource, PipelineDef, StepKind};
 use super::error::PipelineError;
 use super::load::{LoadOptions, PromptSource};
 use ctx_spec::pipeline::graph::StepGraph;
-use ctx_spec::pipeline::resolve::{ModelInput, ResolveInput, resolve};
+use ctx_spec::pipeline::resolve::{ModelInput, NamedModel, ResolveInput, resolve};
 use ctx_spec::pipeline::suggest::help_for_unknown;
 use ctx_spec::pipeline::validate::structural_issues;
+
+/// The model a step uses ([`LoadedPipeline::step_model`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct StepModelRef<'p> {
+    /// The step's named model (`model: NAME`), `None` for the default model.
+    pub name: Option<&'p str>,
+    /// Its window, output limit and encoding.
+    pub config: &'p ModelConfig,
+    /// What its requests are counted with.
+    pub counter: &'p TokenCounter,
+    /// Its price, when it has one.
+    pub price: Option<crate::config::Price>,
+}
 
 /// A pipeline ready to run.
 #[derive(Debug, Clone)]
@@ -38,8 +52,12 @@ pub struct LoadedPipeline {
     budget_options: BudgetOptions,
     step_bound: u64,
     model_request_bound: u64,
-    /// The most a run can cost, when the model has a price.
+    /// The most a run can cost, when every model a step uses has a price.
     cost_bound: Option<ctx_spec::contract::CostBound>,
+    /// The named models (`models { … }`), in declaration order.
+    models: Vec<NamedModel>,
+    /// The default model's price: `config.json`'s or its `price` block, else the price table's.
+    price: Option<crate::config::Price>,
     /// The spend caps of every run and conversation.
     spend_caps: super::SpendCaps,
     /// What does not stop the pipeline from loading but is likely a mistake.
@@ -112,11 +130,11 @@ impl LoadedPipeline {
         let mut issues = structural_issues(&def);
         issues.extend(unregistered_compactors(&def, &opts));
         let provided = provided_prompts(&def, &opts, &mut issues)?;
-        let (model, allow_auto_clamp) = match &def.model {
-            ModelSource::Inline(spec) => (ModelInput::Spec(spec), false),
+        let (model, allow_auto_clamp, config_price, config_models) = match &def.model {
+            ModelSource::Inline(spec) => (ModelInput::Spec(spec), false, None, None),
             ModelSource::ConfigFile(path) => {
                 let file = ConfigFile::load(opts.resolve(path.as_ref()))?;
-                (ModelInput::Config(file.model), file.allow_auto_clamp)
+                (ModelInput::Config(file.model), file.allow_auto_clamp, file.price, Some(file.models))
             }
         };
         let input = ResolveInput {
@@ -128,10 +146,17 @@ impl LoadedPipeline {
             require_prompts: true,
             counter: counter.as_ref(),
             base_dir: opts.base_dir.as_deref(),
+            config_price,
+            config_models: config_models.as_deref(),
         };
         let resolved = resolve(&def, input, &mut issues);
         let model_name = resolved.as_ref().and_then(|r| r.model.model.clone());
-        let spend_caps = spend_caps(&def, &opts, model_name.as_deref(), &mut issues);
+        // A spend cap needs a price for every model a step uses: then the cost bound exists.
+        let priced = match &resolved {
+            Some(r) => r.cost.is_some(),
+            None => config_price.is_some() || crate::config::resolved_price(&def, model_name.as_deref()).is_some(),
+        };
+        let spend_caps = spend_caps(&def, &opts, priced, &mut issues);
         name_prompt_files(&mut issues, &opts);
         let source = format!("pipeline `{}`", def.name);
         ConfigIssues::check(source.clone(), issues)?;
@@ -198,6 +223,8 @@ impl LoadedPipeline {
             step_bound,
             model_request_bound,
             cost_bound: resolved.cost,
+            models: resolved.models,
+            price: resolved.price,
             spend_caps,
             warnings,
             assembler,
@@ -324,8 +351,29 @@ impl LoadedPipeline {
     /// The model's price: its `price` block, else ctx's price table for its name; `None` when
     /// neither prices it (a rule that needs a price reported that when the pipeline was loaded).
     pub fn price(&self) -> Option<crate::config::Price> {
-        crate::config::model_price(&self.def)
-            .or_else(|| self.model.model.as_deref().and_then(crate::config::Price::for_model))
+        self.price
+    }
+
+    /// The named models (`models { … }`), resolved, in declaration order.
+    pub fn named_models(&self) -> &[NamedModel] {
+        &self.models
+    }
+
+    /// The model step `step_id` uses: its named model (`model: NAME`), else the default model
+    /// (whose counter is [`Self::counter`]). Its window, counter and price are what the step's
+    /// requests are negotiated, guarded, counted and priced with.
+    pub fn step_model(&self, step_id: &str) -> StepModelRef<'_> {
+        let name = self
+            .def
+            .steps
+            .iter()
+            .find(|s| s.id == step_id)
+            .and_then(|s| s.kind.model_request())
+            .and_then(|c| c.model.as_deref());
+        match name.and_then(|name| self.models.iter().find(|m| m.name == name)) {
+            Some(m) => StepModelRef { name: Some(&m.name), config: &m.config, counter: &m.counter, price: m.price },
+            None => StepModelRef { name: None, config: &self.model, counter: &self.counter, price: self.price },
+        }
     }
 
     /// The most a run from the first step can cost, proven from the graph, the contract and the
@@ -478,13 +526,7 @@ fn run_bounds(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings, rep
 /// `max_cost_per_conversation` from `opts`; a cap given in `opts` that is not a number > 0, or
 /// any cap without a price for the model, is an issue (the settings' own cap is checked by the
 /// price rules, under `settings.max_cost_per_run`).
-fn spend_caps(
-    def: &PipelineDef,
-    opts: &LoadOptions,
-    model_name: Option<&str>,
-    issues: &mut Vec<ConfigIssue>,
-) -> super::SpendCaps {
-    let priced = crate::config::resolved_price(def, model_name).is_some();
+fn spend_caps(def: &PipelineDef, opts: &LoadOptions, priced: bool, issues: &mut Vec<ConfigIssue>) -> super::SpendCaps {
     let mut option = |bits: Option<u64>, key: &str| -> Option<u64> {
         let usd = f64::from_bits(bits?);
         let at = FieldPath::root().key(key);

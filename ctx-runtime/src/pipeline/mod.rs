@@ -49,10 +49,10 @@ mod tools;
 
 pub use conversation::{Answer, Conversation, LoadedConversation};
 pub use driver::{StepOutcome, StepReport, run_step};
-pub use env::{CustomSteps, CustomStepsDyn, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
+pub use env::{CustomSteps, CustomStepsDyn, NamedModels, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
 pub use error::{BoxError, PipelineError};
 pub use load::LoadOptions;
-pub use loaded::LoadedPipeline;
+pub use loaded::{LoadedPipeline, StepModelRef};
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use run::Snapshot;
 pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps};

@@ -23,6 +23,7 @@ fn hostile_report() -> RunReport {
             transition_key: "next".to_owned(),
             target: "end".to_owned(),
             summary: HOSTILE.to_owned(),
+            model: None,
         }],
         requests: vec![RequestEntry {
             step_id: HOSTILE.to_owned(),

@@ -56,6 +56,10 @@ pub struct StepEntry {
     pub target: String,
     /// One line on what it did.
     pub summary: String,
+    /// The step's named model (`model: NAME`), `None` for the default model or a step that
+    /// sends no request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// One model request.
@@ -145,7 +149,6 @@ impl RunReport {
     /// [`Conversation`](crate::pipeline::Conversation) return them).
     pub fn new(pipeline: &LoadedPipeline, reports: &[StepReport]) -> Self {
         let contract = pipeline.contract_report();
-        let price = pipeline.price();
         let mut steps = Vec::with_capacity(reports.len());
         let mut requests = Vec::new();
         // Changes made by the steps since the last request, waiting for the next one.
@@ -162,7 +165,10 @@ impl RunReport {
                 transition_key: r.transition_key.clone(),
                 target,
                 summary: summary(&r.detail),
+                model: pipeline.step_model(&r.step_id).name.map(str::to_owned),
             });
+            // Each request is priced at its step's model's price.
+            let price = pipeline.step_model(&r.step_id).price;
             let worst_case = contract.step(&r.step_id).cloned();
             let entry = |number_in_step: usize, sent: Sent<'_>| RequestEntry {
                 step_id: r.step_id.clone(),
@@ -202,9 +208,8 @@ impl RunReport {
             model: pipeline.model().model.clone(),
             context_window: pipeline.context_window(),
             counting: contract.counting.to_string(),
-            spent_nano_usd: pipeline
-                .price()
-                .map(|_| requests.iter().filter_map(|r| r.spend).fold(0u64, |sum, s| sum.saturating_add(s.nano_usd))),
+            spent_nano_usd: (pipeline.price().is_some() || pipeline.named_models().iter().any(|m| m.price.is_some()))
+                .then(|| requests.iter().filter_map(|r| r.spend).fold(0u64, |sum, s| sum.saturating_add(s.nano_usd))),
             worst_case_nano_usd: pipeline.cost_bound().map(|b| b.nano_usd),
             steps,
             requests,

@@ -270,6 +270,19 @@ registry! {
         /// The model name is not in ctx's model table, so its window or encoding cannot be looked up.
         /// Fix: correct the name (the help line suggests one), or give the window and encoding.
         UnknownModel = "UNKNOWN_MODEL",
+        /// A `call_model` or `agent` step names a model (`model: NAME`) the pipeline's `models`
+        /// block does not declare.
+        /// Fix: name a declared model (the help line suggests the nearest), declare it under
+        /// `models { NAME { … } }`, or remove `model:` to use the default `model`.
+        UnknownModelName = "UNKNOWN_MODEL_NAME",
+        /// A named model of `models { … }` is declared twice, or is called `default`, the name
+        /// of the pipeline's `model` block.
+        /// Fix: give each named model its own name, other than `default`.
+        DuplicateModelName = "DUPLICATE_MODEL_NAME",
+        /// A `call_model` or `agent` step names no model, and the pipeline declares named `models`
+        /// but no default `model` block.
+        /// Fix: add `model: NAME` to the step, or declare a default `model { … }`.
+        StepModelRequired = "STEP_MODEL_REQUIRED",
         /// The encoding is not one ctx can count with.
         /// Fix: use one of the encodings the message lists (e.g. `o200k_base`, `cl100k_base`).
         UnknownEncoding = "UNKNOWN_ENCODING",
@@ -526,6 +539,10 @@ registry! {
         /// step environment does not hold.
         /// Fix: add it with the builder method the message names.
         PipelineMissingBackend = "PIPELINE_MISSING_BACKEND",
+        /// A step uses a named model (`model: NAME`) for which the run was given no `ChatModel`.
+        /// Fix: give the client under that name: `StepEnv::builder().models(&[("NAME", &client)])`,
+        /// or the generated environment's field for the model.
+        PipelineMissingModel = "PIPELINE_MISSING_MODEL",
         /// The caller's search or store backend failed.
         /// Fix: see the backend's error in the message.
         PipelineBackendFailed = "PIPELINE_BACKEND_FAILED",

@@ -3,8 +3,15 @@
 //!
 //! ```json
 //! { "model": "gpt-4o", "model_context_window": 16384, "model_max_tokens": 1024,
-//!   "encoding": "o200k_base", "allow_auto_clamp": false }
+//!   "encoding": "o200k_base", "allow_auto_clamp": false,
+//!   "price": { "input": 2.50, "cached_input": 1.25, "output": 10.00 } }
 //! ```
+//!
+//! `price` (US dollars per million tokens, the keys of a `model { price: … }` block) overrides
+//! ctx's price table for the model, as the pipeline's own `price` would. `models` declares named
+//! models besides the file's own, each an object of the same keys (but `allow_auto_clamp`):
+//! `"models": { "small": { "model": "gpt-4o-mini", "model_context_window": 128000 } }`; a step
+//! of the pipeline names one with `model: small`.
 //!
 //! `model_context_window` is required (the server's real window, which may differ from the
 //! model table's); `encoding` is required unless `model` is in ctx's model table;
@@ -17,8 +24,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::model::{ModelConfig, ModelKeys, validate_model};
+use super::price::Price;
 use crate::codes::{Code, ErrorCode};
-use crate::pipeline::definition::ModelSpec;
+use crate::pipeline::definition::{ModelSpec, PriceSpec};
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
 /// Keys of `config.json`.
@@ -34,15 +42,39 @@ const FILE_KEYS: ModelKeys = ModelKeys {
 const ALLOW_AUTO_CLAMP: &str = "allow_auto_clamp";
 
 /// Every key a `config.json` may hold.
-const KNOWN_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP];
+const KNOWN_KEYS: [&str; 7] =
+    ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP, PRICE, MODELS];
+
+/// The named models key.
+const MODELS: &str = "models";
+
+/// The price key.
+const PRICE: &str = "price";
 
 /// A validated `config.json`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfigFile {
     /// The model's limits.
     pub model: ModelConfig,
     /// `allow_auto_clamp` (default `false`): the file's explicit opt-in to `auto_clamp`.
     pub allow_auto_clamp: bool,
+    /// `price`: the model's price, over ctx's price table.
+    pub price: Option<Price>,
+    /// `models: { small: { … } }`: named models besides the file's own, each with the same keys
+    /// (but `allow_auto_clamp`); a pipeline's step names one with `model:`.
+    pub models: Vec<ConfigModel>,
+}
+
+/// One named model of a `config.json`'s `models`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ConfigModel {
+    /// Its name, as a step's `model:` names it.
+    pub name: String,
+    /// Its limits.
+    pub model: ModelConfig,
+    /// Its `price`, over ctx's price table.
+    pub price: Option<Price>,
 }
 
 /// Why a `config.json` could not be used. Every variant names the file.
@@ -126,83 +158,164 @@ impl ConfigFile {
     fn from_object(object: &Map<String, Value>) -> Result<ConfigFile, Vec<ConfigIssue>> {
         let root = FieldPath::root();
         let mut issues = Vec::new();
-        // Keys whose value had the wrong type: reported once, not again as missing.
-        let mut mistyped: Vec<&str> = Vec::new();
-
-        for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-            let help = match did_you_mean(key, KNOWN_KEYS) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("the keys are: {}", KNOWN_KEYS.join(", ")),
-            };
-            issues.push(
-                ConfigIssue::new(Code::UnknownConfigKey, root.key(key.as_str()), format!("unknown key `{key}`"))
-                    .with_help(help),
-            );
-        }
-
-        let mut string = |key: &'static str| -> Option<String> {
-            match object.get(key) {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => {
-                    issues.push(mistyped_issue(key, "a string", other));
-                    mistyped.push(key);
-                    None
-                }
-            }
-        };
-        let model = string(FILE_KEYS.model);
-        let encoding = string(FILE_KEYS.encoding);
-
-        let mut integer = |key: &'static str| -> Option<i64> {
-            match object.get(key) {
-                None | Some(Value::Null) => None,
-                Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
-                Some(other) => {
-                    issues.push(mistyped_issue(key, "an integer", other));
-                    mistyped.push(key);
-                    None
-                }
-            }
-        };
-        let context_window = integer(FILE_KEYS.context_window);
-        let max_tokens = integer(FILE_KEYS.max_tokens);
-
+        let (model, price) = model_object(object, &root, &KNOWN_KEYS, &mut issues);
         let allow_auto_clamp = match object.get(ALLOW_AUTO_CLAMP) {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
-                issues.push(mistyped_issue(ALLOW_AUTO_CLAMP, "true or false", other));
+                issues.push(mistyped_issue(&root, ALLOW_AUTO_CLAMP, "true or false", other));
                 false
             }
         };
-
-        let spec = ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None, price: None };
-        let model = match validate_model(&spec, &FILE_KEYS, &root) {
-            Ok(model) => Some(model),
-            Err(found) => {
-                issues.extend(found.into_iter().filter(|i| !mistyped.iter().any(|k| i.path == root.key(*k))));
-                None
+        let mut models = Vec::new();
+        match object.get(MODELS) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(named)) => {
+                for (name, value) in named {
+                    let at = root.key(MODELS).key(name.as_str());
+                    let Value::Object(inner) = value else {
+                        let mut issue = mistyped_issue(&root.key(MODELS), name, "an object of model keys", value);
+                        issue.path = at;
+                        issues.push(issue);
+                        continue;
+                    };
+                    if let (Some(model), price) = model_object(inner, &at, &MODEL_OBJECT_KEYS, &mut issues) {
+                        models.push(ConfigModel { name: name.clone(), model, price });
+                    }
+                }
             }
-        };
+            Some(other) => issues.push(mistyped_issue(&root, MODELS, "an object of named models", other)),
+        }
         match model {
-            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp }),
+            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp, price, models }),
             _ => Err(issues),
         }
     }
 }
 
-fn mistyped_issue(key: &str, expected: &str, found: &Value) -> ConfigIssue {
+/// The keys of one model of `models` in a `config.json`.
+const MODEL_OBJECT_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_tokens", "encoding", PRICE];
+
+/// One model's keys of a `config.json` (the file's own, or one of its `models`) at `at`, any key
+/// outside `known` an error: its limits checked by the model rules, and its `price`.
+fn model_object(
+    object: &Map<String, Value>,
+    at: &FieldPath,
+    known: &[&str],
+    issues: &mut Vec<ConfigIssue>,
+) -> (Option<ModelConfig>, Option<Price>) {
+    // Keys whose value had the wrong type: reported once, not again as missing.
+    let mut mistyped: Vec<&str> = Vec::new();
+    for key in object.keys().filter(|k| !known.contains(&k.as_str())) {
+        let help = match did_you_mean(key, known.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("the keys are: {}", known.join(", ")),
+        };
+        issues.push(
+            ConfigIssue::new(Code::UnknownConfigKey, at.key(key.as_str()), format!("unknown key `{key}`"))
+                .with_help(help),
+        );
+    }
+    let mut string = |key: &'static str| -> Option<String> {
+        match object.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                issues.push(mistyped_issue(at, key, "a string", other));
+                mistyped.push(key);
+                None
+            }
+        }
+    };
+    let model = string(FILE_KEYS.model);
+    let encoding = string(FILE_KEYS.encoding);
+    let mut integer = |key: &'static str| -> Option<i64> {
+        match object.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
+            Some(other) => {
+                issues.push(mistyped_issue(at, key, "an integer", other));
+                mistyped.push(key);
+                None
+            }
+        }
+    };
+    let context_window = integer(FILE_KEYS.context_window);
+    let max_tokens = integer(FILE_KEYS.max_tokens);
+    let price = match object.get(PRICE) {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(rates)) => price(rates, &at.key(PRICE), issues),
+        Some(other) => {
+            issues.push(mistyped_issue(at, PRICE, "an object of rates (`input`, `output`, …)", other));
+            None
+        }
+    };
+    let spec = ModelSpec { model, context_window, max_tokens, encoding, tokenizer: None, price: None };
+    let model = match validate_model(&spec, &FILE_KEYS, at) {
+        Ok(model) => Some(model),
+        Err(found) => {
+            issues.extend(found.into_iter().filter(|i| !mistyped.iter().any(|k| i.path == at.key(*k))));
+            None
+        }
+    };
+    (model, price)
+}
+
+/// `price: { input, cached_input, cache_write, output }`, checked by the rules of a `price` block
+/// (under `price.*`); every problem is appended to `issues`.
+fn price(rates: &Map<String, Value>, at: &FieldPath, issues: &mut Vec<ConfigIssue>) -> Option<Price> {
+    const RATES: [&str; 4] = ["input", "cached_input", "cache_write", "output"];
+    let before = issues.len();
+    for key in rates.keys().filter(|k| !RATES.contains(&k.as_str())) {
+        let help = match did_you_mean(key, RATES) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("the rates are: {}", RATES.join(", ")),
+        };
+        issues.push(
+            ConfigIssue::new(Code::UnknownConfigKey, at.key(key.as_str()), format!("unknown key `price.{key}`"))
+                .with_help(help),
+        );
+    }
+    let mut rate = |key: &str| match rates.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(other) => {
+            issues.push(mistyped_issue(at, key, "a number of US dollars per million tokens", other));
+            None
+        }
+    };
+    let spec = PriceSpec {
+        input: rate("input"),
+        cached_input: rate("cached_input"),
+        cache_write: rate("cache_write"),
+        output: rate("output"),
+    };
+    let price = Price::from_spec(&spec, at).map_err(|e| issues.extend(e)).ok();
+    // A mistyped rate reads as missing: only its own issue is kept.
+    if issues.len() > before {
+        let mistyped: Vec<FieldPath> = issues[before..].iter().map(|i| i.path.clone()).collect();
+        let mut seen = Vec::new();
+        let mut i = before;
+        while i < issues.len() {
+            let path = issues[i].path.clone();
+            if seen.contains(&path) && mistyped.contains(&path) {
+                issues.remove(i);
+            } else {
+                seen.push(path);
+                i += 1;
+            }
+        }
+    }
+    price
+}
+
+fn mistyped_issue(at: &FieldPath, key: &str, expected: &str, found: &Value) -> ConfigIssue {
     let shown = match found {
         Value::Number(n) => format!("the number {n}"),
         other => format!("{} {other}", kind(other)),
     };
-    ConfigIssue::new(
-        Code::InvalidConfigValue,
-        FieldPath::root().key(key),
-        format!("`{key}` must be {expected}, found {shown}"),
-    )
-    .with_help(format!("write `{key}` as {expected}, or remove it"))
+    ConfigIssue::new(Code::InvalidConfigValue, at.key(key), format!("`{key}` must be {expected}, found {shown}"))
+        .with_help(format!("write `{key}` as {expected}, or remove it"))
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -249,6 +362,63 @@ mod tests {
         assert!(issues[1].message.contains("must be an integer, found string \"9600\""), "{}", issues[1].message);
         assert!(issues[2].message.contains("found the number 1.5"), "{}", issues[2].message);
         assert_eq!(err.code(), "INVALID_CONFIG_VALUE");
+    }
+
+    #[test]
+    fn a_price_overrides_the_table_and_is_checked() {
+        let f = parse(r#"{"model": "gpt-4o", "model_context_window": 16384, "price": {"input": 3, "output": 12.5}}"#)
+            .unwrap();
+        let price = f.price.unwrap();
+        assert_eq!((price.input, price.cached_input, price.output), (3.0, 3.0, 12.5));
+        assert_eq!(parse(r#"{"model": "gpt-4o", "model_context_window": 16384}"#).unwrap().price, None);
+        let err = parse(
+            r#"{"model": "gpt-4o", "model_context_window": 16384, "price": {"input": "3", "ouptut": 1, "cache_write": -1}}"#,
+        )
+        .unwrap_err();
+        let ConfigFileError::Invalid { issues, .. } = &err else { panic!("{err}") };
+        let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        assert_eq!(
+            found,
+            [
+                ("UNKNOWN_CONFIG_KEY", "price.ouptut".to_owned()),
+                ("INVALID_CONFIG_VALUE", "price.input".to_owned()),
+                ("INVALID_PRICE", "price.output".to_owned()),
+                ("INVALID_PRICE", "price.cache_write".to_owned()),
+            ]
+        );
+        assert_eq!(issues[0].help.as_deref(), Some("did you mean `output`?"));
+        let err = parse(r#"{"model": "gpt-4o", "model_context_window": 16384, "price": 2.5}"#).unwrap_err();
+        assert_eq!(err.code(), "INVALID_CONFIG_VALUE");
+    }
+
+    #[test]
+    fn named_models_are_read_with_the_same_keys_and_rules() {
+        let f = parse(
+            r#"{"model": "gpt-4o", "model_context_window": 16384,
+                "models": {"small": {"model": "gpt-4o-mini", "model_context_window": 8192, "price": {"input": 0.2, "output": 0.8}},
+                           "local": {"model_context_window": 4096, "encoding": "cl100k_base"}}}"#,
+        )
+        .unwrap();
+        let named = |name: &str| f.models.iter().find(|m| m.name == name).expect(name);
+        assert_eq!(f.models.len(), 2);
+        assert_eq!((named("small").model.context_window, named("small").price.map(|p| p.input)), (8192, Some(0.2)));
+        assert_eq!((named("local").model.encoding, named("local").price), (Encoding::Cl100kBase, None));
+        let err = parse(
+            r#"{"model": "gpt-4o", "model_context_window": 16384,
+                "models": {"small": {"model": "gpt-4o-mini", "allow_auto_clamp": true}, "bad": 3}}"#,
+        )
+        .unwrap_err();
+        let ConfigFileError::Invalid { issues, .. } = &err else { panic!("{err}") };
+        let mut found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("INVALID_CONFIG_VALUE", "models.bad".to_owned()),
+                ("MISSING_CONTEXT_WINDOW", "models.small.model_context_window".to_owned()),
+                ("UNKNOWN_CONFIG_KEY", "models.small.allow_auto_clamp".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ mod policy;
 mod price;
 mod settings;
 
-pub use file::{ConfigFile, ConfigFileError};
+pub use file::{ConfigFile, ConfigFileError, ConfigModel};
 pub use history_trim::{DEFAULT_LOW_WATER_PERCENT, HistoryTrimPolicy};
 pub use model::ModelConfig;
 #[cfg(feature = "hf")]

@@ -68,7 +68,7 @@ impl Price {
     }
 
     /// A price for a model without prompt caching: every input token at `input`.
-    const fn uncached(input: f64, output: f64) -> Self {
+    pub(crate) const fn uncached(input: f64, output: f64) -> Self {
         Price { input, cached_input: input, cache_write: input, output }
     }
 
@@ -236,7 +236,10 @@ pub fn price_issues(def: &PipelineDef, model_name: Option<&str>) -> Vec<ConfigIs
                 .with_help("write the most one run may spend, e.g. `max_cost_per_run: 0.05`"),
             );
         }
-        if price.is_none() && block.is_none() {
+        // The default model needs a price only when a step uses it (named models: `resolve`).
+        let default_used = def.models.is_empty()
+            || def.steps.iter().any(|s| s.kind.model_request().is_some_and(|c| c.model.is_none()));
+        if price.is_none() && block.is_none() && default_used {
             let named = match model_name {
                 Some(name) => format!("model `{name}` has no price in ctx's price table ({PRICE_TABLE_DATE})"),
                 None => "the model has no name, so ctx's price table cannot price it".to_owned(),

@@ -52,19 +52,48 @@ pub struct CallModelCheck<'a> {
     /// For a step whose request is a declared context's assembly, that context's term: its input
     /// budget replaces the fixed prompt, the history and `max_context_tokens`.
     pub context: Option<ContextTerm<'a>>,
+    /// For a step that names one of the pipeline's `models` (`model: NAME`), that model: its
+    /// window, output limit and counter replace the default model's for this step.
+    pub model: Option<StepModel<'a>>,
+}
+
+/// The named model a step uses (`model: NAME`), resolved: what its contract is checked against.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct StepModel<'a> {
+    /// The name declared in `models { … }`.
+    pub name: &'a str,
+    /// Its limits.
+    pub config: &'a ModelConfig,
+    /// Its counter (its encoding with its chat format, or its own files).
+    pub counter: &'a TokenCounter,
+}
+
+impl<'a> StepModel<'a> {
+    /// The named model `name` with its limits and counter.
+    pub fn new(name: &'a str, config: &'a ModelConfig, counter: &'a TokenCounter) -> Self {
+        StepModel { name, config, counter }
+    }
 }
 
 impl<'a> CallModelCheck<'a> {
     /// A `call_model` step `step_id` at `at`, as written in `spec`, whose prompt's text is
     /// `system_prompt`.
     pub fn new(at: FieldPath, step_id: &'a str, spec: &'a CallModelSpec, system_prompt: &'a str) -> Self {
-        CallModelCheck { at, step_id, spec, system_prompt, agent: None, context: None }
+        CallModelCheck { at, step_id, spec, system_prompt, agent: None, context: None, model: None }
     }
 
     /// The step is this `agent` step.
     #[must_use]
     pub fn with_agent(mut self, agent: &'a AgentSpec) -> Self {
         self.agent = Some(agent);
+        self
+    }
+
+    /// The step uses the named model `model` instead of the default.
+    #[must_use]
+    pub fn with_model(mut self, model: StepModel<'a>) -> Self {
+        self.model = Some(model);
         self
     }
 
@@ -104,8 +133,10 @@ pub struct StepBudget {
     pub output_source: OutputSource,
     /// `budget_safety_margin_tokens`.
     pub safety_margin_tokens: usize,
-    /// The model's window.
+    /// The window of the step's model.
     pub context_window: usize,
+    /// The step's named model (`model: NAME`), `None` for the default `model`.
+    pub model: Option<String>,
     /// The exact cost of an agent step's tool schemas (the chat format's tool rule); 0 for
     /// `call_model`.
     pub tool_schema_tokens: usize,
@@ -190,6 +221,8 @@ impl ContractReport {
 /// A step whose terms could all be determined.
 struct Terms<'c, 'a> {
     check: &'c CallModelCheck<'a>,
+    /// The step's model: its named model, else the default.
+    model: &'c ModelConfig,
     fixed: usize,
     /// The tool schemas' exact cost (agent steps).
     tools: usize,
@@ -211,6 +244,23 @@ impl Terms<'_, '_> {
     /// step that assembles a declared context (its input budget, in `fixed`, holds everything).
     fn context(&self, ctx: usize) -> usize {
         if self.check.context.is_some() { 0 } else { ctx }
+    }
+
+    /// Whose window it is, for messages: `the model's`, or `model `small`'s` for a named model.
+    fn whose(&self) -> String {
+        match &self.check.model {
+            Some(m) => format!("model `{}`'s", m.name),
+            None => "the model's".to_owned(),
+        }
+    }
+
+    /// The step's window, for messages: `the 8192-token window` (of model `small`).
+    fn window_named(&self) -> String {
+        let window = self.model.context_window;
+        match &self.check.model {
+            Some(m) => format!("the {window}-token window of model `{}`", m.name),
+            None => format!("the {window}-token window"),
+        }
     }
 }
 
@@ -237,6 +287,10 @@ pub fn check_contract(
 
     let mut terms = Vec::with_capacity(steps.len());
     for check in steps {
+        let (model, counter) = check.model.map_or((model, counter), |m| (m.config, m.counter));
+        if check.model.is_some() && model.context_window == 0 {
+            issues.push(invalid_context_window(check.at.key("model"), "context_window", 0));
+        }
         let history = match (check.spec.use_history, settings.max_history_tokens) {
             // The context's input budget bounds the history it assembles.
             _ if check.context.is_some() => Some(0),
@@ -265,21 +319,32 @@ pub fn check_contract(
         let tools = agent_tool_tokens(check, counter).map_err(|i| issues.push(i)).ok();
         let priming = counter.count_messages(&[]).unwrap_or(0);
         if let (Some(history), Some(output), Some(fixed), Some(tools)) = (history, output, fixed, tools) {
-            terms.push(Terms { check, fixed, tools, priming, history, output, counting: counter.format().counting() });
+            terms.push(Terms {
+                check,
+                model,
+                fixed,
+                tools,
+                priming,
+                history,
+                output,
+                counting: counter.format().counting(),
+            });
         }
     }
-    let unusable = model.context_window == 0 || settings.max_context_tokens == 0;
+    let unusable = model.context_window == 0
+        || settings.max_context_tokens == 0
+        || terms.iter().any(|t| t.model.context_window == 0);
 
     match settings.policy {
         LimitsPolicy::FailFast => {
             if !unusable {
-                issues.extend(terms.iter().filter_map(|t| violation(t, model, settings)));
-                issues.extend(terms.iter().filter_map(|t| turn_budget_issue(t, model, settings, None)));
+                issues.extend(terms.iter().filter_map(|t| violation(t, settings)));
+                issues.extend(terms.iter().filter_map(|t| turn_budget_issue(t, settings, None)));
             }
             if !issues.is_empty() {
                 return Err(issues);
             }
-            let steps = terms.iter().map(|t| budget(t, model, settings, settings.max_context_tokens, None)).collect();
+            let steps = terms.iter().map(|t| budget(t, settings, settings.max_context_tokens, None)).collect();
             Ok(ContractReport {
                 policy: LimitsPolicy::FailFast,
                 context_window: model.context_window,
@@ -295,13 +360,7 @@ pub fn check_contract(
     }
 }
 
-fn budget(
-    t: &Terms<'_, '_>,
-    model: &ModelConfig,
-    settings: &Settings,
-    context: usize,
-    output: Option<usize>,
-) -> StepBudget {
+fn budget(t: &Terms<'_, '_>, settings: &Settings, context: usize, output: Option<usize>) -> StepBudget {
     let output_tokens = output.unwrap_or(t.output.tokens);
     StepBudget {
         step_id: t.check.step_id.to_owned(),
@@ -312,14 +371,15 @@ fn budget(
             .check
             .agent
             .map_or(1, |a| usize::try_from(a.max_tool_calls).unwrap_or(0).saturating_add(1)),
-        turn_budget_tokens: t.check.agent.map(|a| turn_budget(t, a, model, settings, output_tokens)),
+        turn_budget_tokens: t.check.agent.map(|a| turn_budget(t, a, settings, output_tokens)),
         history_tokens: t.history,
         context_tokens: t.context(context),
         output_tokens,
         requested_output_tokens: t.output.tokens,
         output_source: t.output.source,
         safety_margin_tokens: settings.safety_margin_tokens,
-        context_window: model.context_window,
+        context_window: t.model.context_window,
+        model: t.check.model.map(|m| m.name.to_owned()),
     }
 }
 
@@ -356,7 +416,8 @@ fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
 }
 
 /// The `fail_fast` issue for a step that does not fit, if it does not.
-fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Option<ConfigIssue> {
+fn violation(t: &Terms<'_, '_>, settings: &Settings) -> Option<ConfigIssue> {
+    let model = t.model;
     let ctx = t.context(settings.max_context_tokens);
     let total = t.rest(settings.safety_margin_tokens) + ctx as u128;
     let window = model.context_window as u128;
@@ -381,9 +442,10 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
                 Code::OutputExceedsWindow,
                 t.check.at.key(key),
                 format!(
-                    "`{key}` of {} step `{id}` is {}, at least the model's whole context window ({window})",
+                    "`{key}` of {} step `{id}` is {}, at least {} whole context window ({window})",
                     t.check.kind(),
-                    t.output.tokens
+                    t.output.tokens,
+                    t.whose()
                 ),
             )
             .with_help(format!(
@@ -408,10 +470,11 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
                 format!(
                     "system prompt `{key}` is too long for {} step `{id}`: its fixed prompt is {} tokens (system \
                      prompt, user_parts templates, chat overhead) and with budget_safety_margin_tokens {} leaves \
-                     nothing of the model's context window ({window}); the step can need {total} (over by {over}){}",
+                     nothing of {} context window ({window}); the step can need {total} (over by {over}){}",
                     t.check.kind(),
                     t.fixed,
                     settings.safety_margin_tokens,
+                    t.whose(),
                     estimate_note(t.counting),
                 ),
             )
@@ -460,8 +523,9 @@ fn violation(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings) -> Opt
             Code::BudgetContractViolated,
             t.check.at.clone(),
             format!(
-                "{} step `{id}` can need {total} tokens but the model's context window is {} (over by {over}): {}{}",
+                "{} step `{id}` can need {total} tokens but {} context window is {} (over by {over}): {}{}",
                 t.check.kind(),
+                t.whose(),
                 model.context_window,
                 spell_out(t, settings, ctx),
                 estimate_note(t.counting),
@@ -487,7 +551,6 @@ fn auto_clamp(
     settings: &Settings,
     counting: Counting,
 ) -> Result<ContractReport, Vec<ConfigIssue>> {
-    let window = model.context_window as u128;
     let margin = settings.safety_margin_tokens;
     let configured = settings.max_context_tokens;
     let mut clamps = Vec::new();
@@ -497,7 +560,7 @@ fn auto_clamp(
     let worst = terms
         .iter()
         .filter(|t| t.check.context.is_none())
-        .map(|t| (t, window.saturating_sub(t.rest(margin))))
+        .map(|t| (t, (t.model.context_window as u128).saturating_sub(t.rest(margin))))
         .min_by_key(|(_, room)| *room);
     let mut context = configured;
     if let Some((t, room)) = worst
@@ -512,10 +575,11 @@ fn auto_clamp(
             before: configured,
             after: context,
             reason: format!(
-                "{} step `{}` leaves {room} of the {window}-token window for context after fixed prompt {} + \
-                 history {} + max_output_tokens {} + margin {margin}{floor}",
+                "{} step `{}` leaves {room} of {} for context after fixed prompt {} + history {} + \
+                 max_output_tokens {} + margin {margin}{floor}",
                 t.check.kind(),
                 t.check.step_id,
+                t.window_named(),
                 t.fixed,
                 t.history,
                 t.output.tokens
@@ -525,6 +589,7 @@ fn auto_clamp(
 
     let mut outputs = Vec::with_capacity(terms.len());
     for t in terms {
+        let window = t.model.context_window as u128;
         let total = t.rest(margin) + t.context(context) as u128;
         if total <= window {
             outputs.push(None);
@@ -539,10 +604,10 @@ fn auto_clamp(
                 before: t.output.tokens,
                 after,
                 reason: format!(
-                    "with max_context_tokens at {context}, {} step `{}` is still {over} over the \
-                     {window}-token window: {}",
+                    "with max_context_tokens at {context}, {} step `{}` is still {over} over {}: {}",
                     t.check.kind(),
                     t.check.step_id,
+                    t.window_named(),
                     spell_out(t, settings, context)
                 ),
             });
@@ -569,10 +634,11 @@ fn auto_clamp(
                     Code::BudgetContractUnsatisfiable,
                     t.check.at.clone(),
                     format!(
-                        "{} step `{}` cannot fit the {window}-token window even with max_context_tokens and \
-                         its output clamped to 1 token each: {held} + margin {margin} + {floor} = {need}",
+                        "{} step `{}` cannot fit {} even with max_context_tokens and its output clamped to \
+                         1 token each: {held} + margin {margin} + {floor} = {need}",
                         t.check.kind(),
                         t.check.step_id,
+                        t.window_named(),
                     ),
                 )
                 .with_help(format!("{fix} or `budget_safety_margin_tokens`, or use a larger model")),
@@ -581,7 +647,7 @@ fn auto_clamp(
         }
     }
     for (t, out) in terms.iter().zip(&outputs) {
-        issues.extend(turn_budget_issue(t, model, settings, *out));
+        issues.extend(turn_budget_issue(t, settings, *out));
     }
     if !issues.is_empty() {
         return Err(issues);
@@ -603,7 +669,7 @@ fn auto_clamp(
             c.after
         );
     }
-    let steps = terms.iter().zip(outputs).map(|(t, out)| budget(t, model, settings, context, out)).collect();
+    let steps = terms.iter().zip(outputs).map(|(t, out)| budget(t, settings, context, out)).collect();
     Ok(ContractReport {
         policy: LimitsPolicy::AutoClamp,
         context_window: model.context_window,
@@ -630,8 +696,8 @@ fn agent_tool_tokens(check: &CallModelCheck<'_>, counter: &TokenCounter) -> Resu
 
 /// The most the transcript of an agent turn may hold with `output` as the output limit: the
 /// window less the output, the margin, the tool schemas and the reply priming.
-fn turn_room(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings, output: usize) -> usize {
-    model
+fn turn_room(t: &Terms<'_, '_>, settings: &Settings, output: usize) -> usize {
+    t.model
         .context_window
         .saturating_sub(output)
         .saturating_sub(settings.safety_margin_tokens)
@@ -640,21 +706,16 @@ fn turn_room(t: &Terms<'_, '_>, model: &ModelConfig, settings: &Settings, output
 }
 
 /// The turn budget in effect: the declared one, else [`turn_room`] (at least 1).
-fn turn_budget(t: &Terms<'_, '_>, agent: &AgentSpec, model: &ModelConfig, settings: &Settings, output: usize) -> usize {
+fn turn_budget(t: &Terms<'_, '_>, agent: &AgentSpec, settings: &Settings, output: usize) -> usize {
     let declared = agent.turn_budget_tokens.and_then(|v| usize::try_from(v).ok());
-    declared.unwrap_or_else(|| turn_room(t, model, settings, output)).max(1)
+    declared.unwrap_or_else(|| turn_room(t, settings, output)).max(1)
 }
 
 /// The issue of an agent step whose declared turn budget leaves the output less than its limit.
-fn turn_budget_issue(
-    t: &Terms<'_, '_>,
-    model: &ModelConfig,
-    settings: &Settings,
-    output: Option<usize>,
-) -> Option<ConfigIssue> {
+fn turn_budget_issue(t: &Terms<'_, '_>, settings: &Settings, output: Option<usize>) -> Option<ConfigIssue> {
     let declared = t.check.agent?.turn_budget_tokens.and_then(|v| usize::try_from(v).ok())?;
     let output = output.unwrap_or(t.output.tokens);
-    let room = turn_room(t, model, settings, output);
+    let room = turn_room(t, settings, output);
     (declared > room).then(|| {
         ConfigIssue::new(
             Code::TurnBudgetExceedsRoom,
@@ -662,7 +723,7 @@ fn turn_budget_issue(
             format!(
                 "`turn_budget_tokens` of agent step `{}` is {declared}, but the {}-token window leaves the turn {room} \
                  after max_output_tokens {output}, budget_safety_margin_tokens {}, tool schemas {} and reply priming {}",
-                t.check.step_id, model.context_window, settings.safety_margin_tokens, t.tools, t.priming
+                t.check.step_id, t.model.context_window, settings.safety_margin_tokens, t.tools, t.priming
             ),
         )
         .with_help(format!("lower `turn_budget_tokens` to at most {room}, or remove it to use exactly that"))

@@ -39,7 +39,7 @@ use crate::validation::{ConfigIssue, FieldPath};
 use super::{ContractReport, StepBudget};
 
 /// One model step's share of a run's worst-case cost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct StepCost {
     /// The step id.
@@ -48,6 +48,10 @@ pub struct StepCost {
     pub at: FieldPath,
     /// `call_model` or `agent`.
     pub kind: &'static str,
+    /// The step's named model (`model: NAME`), `None` for the default `model`.
+    pub model: Option<String>,
+    /// The price its requests are priced at: its model's.
+    pub price: Price,
     /// How many times the step runs in the costliest run (0 when that run does not reach it).
     pub runs: u64,
     /// The most model requests one run of the step makes: 1, or `max_tool_calls + 1`.
@@ -82,7 +86,8 @@ pub struct CostBound {
     /// Whether a run can cost exactly this (`false` when loop limits are so large that the
     /// graph's product bound was used; it is then an upper bound).
     pub exact: bool,
-    /// The price it was computed at.
+    /// The price it was computed at: the default model's, or with named models the first model
+    /// step's (each step's own is [`StepCost::price`]).
     pub price: Price,
 }
 
@@ -110,15 +115,16 @@ impl CostBound {
 
     fn term(&self, s: &StepCost) -> String {
         let plural = |n: u64, one: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {one}s") };
+        let on = s.model.as_ref().map(|m| format!(" on model `{m}`")).unwrap_or_default();
         format!(
-            "step `{}` {} × {} × ({} input × {}/M + {} output × {}/M = {}) = {}",
+            "step `{}`{on} {} × {} × ({} input × {}/M + {} output × {}/M = {}) = {}",
             s.step_id,
             plural(s.runs, "run"),
             plural(s.requests_per_run, "request"),
             thousands(s.input_tokens),
-            usd(rate_nano(self.price.worst_input())),
+            usd(rate_nano(s.price.worst_input())),
             thousands(s.output_tokens),
-            usd(rate_nano(self.price.output)),
+            usd(rate_nano(s.price.output)),
             usd(s.request_nano_usd),
             usd(s.nano_usd),
         )
@@ -182,25 +188,44 @@ pub fn cost_bound(
     price: &Price,
     limit: impl Fn(usize) -> u64,
 ) -> Option<CostBound> {
-    // Each model step: its requests per run and what one request costs at worst.
-    let per_step: Vec<Option<(u64, usize, usize, u64)>> = def
-        .steps
-        .iter()
-        .map(|step| {
-            let agent = match &step.kind {
-                StepKind::CallModel(_) => false,
-                StepKind::Agent(_) => true,
-                _ => return None,
-            };
-            let budget = report.step(&step.id)?;
-            let requests = u64::try_from(budget.max_model_requests).unwrap_or(u64::MAX);
-            let input = worst_input_tokens(budget, agent);
-            let output = budget.output_tokens;
-            let one = price.worst_nano_usd(input, output);
-            Some((requests, input, output, one))
-        })
-        .collect();
-    let visit = |i: usize| per_step[i].map_or(0, |(requests, _, _, one)| requests.saturating_mul(one));
+    cost_bound_priced(def, report, |_| Some(*price), limit)
+}
+
+/// A model step's requests per run, worst input and output tokens, worst request in nano-USD,
+/// and its price.
+type Worst = (u64, usize, usize, u64, Price);
+
+/// [`cost_bound`] with each model step priced at `price(i)`, the price of step `i`'s own model
+/// (`model: NAME`, else the default). `None` also when a model step has no price.
+pub fn cost_bound_priced(
+    def: &PipelineDef,
+    report: &ContractReport,
+    price: impl Fn(usize) -> Option<Price>,
+    limit: impl Fn(usize) -> u64,
+) -> Option<CostBound> {
+    // Each model step: its requests per run and what one request costs at worst, at its price.
+    let mut per_step: Vec<Option<Worst>> = Vec::with_capacity(def.steps.len());
+    for (i, step) in def.steps.iter().enumerate() {
+        let agent = match &step.kind {
+            StepKind::CallModel(_) => false,
+            StepKind::Agent(_) => true,
+            _ => {
+                per_step.push(None);
+                continue;
+            }
+        };
+        let Some(budget) = report.step(&step.id) else {
+            per_step.push(None);
+            continue;
+        };
+        let price = price(i)?;
+        let requests = u64::try_from(budget.max_model_requests).unwrap_or(u64::MAX);
+        let input = worst_input_tokens(budget, agent);
+        let output = budget.output_tokens;
+        let one = price.worst_nano_usd(input, output);
+        per_step.push(Some((requests, input, output, one, price)));
+    }
+    let visit = |i: usize| per_step[i].map_or(0, |(requests, _, _, one, _)| requests.saturating_mul(one));
     let run = StepGraph::new(def).heaviest_run(limit, visit)?;
     let steps: Vec<StepCost> = def
         .steps
@@ -208,11 +233,13 @@ pub fn cost_bound(
         .zip(&per_step)
         .zip(&run.visits)
         .filter_map(|((step, cost), &runs)| {
-            let (requests_per_run, input_tokens, output_tokens, request_nano_usd) = (*cost)?;
+            let (requests_per_run, input_tokens, output_tokens, request_nano_usd, price) = (*cost)?;
             Some(StepCost {
                 step_id: step.id.clone(),
                 at: FieldPath::root().key("steps").key(step.id.as_str()),
                 kind: step.kind.keyword(),
+                model: step.kind.model_request().and_then(|c| c.model.clone()),
+                price,
                 runs,
                 requests_per_run,
                 input_tokens,
@@ -223,7 +250,11 @@ pub fn cost_bound(
         })
         .collect();
     let requests = steps.iter().fold(0u64, |sum, s| sum.saturating_add(s.requests()));
-    Some(CostBound { requests, nano_usd: run.bound.max, exact: run.bound.exact, price: *price, steps })
+    let price = match steps.first() {
+        Some(first) => first.price,
+        None => (0..def.steps.len()).find_map(&price).unwrap_or(Price::uncached(0.0, 0.0)),
+    };
+    Some(CostBound { requests, nano_usd: run.bound.max, exact: run.bound.exact, price, steps })
 }
 
 /// The loops `loop_guard` step `i` of `def` allows under `settings` (0 for other steps, and for a

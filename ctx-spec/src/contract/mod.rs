@@ -58,9 +58,11 @@ mod terms;
 
 use std::collections::BTreeMap;
 
-pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, check_contract};
+pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, StepModel, check_contract};
 pub use context::{ContextTerm, context_term};
-pub use cost::{CostBound, StepCost, cost_bound, cost_issues, loop_limit, nano_usd, usd, worst_input_tokens};
+pub use cost::{
+    CostBound, StepCost, cost_bound, cost_bound_priced, cost_issues, loop_limit, nano_usd, usd, worst_input_tokens,
+};
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;
@@ -152,6 +154,7 @@ mod tests {
             id: id.into(),
             kind: StepKind::CallModel(CallModelSpec {
                 prompt_key: "p".into(),
+                model: None,
                 max_output_tokens: Some(10),
                 max_tokens: None,
                 user_parts: vec![],
@@ -164,6 +167,7 @@ mod tests {
         PipelineDef {
             name: "T".into(),
             model: ModelSource::Inline(ModelSpec::default()),
+            models: Vec::new(),
             settings: SettingsSpec::default(),
             prompts: vec![PromptSpec { key: "p".into(), text: Some("inline".into()) }],
             steps: vec![call("a", history[0]), call("b", history[1])],

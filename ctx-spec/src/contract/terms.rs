@@ -182,6 +182,7 @@ mod tests {
     fn step(max_output: Option<i64>, max_tokens: Option<i64>) -> CallModelSpec {
         CallModelSpec {
             prompt_key: "p".into(),
+            model: None,
             max_output_tokens: max_output,
             max_tokens,
             user_parts: vec![UserPartSpec { source: "user_question".into(), template: "Q: {}".into() }],

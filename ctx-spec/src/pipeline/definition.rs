@@ -22,8 +22,14 @@ pub const END: &str = "end";
 pub struct PipelineDef {
     /// The pipeline's name (the generated type's name).
     pub name: String,
-    /// The model's limits, written inline or read from a `config.json` at load time.
+    /// The model's limits, written inline or read from a `config.json` at load time: the model
+    /// of every `call_model` and `agent` step that names none.
     pub model: ModelSource,
+    /// `models { small { … }, strong { … } }`: named models besides the default, in declaration
+    /// order, each with the keys of `model { … }`; a step names one with `model: small`. Without
+    /// a `model` block (an empty inline one) every model step must name one of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<(String, ModelSpec)>,
     /// `settings { … }`.
     pub settings: SettingsSpec,
     /// `prompts { … }`, in declaration order.
@@ -238,6 +244,9 @@ pub struct CompactRuleSpec {
 pub struct CallModelSpec {
     /// The system prompt's key.
     pub prompt_key: String,
+    /// `model: NAME`: one of the pipeline's named `models`; `None` is the default `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// `max_output_tokens` (wins over `max_tokens`).
     pub max_output_tokens: Option<i64>,
     /// `max_tokens`.
@@ -426,6 +435,30 @@ impl StepKind {
     }
 }
 
+impl PipelineDef {
+    /// Whether the pipeline declares a default model: a `model` block that says anything, or a
+    /// `config.json`. Without `models` there is always one (an empty block is its own error).
+    pub fn has_default_model(&self) -> bool {
+        self.models.is_empty() || self.model != ModelSource::default()
+    }
+
+    /// The declared named model `name` (`models { name { … } }`), if there is one.
+    pub fn named_model(&self, name: &str) -> Option<&ModelSpec> {
+        self.models.iter().find(|(n, _)| n == name).map(|(_, spec)| spec)
+    }
+}
+
+impl StepKind {
+    /// The request keys of a `call_model` or `agent` step (`None` for any other kind).
+    pub fn model_request(&self) -> Option<&CallModelSpec> {
+        match self {
+            StepKind::CallModel(spec) => Some(spec),
+            StepKind::Agent(agent) => Some(&agent.call),
+            _ => None,
+        }
+    }
+}
+
 impl Default for ModelSource {
     fn default() -> Self {
         ModelSource::Inline(ModelSpec::default())
@@ -457,7 +490,7 @@ macro_rules! setters {
     };
 }
 
-setters!(PipelineDef { name: String, model: ModelSource, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
+setters!(PipelineDef { name: String, model: ModelSource, models: Vec<(String, ModelSpec)>, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
 setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String>, price: Option<PriceSpec> });
 setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
 setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
@@ -472,7 +505,7 @@ setters!(ExpandSpec { max_depth: i64, next: String });
 setters!(FetchSpec { evidence_tokens: i64, next: String });
 setters!(ManageBudgetSpec { compact_code: Vec<CompactRuleSpec>, divide_new_content: Option<String>, on_ok: String, on_over: String });
 setters!(CompactRuleSpec { language: String, policy: String, threshold: Option<f64>, inbox_key: Option<String> });
-setters!(CallModelSpec { prompt_key: String, max_output_tokens: Option<i64>, max_tokens: Option<i64>, user_parts: Vec<UserPartSpec>, use_history: bool, params: ModelParams, next: String });
+setters!(CallModelSpec { prompt_key: String, model: Option<String>, max_output_tokens: Option<i64>, max_tokens: Option<i64>, user_parts: Vec<UserPartSpec>, use_history: bool, params: ModelParams, next: String });
 setters!(AgentSpec { call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64, turn_budget_tokens: Option<i64> });
 setters!(ToolSpec { name: String, description: String, parameters: String });
 setters!(UserPartSpec { source: String, template: String });

@@ -20,6 +20,7 @@ mod mermaid;
 mod model_files;
 #[doc(hidden)]
 pub mod resolve;
+mod resolve_models;
 pub mod schema;
 pub mod slot;
 #[doc(hidden)]
@@ -29,6 +30,7 @@ mod transition;
 pub mod validate;
 mod validate_agent;
 mod validate_context;
+mod validate_models;
 mod validate_params;
 #[doc(hidden)]
 pub mod values;
@@ -48,3 +50,4 @@ pub use mermaid::{to_dot, to_mermaid};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, definition_warnings, validate_definition};
 pub use validate_agent::{MAX_TOOL_CALLS_CAP, MAX_TOOL_NAME_LEN, is_tool_name};
+pub use validate_models::DEFAULT_MODEL_NAME;

@@ -18,14 +18,15 @@ use crate::budget::{
 use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{
-    ContractCache, ContractReport, CostBound, Fingerprint, call_model_checks_split, check_contract, cost_bound,
-    cost_issues, loop_limit,
+    ContractCache, ContractReport, CostBound, FingerprintBuilder, StepModel, call_model_checks_split, check_contract,
+    cost_bound_priced, cost_issues, loop_limit,
 };
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
 
 use super::definition::{PipelineDef, StepKind};
 use super::graph::step_path;
+pub use super::resolve_models::NamedModel;
 
 /// Where the model's limits come from, as far as they are known.
 pub enum ModelInput<'a> {
@@ -55,6 +56,10 @@ pub struct ResolveInput<'a> {
     pub counter: Option<&'a TokenCounter>,
     /// Where relative paths of model files start (the crate when compiled).
     pub base_dir: Option<&'a Path>,
+    /// `config.json`'s `price` for the default model, over the price table.
+    pub config_price: Option<crate::config::Price>,
+    /// `config.json`'s named models, once it is read.
+    pub config_models: Option<&'a [crate::config::ConfigModel]>,
 }
 
 /// What the checks resolved; complete only when every check passed.
@@ -66,8 +71,13 @@ pub struct Resolved {
     pub budgets: BTreeMap<usize, ManageBudgetConfig>,
     /// The counter of the model's own files (`model { tokenizer: … }`), when it has them.
     pub files_counter: Option<TokenCounter>,
-    /// The most a run can cost, when the model has a price (`contract::cost_bound`).
+    /// The most a run can cost, when every model a step uses has a price
+    /// (`contract::cost_bound_priced`).
     pub cost: Option<CostBound>,
+    /// The named models (`models { … }`), in declaration order.
+    pub models: Vec<NamedModel>,
+    /// The price of the default model, when it has one.
+    pub price: Option<crate::config::Price>,
 }
 
 /// Runs every check, appends its issues to `issues` (skipping one whose path already has an
@@ -94,8 +104,15 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
 
     found.extend(settings_issues(def));
 
+    let named = super::resolve_models::resolve_named(def, input.base_dir, input.config_models, &mut found);
     let mut files_counter = None;
     let model = match input.model {
+        // Without a default model, what is counted outside a model step (context and evidence
+        // budgets) is counted with the first named model; every model step names its own.
+        _ if !def.has_default_model() => named.first().map(|m| {
+            files_counter = Some(m.counter.clone());
+            m.config.clone()
+        }),
         ModelInput::Spec(spec) if spec.tokenizer.is_some() => {
             match super::model_files::complete_spec(spec, input.base_dir, &root.key("model")) {
                 Ok((completed, counter)) => {
@@ -126,7 +143,10 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
 
     // Prices: a model's `price` block, and `max_cost_per_run`'s need for a price.
     let model_name = model.as_ref().and_then(|m| m.model.as_deref());
-    found.extend(crate::config::price_issues(def, model_name));
+    let price_found = crate::config::price_issues(def, model_name);
+    // `config.json`'s `price` prices the default model: it misses no price.
+    found.extend(price_found.into_iter().filter(|i| !(input.config_price.is_some() && i.code == Code::MissingPrice)));
+    found.extend(named_price_issues(def, &named));
 
     let mut report = None;
     if input.check_tokens
@@ -136,7 +156,22 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         // a step whose prompt has none is an issue once the prompts are required (at load), and
         // waits for its text before then.
         let (checks, missing) = call_model_checks_split(def, input.prompts);
-        let complete = missing.is_empty();
+        // A step that names a model is checked against it; one whose model did not resolve (its
+        // issue is reported) waits for it to be fixed.
+        let mut complete = missing.is_empty();
+        let checks: Vec<_> = checks
+            .into_iter()
+            .filter_map(|check| match check.spec.model.as_deref() {
+                None => Some(check),
+                Some(name) => match named.iter().find(|m| m.name == name) {
+                    Some(m) => Some(check.with_model(StepModel::new(&m.name, &m.config, &m.counter))),
+                    None => {
+                        complete = false;
+                        None
+                    }
+                },
+            })
+            .collect();
         if input.require_prompts {
             found.extend(missing);
         }
@@ -147,7 +182,19 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
             // (prompt files and `extends` already read into it), the prompts provided at load,
             // the model, the settings and the counter. Checking a file and then loading it for
             // running counts its prompts once.
-            let outcome = match Fingerprint::of(def, input.prompts, model, settings, &counter) {
+            let fingerprint = (|| {
+                let mut b = FingerprintBuilder::new().pipeline(def)?;
+                for (key, text) in input.prompts {
+                    b = b.prompt(key, text);
+                }
+                b = b.model(model).settings(settings).counter(&counter);
+                // The named models' limits and counters (a `config.json`'s are not in `def`).
+                for m in &named {
+                    b = b.option("model", &m.name).model(&m.config).counter(&m.counter);
+                }
+                Ok::<_, crate::contract::ContractError>(b.finish())
+            })();
+            let outcome = match fingerprint {
                 Ok(fingerprint) => ContractCache::shared().get_or_check(fingerprint, check),
                 Err(_) => Arc::new(check()),
             };
@@ -162,9 +209,17 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
 
     // The worst-case cost of a run, held to `max_cost_per_run`: the graph's heaviest run, each
     // request as the contract bounds it, at the model's price (none: the price rules said so).
-    let price = crate::config::resolved_price(def, model_name);
-    let cost = match (&report, &settings, &price) {
-        (Some(report), Some(settings), Some(price)) => cost_bound(def, report, price, |i| loop_limit(def, settings, i)),
+    let price = match input.config_price {
+        Some(price) => Some(price),
+        None if def.has_default_model() => crate::config::resolved_price(def, model_name),
+        None => None,
+    };
+    let step_price = |i: usize| match def.steps[i].kind.model_request().and_then(|c| c.model.as_deref()) {
+        Some(name) => named.iter().find(|m| m.name == name).and_then(|m| m.price),
+        None => price,
+    };
+    let cost = match (&report, &settings) {
+        (Some(report), Some(settings)) => cost_bound_priced(def, report, step_price, |i| loop_limit(def, settings, i)),
         _ => None,
     };
     found.extend(cost_issues(def, cost.as_ref()));
@@ -216,10 +271,42 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
     }
     match (model, settings, report) {
         (Some(model), Some(settings), Some(report)) if budgets_ok => {
-            Some(Resolved { model, settings, report, budgets, files_counter, cost })
+            Some(Resolved { model, settings, report, budgets, files_counter, cost, models: named, price })
         }
         _ => None,
     }
+}
+
+/// `max_cost_per_run` needs the price of every named model a step uses: `MISSING_PRICE` under
+/// the model's name when it has none (no `price` block, and a name the price table lacks).
+fn named_price_issues(def: &PipelineDef, named: &[NamedModel]) -> Vec<ConfigIssue> {
+    if def.settings.max_cost_per_run.is_none() {
+        return Vec::new();
+    }
+    let used =
+        |name: &str| def.steps.iter().any(|s| s.kind.model_request().and_then(|c| c.model.as_deref()) == Some(name));
+    named
+        .iter()
+        .filter(|m| m.price.is_none() && used(&m.name))
+        .map(|m| {
+            let why = match &m.config.model {
+                Some(model) => {
+                    format!("`{model}` has no price in ctx's price table ({})", crate::config::PRICE_TABLE_DATE)
+                }
+                None => "it has no `model` name to look its price up by".to_owned(),
+            };
+            ConfigIssue::new(
+                Code::MissingPrice,
+                FieldPath::root().key("models").key(&m.name),
+                format!("`max_cost_per_run` needs the price of model `{}`, and {why}", m.name),
+            )
+            .with_help(format!(
+                "give model `{}` its price: `price: {{ input: 0.15, cached_input: 0.075, output: 0.60 }}` (US dollars \
+                 per million tokens)",
+                m.name
+            ))
+        })
+        .collect()
 }
 
 /// The largest `top_k` of the `search_nodes` steps whose hits can reach the fetch step at

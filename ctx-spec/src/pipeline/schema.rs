@@ -132,6 +132,7 @@ macro_rules! model_request_keys {
     ($($extra:expr),* $(,)?) => {
         &[
             key("prompt_key", PromptKey, true, slot!(CallModelSpec, prompt_key)),
+            key("model", Keyword, false, slot!(CallModelSpec, model)),
             key("max_output_tokens", Integer, false, slot!(CallModelSpec, max_output_tokens)),
             key("max_tokens", Integer, false, slot!(CallModelSpec, max_tokens)),
             key("user_parts", UserParts, false, slot!(CallModelSpec, user_parts)),

@@ -19,6 +19,7 @@ pub fn def(steps: Vec<StepDef>) -> PipelineDef {
             tokenizer: None,
             price: None,
         }),
+        models: Vec::new(),
         settings: SettingsSpec {
             max_context_tokens: Some(9_000),
             max_history_tokens: Some(2_000),
@@ -69,6 +70,7 @@ pub fn call(id: &str, prompt: &str, next: &str) -> StepDef {
         id,
         StepKind::CallModel(CallModelSpec {
             prompt_key: prompt.into(),
+            model: None,
             max_output_tokens: None,
             max_tokens: None,
             user_parts: vec![
@@ -128,6 +130,7 @@ pub fn agent(id: &str, next: &str) -> StepDef {
         StepKind::Agent(AgentSpec {
             call: CallModelSpec {
                 prompt_key: "answer".into(),
+                model: None,
                 max_output_tokens: Some(600),
                 max_tokens: None,
                 user_parts: vec![UserPartSpec { source: "user_question".into(), template: "{}".into() }],

@@ -102,6 +102,8 @@ pub(crate) fn validate_with_config_report(
         require_prompts: false,
         counter: None,
         base_dir: opts.base_dir.as_deref(),
+        config_price: config.and_then(|c| c.price),
+        config_models: config.map(|c| c.models.as_slice()),
     };
     let resolved = resolve(def, input, &mut issues);
     let report = resolved.filter(|_| issues.is_empty()).map(|r| r.report);
@@ -113,6 +115,7 @@ pub fn structural_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     let mut issues = StepGraph::new(def).issues();
     prompt_issues(def, &mut issues);
     issues.extend(super::validate_context::contexts_issues(def));
+    super::validate_models::model_name_issues(def, &mut issues);
     let variables = variables_set(def);
     let mut checked_settings = HashSet::new();
     for (i, step) in def.steps.iter().enumerate() {

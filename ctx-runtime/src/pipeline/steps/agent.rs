@@ -45,7 +45,7 @@ use crate::state::PipelineState;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
 
 use super::request::{self, Guarded};
-use super::{Done, StepDetail, Transition, need};
+use super::{Done, StepDetail, Transition, need, need_model};
 
 mod batch;
 
@@ -202,11 +202,11 @@ pub(crate) async fn agent(
     state: &mut PipelineState,
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
-    let model = need(env.model_backend(), step, "agent", "ChatModel", "model")?;
+    let model = need_model(p, env, step, "agent")?;
     let handlers = need(env.tools_backend(), step, "agent", "ToolHandlers", "tools")?;
     // Load-time validation keeps max_tool_calls in 1..=MAX_TOOL_CALLS_CAP.
     let max_calls = usize::try_from(spec.max_tool_calls.clamp(1, MAX_TOOL_CALLS_CAP)).unwrap_or(1);
-    let counter = p.counter();
+    let counter = p.step_model(step).counter;
     let rendered = request::render(p, (step, "agent"), &spec.call, state, env).await?;
     let history_len = rendered.history.len();
     let (assembly, kept_history) = rendered.context.unzip();
@@ -228,8 +228,11 @@ pub(crate) async fn agent(
         .and_then(|b| Some((b.tool_schema_tokens, b.turn_budget_tokens?)))
         .ok_or_else(|| PipelineError::NotResolved { pipeline: p.name().to_owned(), step: step.to_owned() })?;
     let mut guarded = turn.next_request(true)?;
-    let config =
-        TurnBudgetConfig::new(budget.min(p.context_window()), p.context_window()).with_partial(PartialPolicy::Truncate);
+    let config = TurnBudgetConfig::new(
+        budget.min(p.step_model(step).config.context_window),
+        p.step_model(step).config.context_window,
+    )
+    .with_partial(PartialPolicy::Truncate);
     let turn_error = |source: TurnError| PipelineError::Turn { step: step.to_owned(), source };
     // The conversation the turn starts from: exactly the messages of the first request.
     let mut ledger =
@@ -328,7 +331,7 @@ pub(crate) async fn agent(
         ledger: ledger.breakdown(),
         turn_budget_tokens: budget,
         tool_schema_tokens,
-        context_window: p.context_window(),
+        context_window: p.step_model(step).config.context_window,
         history_messages: turn.history.len(),
         history_removed,
         end,

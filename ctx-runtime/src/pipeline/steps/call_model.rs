@@ -49,7 +49,7 @@ use crate::pipeline::loaded::LoadedPipeline;
 use crate::report::LazyAnatomy;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, need, request};
+use super::{Done, StepDetail, Transition, need_model, request};
 
 /// The least output a `call_model` step negotiates down to (never more than the step asks for).
 pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
@@ -93,9 +93,9 @@ pub(crate) async fn call_model(
     state: &mut PipelineState,
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
-    let model = need(env.model_backend(), step, "call_model", "ChatModel", "model")?;
+    let model = need_model(p, env, step, "call_model")?;
     let rendered = request::render(p, (step, "call_model"), spec, state, env).await?;
-    let context_window = p.context_window();
+    let context_window = p.step_model(step).config.context_window;
     let history = rendered.history;
     let (assembly, kept_history) = rendered.context.unzip();
     let guarded = request::negotiate_and_guard(

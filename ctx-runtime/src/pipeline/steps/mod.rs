@@ -76,6 +76,23 @@ pub enum StepDetail {
 pub(crate) type Done = (Transition, StepDetail);
 
 /// The backend, or the error naming the step and the builder method to call.
+/// The client of the model step `step` uses: its named model's (`model: NAME`), else the
+/// default `ChatModel`.
+pub(crate) fn need_model<'a>(
+    p: &crate::pipeline::loaded::LoadedPipeline,
+    env: &crate::pipeline::env::StepEnv<'a>,
+    step: &str,
+    kind: &'static str,
+) -> Result<&'a dyn crate::llm::ChatModelDyn, CtxError> {
+    match p.step_model(step).name {
+        None => need(env.model_backend(), step, kind, "ChatModel", "model"),
+        Some(name) => env.named_model_backend(name).ok_or_else(|| {
+            crate::pipeline::error::PipelineError::MissingModel { step: step.to_owned(), kind, model: name.to_owned() }
+                .into()
+        }),
+    }
+}
+
 pub(crate) fn need<'a, T: ?Sized>(
     backend: Option<&'a T>,
     step: &str,

@@ -106,7 +106,8 @@ pub(crate) async fn render<'p>(
     let (history, history_over_budget) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
-        let trim = history::trim_history_with(&state.history_dialog, budget, p.history_trim(), p.counter())?;
+        let counter = p.step_model(step).counter;
+        let trim = history::trim_history_with(&state.history_dialog, budget, p.history_trim(), counter)?;
         (trim.kept(&state.history_dialog), trim.removed)
     } else {
         (Vec::new(), 0)
@@ -158,8 +159,9 @@ pub(crate) fn negotiate_and_guard(
     (pending, segments): (Vec<ChatMessage>, &[UserSegment]),
     tools: Vec<ToolSchema>,
 ) -> Result<Guarded, CtxError> {
-    let counter = p.counter();
-    let context_window = p.context_window();
+    let model = p.step_model(step);
+    let counter = model.counter;
+    let context_window = model.config.context_window;
     let history_sent = history.len();
     let negotiation = NegotiationRequest {
         context_window: Some(context_window),
@@ -169,7 +171,7 @@ pub(crate) fn negotiate_and_guard(
         pending,
         tools,
         config: NegotiationConfig { safety_margin: p.settings().safety_margin_tokens, floor: OUTPUT_FLOOR_TOKENS },
-        ..NegotiationRequest::new(model_name(p), requested)
+        ..NegotiationRequest::new(model_name(model), requested)
     };
     let negotiated = negotiate_max_output(&negotiation, counter)
         .map_err(|source| PipelineError::Negotiation { step: step.to_owned(), source })?;
@@ -274,7 +276,7 @@ pub(crate) fn within_caps(
 ) -> Result<(), PipelineError> {
     let caps = p.spend_caps();
     // Load refuses a cap without a price, so an unpriced model here has no cap.
-    let (false, Some(price)) = (caps.is_empty(), p.price()) else {
+    let (false, Some(price)) = (caps.is_empty(), p.step_model(step).price) else {
         return Ok(());
     };
     let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
@@ -314,7 +316,8 @@ pub(crate) fn spend(
     prompt_tokens: usize,
     response: &ChatResponse,
 ) -> Result<Option<Spend>, CtxError> {
-    let Some(price) = p.price() else {
+    let model = p.step_model(step);
+    let Some(price) = model.price else {
         if let Some(u) = &response.usage {
             tracing::info!(
                 target: "ctx::pipeline",
@@ -331,7 +334,7 @@ pub(crate) fn spend(
     let spend = match &response.usage {
         Some(usage) => Spend::from_usage(usage, &price),
         None => {
-            let counter = p.counter();
+            let counter = model.counter;
             let mut output = counter.count(&response.content)?;
             for call in &response.tool_calls {
                 output = output.saturating_add(counter.count(&call.arguments)?);
@@ -365,6 +368,6 @@ pub(crate) fn extended_history(sent_history: &[ChatMessage], question: &str, ans
 
 /// The model's name for negotiation's records and errors; only a label, since the window is
 /// always given and the name is never looked up.
-fn model_name(p: &LoadedPipeline) -> String {
-    p.model().model.clone().unwrap_or_else(|| "(unnamed)".to_owned())
+fn model_name(model: crate::pipeline::loaded::StepModelRef<'_>) -> String {
+    model.config.model.clone().or_else(|| model.name.map(str::to_owned)).unwrap_or_else(|| "(unnamed)".to_owned())
 }

@@ -64,6 +64,39 @@ pub fn read_model<'v>(
     Some((spec, block))
 }
 
+/// `models { small { … }, strong { … } }` (at `path`): each name a model block read by
+/// [`read_model`], in declaration order. `null` is no named model. `None` (reported) when `value`
+/// is not a mapping; a model whose block could not be read is left out (its issue reported), and
+/// each name is located at its own token, where the rules about the name point.
+pub fn read_models(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option<Vec<(String, ModelSpec)>> {
+    dec.locate(path, value.at);
+    let items = match &value.kind {
+        Kind::Null => return Some(Vec::new()),
+        Kind::Map(items) => items,
+        _ => {
+            dec.wrong_type(value, path, "`models`", "a mapping of names to model blocks");
+            return None;
+        }
+    };
+    let written: Vec<&str> = items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            Kind::Entry { key, .. } => Some(key.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let block = Block::from_items(dec, items, value.at, "`models`".into(), path, &written);
+    let mut models = Vec::new();
+    for (name, value) in block.entries() {
+        let at = path.key(&name.text);
+        dec.locate(&at, name.at);
+        if let Some((spec, _)) = read_model(dec, value, &at, &[]) {
+            models.push((name.text.clone(), spec));
+        }
+    }
+    Some(models)
+}
+
 /// `settings { … }` (at `path`): the keys of [`SETTINGS_KEYS`], and any other name an integer
 /// setting (read by steps such as `loop_guard`). `null` is no settings. `None` (reported) when
 /// `value` is not a mapping.

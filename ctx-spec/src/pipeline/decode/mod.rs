@@ -18,7 +18,7 @@ mod value;
 mod tests;
 
 pub use block::Block;
-pub use blocks::{read_model, read_settings};
+pub use blocks::{read_model, read_models, read_settings};
 pub use decoder::{AliasUse, DecodeIssue, Decoder, Dialect};
 pub use steps::{decode_keys, decode_step, kinds, read_step};
 pub use value::{Kind, Loc, Value, Word};

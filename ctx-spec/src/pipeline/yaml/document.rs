@@ -9,13 +9,13 @@ use super::node::Node;
 use super::steps::{decode_steps, decoding};
 use crate::codes::Code;
 use crate::engine::EngineSpec;
-use crate::pipeline::decode::{read_model, read_settings};
+use crate::pipeline::decode::{read_model, read_models, read_settings};
 use crate::pipeline::definition::{ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec};
 use crate::validation::FieldPath;
 
 /// Every key the top level of a pipeline file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 8] =
-    ["name", "extends", "model", "config", "settings", "prompts", "steps", "contexts"];
+pub const TOP_LEVEL_KEYS: [&str; 9] =
+    ["name", "extends", "model", "models", "config", "settings", "prompts", "steps", "contexts"];
 
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
@@ -31,6 +31,10 @@ pub(crate) fn decode(sink: &mut Sink, root: &Node, default_name: &str) -> Option
     let f = Fields::read(sink, root, "the pipeline file", &TOP_LEVEL_KEYS)?;
     let name = f.text(sink, "name", &top).unwrap_or_else(|| default_name.to_owned());
     let (model, config) = model(sink, &f);
+    let models = match f.get("models") {
+        Some(n) => models(sink, n),
+        None => Some(Vec::new()),
+    };
     let settings = match f.get("settings") {
         Some(n) => settings(sink, n),
         None => Some(SettingsSpec::default()),
@@ -47,8 +51,15 @@ pub(crate) fn decode(sink: &mut Sink, root: &Node, default_name: &str) -> Option
         Some(n) => super::contexts::decode_contexts(sink, n),
         None => Some(EngineSpec::default()),
     };
-    let def =
-        PipelineDef { name, model: model?, settings: settings?, prompts: prompts?, steps: steps?, contexts: contexts? };
+    let def = PipelineDef {
+        name,
+        model: model?,
+        models: models?,
+        settings: settings?,
+        prompts: prompts?,
+        steps: steps?,
+        contexts: contexts?,
+    };
     Some(Decoded { def, config })
 }
 
@@ -111,6 +122,28 @@ pub(crate) fn relative_to(file: &Path, path: &Path) -> PathBuf {
         _ => path.to_owned(),
     };
     std::path::absolute(&joined).unwrap_or(joined)
+}
+
+/// `models: { small: { … }, strong: { … } }`, each read by the rows of `model` the macro shares;
+/// a model's files are relative to the YAML file that names them, as the default model's.
+fn models(sink: &mut Sink, node: &Node) -> Option<Vec<(String, ModelSpec)>> {
+    let path = FieldPath::root().key("models");
+    sink.locate(&path, node);
+    let read = decoding(sink, |tree, dec| {
+        let models = read_models(dec, &tree.value(node), &path)?;
+        let files: Vec<_> = models
+            .iter()
+            .map(|(name, _)| dec.locations.get(&path.key(name).key("tokenizer")).map(|at| tree.at(*at).file.clone()))
+            .collect();
+        Some((models, files))
+    });
+    let (mut models, files) = read?;
+    for ((_, spec), named_in) in models.iter_mut().zip(files) {
+        if let (Some(file), Some(named_in)) = (&spec.tokenizer, named_in) {
+            spec.tokenizer = Some(relative_to(&named_in, Path::new(file)).to_string_lossy().into_owned());
+        }
+    }
+    Some(models)
 }
 
 /// `settings:`, read by the schema rows the macro shares.

@@ -28,16 +28,12 @@ pub fn to_yaml(def: &PipelineDef) -> String {
     line(w, 0, &format!("name: {}", quote(&def.name)));
     match &def.model {
         ModelSource::ConfigFile(path) => line(w, 0, &format!("config: {}", quote(path))),
-        ModelSource::Inline(m) => {
-            let fields: Vec<String> = MODEL_KEYS
-                .iter()
-                .filter_map(|key| (key.slot.get)(m).map(|value| format!("{}: {}", key.name, flow(&value))))
-                .collect();
-            if fields.is_empty() {
-                line(w, 0, "model: {}");
-            } else {
-                line(w, 0, &format!("model: {{ {} }}", fields.join(", ")));
-            }
+        ModelSource::Inline(m) => line(w, 0, &format!("model: {}", model_map(m))),
+    }
+    if !def.models.is_empty() {
+        line(w, 0, "models:");
+        for (name, m) in &def.models {
+            line(w, 1, &format!("{}: {}", quote(name), model_map(m)));
         }
     }
     settings(w, &def.settings);
@@ -65,6 +61,15 @@ pub fn to_yaml(def: &PipelineDef) -> String {
         line(w, 0, &format!("contexts: {}", json(&contexts)));
     }
     out
+}
+
+/// A model block as a flow mapping (`{}` when empty).
+fn model_map(m: &ModelSpec) -> String {
+    let fields: Vec<String> = MODEL_KEYS
+        .iter()
+        .filter_map(|key| (key.slot.get)(m).map(|value| format!("{}: {}", key.name, flow(&value))))
+        .collect();
+    if fields.is_empty() { "{}".to_owned() } else { format!("{{ {} }}", fields.join(", ")) }
 }
 
 fn settings(w: &mut String, s: &SettingsSpec) {

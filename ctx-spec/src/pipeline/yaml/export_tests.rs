@@ -16,6 +16,7 @@ fn def(steps: Vec<StepDef>) -> PipelineDef {
             tokenizer: None,
             price: None,
         }),
+        models: Vec::new(),
         settings: SettingsSpec::default(),
         prompts: Vec::new(),
         steps,
@@ -37,6 +38,7 @@ fn round_trip(def: &PipelineDef) {
 fn call(next: &str) -> CallModelSpec {
     CallModelSpec {
         prompt_key: TRICKY.to_owned(),
+        model: None,
         max_output_tokens: Some(2000),
         max_tokens: Some(-1),
         user_parts: vec![

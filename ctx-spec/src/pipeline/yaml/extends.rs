@@ -6,7 +6,7 @@
 //! * `extends: base.yaml` or `extends: [a.yaml, b.yaml]`, relative to the file that writes it;
 //!   several bases are merged left to right (a later base wins over an earlier one), then the
 //!   file itself on top.
-//! * `settings` and `prompts` are merged key by key: the base's keys in their order, the file's
+//! * `settings`, `prompts` and `models` are merged key by key: the base's keys in their order, the file's
 //!   value replacing the base's for a key both write, the file's new keys appended.
 //! * `steps` are merged by `id`: the base's steps in their order, a step of the file with the
 //!   id of a base step replacing it in place, the file's other steps appended in the file's
@@ -178,7 +178,7 @@ fn without_extends(mut root: Node) -> Node {
 pub(crate) fn merge(base: Node, own: Node) -> Node {
     let (Value::Map(base_entries), Value::Map(own_entries)) = (base.value, own.value.clone()) else { return own };
     let merged = merge_entries(base_entries, own_entries, |key, b, o| match key {
-        "settings" | "prompts" => match (b.value, o.value.clone()) {
+        "settings" | "prompts" | "models" => match (b.value, o.value.clone()) {
             (Value::Map(be), Value::Map(oe)) => {
                 Node { value: Value::Map(merge_entries(be, oe, |_, _, o| o)), at: o.at }
             }

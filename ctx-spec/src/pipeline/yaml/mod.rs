@@ -101,6 +101,8 @@ mod steps;
 
 #[cfg(test)]
 mod decode_tests;
+#[cfg(test)]
+mod models_tests;
 
 pub use cache::PipelineCache;
 pub use document::TOP_LEVEL_KEYS;
