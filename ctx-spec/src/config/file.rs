@@ -38,6 +38,7 @@ const KNOWN_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_token
 
 /// A validated `config.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigFile {
     /// The model's limits.
     pub model: ModelConfig,
