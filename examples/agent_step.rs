@@ -101,11 +101,7 @@ fn counted(p: &LoadedPipeline, body: &Value) -> usize {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|c| ToolCall {
-                id: s(&c["id"]),
-                name: s(&c["function"]["name"]),
-                arguments: s(&c["function"]["arguments"]),
-            })
+            .map(|c| ToolCall::new(s(&c["id"]), s(&c["function"]["name"]), s(&c["function"]["arguments"])))
             .collect();
         messages.push(match s(&m["role"]).as_str() {
             "system" => ChatMessage::system(s(&m["content"])),
@@ -118,10 +114,12 @@ fn counted(p: &LoadedPipeline, body: &Value) -> usize {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|t| ToolSchema {
-            name: s(&t["function"]["name"]),
-            description: s(&t["function"]["description"]),
-            parameters: t["function"]["parameters"].clone(),
+        .map(|t| {
+            ToolSchema::new(
+                s(&t["function"]["name"]),
+                s(&t["function"]["description"]),
+                t["function"]["parameters"].clone(),
+            )
         })
         .collect();
     let prompt = p.counter().count_request(&messages, &tools).unwrap_or(usize::MAX);

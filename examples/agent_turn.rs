@@ -43,11 +43,7 @@ fn article(counter: &TokenCounter, seed: usize, tokens: usize) -> Result<String,
 }
 
 fn tool_call(n: usize, query: &str) -> ToolCall {
-    ToolCall {
-        id: format!("call_{n}"),
-        name: "retrieve_context".into(),
-        arguments: format!("{{\"query\":\"{query}\"}}"),
-    }
+    ToolCall::new(format!("call_{n}"), "retrieve_context", format!("{{\"query\":\"{query}\"}}"))
 }
 
 /// One tool call as the spec's table and log show it.

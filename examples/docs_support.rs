@@ -128,15 +128,11 @@ impl ChatModel for ScriptedPageReader {
         }
         let n = self.requests.fetch_add(1, Ordering::SeqCst);
         if let Some(page) = PAGES_READ.get(n) {
-            let call = ToolCall {
-                id: format!("call_{n}"),
-                name: "read_page".into(),
-                arguments: serde_json::json!({ "page": page }).to_string(),
-            };
-            return Ok(ChatResponse { tool_calls: vec![call], ..ChatResponse::default() });
+            let call = ToolCall::new(format!("call_{n}"), "read_page", serde_json::json!({ "page": page }).to_string());
+            return Ok(ChatResponse::default().tool_calls(vec![call]));
         }
         let read: usize = request.messages.iter().filter(|m| m.tool_call_id.is_some()).map(|m| m.content.len()).sum();
-        Ok(ChatResponse { content: format!("I read {read} bytes of documentation."), ..ChatResponse::default() })
+        Ok(ChatResponse::new(format!("I read {read} bytes of documentation.")))
     }
 }
 
@@ -158,7 +154,7 @@ async fn main() -> Result<(), CtxError> {
 /// The whole example; its assertions are what `cargo test` checks.
 async fn run() -> Result<(), CtxError> {
     let chunking = ChunkOptions::new(350);
-    let index = Bm25Index::from_dir(DOCS_DIR, &IndexOptions { chunking: Some(chunking), ..IndexOptions::default() })?;
+    let index = Bm25Index::from_dir(DOCS_DIR, &IndexOptions::default().chunking(Some(chunking)))?;
     let pages = index.ids().filter(|id| id.starts_with("configuration-reference.md#")).count();
     println!("indexed {} sections; the configuration reference is {pages} of them", index.len());
     assert!(pages > 3, "the largest page is indexed in sections");

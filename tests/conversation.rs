@@ -74,10 +74,7 @@ impl ChatModel for Agent {
         let mut requests = self.requests.lock().unwrap();
         requests.push(request.clone());
         let n = requests.len();
-        Ok(ChatResponse {
-            content: format!("Answer {n}: {}", "the settings page lists every key and its scope. ".repeat(3)),
-            ..ChatResponse::default()
-        })
+        Ok(ChatResponse::new(format!("Answer {n}: {}", "the settings page lists every key and its scope. ".repeat(3))))
     }
 }
 

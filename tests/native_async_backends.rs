@@ -51,7 +51,7 @@ impl NodeSearch for Notes {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
         tokio::task::yield_now().await;
         let ids = if query.contains("deploy") { vec!["deploy.md"] } else { vec!["other.md"] };
-        Ok(ids.into_iter().take(top_k).map(|id| SearchHit { id: id.to_owned(), score: 1.0 }).collect())
+        Ok(ids.into_iter().take(top_k).map(|id| SearchHit::new(id.to_owned(), 1.0)).collect())
     }
 }
 
@@ -90,7 +90,7 @@ impl ChatModel for Scripted {
         // `Send`, which the trait refuses at this `impl`.
         self.requests.lock().unwrap().push(request.clone());
         tokio::task::yield_now().await;
-        Ok(ChatResponse { content: REPLY.concat(), ..ChatResponse::default() })
+        Ok(ChatResponse::new(REPLY.concat()))
     }
 
     async fn chat_stream(

@@ -63,7 +63,7 @@ async fn a_file_pipeline_runs_with_its_typed_environment() {
     assert_eq!(pipeline.pipeline().context_window(), 9600);
     let index = Bm25Index::from_dir(
         "examples/docs_support/docs",
-        &IndexOptions { chunking: Some(ChunkOptions::new(300)), ..IndexOptions::default() },
+        &IndexOptions::default().chunking(Some(ChunkOptions::new(300))),
     )
     .unwrap();
     let model = OfflineModel::new(pipeline.pipeline().counter().clone());

@@ -142,7 +142,7 @@ struct Docs(Vec<NodeText>);
 
 impl NodeSearch for Docs {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-        Ok(self.0.iter().take(top_k).map(|n| SearchHit { id: n.id.clone(), score: 1.0 }).collect())
+        Ok(self.0.iter().take(top_k).map(|n| SearchHit::new(n.id.clone(), 1.0)).collect())
     }
 }
 
@@ -193,7 +193,7 @@ impl ChatModel for CheckingModel {
             (true, Summaries::Grow) => format!("{context}\n{context}"),
             (false, _) => "The total is net plus tax.".to_owned(),
         };
-        Ok(ChatResponse { content, ..ChatResponse::default() })
+        Ok(ChatResponse::new(content))
     }
 }
 
@@ -306,6 +306,6 @@ fn every_step_variant_round_trips_through_a_snapshot() {
         assert_eq!(CodeQa::position(&snapshot).expect("known step"), at);
         assert_eq!(CodeQaStep::from_id(at.id()), Some(at));
     }
-    let unknown = Snapshot { next_step: "no_such_step".into(), state };
+    let unknown = Snapshot::new("no_such_step", state);
     assert!(CodeQa::position(&unknown).is_err());
 }

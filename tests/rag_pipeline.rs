@@ -175,7 +175,7 @@ async fn a_follow_up_question_keeps_the_history_and_the_context() {
 #[tokio::test]
 async fn next_batch_drops_the_hits_read_and_stops_when_nothing_was_added() {
     let node = |id: &str| format!("--- NODE ---\nid: {id}\npath: {id}\nlanguage: sql\ncompact: false\ntext:\nSELECT 1");
-    let hit = |id: &str| SearchHit { id: id.into(), score: 1.0 };
+    let hit = |id: &str| SearchHit::new(id, 1.0);
     let blocks = vec![format!("{}\n\n{}", node("a.sql"), node("b.sql")), "<<<New content".into(), node("c.sql")];
     assert_eq!(node_ids(&blocks), ["a.sql", "b.sql", "c.sql"]);
 

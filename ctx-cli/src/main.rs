@@ -140,7 +140,7 @@ fn main() -> ExitCode {
 /// of this process wins over the file's policy, so a check passes or fails, and clamps, as the
 /// service will.
 fn validate_options() -> ValidateOptions {
-    ValidateOptions { env_limits_policy: LimitsPolicy::env_value(), ..ValidateOptions::default() }
+    ValidateOptions::default().env_limits_policy(LimitsPolicy::env_value())
 }
 
 /// A file loaded for a command that needs it whole: its problems are printed and end the command.
@@ -538,11 +538,8 @@ fn run(
     })?;
     let index = match docs {
         Some(dir) => Some(
-            Bm25Index::from_dir(
-                dir,
-                &IndexOptions { chunking: Some(ChunkOptions::new(400)), ..IndexOptions::default() },
-            )
-            .map_err(|e| format!("{} [{}]", e, e.code()))?,
+            Bm25Index::from_dir(dir, &IndexOptions::default().chunking(Some(ChunkOptions::new(400))))
+                .map_err(|e| format!("{} [{}]", e, e.code()))?,
         ),
         None => None,
     };

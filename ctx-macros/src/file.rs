@@ -144,7 +144,7 @@ pub(crate) fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFi
         use ctx_spec::pipeline::ValidateOptions;
         use ctx_spec::pipeline::yaml::PipelineFile;
 
-        let opts = ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir: None };
+        let opts = ValidateOptions::default().check_tokens(true).env_limits_policy(None).base_dir(None);
         let (def, sources) = match PipelineFile::load_with(&path, &opts) {
             Ok(file) => {
                 // As for a pipeline written in the macro (`valid.rs`): the reads before a set.

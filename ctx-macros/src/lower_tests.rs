@@ -322,7 +322,7 @@ fn the_penalties_are_lowered_and_checked() {
     assert!(errors.is_empty(), "{errors:?}");
     let StepKind::CallModel(call) = &lowered.def.steps[0].kind else { panic!() };
     assert_eq!((call.params.presence_penalty, call.params.frequency_penalty), (Some(0.5), Some(-3.0)));
-    let issues = validate_definition(&lowered.def, &ValidateOptions { check_tokens: false, ..Default::default() });
+    let issues = validate_definition(&lowered.def, &ValidateOptions::default().check_tokens(false));
     let found: Vec<(&str, String)> = issues.iter().map(|i| (i.code.as_str(), i.path.to_string())).collect();
     assert_eq!(found, [("PENALTY_OUT_OF_RANGE", "steps[0].frequency_penalty".to_owned())]);
     assert!(lowered.spans.get(&FieldPath::parse("steps[0].frequency_penalty")).is_some());

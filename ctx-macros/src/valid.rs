@@ -59,7 +59,8 @@ fn without_engine_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
 fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     // Model files (`model { tokenizer: … }`) are read relative to the crate, as cargo paths are.
     let base_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
-    let opts = ctx_spec::pipeline::ValidateOptions { check_tokens: true, env_limits_policy: None, base_dir };
+    let opts =
+        ctx_spec::pipeline::ValidateOptions::default().check_tokens(true).env_limits_policy(None).base_dir(base_dir);
     ctx_spec::pipeline::validate_definition(def, &opts)
 }
 

@@ -142,7 +142,7 @@ fn compaction_loop() -> PipelineDef {
 }
 
 fn bench(c: &mut Criterion) {
-    let structural = ValidateOptions { check_tokens: false, env_limits_policy: None, base_dir: None };
+    let structural = ValidateOptions::default().check_tokens(false).env_limits_policy(None).base_dir(None);
     let big = chain(100);
     assert!(validate_definition(&big, &structural).is_empty());
     assert!(!naive_has_unguarded_cycle(&big));
@@ -173,12 +173,9 @@ impl ChatModel for Instant {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        Ok(ChatResponse {
-            content: "The procedure reads dbo.Orders and returns the total per customer.".into(),
-            usage: request.predicted_prompt_tokens.map(|p| Usage::new(p, 14)),
-            finish_reason: Some("stop".into()),
-            ..ChatResponse::default()
-        })
+        Ok(ChatResponse::new("The procedure reads dbo.Orders and returns the total per customer.")
+            .usage(request.predicted_prompt_tokens.map(|p| Usage::new(p, 14)))
+            .finish_reason(Some("stop".into())))
     }
 }
 

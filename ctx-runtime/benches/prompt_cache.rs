@@ -145,22 +145,19 @@ impl ChatModel for CachingServer {
             );
             (answer.repeat(4), Vec::new())
         } else {
-            let call = ToolCall {
-                id: format!("call_{}", seen.len()),
-                name: "search_docs".into(),
-                arguments: format!("{{\"query\":\"{}\"}}", turn.replace('"', "")),
-            };
+            let call = ToolCall::new(
+                format!("call_{}", seen.len()),
+                "search_docs",
+                format!("{{\"query\":\"{}\"}}", turn.replace('"', "")),
+            );
             (String::new(), vec![call])
         };
         let completion_tokens = self.counter.count(&content).unwrap_or(0)
             + tool_calls.iter().map(|c: &ToolCall| self.counter.count(&c.arguments).unwrap_or(0)).sum::<usize>();
-        Ok(ChatResponse {
-            content,
-            tool_calls,
-            usage: Some(Usage::new(prompt_tokens, completion_tokens).with_cache(Some(cached), None)),
-            finish_reason: Some("stop".into()),
-            ..ChatResponse::default()
-        })
+        Ok(ChatResponse::new(content)
+            .tool_calls(tool_calls)
+            .usage(Some(Usage::new(prompt_tokens, completion_tokens).with_cache(Some(cached), None)))
+            .finish_reason(Some("stop".into())))
     }
 }
 

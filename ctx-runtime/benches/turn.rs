@@ -22,11 +22,7 @@ const CALLS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 const DOC_TOKENS: usize = 150;
 
 fn call(k: usize) -> ToolCall {
-    ToolCall {
-        id: format!("call_{k}"),
-        name: "retrieve_context".into(),
-        arguments: format!("{{\"query\":\"topic {k}\"}}"),
-    }
+    ToolCall::new(format!("call_{k}"), "retrieve_context", format!("{{\"query\":\"topic {k}\"}}"))
 }
 
 /// The ranked results of call `k`: three new documents and, after the first call, the best

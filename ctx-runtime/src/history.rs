@@ -69,6 +69,7 @@ impl ErrorCode for HistoryError {
 
 /// The outcome of [`trim_history`]: which messages stay and what they cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HistoryTrim {
     /// Whether `history[0]` is a system message, which is always kept.
     pub system_kept: bool,
@@ -327,7 +328,7 @@ mod tests {
     }
 
     fn call(id: &str) -> ToolCall {
-        ToolCall { id: id.into(), name: "search".into(), arguments: format!("{{\"q\":\"{id}\"}}") }
+        ToolCall::new(id, "search", format!("{{\"q\":\"{id}\"}}"))
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub const MEMORIES_HEADING: &str = "Relevant memories:";
 
 /// The knobs of negotiation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct NegotiationConfig {
     /// Tokens kept free between input plus output and the window.
     pub safety_margin: usize,
@@ -48,6 +49,8 @@ impl NegotiationConfig {
     }
 }
 
+ctx_spec::setters!(NegotiationConfig { safety_margin: usize, floor: usize });
+
 impl Default for NegotiationConfig {
     fn default() -> Self {
         NegotiationConfig { safety_margin: Self::DEFAULT_SAFETY_MARGIN, floor: Self::DEFAULT_FLOOR }
@@ -56,6 +59,7 @@ impl Default for NegotiationConfig {
 
 /// What to negotiate for.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct NegotiationRequest {
     /// The model name (used for the window when `context_window` is `None`).
     pub model: String,
@@ -77,6 +81,16 @@ pub struct NegotiationRequest {
     pub config: NegotiationConfig,
 }
 
+ctx_spec::setters!(NegotiationRequest {
+    context_window: Option<usize>,
+    system_prompt: Option<String>,
+    memories: Vec<String>,
+    history: Vec<ChatMessage>,
+    pending: Vec<ChatMessage>,
+    tools: Vec<ToolSchema>,
+    config: NegotiationConfig,
+});
+
 impl NegotiationRequest {
     /// A request for `requested_max_tokens` of output from `model`, with nothing in it yet.
     pub fn new(model: impl Into<String>, requested_max_tokens: usize) -> Self {
@@ -96,6 +110,7 @@ impl NegotiationRequest {
 
 /// What negotiation decided, for traces and the caller's records.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct NegotiationMeta {
     /// The model.
     pub model: String,
@@ -119,6 +134,7 @@ pub struct NegotiationMeta {
 
 /// A request that fits: the exact messages to send and the output they leave room for.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Negotiated {
     /// The messages, exactly as counted.
     pub messages: Vec<ChatMessage>,

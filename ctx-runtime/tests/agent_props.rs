@@ -39,17 +39,17 @@ impl ChatModel for Model {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         self.requests.lock().unwrap().push(request.clone());
         let batch = if request.tools.is_empty() { None } else { self.batches.lock().unwrap().pop_front() };
-        let Some(batch) = batch else { return Ok(ChatResponse { content: "answer".into(), ..Default::default() }) };
+        let Some(batch) = batch else { return Ok(ChatResponse::new("answer")) };
         let mut next = self.next_id.lock().unwrap();
         let tool_calls = batch
             .into_iter()
             .map(|t| {
                 *next += 1;
                 let name = self.names.get(t).cloned().unwrap_or_else(|| "not_declared".into());
-                ToolCall { id: format!("call_{}", *next), name, arguments: r#"{"query":"q"}"#.into() }
+                ToolCall::new(format!("call_{}", *next), name, r#"{"query":"q"}"#)
             })
             .collect();
-        Ok(ChatResponse { tool_calls, ..Default::default() })
+        Ok(ChatResponse::default().tool_calls(tool_calls))
     }
 }
 

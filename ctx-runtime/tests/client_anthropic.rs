@@ -17,11 +17,11 @@ use ctx_runtime::{ChatMessage, Encoding, ErrorCode, TokenError, ToolCall, ToolSc
 use serde_json::{Value, json};
 
 fn weather_tool() -> ToolSchema {
-    ToolSchema {
-        name: "weather".into(),
-        description: "Current weather in a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-    }
+    ToolSchema::new(
+        "weather",
+        "Current weather in a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )
 }
 
 fn request() -> ChatRequest {
@@ -50,10 +50,7 @@ async fn a_reply_with_text_and_tool_use_and_the_request_that_produced_it() {
     req.params.stop = vec!["\n\nHuman:".into()];
     let reply = client.chat(&req).await.expect("reply");
     assert_eq!(reply.content, "Checking.");
-    assert_eq!(
-        reply.tool_calls,
-        [ToolCall { id: "toolu_01".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]
-    );
+    assert_eq!(reply.tool_calls, [ToolCall::new("toolu_01", "weather", "{\"city\":\"Oslo\"}")]);
     assert_eq!(reply.usage, Some(Usage::new(391, 27)));
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
 
@@ -88,10 +85,8 @@ async fn a_tool_round_trip_is_sent_as_tool_use_and_tool_result_blocks() {
             .await;
     let client = server.client(RetryPolicy::none());
     let mut req = request();
-    req.messages.push(ChatMessage::assistant_tool_calls(
-        "",
-        vec![ToolCall { id: "toolu_01".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }],
-    ));
+    req.messages
+        .push(ChatMessage::assistant_tool_calls("", vec![ToolCall::new("toolu_01", "weather", "{\"city\":\"Oslo\"}")]));
     req.messages.push(ChatMessage::tool_result("toolu_01", "4C, light rain"));
     let reply = client.chat(&req).await.expect("reply");
     assert_eq!((reply.content.as_str(), reply.finish_reason.as_deref()), ("4C.", Some("stop")));

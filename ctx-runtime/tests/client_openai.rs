@@ -23,11 +23,11 @@ async fn a_normal_reply_and_the_request_that_produced_it() {
     let client = server.client(RetryPolicy::none());
     let mut req = request();
     req.params.temperature = Some(0.2);
-    req.tools.push(ToolSchema {
-        name: "search_code".into(),
-        description: "Searches the code base.".into(),
-        parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
-    });
+    req.tools.push(ToolSchema::new(
+        "search_code",
+        "Searches the code base.",
+        json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+    ));
     let reply = client.chat(&req).await.expect("reply");
     assert_eq!(reply.content, "Hi!");
     assert_eq!(reply.usage, Some(Usage::new(21, 2)));
@@ -65,10 +65,7 @@ async fn tool_calls_and_null_content_are_read() {
     let server = MockServer::start(vec![Reply::ok(body)]).await;
     let reply = server.client(RetryPolicy::none()).chat(&request()).await.expect("reply");
     assert_eq!(reply.content, "");
-    assert_eq!(
-        reply.tool_calls,
-        [ToolCall { id: "call_1".into(), name: "search_code".into(), arguments: "{\"query\":\"totals\"}".into() }]
-    );
+    assert_eq!(reply.tool_calls, [ToolCall::new("call_1", "search_code", "{\"query\":\"totals\"}")]);
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
     // `prompt_tokens_details.cached_tokens` is the part of the prompt read from the cache.
     assert_eq!(reply.usage, Some(Usage::new(50, 12).with_cache(Some(32), None)));

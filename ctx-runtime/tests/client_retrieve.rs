@@ -48,7 +48,7 @@ fn sample() -> tempfile::TempDir {
 }
 
 fn options() -> IndexOptions {
-    IndexOptions { max_file_bytes: 4096, ..IndexOptions::default() }
+    IndexOptions::default().max_file_bytes(4096)
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn indexes_the_text_files_and_says_what_it_skipped() {
     assert!(skipped.iter().any(|(p, r)| *p == "data/huge.sql" && r.contains("max_file_bytes")), "{skipped:?}");
     assert_eq!(index.root(), Some(dir.path()));
 
-    let only_sql = IndexOptions { extensions: Some(vec!["SQL".into()]), ..options() };
+    let only_sql = options().extensions(Some(vec!["SQL".into()]));
     let sql = Bm25Index::from_dir(dir.path(), &only_sql).expect("index");
     assert_eq!(sql.ids().collect::<Vec<_>>(), ["Sql/Procedures/usp_GetOrderTotals.sql"]);
 }

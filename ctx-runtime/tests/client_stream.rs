@@ -79,10 +79,7 @@ async fn streamed_tool_calls_are_assembled() {
     let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
     let server = MockServer::start(vec![Reply::sse(&chunks)]).await;
     let reply = server.client(RetryPolicy::none()).chat_stream(&request(), &mut |_| {}).await.expect("stream");
-    assert_eq!(
-        reply.tool_calls,
-        [ToolCall { id: "call_9".into(), name: "search_code".into(), arguments: "{\"query\":\"totals\"}".into() }]
-    );
+    assert_eq!(reply.tool_calls, [ToolCall::new("call_9", "search_code", "{\"query\":\"totals\"}")]);
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
 }
 

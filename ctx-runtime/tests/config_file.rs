@@ -32,12 +32,7 @@ fn a_valid_file_gives_the_model_config() {
     let model = ModelConfig::from_json_file(fixture("valid.json")).unwrap();
     assert_eq!(
         model,
-        ModelConfig {
-            model: Some("gpt-4o".into()),
-            context_window: 16_384,
-            max_tokens: Some(1_024),
-            encoding: Encoding::O200kBase
-        }
+        ModelConfig::new(16_384, Encoding::O200kBase).model(Some("gpt-4o".into())).max_tokens(Some(1_024))
     );
     assert!(!ConfigFile::load(fixture("valid.json")).unwrap().allow_auto_clamp);
 }

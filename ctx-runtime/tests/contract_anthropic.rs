@@ -23,13 +23,11 @@ fn model(name: &str, window: i64) -> ModelConfig {
 }
 
 fn settings() -> Settings {
-    Settings {
-        max_context_tokens: 2_000,
-        max_history_tokens: None,
-        safety_margin_tokens: 0,
-        policy: LimitsPolicy::FailFast,
-        extra: BTreeMap::new(),
-    }
+    Settings::new(2_000)
+        .max_history_tokens(None)
+        .safety_margin_tokens(0)
+        .policy(LimitsPolicy::FailFast)
+        .extra(BTreeMap::new())
 }
 
 fn step() -> CallModelSpec {

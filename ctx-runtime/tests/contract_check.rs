@@ -25,17 +25,11 @@ fn counter() -> TokenCounter {
 }
 
 fn model(window: usize, max_tokens: Option<usize>) -> ModelConfig {
-    ModelConfig { model: None, context_window: window, max_tokens, encoding: Encoding::Cl100kBase }
+    ModelConfig::new(window, Encoding::Cl100kBase).model(None).max_tokens(max_tokens)
 }
 
 fn settings(ctx: usize, history: Option<usize>, margin: usize, policy: LimitsPolicy) -> Settings {
-    Settings {
-        max_context_tokens: ctx,
-        max_history_tokens: history,
-        safety_margin_tokens: margin,
-        policy,
-        extra: BTreeMap::new(),
-    }
+    Settings::new(ctx).max_history_tokens(history).safety_margin_tokens(margin).policy(policy).extra(BTreeMap::new())
 }
 
 fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallModelSpec {

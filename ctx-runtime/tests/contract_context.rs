@@ -20,17 +20,11 @@ fn counter() -> TokenCounter {
 }
 
 fn model(window: usize) -> ModelConfig {
-    ModelConfig { model: None, context_window: window, max_tokens: None, encoding: Encoding::Cl100kBase }
+    ModelConfig::new(window, Encoding::Cl100kBase).model(None).max_tokens(None)
 }
 
 fn settings(ctx: usize, margin: usize, policy: LimitsPolicy) -> Settings {
-    Settings {
-        max_context_tokens: ctx,
-        max_history_tokens: None,
-        safety_margin_tokens: margin,
-        policy,
-        extra: BTreeMap::new(),
-    }
+    Settings::new(ctx).max_history_tokens(None).safety_margin_tokens(margin).policy(policy).extra(BTreeMap::new())
 }
 
 /// One context, `support`, bounded by `budget`: the history, then the question.

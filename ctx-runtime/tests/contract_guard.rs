@@ -35,17 +35,15 @@ fn answer_step(max_output: i64) -> CallModelSpec {
 }
 
 fn model(window: usize) -> ModelConfig {
-    ModelConfig { model: None, context_window: window, max_tokens: None, encoding: Encoding::Cl100kBase }
+    ModelConfig::new(window, Encoding::Cl100kBase).model(None).max_tokens(None)
 }
 
 fn settings(ctx: usize, history: usize) -> Settings {
-    Settings {
-        max_context_tokens: ctx,
-        max_history_tokens: Some(history),
-        safety_margin_tokens: 128,
-        policy: LimitsPolicy::FailFast,
-        extra: BTreeMap::new(),
-    }
+    Settings::new(ctx)
+        .max_history_tokens(Some(history))
+        .safety_margin_tokens(128)
+        .policy(LimitsPolicy::FailFast)
+        .extra(BTreeMap::new())
 }
 
 /// The request of the answer step, built the way the step builds it.
@@ -65,7 +63,7 @@ impl ChatModel for Recorder {
         if let Ok(mut sent) = self.0.lock() {
             sent.push(request.clone());
         }
-        Ok(ChatResponse { content: "ok".into(), ..Default::default() })
+        Ok(ChatResponse::new("ok"))
     }
 }
 
@@ -79,14 +77,11 @@ async fn send(
     window: usize,
 ) -> Result<Result<ChatResponse, ModelError>, CtxError> {
     let prompt = guard_request(step, &messages, &tools, max_tokens, window, &counter())?;
-    let request = ChatRequest {
-        messages,
-        tools,
-        max_tokens,
-        params: Default::default(),
-        predicted_prompt_tokens: Some(prompt),
-        step_id: Some(step.into()),
-    };
+    let request = ChatRequest::new(messages, max_tokens)
+        .tools(tools)
+        .params(Default::default())
+        .predicted_prompt_tokens(Some(prompt))
+        .step_id(Some(step.into()));
     Ok(model.chat(&request).await)
 }
 
@@ -124,14 +119,14 @@ async fn an_overflowing_request_is_never_sent() {
     assert!(err.to_string().contains("was not sent"), "{err}");
 
     // Tool schemas are part of the prompt: the small request plus a tool no longer fits.
-    let tool = ToolSchema {
-        name: "search_nodes".into(),
-        description: "Searches the code base for nodes matching a query.".into(),
-        parameters: serde_json::json!({
+    let tool = ToolSchema::new(
+        "search_nodes",
+        "Searches the code base for nodes matching a query.",
+        serde_json::json!({
             "type": "object",
             "properties": { "query": { "type": "string", "description": "What to look for." } }
         }),
-    };
+    );
     let err = send(&recorder, "answer", small, vec![tool], 200, window).await.unwrap_err();
     assert!(matches!(err, CtxError::Contract(ContractError::RequestTooLarge { .. })), "{err:?}");
 

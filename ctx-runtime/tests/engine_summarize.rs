@@ -42,7 +42,7 @@ impl ChatModel for FakeModel {
         let text = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
         let summary = format!("Summary: {}", text.split_whitespace().take(200).collect::<Vec<_>>().join(" "));
         let content = if self.overrun { summary } else { counter().truncate_to(&summary, request.max_tokens).unwrap() };
-        Ok(ChatResponse { content, ..Default::default() })
+        Ok(ChatResponse::new(content))
     }
 }
 

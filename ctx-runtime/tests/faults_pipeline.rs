@@ -91,7 +91,7 @@ const NODES: [(&str, &str, &str); 2] = [
 
 impl NodeSearch for Store {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-        Ok(NODES.iter().take(top_k).map(|(id, _, _)| SearchHit { id: (*id).into(), score: 1.0 }).collect())
+        Ok(NODES.iter().take(top_k).map(|(id, _, _)| SearchHit::new(*id, 1.0)).collect())
     }
 }
 

@@ -21,7 +21,7 @@ fn counter() -> TokenCounter {
 }
 
 fn call(id: &str) -> ToolCall {
-    ToolCall { id: id.into(), name: "search_kb".into(), arguments: format!("{{\"query\":\"{id}\"}}") }
+    ToolCall::new(id, "search_kb", format!("{{\"query\":\"{id}\"}}"))
 }
 
 fn tool_history() -> Vec<ChatMessage> {

@@ -49,11 +49,8 @@ async fn predicted_prompt_tokens_equal_the_servers_usage() {
     let model = Recorder::new(&l.client);
     for (name, messages) in conversations(&l) {
         let predicted = guard_request(name, &messages, &[], 1, l.window, &l.counter).unwrap();
-        let request = ChatRequest {
-            predicted_prompt_tokens: Some(predicted),
-            step_id: Some(name.to_owned()),
-            ..ChatRequest::new(messages, 1)
-        };
+        let request =
+            ChatRequest::new(messages, 1).predicted_prompt_tokens(Some(predicted)).step_id(Some(name.to_owned()));
         model.chat(&request).await.unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     let exchanges = model.exchanges();
@@ -115,11 +112,9 @@ async fn a_request_built_to_overflow_is_refused_before_it_is_sent_and_one_at_the
     // Prompt + output = window exactly: allowed, and the server agrees with every number.
     let max_tokens = l.window - prompt;
     let predicted = guard_request("at_window", &messages, &[], max_tokens, l.window, &l.counter).unwrap();
-    let request = ChatRequest {
-        predicted_prompt_tokens: Some(predicted),
-        step_id: Some("at_window".into()),
-        ..ChatRequest::new(messages, max_tokens)
-    };
+    let request = ChatRequest::new(messages, max_tokens)
+        .predicted_prompt_tokens(Some(predicted))
+        .step_id(Some("at_window".into()));
     let reply = model.chat(&request).await.unwrap();
     let exchanges = model.exchanges();
     publish("server_at_window", &table("A request of exactly n_ctx tokens", l.window, &exchanges));
@@ -134,11 +129,9 @@ async fn streaming_delivers_the_reply_in_pieces() {
     let Some(l) = llama("streaming_delivers_the_reply_in_pieces") else { return };
     let messages = vec![ChatMessage::system("You are concise."), ChatMessage::user("List three colours.")];
     let predicted = guard_request("stream", &messages, &[], 24, l.window, &l.counter).unwrap();
-    let request = ChatRequest {
-        params: ModelParams::default().temperature(Some(0.0)),
-        predicted_prompt_tokens: Some(predicted),
-        ..ChatRequest::new(messages, 24)
-    };
+    let request = ChatRequest::new(messages, 24)
+        .params(ModelParams::default().temperature(Some(0.0)))
+        .predicted_prompt_tokens(Some(predicted));
     let mut pieces = Vec::new();
     // A count sent while the reply streams: the server queues it behind the stream (with its
     // default `interrupt_requests` it would end the stream early instead).

@@ -60,11 +60,7 @@ fn message() -> impl Strategy<Value = InboxMessage> {
         prop::sample::select(vec!["compact_sql", "compact_dotnet", "unrelated"]),
         prop::option::of("[a-z]{1,6}"),
     )
-        .prop_map(|(target, topic, payload)| InboxMessage {
-            target_step_id: target.into(),
-            topic: topic.into(),
-            payload,
-        })
+        .prop_map(|(target, topic, payload)| InboxMessage::new(target, topic).payload(payload))
 }
 
 fn rule(language: &str, policy: &str, threshold: Option<f64>, inbox_key: Option<&str>) -> CompactRuleSpec {

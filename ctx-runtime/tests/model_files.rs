@@ -185,24 +185,26 @@ fn message(v: &Value) -> ChatMessage {
         .map(|calls| {
             calls
                 .iter()
-                .map(|c| ToolCall {
-                    id: c["id"].as_str().unwrap().into(),
-                    name: c["function"]["name"].as_str().unwrap().into(),
-                    arguments: c["function"]["arguments"].as_str().unwrap().into(),
+                .map(|c| {
+                    ToolCall::new(
+                        c["id"].as_str().unwrap(),
+                        c["function"]["name"].as_str().unwrap(),
+                        c["function"]["arguments"].as_str().unwrap(),
+                    )
                 })
                 .collect()
         })
         .unwrap_or_default();
     let tool_call_id = v["tool_call_id"].as_str().map(str::to_owned);
-    ChatMessage { role, tool_calls, tool_call_id, ..ChatMessage::user(content) }
+    ChatMessage::new(role, content).tool_calls(tool_calls).tool_call_id(tool_call_id)
 }
 
 /// The conversations of scripts/template-refs.py, as ctx values.
 fn conversation(name: &str) -> (Vec<ChatMessage>, Vec<ToolSchema>) {
-    let search = ToolSchema {
-        name: "search".into(),
-        description: "Searches the code base.".into(),
-        parameters: serde_json::json!({
+    let search = ToolSchema::new(
+        "search",
+        "Searches the code base.",
+        serde_json::json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words to find."},
@@ -210,7 +212,7 @@ fn conversation(name: &str) -> (Vec<ChatMessage>, Vec<ToolSchema>) {
             },
             "required": ["query"]
         }),
-    };
+    );
     let json = |v: Value| v.as_array().unwrap().iter().map(message).collect::<Vec<_>>();
     match name {
         "user only" => (vec![ChatMessage::user("hi")], vec![]),
@@ -307,7 +309,7 @@ fn a_template_that_drops_the_tools_refuses_them() {
     assert!(err.to_string().contains("search"), "{err}");
     // And the tool calls of an assistant message, which it drops too (with text beside them:
     // a call-only message has no content, which this template cannot even concatenate).
-    let call = ToolCall { id: "call_1".into(), name: "search".into(), arguments: "{\"query\":\"tax\"}".into() };
+    let call = ToolCall::new("call_1", "search", "{\"query\":\"tax\"}");
     let messages = [ChatMessage::user("Find the tax code."), ChatMessage::assistant_tool_calls("Looking.", vec![call])];
     let err = template.render(&messages).unwrap_err();
     assert!(err.to_string().contains("tool calls (message 1"), "{err}");

@@ -46,13 +46,11 @@ fn request(
     let pending = all.pop().unwrap();
     // 3 reply priming + 250 per message + the system message (3 + 1 + content).
     let system_content = input - 3 - 250 * (history_len + 1) - 4;
-    let req = NegotiationRequest {
-        context_window: window,
-        system_prompt: Some(exact_text(c, system_content, 99)),
-        history: all,
-        pending: vec![pending],
-        ..NegotiationRequest::new(model, requested)
-    };
+    let req = NegotiationRequest::new(model, requested)
+        .context_window(window)
+        .system_prompt(Some(exact_text(c, system_content, 99)))
+        .history(all)
+        .pending(vec![pending]);
     let n = c.count_request(&[ChatMessage::system(req.system_prompt.clone().unwrap())], &[]).unwrap();
     assert_eq!(n + 250 * (history_len + 1), input);
     req
@@ -116,19 +114,17 @@ fn example_3_floor_without_overflow() {
 #[test]
 fn memories_and_tool_schemas_are_counted_as_sent() {
     let c = counter();
-    let tools = vec![ToolSchema {
-        name: "search_kb".into(),
-        description: "Search the knowledge base.".into(),
-        parameters: json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to find"}}}),
-    }];
-    let req = NegotiationRequest {
-        context_window: Some(4_096),
-        system_prompt: Some("You are a support agent.".into()),
-        memories: vec!["The user is on the Pro plan.".into(), "Prefers short answers.".into()],
-        pending: vec![ChatMessage::user("Can I export invoices?")],
-        tools: tools.clone(),
-        ..NegotiationRequest::new("support-model", 1_000)
-    };
+    let tools = vec![ToolSchema::new(
+        "search_kb",
+        "Search the knowledge base.",
+        json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to find"}}}),
+    )];
+    let req = NegotiationRequest::new("support-model", 1_000)
+        .context_window(Some(4_096))
+        .system_prompt(Some("You are a support agent.".into()))
+        .memories(vec!["The user is on the Pro plan.".into(), "Prefers short answers.".into()])
+        .pending(vec![ChatMessage::user("Can I export invoices?")])
+        .tools(tools.clone());
     let n = negotiate_max_output(&req, &c).unwrap();
     assert_eq!(n.messages.len(), 3);
     assert!(n.messages[1].content.contains("Prefers short answers."));
@@ -142,17 +138,17 @@ fn memories_and_tool_schemas_are_counted_as_sent() {
 #[test]
 fn the_oldest_tool_call_leaves_with_its_results() {
     let c = counter();
-    let call = ToolCall { id: "c1".into(), name: "search_kb".into(), arguments: "{\"query\":\"invoices\"}".into() };
+    let call = ToolCall::new("c1", "search_kb", "{\"query\":\"invoices\"}");
     let history = vec![
         ChatMessage::assistant_tool_calls("", vec![call]),
         ChatMessage::tool_result("c1", exact_text(&c, 300, 1)),
         ChatMessage::assistant(exact_text(&c, 100, 2)),
     ];
     let pending = vec![ChatMessage::user("and now?")];
-    let base = NegotiationRequest { pending, context_window: Some(1_000), ..NegotiationRequest::new("m", 800) };
+    let base = NegotiationRequest::new("m", 800).pending(pending).context_window(Some(1_000));
     let fixed = c.count_request(&base.pending, &[]).unwrap();
     // Room for the floor only once the call message is gone; its result must go with it.
-    let req = NegotiationRequest { history, ..base };
+    let req = base.history(history);
     let n = negotiate_max_output(&req, &c).unwrap();
     assert_eq!(n.meta.history_messages_dropped, 2);
     assert_eq!(n.meta.input_tokens, fixed + message_tokens(&c, &req.history[2]).unwrap());
@@ -162,13 +158,11 @@ fn the_oldest_tool_call_leaves_with_its_results() {
 #[test]
 fn no_room_for_the_floor_is_a_typed_error() {
     let c = counter();
-    let req = NegotiationRequest {
-        context_window: Some(600),
-        system_prompt: Some(exact_text(&c, 200, 3)),
-        history: messages(&c, 4, 250),
-        pending: vec![ChatMessage::user("hi")],
-        ..NegotiationRequest::new("tiny-model", 1_000)
-    };
+    let req = NegotiationRequest::new("tiny-model", 1_000)
+        .context_window(Some(600))
+        .system_prompt(Some(exact_text(&c, 200, 3)))
+        .history(messages(&c, 4, 250))
+        .pending(vec![ChatMessage::user("hi")]);
     let err = negotiate_max_output(&req, &c).unwrap_err();
     assert_eq!(err.code(), "NEGOTIATION_NO_ROOM");
     let NegotiationError::NoRoomForFloor { fixed_input, needed, context_window, .. } = err else { unreachable!() };
@@ -183,8 +177,7 @@ fn history_strategy() -> impl Strategy<Value = Vec<ChatMessage>> {
         text.prop_map(|t| vec![ChatMessage::user(t)]),
         text.prop_map(|t| vec![ChatMessage::assistant(t)]),
         (text, text, 0u32..1000).prop_map(|(a, r, id)| {
-            let call =
-                ToolCall { id: format!("c{id}"), name: "lookup".into(), arguments: format!("{{\"q\":\"{a}\"}}") };
+            let call = ToolCall::new(format!("c{id}"), "lookup", format!("{{\"q\":\"{a}\"}}"));
             vec![ChatMessage::assistant_tool_calls("", vec![call]), ChatMessage::tool_result(format!("c{id}"), r)]
         }),
     ];
@@ -209,24 +202,11 @@ proptest! {
     ) {
         let c = counter();
         let tools = if with_tool {
-            vec![ToolSchema {
-                name: "lookup".into(),
-                description: "Look a record up.".into(),
-                parameters: json!({"type": "object", "properties": {"q": {"type": "string", "description": "The key"}}}),
-            }]
+            vec![ToolSchema::new("lookup", "Look a record up.", json!({"type": "object", "properties": {"q": {"type": "string", "description": "The key"}}}))]
         } else {
             vec![]
         };
-        let req = NegotiationRequest {
-            context_window: Some(window),
-            system_prompt: system,
-            memories,
-            history,
-            pending: vec![ChatMessage::user(question)],
-            tools,
-            config: NegotiationConfig { safety_margin: margin, floor },
-            ..NegotiationRequest::new("any-model", requested)
-        };
+        let req = NegotiationRequest::new("any-model", requested).context_window(Some(window)).system_prompt(system).memories(memories).history(history).pending(vec![ChatMessage::user(question)]).tools(tools).config(NegotiationConfig::default().safety_margin(margin).floor(floor));
         let floor = floor.min(requested);
         match negotiate_max_output(&req, &c) {
             Ok(n) => {

@@ -45,11 +45,11 @@ fn markdown_json_and_user_nodes_are_compacted_in_the_pipeline_frame() {
         &declared,
     )
     .expect("valid");
-    let options = BudgetOptions {
-        compactors: CompactorRegistry::new().with("ini", Ini).expect("registered"),
-        frame: NodeFrame::parse("<doc id=\"{id}\" language=\"{language}\" compact=\"{compact}\">\n{text}\n</doc>")
-            .expect("frame"),
-    };
+    let options =
+        BudgetOptions::default().compactors(CompactorRegistry::new().with("ini", Ini).expect("registered")).frame(
+            NodeFrame::parse("<doc id=\"{id}\" language=\"{language}\" compact=\"{compact}\">\n{text}\n</doc>")
+                .expect("frame"),
+        );
     let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
     let mut state = PipelineState::new("q");
     state.node_texts = vec![
@@ -82,10 +82,8 @@ fn a_failing_user_compactor_is_a_typed_error_and_the_state_is_unchanged() {
     let cfg =
         validate_manage_budget_with(&budget_spec(&["ini"]), &FieldPath::parse("steps[0]"), &declared).expect("valid");
     let broken = FnCompactor::new(|r: &CompactRequest<'_>| Err(CompactError::Other(format!("cannot read {}", r.id))));
-    let options = BudgetOptions {
-        compactors: CompactorRegistry::new().with("ini", TruncateAfter(std::sync::Arc::new(Failing(broken)))).unwrap(),
-        ..BudgetOptions::default()
-    };
+    let options = BudgetOptions::default()
+        .compactors(CompactorRegistry::new().with("ini", TruncateAfter(std::sync::Arc::new(Failing(broken)))).unwrap());
     let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
     let mut state = PipelineState::new("q");
     state.node_texts = vec![NodeText::new("app", "; comment\n[app]\n").with_path("app.ini")];

@@ -70,11 +70,8 @@ async fn search_and_fetch(f: &Fixture, p: &LoadedPipeline, snapshot: &mut Snapsh
     let mut expected = snapshot.state.clone();
     let r = advance(p, snapshot, env).await;
     assert_eq!((r.step_id.as_str(), snapshot.next_step.as_str()), ("search", "fetch"));
-    expected.search_results = vec![
-        SearchHit { id: RANKED[0].into(), score: 2.0 },
-        SearchHit { id: RANKED[1].into(), score: 2.0 },
-        SearchHit { id: RANKED[2].into(), score: 1.0 },
-    ];
+    expected.search_results =
+        vec![SearchHit::new(RANKED[0], 2.0), SearchHit::new(RANKED[1], 2.0), SearchHit::new(RANKED[2], 1.0)];
     assert_eq!(snapshot.state, expected);
 
     let r = advance(p, snapshot, env).await;

@@ -288,7 +288,7 @@ impl NodeSearch for Docs {
             .iter()
             .take(top_k)
             .enumerate()
-            .map(|(i, n)| SearchHit { id: n.id.clone(), score: 1.0 / (1.0 + i as f64) })
+            .map(|(i, n)| SearchHit::new(n.id.clone(), 1.0 / (1.0 + i as f64)))
             .collect())
     }
 }
@@ -350,7 +350,7 @@ impl ChatModel for CheckingModel {
             (REWRITE, _) => "How is the invoice total computed?".to_owned(),
             _ => "The total is net plus tax.".to_owned(),
         };
-        Ok(ChatResponse { content, ..ChatResponse::default() })
+        Ok(ChatResponse::new(content))
     }
 }
 

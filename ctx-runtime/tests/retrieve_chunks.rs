@@ -29,10 +29,7 @@ fn sample() -> tempfile::TempDir {
 #[test]
 fn a_chunk_size_makes_every_node_fit_it() {
     let dir = sample();
-    let options = IndexOptions {
-        chunking: Some(ChunkOptions::new(64).with_encoding(Encoding::Cl100kBase)),
-        ..IndexOptions::default()
-    };
+    let options = IndexOptions::default().chunking(Some(ChunkOptions::new(64).with_encoding(Encoding::Cl100kBase)));
     let index = Bm25Index::from_dir(dir.path(), &options).expect("index");
     let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
     for id in index.ids() {
@@ -56,13 +53,11 @@ fn a_chunk_size_makes_every_node_fit_it() {
 #[test]
 fn kinds_can_be_overridden_and_bad_sizes_are_typed_errors() {
     let dir = sample();
-    let options = IndexOptions {
-        chunking: Some(ChunkOptions::new(40).with_overlap(0).with_kind("md", ChunkKind::Text)),
-        ..IndexOptions::default()
-    };
+    let options =
+        IndexOptions::default().chunking(Some(ChunkOptions::new(40).with_overlap(0).with_kind("md", ChunkKind::Text)));
     let index = Bm25Index::from_dir(dir.path(), &options).expect("index");
     assert!(index.ids().any(|id| id == "guide.md#chunk-1"));
-    let bad = IndexOptions { chunking: Some(ChunkOptions::new(2)), ..IndexOptions::default() };
+    let bad = IndexOptions::default().chunking(Some(ChunkOptions::new(2)));
     let err = Bm25Index::from_dir(dir.path(), &bad).expect_err("too small");
     assert_eq!(err.code(), "RETRIEVE_CHUNK");
     assert!(err.to_string().contains("below the minimum"), "{err}");

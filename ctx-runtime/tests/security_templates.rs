@@ -136,7 +136,7 @@ mod through_a_pipeline {
 
     impl NodeSearch for OneNode {
         async fn search(&self, _query: &str, _top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-            Ok(vec![SearchHit { id: "notes".into(), score: 1.0 }])
+            Ok(vec![SearchHit::new("notes", 1.0)])
         }
     }
 
@@ -160,7 +160,7 @@ mod through_a_pipeline {
             if let Ok(mut r) = self.0.lock() {
                 r.push(request.clone());
             }
-            Ok(ChatResponse { content: "ok".into(), ..ChatResponse::default() })
+            Ok(ChatResponse::new("ok"))
         }
     }
 

@@ -30,10 +30,10 @@ fn cookbook_conversation() -> Vec<ChatMessage> {
 
 /// The cookbook's tools example (section 7).
 fn cookbook_tools() -> (Vec<ToolSchema>, Vec<ChatMessage>) {
-    let tools = vec![ToolSchema {
-        name: "get_current_weather".into(),
-        description: "Get the current weather in a given location".into(),
-        parameters: json!({
+    let tools = vec![ToolSchema::new(
+        "get_current_weather",
+        "Get the current weather in a given location",
+        json!({
             "type": "object",
             "properties": {
                 "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
@@ -45,7 +45,7 @@ fn cookbook_tools() -> (Vec<ToolSchema>, Vec<ChatMessage>) {
             },
             "required": ["location"]
         }),
-    }];
+    )];
     let messages = vec![
         ChatMessage::system("You are a helpful assistant that can answer to questions about the weather."),
         ChatMessage::user("What's the weather like in San Francisco?"),
@@ -100,15 +100,9 @@ fn a_transcript_counts_each_exact_string_plus_its_framing() {
     let transcript = vec![
         ChatMessage::system("You answer questions about the shop's data. Use tools; never guess numbers."),
         ChatMessage::user("How many orders since January?").with_name("dana"),
-        ChatMessage::assistant_tool_calls(
-            "",
-            vec![ToolCall { id: "call_7QpX2".into(), name: "run_sql".into(), arguments: args.into() }],
-        ),
+        ChatMessage::assistant_tool_calls("", vec![ToolCall::new("call_7QpX2", "run_sql", args)]),
         ChatMessage::tool_result("call_7QpX2", result),
-        ChatMessage::assistant_tool_calls(
-            "Checking one more thing.",
-            vec![ToolCall { id: "call_8RqY3".into(), name: "now".into(), arguments: "{}".into() }],
-        ),
+        ChatMessage::assistant_tool_calls("Checking one more thing.", vec![ToolCall::new("call_8RqY3", "now", "{}")]),
         ChatMessage::tool_result("call_8RqY3", "2024-06-30T12:00:00Z"),
         ChatMessage::assistant("18,342 orders were placed since 1 January 2024 <|endoftext|>."),
     ];
@@ -172,13 +166,13 @@ fn special_token_text_in_a_message_is_ordinary_text() {
 #[test]
 fn tools_without_properties_or_descriptions_still_count() {
     let c = TokenCounter::for_model("gpt-4o").unwrap();
-    let bare = ToolSchema { name: "ping".into(), description: String::new(), parameters: json!({"type": "object"}) };
+    let bare = ToolSchema::new("ping", String::new(), json!({"type": "object"}));
     assert_eq!(c.count_request(&[], &[bare]).unwrap(), 3 + 7 + c.count("ping:").unwrap() + 12);
-    let odd = ToolSchema {
-        name: "set_level".into(),
-        description: "Sets the level.".into(),
-        parameters: json!({"properties": {"level": {"type": "integer", "enum": [1, 2, 3]}}}),
-    };
+    let odd = ToolSchema::new(
+        "set_level",
+        "Sets the level.",
+        json!({"properties": {"level": {"type": "integer", "enum": [1, 2, 3]}}}),
+    );
     let want = 3 + 7 + c.count("set_level:Sets the level").unwrap() + 3 + 3 - 3
         + 3 * (3 + c.count("1").unwrap())
         + c.count("level:integer:").unwrap()

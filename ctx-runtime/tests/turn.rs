@@ -45,7 +45,7 @@ fn message_of(c: &TokenCounter, make: fn(String) -> ChatMessage, cost: usize, se
 }
 
 fn call(id: &str, query: &str) -> ToolCall {
-    ToolCall { id: id.into(), name: "retrieve_context".into(), arguments: format!("{{\"query\":\"{query}\"}}") }
+    ToolCall::new(id, "retrieve_context", format!("{{\"query\":\"{query}\"}}"))
 }
 
 /// A `MakeWriter` that keeps everything logged.

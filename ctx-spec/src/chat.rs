@@ -33,6 +33,7 @@ impl Role {
 
 /// A tool call made by the assistant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The call id that the tool result message refers to.
     pub id: String,
@@ -44,6 +45,7 @@ pub struct ToolCall {
 
 /// A tool (function) the model may call, described by a JSON schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSchema {
     /// The function name.
     pub name: String,
@@ -51,6 +53,31 @@ pub struct ToolSchema {
     pub description: String,
     /// JSON schema of the parameters (an `object` schema).
     pub parameters: serde_json::Value,
+}
+
+impl ToolCall {
+    /// The call `id` of the function `name` with its JSON `arguments`, as the model wrote them.
+    ///
+    /// ```
+    /// let call = ctx::ToolCall::new("call_1", "search", r#"{"query":"budget"}"#);
+    /// assert_eq!(call.name, "search");
+    /// ```
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
+}
+
+impl ToolSchema {
+    /// The function `name`, what it does, and the JSON schema of its parameters.
+    ///
+    /// ```
+    /// let params = serde_json::json!({"type": "object", "properties": {"query": {"type": "string"}}});
+    /// let tool = ctx::ToolSchema::new("search", "Searches the docs.", params);
+    /// assert_eq!(tool.name, "search");
+    /// ```
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: serde_json::Value) -> Self {
+        ToolSchema { name: name.into(), description: description.into(), parameters }
+    }
 }
 
 /// A reasoning block the provider signed, kept exactly as it arrived so that it can be sent
@@ -74,6 +101,7 @@ impl SignedThinking {
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ChatMessage {
     /// Who wrote it.
     pub role: Role,
@@ -95,7 +123,14 @@ pub struct ChatMessage {
     pub thinking: Vec<SignedThinking>,
 }
 
+crate::setters!(ChatMessage { tool_calls: Vec<ToolCall>, tool_call_id: Option<String> });
+
 impl ChatMessage {
+    /// A message of `role` with `content` and nothing else; the constructors below name the role.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self::plain(role, content)
+    }
+
     fn plain(role: Role, content: impl Into<String>) -> Self {
         ChatMessage {
             role,

@@ -57,6 +57,7 @@ impl SpendTotals {
 
 /// A retrieved text waiting to be budgeted into the context (`state.node_texts`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NodeText {
     /// The node's id (a file, a symbol, a chunk).
     pub id: String,
@@ -93,6 +94,7 @@ impl NodeText {
 
 /// A message addressed to a step (`target_step_id`) on a `topic`, e.g. a demand to compact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct InboxMessage {
     /// The step that should receive it.
     pub target_step_id: String,
@@ -112,6 +114,7 @@ impl InboxMessage {
 
 /// A search hit produced by a `search_nodes` step (`state.search_results`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SearchHit {
     /// The node id.
     pub id: String,
@@ -120,6 +123,33 @@ pub struct SearchHit {
     #[serde(with = "score_serde")]
     pub score: f64,
 }
+
+impl SearchHit {
+    /// The node `id` found with `score`.
+    pub fn new(id: impl Into<String>, score: f64) -> Self {
+        SearchHit { id: id.into(), score }
+    }
+}
+
+// A node's or a state's fields are set one by one on top of `new(...)`: the structs are
+// `#[non_exhaustive]` (a new field is not a breaking change), so a struct literal is refused
+// outside this crate.
+crate::setters!(NodeText { path: Option<String>, metadata: BTreeMap<String, Value> });
+crate::setters!(InboxMessage { payload: Option<String> });
+crate::setters!(PipelineState {
+    context_blocks: Vec<String>,
+    node_texts: Vec<NodeText>,
+    inbox: Vec<InboxMessage>,
+    inbox_last_consumed: Vec<InboxMessage>,
+    history_dialog: Vec<ChatMessage>,
+    user_question: String,
+    user_question_en: String,
+    last_model_response: Option<String>,
+    search_results: Vec<SearchHit>,
+    variables: BTreeMap<String, Value>,
+    loop_counts: BTreeMap<String, u32>,
+    spend: SpendTotals,
+});
 
 /// Serde for a score that round-trips every `f64` bit for bit (finite values as JSON numbers,
 /// with serde_json's `float_roundtrip`; the rest as strings).
@@ -177,6 +207,7 @@ pub enum FieldKind {
 
 /// Everything a pipeline run reads and writes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PipelineState {
     /// The prompt context material, in order.
     #[serde(default)]
@@ -232,7 +263,16 @@ impl PipelineState {
         ("search_results", FieldKind::SearchHits),
     ];
 
-    /// A state for a new question.
+    /// A state for a new question; set other fields with the setters named after them.
+    ///
+    /// ```
+    /// use ctx::{ChatMessage, NodeText, PipelineState};
+    ///
+    /// let state = PipelineState::new("Why?")
+    ///     .history_dialog(vec![ChatMessage::user("Hi"), ChatMessage::assistant("Hello")])
+    ///     .node_texts(vec![NodeText::new("a.rs", "fn a() {}").with_path("src/a.rs")]);
+    /// assert_eq!(state.history_dialog.len(), 2);
+    /// ```
     pub fn new(question: impl Into<String>) -> Self {
         let q = question.into();
         PipelineState { user_question_en: q.clone(), user_question: q, ..Default::default() }

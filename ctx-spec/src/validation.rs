@@ -14,15 +14,8 @@ use crate::codes::{Code, ErrorCode};
 /// mean …?" help lines: the one rule every validation uses. Names are compared case-insensitively
 /// by Jaro–Winkler similarity, which favours a shared prefix (`cl100k` finds `cl100k_base`), and
 /// must reach 0.8. A candidate equal to `unknown` is no suggestion; ties go to the earliest
-/// candidate, so the answer is deterministic.
-///
-/// ```
-/// use ctx_spec::validation::did_you_mean;
-///
-/// assert_eq!(did_you_mean("fetc", ["search", "fetch"]), Some("fetch"));
-/// assert_eq!(did_you_mean("AUTO_CLAMP", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
-/// assert_eq!(did_you_mean("summarize", ["search", "fetch"]), None);
-/// ```
+/// candidate, so the answer is deterministic. (ctx's own rule, for its crates; the facade does
+/// not export it, so its examples are the unit tests below.)
 pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     did_you_mean_by(unknown, candidates, Likeness::Similar)
 }
@@ -39,13 +32,6 @@ pub enum Likeness {
 
 /// The one "did you mean" of ctx: the candidate most like `unknown` under `likeness` — the
 /// fewest edits, then the higher Jaro–Winkler score, then the earliest — or `None`.
-///
-/// ```
-/// use ctx_spec::validation::{Likeness, did_you_mean_by};
-///
-/// assert_eq!(did_you_mean_by("max_histroy_tokens", ["max_history_tokens"], Likeness::Typo), Some("max_history_tokens"));
-/// assert_eq!(did_you_mean_by("max_turn_loops", ["max_history_tokens"], Likeness::Typo), None);
-/// ```
 pub fn did_you_mean_by<'a>(
     unknown: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -163,6 +149,7 @@ impl fmt::Display for FieldPath {
 
 /// One problem found in a configuration.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct ConfigIssue {
     /// Stable machine-readable code, e.g. `UNKNOWN_STEP_TARGET` or `PIPELINE_BUDGET_MISCONFIG`
     /// (serialized as its string).
@@ -202,6 +189,7 @@ impl fmt::Display for ConfigIssue {
 /// Every problem found in one configuration, reported together.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{} configuration problem(s) in {source_name}:\n{}", issues.len(), render(issues))]
+#[non_exhaustive]
 pub struct ConfigIssues {
     /// What was validated: a file path, a pipeline name.
     pub source_name: String,
@@ -210,6 +198,11 @@ pub struct ConfigIssues {
 }
 
 impl ConfigIssues {
+    /// The problems `issues` found in `source_name` (a file path, a pipeline name).
+    pub fn new(source_name: impl Into<String>, issues: Vec<ConfigIssue>) -> Self {
+        ConfigIssues { source_name: source_name.into(), issues }
+    }
+
     /// `Ok(())` when `issues` is empty, else the error naming `source_name`.
     pub fn check(source_name: impl Into<String>, issues: Vec<ConfigIssue>) -> Result<(), ConfigIssues> {
         if issues.is_empty() { Ok(()) } else { Err(ConfigIssues { source_name: source_name.into(), issues }) }
@@ -246,6 +239,16 @@ mod tests {
         assert_eq!(p.to_string(), "steps.manage.compact_code[1].threshold");
         assert_eq!(FieldPath::parse(&p.to_string()), p);
         assert_eq!(FieldPath::root().to_string(), "<root>");
+    }
+
+    #[test]
+    fn did_you_mean_examples() {
+        assert_eq!(did_you_mean("fetc", ["search", "fetch"]), Some("fetch"));
+        assert_eq!(did_you_mean("AUTO_CLAMP", ["fail_fast", "auto_clamp"]), Some("auto_clamp"));
+        assert_eq!(did_you_mean("summarize", ["search", "fetch"]), None);
+        let typo = |name| did_you_mean_by(name, ["max_history_tokens"], Likeness::Typo);
+        assert_eq!(typo("max_histroy_tokens"), Some("max_history_tokens"));
+        assert_eq!(typo("max_turn_loops"), None);
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl NodeSearch for Corpus {
             .engine
             .search(query, top_k)
             .into_iter()
-            .map(|r| SearchHit { id: r.document.id, score: f64::from(r.score) })
+            .map(|r| SearchHit::new(r.document.id, f64::from(r.score)))
             .collect())
     }
 }
@@ -136,6 +136,6 @@ impl ChatModel for OfflineModel {
             .lock()
             .map_err(|_| ModelError::Failed { model: "offline".into(), message: "request log poisoned".into() })?
             .push(request.clone());
-        Ok(ChatResponse { content, ..ChatResponse::default() })
+        Ok(ChatResponse::new(content))
     }
 }

@@ -29,7 +29,7 @@ fn build(messages: Vec<Msg>) -> Vec<ChatMessage> {
                 calls
                     .into_iter()
                     .take(3)
-                    .map(|(id, args)| ToolCall { id: format!("c{}", id % 8), name: "search".into(), arguments: args })
+                    .map(|(id, args)| ToolCall::new(format!("c{}", id % 8), "search", args))
                     .collect(),
             ),
             Msg::Result(id, t) => ChatMessage::tool_result(format!("c{}", id % 8), t),

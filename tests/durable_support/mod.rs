@@ -103,7 +103,7 @@ impl NodeSearch for Corpus {
             .iter()
             .take(top_k)
             .enumerate()
-            .map(|(i, d)| SearchHit { id: d.id.clone(), score: 1.0 / (i as f64 + 1.5) })
+            .map(|(i, d)| SearchHit::new(d.id.clone(), 1.0 / (i as f64 + 1.5)))
             .collect())
     }
 }

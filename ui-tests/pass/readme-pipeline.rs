@@ -34,7 +34,7 @@ impl Code {
 
 impl NodeSearch for Code {
     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-        Ok(self.0.keys().take(top_k).map(|id| SearchHit { id: (*id).to_owned(), score: 1.0 }).collect())
+        Ok(self.0.keys().take(top_k).map(|id| SearchHit::new(*id, 1.0)).collect())
     }
 }
 

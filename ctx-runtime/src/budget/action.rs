@@ -63,12 +63,15 @@ pub fn manage_context_budget(
 /// its rules may name and the frame nodes are wrapped in. The default has no user compactor and
 /// the spec's `--- NODE ---` frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BudgetOptions {
     /// The user compactors.
     pub compactors: CompactorRegistry,
     /// The node frame.
     pub frame: NodeFrame,
 }
+
+ctx_spec::setters!(BudgetOptions { compactors: CompactorRegistry, frame: NodeFrame });
 
 /// [`manage_context_budget`] with user compactors and a node frame. Every count is of the
 /// framed text, whatever the frame.

@@ -37,6 +37,7 @@ impl BudgetDecision {
 
 /// The rule that compacted (or would have compacted) a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AppliedRule {
     /// Its index in `compact_code`.
     pub index: usize,
@@ -46,6 +47,7 @@ pub struct AppliedRule {
 
 /// What happened to one node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct NodeTrace {
     /// The node's id.
     pub id: String,
@@ -71,6 +73,7 @@ pub struct NodeTrace {
 /// Everything `manage_context_budget` decided, also emitted as the `MANAGE_CONTEXT_BUDGET`
 /// tracing event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct BudgetReport {
     /// The step id.
     pub step_id: String,

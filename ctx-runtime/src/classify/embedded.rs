@@ -39,7 +39,7 @@ const OBJECT_KINDS: &[&str] = &[
 /// ("Select the invoices from last month" is English; `select id from t where x = 1` is SQL).
 ///
 /// ```
-/// use ctx_runtime::classify::looks_like_sql_statement;
+/// use ctx::compact::looks_like_sql_statement;
 /// assert!(looks_like_sql_statement("SELECT i.Id, i.Total FROM dbo.Invoices AS i"));
 /// assert!(looks_like_sql_statement("exec dbo.usp_ComputeInvoiceTotal @InvoiceId = @id"));
 /// assert!(!looks_like_sql_statement("Select the invoices from last month, then click Export."));

@@ -87,7 +87,7 @@ const OTHER_EXTENSIONS: &[&str] = &[
 /// Classifies `text`, using `path` (a file path or any source name) as a hint.
 ///
 /// ```
-/// use ctx_runtime::classify::{Language, classify};
+/// use ctx::compact::{Language, classify};
 /// assert_eq!(classify("SELECT Id FROM dbo.Invoices WHERE Status = 'PAID';", None), Language::Sql);
 /// assert_eq!(classify("anything", Some("src/Billing/Invoice.cs")), Language::Dotnet);
 /// assert_eq!(classify("import os\nprint(os.getcwd())", None), Language::Unknown);

@@ -38,11 +38,15 @@ use serde::{Deserialize, Serialize};
 
 /// The classification of a node's text, which `NodeLanguage::Code` holds.
 pub use crate::classify::Language;
+// How a node is classified decides which compactor runs: a compactor of a user's, or a test of
+// what ctx will do with a text, asks the same functions.
+pub use crate::classify::{classify, looks_like_sql_statement};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
 /// The result of compacting one text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Compacted {
     /// The compacted text, or the input when compaction did not reduce the token count.
     pub text: String,

@@ -25,14 +25,23 @@ pub const STATE_KEY: &str = "state";
 
 /// The input of `ask`: the next question of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Ask {
     /// The question.
     pub question: String,
 }
 
+impl Ask {
+    /// The input asking `question`.
+    pub fn new(question: impl Into<String>) -> Self {
+        Ask { question: question.into() }
+    }
+}
+
 /// The output of `ask`: the state the run ended with and every step's report, as an in-process
 /// [`Pipeline::run`](crate::pipeline::Pipeline::run) returns them (reports serialised).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// The final state (also kept as the conversation's state).
     pub state: PipelineState,

@@ -13,6 +13,7 @@ use crate::state::PipelineState;
 
 /// What the engine records for one step: the snapshot after it and its report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct StepRecord {
     /// Where the run goes next and the state after the step.
     pub snapshot: Snapshot,

@@ -23,6 +23,7 @@ use ctx_spec::engine::{Policy, pack_ratios};
 
 /// What one assembly is given at run time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AssemblyInput {
     /// The values of `{input.<name>}` (strings, numbers, booleans; objects for dotted paths).
     #[serde(default)]
@@ -75,6 +76,7 @@ impl AssemblyInput {
 
 /// An assembled input: a system prompt, a history message list and a user message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ContextAssembly {
     /// The leading system messages and packs, joined by a blank line.
     pub system_prompt: String,

@@ -75,7 +75,7 @@ pub(super) fn render_parts(
                     && content.is_empty()
                     && !render_template(template, ctx, context_label, label, frame, &vec!["x"; ctx.packs.len()])?
                         .is_empty();
-                let message = ChatMessage { role: *role, ..ChatMessage::user(content) };
+                let message = ChatMessage::new(*role, content);
                 parts.push(Part { message, origin, fills });
             }
             Directive::Pack { pack } => {

@@ -6,6 +6,7 @@ use super::run::{Level, Source};
 
 /// The report of one assembly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AssemblyReport {
     /// The assembled context.
     pub context: String,
@@ -35,6 +36,7 @@ pub enum PackKind {
 
 /// One pack's report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PackReport {
     /// The retriever's or nested context's name.
     pub name: String,

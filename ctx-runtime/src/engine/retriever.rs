@@ -15,6 +15,7 @@ pub type RetrieverError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// One retrieval request (one page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ContextRetrieverRequest {
     /// The retriever's declared name.
     pub retriever: String,
@@ -34,6 +35,7 @@ pub const PACK_BLOCK_SEPARATOR: &str = "\n\n";
 
 /// One retrieved block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ContextPackBlock {
     /// The evidence id: blocks with an id already in the pack are skipped.
     pub id: String,
@@ -60,6 +62,7 @@ impl ContextPackBlock {
 
 /// One page of results, best first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ContextPack {
     /// The blocks. Fewer than the request's `limit` means there are no more results.
     pub blocks: Vec<ContextPackBlock>,

@@ -548,7 +548,7 @@ mod tests {
     #[test]
     fn trim_history_frees_enough_and_keeps_tool_pairs_whole() {
         let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
-        let call = crate::chat::ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        let call = crate::chat::ToolCall::new("c1", "f", "{}");
         let mut history = vec![
             ChatMessage::user("first question"),
             ChatMessage::assistant_tool_calls("", vec![call]),

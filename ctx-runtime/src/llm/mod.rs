@@ -51,6 +51,7 @@ pub use spend::Spend;
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus
 /// `max_tokens` fits the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ChatRequest {
     /// The messages, system prompt first.
     pub messages: Vec<ChatMessage>,
@@ -85,6 +86,13 @@ impl ChatRequest {
         }
     }
 }
+
+ctx_spec::setters!(ChatRequest {
+    tools: Vec<ToolSchema>,
+    params: ModelParams,
+    predicted_prompt_tokens: Option<usize>,
+    step_id: Option<String>,
+});
 
 /// Token usage reported by the server.
 ///
@@ -136,6 +144,7 @@ impl Usage {
 
 /// A model's reply.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ChatResponse {
     /// The reply text.
     pub content: String,
@@ -154,6 +163,28 @@ pub struct ChatResponse {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<SignedThinking>,
 }
+
+impl ChatResponse {
+    /// A reply of `content` with no tool calls, usage, finish reason or thinking; set those with
+    /// the setters named after them.
+    ///
+    /// ```
+    /// use ctx::llm::{ChatResponse, Usage};
+    ///
+    /// let reply = ChatResponse::new("Hello").usage(Some(Usage::new(12, 1))).finish_reason(Some("stop".into()));
+    /// assert_eq!(reply.content, "Hello");
+    /// ```
+    pub fn new(content: impl Into<String>) -> Self {
+        ChatResponse { content: content.into(), ..ChatResponse::default() }
+    }
+}
+
+ctx_spec::setters!(ChatResponse {
+    tool_calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+    thinking: Vec<SignedThinking>,
+});
 
 /// A chat model.
 ///
@@ -174,7 +205,7 @@ pub struct ChatResponse {
 ///
 ///     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
 ///         let last = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
-///         Ok(ChatResponse { content: last, ..ChatResponse::default() })
+///         Ok(ChatResponse::new(last))
 ///     }
 /// }
 /// ```

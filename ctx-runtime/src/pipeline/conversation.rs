@@ -2,10 +2,25 @@
 //! variables and, when the pipeline declares it, the context from one run to the next, so a chat
 //! service is three lines:
 //!
-//! ```ignore
+//! ```
+//! # use ctx::llm::offline::OfflineModel;
+//! # ctx::pipeline! {
+//! #     pub pipeline SupportBot {
+//! #         model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
+//! #         settings { max_context_tokens: 9_000, max_history_tokens: 2_000, budget_safety_margin_tokens: 128 }
+//! #         prompts { answer: "Answer the question." }
+//! #         steps { answer: call_model { prompt_key: answer, max_output_tokens: 1_000, use_history: true, next: end } }
+//! #     }
+//! # }
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), ctx::CtxError> {
+//! # let model = OfflineModel::default();
+//! # let env = SupportBotEnv { model: &model };
 //! let mut chat = SupportBot::new()?.conversation();
 //! let answer = chat.ask("How do I rotate the API keys?", &env).await?;
 //! println!("{}", answer.text);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Each question starts from a fresh state (no hits, texts or reply of the previous run; loop
@@ -43,6 +58,7 @@ use super::stream::StepSink;
 
 /// The answer to one question of a [`Conversation`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Answer {
     /// The last model reply of the run (`last_model_response`); empty when no step called the
     /// model.
@@ -76,14 +92,12 @@ impl LoadedPipeline {
         let Some(kept) = kept else {
             return fresh;
         };
-        PipelineState {
-            history_dialog: kept.history_dialog.clone(),
-            variables: kept.variables.clone(),
-            context_blocks: if self.carries_context() { kept.context_blocks.clone() } else { Vec::new() },
+        fresh
+            .history_dialog(kept.history_dialog.clone())
+            .variables(kept.variables.clone())
+            .context_blocks(if self.carries_context() { kept.context_blocks.clone() } else { Vec::new() })
             // What the conversation spent, for its cap; the run's own spend starts at 0.
-            spend: kept.spend.for_new_run(),
-            ..fresh
-        }
+            .spend(kept.spend.for_new_run())
     }
 }
 

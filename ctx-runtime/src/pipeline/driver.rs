@@ -23,6 +23,7 @@ use super::steps;
 
 /// What one step did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct StepOutcome {
     /// The transition taken.
     pub transition: Transition,
@@ -32,6 +33,7 @@ pub struct StepOutcome {
 
 /// A step's report: where it went and what it did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct StepReport {
     /// The step id.
     pub step_id: String,

@@ -31,7 +31,7 @@ use super::tools::ToolHandlersDyn;
 ///
 /// impl NodeSearch for Everything {
 ///     async fn search(&self, _query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-///         Ok(self.0.iter().take(top_k).map(|id| SearchHit { id: id.clone(), score: 1.0 }).collect())
+///         Ok(self.0.iter().take(top_k).map(|id| SearchHit::new(id.clone(), 1.0)).collect())
 ///     }
 /// }
 /// ```

@@ -162,14 +162,14 @@ impl LoadedPipeline {
         ConfigIssues::check(source.clone(), issues)?;
         // No issue means every check ran and passed, so everything was resolved.
         let Some(resolved) = resolved else {
-            return Err(ConfigIssues {
-                source_name: source,
-                issues: vec![ConfigIssue::new(
+            return Err(ConfigIssues::new(
+                source,
+                vec![ConfigIssue::new(
                     Code::PipelineUnresolved,
                     FieldPath::root(),
                     "the pipeline could not be resolved",
                 )],
-            }
+            )
             .into());
         };
         if resolved.report.policy == LimitsPolicy::AutoClamp {
@@ -268,7 +268,7 @@ impl LoadedPipeline {
             format!("the loaded pipeline `{}` does not run the steps of `{}`", self.def.name, def.name),
         )
         .with_help(format!("load `{}`'s own definition (`{}::definition()`)", def.name, def.name));
-        Err(ConfigIssues { source_name: format!("pipeline `{}`", def.name), issues: vec![issue] }.into())
+        Err(ConfigIssues::new(format!("pipeline `{}`", def.name), vec![issue]).into())
     }
 
     /// The pipeline's name.

@@ -16,6 +16,7 @@ use super::loaded::LoadedPipeline;
 
 /// Where a run is: the step to perform next (a step id, or `end`) and the state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The id of the next step, or `"end"` when the run is over.
     pub next_step: String,
@@ -24,6 +25,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// A run at step `next_step` (a step id, or `"end"`) with `state`, as saved earlier; a new
+    /// run starts with [`Snapshot::start`].
+    pub fn new(next_step: impl Into<String>, state: PipelineState) -> Self {
+        Snapshot { next_step: next_step.into(), state }
+    }
+
     /// A new run of `p` on `state`, at its first step. The state's `loop_counts` and the run's
     /// spend are cleared: loop limits and `max_cost_per_run` are per run (per question), while
     /// the history, the variables and the conversation's spend carry over.

@@ -35,6 +35,7 @@ use super::machine::StepMachine;
 /// or `agent`) and the new text. `S` is the pipeline's step enum for a `pipeline!` pipeline
 /// (`Token<'_, QaStep>`), the step id otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Token<'a, S = &'a str> {
     /// The step whose request is streaming.
     pub step: S,

@@ -75,6 +75,7 @@ impl ToolHandlers for dyn ToolHandlersDyn + '_ {
 
 /// One tool call the model requested, with what its result may use.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolRequest<'a> {
     /// The tool (function) name, one the step declares.
     pub name: &'a str,
@@ -134,7 +135,7 @@ mod tests {
         let ledger =
             TurnLedger::new(TurnBudgetConfig::new(1_000, 4_000), TokenCounter::for_encoding(Encoding::Cl100kBase))
                 .unwrap();
-        let call = crate::chat::ToolCall { id: "c1".into(), name: "search".into(), arguments: arguments.into() };
+        let call = crate::chat::ToolCall::new("c1", "search", arguments);
         ToolRequest {
             name: "search",
             call_id: "c1",

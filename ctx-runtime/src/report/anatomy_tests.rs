@@ -67,15 +67,15 @@ fn parts_follow_the_request_and_add_up_to_its_count() {
 
 #[test]
 fn a_tool_call_and_its_results_are_one_block_and_tools_are_counted() {
-    let call = ToolCall { id: "c1".into(), name: "search_docs".into(), arguments: r#"{"query":"tax"}"#.into() };
+    let call = ToolCall::new("c1", "search_docs", r#"{"query":"tax"}"#);
     let (mut messages, segs) = request(&[], &[], "q");
     messages.push(ChatMessage::assistant_tool_calls("", vec![call]));
     messages.push(ChatMessage::tool_result("c1", "Tax is rounded per line."));
-    let tools = [ToolSchema {
-        name: "search_docs".into(),
-        description: "Search the docs".into(),
-        parameters: serde_json::json!({"type":"object","properties":{"query":{"type":"string"}}}),
-    }];
+    let tools = [ToolSchema::new(
+        "search_docs",
+        "Search the docs",
+        serde_json::json!({"type":"object","properties":{"query":{"type":"string"}}}),
+    )];
     let a = measured(&messages, &tools, 0, &segs);
     assert_eq!(a.parts_total(), a.prompt_tokens);
     let turn: Vec<&RequestPart> = a.parts.iter().filter(|p| p.kind == PartKind::ToolTurn).collect();

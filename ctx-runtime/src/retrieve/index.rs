@@ -12,8 +12,19 @@ use super::chunk::{Chunk, ChunkOptions, Chunker};
 use super::tokenize::CodeTokenizer;
 use crate::state::{NodeText, SearchHit};
 
-/// Which files of a directory are indexed.
+/// Which files of a directory are indexed. Start from the default and change what you need
+/// with the setters named after the fields:
+///
+/// ```
+/// use ctx::retrieve::{ChunkOptions, IndexOptions};
+///
+/// let options = IndexOptions::default()
+///     .extensions(Some(vec!["md".into(), "rs".into()]))
+///     .chunking(Some(ChunkOptions::new(400).with_overlap(20)));
+/// assert!(!options.include_hidden);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IndexOptions {
     /// Only files with one of these extensions (lowercase, without the dot); `None` = every text
     /// file.
@@ -45,10 +56,19 @@ impl Default for IndexOptions {
     }
 }
 
+ctx_spec::setters!(IndexOptions {
+    extensions: Option<Vec<String>>,
+    max_file_bytes: u64,
+    include_hidden: bool,
+    exclude_dirs: Vec<String>,
+    chunking: Option<ChunkOptions>,
+});
+
 /// A file that the options select but that was not indexed, and why.
 ///
 /// Its `Display` is `path: reason`, one line, for a tool to print.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SkippedFile {
     /// Its path relative to the root, `/`-separated.
     pub path: String,
@@ -236,11 +256,7 @@ impl Bm25Index {
             .filter_map(|m| self.docs.get(m.id).map(|d| (m.score, d.id.as_str())))
             .collect();
         matches.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        matches
-            .into_iter()
-            .take(top_k)
-            .map(|(score, id)| SearchHit { id: id.to_owned(), score: f64::from(score) })
-            .collect()
+        matches.into_iter().take(top_k).map(|(score, id)| SearchHit::new(id.to_owned(), f64::from(score))).collect()
     }
 
     /// The text of document `id`.

@@ -55,6 +55,7 @@ pub fn dedup_by_id<T: DocumentId>(documents: impl IntoIterator<Item = T>) -> Vec
 
 /// The outcome of the fallback check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FallbackVerdict {
     /// Exact tokens of the request (messages, tool schemas, chat overhead).
     pub request_tokens: usize,

@@ -19,6 +19,7 @@ use ctx_spec::turn::{PartialPolicy, TurnBudgetConfig};
 
 /// A document the model has seen in this turn, in the order first seen.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct SeenDocument {
     /// Its id.
     pub id: String,
@@ -32,6 +33,7 @@ pub struct SeenDocument {
 
 /// Where the reserved tokens of a turn come from (the spec's log breakdown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct LedgerBreakdown {
     /// The turn's budget.
     pub budget: usize,
@@ -51,6 +53,7 @@ pub struct LedgerBreakdown {
 
 /// What one retrieval call may still use.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CallBudget {
     /// The call being answered.
     pub call_id: String,
@@ -311,7 +314,7 @@ mod tests {
     }
 
     fn call(id: &str) -> ToolCall {
-        ToolCall { id: id.into(), name: "retrieve".into(), arguments: "{\"query\":\"x\"}".into() }
+        ToolCall::new(id, "retrieve", "{\"query\":\"x\"}")
     }
 
     #[test]
@@ -358,11 +361,7 @@ mod tests {
         // a result counted on its own differ from the same result after its call.
         let mut l = ledger(10_000);
         let counter = l.counter().clone();
-        let call = ToolCall {
-            id: "c1".into(),
-            name: "search_the_knowledge_base_by_keyword".into(),
-            arguments: "{\"query\":\"x\"}".into(),
-        };
+        let call = ToolCall::new("c1", "search_the_knowledge_base_by_keyword", "{\"query\":\"x\"}");
         let mut transcript = vec![ChatMessage::user("q"), ChatMessage::assistant_tool_calls("", vec![call.clone()])];
         for m in &transcript {
             l.add_message(m).unwrap();

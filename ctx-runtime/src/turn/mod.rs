@@ -17,7 +17,7 @@
 //!     counter,
 //!     &[ChatMessage::user("How do I rotate the API keys?")],
 //! )?;
-//! let call = ToolCall { id: "call_1".into(), name: "retrieve".into(), arguments: r#"{"query":"rotate keys"}"#.into() };
+//! let call = ToolCall::new("call_1", "retrieve", r#"{"query":"rotate keys"}"#);
 //! ledger.add_message(&ChatMessage::assistant_tool_calls("", vec![call.clone()]))?;
 //! let ranked = [RankedDocument::new("kb-7", "Keys are rotated from the admin console …")];
 //! let (tool_message, packed) = ledger.answer_call(&call, &ranked, None)?;

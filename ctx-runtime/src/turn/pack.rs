@@ -17,6 +17,7 @@ use ctx_spec::turn::DocumentFormat;
 
 /// One retrieval result, in rank order with its peers.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct RankedDocument {
     /// The document's stable id (the de-duplication key).
     pub id: String,
@@ -71,6 +72,7 @@ pub enum Inclusion {
 
 /// A document as it appears in a packed result.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct PackedDocument {
     /// The document's id.
     pub id: String,
@@ -82,6 +84,7 @@ pub struct PackedDocument {
 
 /// What [`pack_documents`] produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Packed {
     /// The tool result content: the included documents rendered and joined.
     pub rendered: String,

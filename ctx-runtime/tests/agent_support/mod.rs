@@ -141,10 +141,12 @@ pub fn read_body(body: &Value) -> (Vec<ChatMessage>, Vec<ToolSchema>, usize) {
                 .map(|calls| {
                     calls
                         .iter()
-                        .map(|c| ToolCall {
-                            id: text(&c["id"]),
-                            name: text(&c["function"]["name"]),
-                            arguments: text(&c["function"]["arguments"]),
+                        .map(|c| {
+                            ToolCall::new(
+                                text(&c["id"]),
+                                text(&c["function"]["name"]),
+                                text(&c["function"]["arguments"]),
+                            )
                         })
                         .collect()
                 })
@@ -164,10 +166,12 @@ pub fn read_body(body: &Value) -> (Vec<ChatMessage>, Vec<ToolSchema>, usize) {
         .map(|tools| {
             tools
                 .iter()
-                .map(|t| ToolSchema {
-                    name: text(&t["function"]["name"]),
-                    description: text(&t["function"]["description"]),
-                    parameters: t["function"]["parameters"].clone(),
+                .map(|t| {
+                    ToolSchema::new(
+                        text(&t["function"]["name"]),
+                        text(&t["function"]["description"]),
+                        t["function"]["parameters"].clone(),
+                    )
                 })
                 .collect()
         })

@@ -154,13 +154,12 @@ impl MockAnthropic {
 
 /// Retries with waits of a few milliseconds, accepting a server-asked wait of up to 1 s.
 pub fn fast_retries(max_retries: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_retries,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(4),
-        jitter: false,
-        max_retry_after: Duration::from_secs(1),
-    }
+    RetryPolicy::default()
+        .max_retries(max_retries)
+        .initial_backoff(Duration::from_millis(1))
+        .max_backoff(Duration::from_millis(4))
+        .jitter(false)
+        .max_retry_after(Duration::from_secs(1))
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {

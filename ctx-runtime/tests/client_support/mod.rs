@@ -143,13 +143,12 @@ impl MockServer {
 
 /// Retries with waits of a few milliseconds.
 pub fn fast_retries(max_retries: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_retries,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(4),
-        jitter: true,
-        max_retry_after: Duration::from_secs(1),
-    }
+    RetryPolicy::default()
+        .max_retries(max_retries)
+        .initial_backoff(Duration::from_millis(1))
+        .max_backoff(Duration::from_millis(4))
+        .jitter(true)
+        .max_retry_after(Duration::from_secs(1))
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

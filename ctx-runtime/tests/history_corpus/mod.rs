@@ -190,15 +190,17 @@ fn next_group(rng: &mut Rng, n: usize) -> Vec<ChatMessage> {
         }
         _ => {
             let calls: Vec<ToolCall> = (0..1 + rng.below(3))
-                .map(|k| ToolCall {
-                    id: format!("call_{n}_{k}"),
-                    name: ["search_kb", "get_logs", "query_db"][rng.below(3)].to_owned(),
-                    arguments: format!(
-                        "{{\"query\":\"{} {}\",\"top_k\":{}}}",
-                        rng.pick(SUBJECTS),
-                        rng.pick(VERBS),
-                        rng.below(20) + 1
-                    ),
+                .map(|k| {
+                    ToolCall::new(
+                        format!("call_{n}_{k}"),
+                        ["search_kb", "get_logs", "query_db"][rng.below(3)].to_owned(),
+                        format!(
+                            "{{\"query\":\"{} {}\",\"top_k\":{}}}",
+                            rng.pick(SUBJECTS),
+                            rng.pick(VERBS),
+                            rng.below(20) + 1
+                        ),
+                    )
                 })
                 .collect();
             let mut group = vec![ChatMessage::assistant_tool_calls("", calls.clone())];

@@ -66,11 +66,7 @@ pub fn llama(test: &str) -> Option<Llama> {
         assert_eq!(window, configured, "the server's context differs from the one the script started it with");
     }
     let mut config = OpenAiConfig::new(local.server().openai_base_url(), model)
-        .with_retry(RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(100),
-            ..RetryPolicy::default()
-        })
+        .with_retry(RetryPolicy::default().max_retries(2).initial_backoff(Duration::from_millis(100)))
         .with_request_timeout(Duration::from_secs(900));
     config.system_proxy = false;
     config.stream_idle_timeout = Duration::from_secs(300);
@@ -113,7 +109,7 @@ impl ChatModel for Recorder<'_> {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let greedy = ChatRequest { params: request.params.clone().temperature(Some(0.0)), ..request.clone() };
+        let greedy = request.clone().params(request.params.clone().temperature(Some(0.0)));
         let response = self.client.chat(&greedy).await?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.push(Exchange {

@@ -85,7 +85,7 @@ impl NodeSearch for WordSearch<'_> {
             .values()
             .map(|n| {
                 let text = n.text.to_lowercase();
-                SearchHit { id: n.id.clone(), score: words.iter().filter(|w| text.contains(w.as_str())).count() as f64 }
+                SearchHit::new(n.id.clone(), words.iter().filter(|w| text.contains(w.as_str())).count() as f64)
             })
             .filter(|h| h.score > 0.0)
             .collect();
@@ -156,7 +156,7 @@ impl ChatModel for ScriptedModel {
         } else {
             format!("Answer #{}: the total is net plus tax.", request.messages.len())
         };
-        Ok(ChatResponse { content, ..ChatResponse::default() })
+        Ok(ChatResponse::new(content))
     }
 }
 

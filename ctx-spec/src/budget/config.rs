@@ -127,6 +127,7 @@ impl PolicyKind {
 
 /// One validated `compact_code` rule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct CompactRule {
     /// The nodes it applies to.
     pub language: RuleLanguage,

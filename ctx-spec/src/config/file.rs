@@ -53,6 +53,7 @@ const PRICE: &str = "price";
 
 /// A validated `config.json`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ConfigFile {
     /// The model's limits.
     pub model: ModelConfig,

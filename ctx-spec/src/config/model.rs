@@ -12,6 +12,7 @@ use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 
 /// The model's limits as the contract and the steps use them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelConfig {
     /// The model name, when one was given (it also selects the chat format).
     pub model: Option<String>,
@@ -44,7 +45,24 @@ pub(crate) const DSL_KEYS: ModelKeys = ModelKeys {
     window_required: false,
 };
 
+crate::setters!(ModelConfig { model: Option<String>, max_tokens: Option<usize> });
+
 impl ModelConfig {
+    /// A model of `context_window` tokens counted with `encoding`, no name and no output limit;
+    /// set those with [`model`](Self::model) and [`max_tokens`](Self::max_tokens). Not
+    /// validated: [`ModelConfig::from_spec`] is.
+    ///
+    /// ```
+    /// use ctx::Encoding;
+    /// use ctx::config::ModelConfig;
+    ///
+    /// let model = ModelConfig::new(16_384, Encoding::Cl100kBase).max_tokens(Some(1_024));
+    /// assert_eq!(model.context_window, 16_384);
+    /// ```
+    pub fn new(context_window: usize, encoding: Encoding) -> Self {
+        ModelConfig { model: None, context_window, max_tokens: None, encoding }
+    }
+
     /// Validates a `model { … }` block found at `at`.
     ///
     /// A `model` name in ctx's model table gives the encoding and window; an explicit

@@ -36,6 +36,7 @@ impl ModelFileKind {
 
 /// The model's files and the window requests must fit.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ModelFilesConfig {
     /// The loaded files: counter (tokenizer + chat template) and the files read.
     pub files: ModelFiles,

@@ -26,6 +26,7 @@ pub const SETTING_NAMES: [&str; 7] = [
 
 /// The pipeline's budgets and its limits policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Settings {
     /// The global budget of `context_blocks`. Always > 0 once validated.
     pub max_context_tokens: usize,
@@ -41,7 +42,34 @@ pub struct Settings {
     pub extra: BTreeMap<String, u64>,
 }
 
+crate::setters!(Settings {
+    max_history_tokens: Option<usize>,
+    safety_margin_tokens: usize,
+    policy: LimitsPolicy,
+    extra: BTreeMap<String, u64>,
+});
+
 impl Settings {
+    /// Settings with `max_context_tokens`, no history budget, the default margin
+    /// ([`DEFAULT_SAFETY_MARGIN_TOKENS`]) and policy (`fail_fast`), no named setting; set the
+    /// others with the setters named after them. Not validated: [`Settings::from_spec`] is.
+    ///
+    /// ```
+    /// use ctx::config::{LimitsPolicy, Settings};
+    ///
+    /// let settings = Settings::new(9_000).max_history_tokens(Some(2_000)).policy(LimitsPolicy::AutoClamp);
+    /// assert_eq!(settings.safety_margin_tokens, 128);
+    /// ```
+    pub fn new(max_context_tokens: usize) -> Self {
+        Settings {
+            max_context_tokens,
+            max_history_tokens: None,
+            safety_margin_tokens: DEFAULT_SAFETY_MARGIN_TOKENS,
+            policy: LimitsPolicy::default(),
+            extra: BTreeMap::new(),
+        }
+    }
+
     /// Validates `settings { … }` found at `at`, with the policy chosen by the settings alone
     /// (`limits_policy`, default `fail_fast`). `uses_history` says whether any `call_model` step
     /// has `use_history: true`. Every problem is reported, each under its key.

@@ -114,6 +114,7 @@ impl CallModelCheck<'_> {
 
 /// One step's terms of the inequality, with the limits in effect (after any clamp).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StepBudget {
     /// The step id.
     pub step_id: String,
@@ -175,6 +176,7 @@ pub enum ClampTarget {
 
 /// One in-memory change made by `auto_clamp`; each is also logged as a `tracing` warning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Clamp {
     /// What was lowered.
     pub target: ClampTarget,
@@ -190,6 +192,7 @@ pub struct Clamp {
 
 /// The outcome of a contract check that passed (possibly after clamping).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ContractReport {
     /// The policy it was checked under.
     pub policy: LimitsPolicy,

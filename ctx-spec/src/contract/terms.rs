@@ -40,6 +40,7 @@ impl OutputSource {
 
 /// A step's output limit and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct OutputLimit {
     /// The limit, > 0.
     pub tokens: usize,
@@ -57,7 +58,7 @@ pub struct OutputLimit {
 /// use ctx::contract::max_output_tokens;
 /// use ctx::pipeline::CallModelSpec;
 ///
-/// let model = ModelConfig { max_tokens: Some(1024), ..ModelConfig::from_model_table("gpt-4o").unwrap() };
+/// let model = ModelConfig::from_model_table("gpt-4o").unwrap().max_tokens(Some(1024));
 /// let mut step = CallModelSpec::new("answer", "end").max_tokens(Some(300));
 /// assert_eq!(max_output_tokens(&step, &model), Some(300));
 /// step.max_output_tokens = Some(200);

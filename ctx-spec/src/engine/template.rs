@@ -21,6 +21,7 @@ enum Part {
 
 /// A variable reference: its dotted path and where it is in the template.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct VarRef {
     /// The dotted segments: `["input", "question"]`.
     pub path: Vec<String>,
@@ -50,6 +51,7 @@ pub enum SyntaxErrorKind {
 
 /// One syntax error, with its position.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TemplateSyntaxError {
     /// What is wrong.
     pub kind: SyntaxErrorKind,

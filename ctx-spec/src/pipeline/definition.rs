@@ -475,6 +475,10 @@ impl Default for SetValueSpec {
 // The definition structs are `#[non_exhaustive]`, so adding a key is not a breaking change: code
 // outside this crate (a user's, the `pipeline!` expansion's, ctx-runtime's) starts from
 // `default()` or a constructor and sets fields with these setters, one per field, named after it.
+// ctx-runtime's growing structs (configs, options, replies) use the same macro, hence the export;
+// it is not part of the API (hidden, and named through `ctx_spec::setters!` only by ctx's crates).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! setters {
     ($ty:ident { $($field:ident: $t:ty),* $(,)? }) => {
         impl $ty {

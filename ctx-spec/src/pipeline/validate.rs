@@ -18,6 +18,7 @@ use super::values::{self, TargetKind, Transform, Val};
 
 /// What `validate_definition` checks beyond the definition itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ValidateOptions {
     /// Count the prompts with the real tokenizer and check the budget contract of every
     /// `call_model` step, when the model is inline and every prompt it uses is a literal.
@@ -29,6 +30,12 @@ pub struct ValidateOptions {
     /// directory when `None`. The `pipeline!` macro sets the crate's root.
     pub base_dir: Option<std::path::PathBuf>,
 }
+
+crate::setters!(ValidateOptions {
+    check_tokens: bool,
+    env_limits_policy: Option<String>,
+    base_dir: Option<std::path::PathBuf>,
+});
 
 impl Default for ValidateOptions {
     fn default() -> Self {
@@ -47,7 +54,7 @@ pub const PLACEHOLDER: &str = "{}";
 /// use ctx::codes::Code;
 ///
 /// let def = PipelineDef::new("Demo").model(ModelSource::Inline(ModelSpec::default())).settings(SettingsSpec::default()).steps(vec![StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(0, "fetch")))]);
-/// let issues = validate_definition(&def, &ValidateOptions { check_tokens: false, ..Default::default() });
+/// let issues = validate_definition(&def, &ValidateOptions::default().check_tokens(false));
 /// let codes: Vec<_> = issues.iter().map(|i| (i.code, i.path.to_string())).collect();
 /// assert!(codes.contains(&(Code::UnknownStepTarget, "steps[0].next".to_string())));
 /// assert!(codes.contains(&(Code::InvalidTopK, "steps[0].top_k".to_string())));

@@ -23,7 +23,18 @@ pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Everything [`super::AnthropicClient`] needs. `Debug` shows the key as `[REDACTED]`.
+///
+/// ```
+/// use std::time::Duration;
+/// use ctx::llm::anthropic::AnthropicConfig;
+///
+/// let config = AnthropicConfig::new("http://127.0.0.1:8080/v1", "claude-sonnet-4-5")
+///     .with_api_key("sk-test")
+///     .request_timeout(Duration::from_secs(60));
+/// assert_eq!(config.request_timeout, Duration::from_secs(60));
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AnthropicConfig {
     /// Base URL up to and including `/v1`; `/messages` and `/messages/count_tokens` are appended.
     pub base_url: String,
@@ -45,6 +56,15 @@ pub struct AnthropicConfig {
     /// Route requests through the proxy the environment names; `false` connects directly.
     pub system_proxy: bool,
 }
+
+// The fields without a `with_…` method get a setter named after them.
+ctx_spec::setters!(AnthropicConfig {
+    version: String,
+    request_timeout: Duration,
+    connect_timeout: Duration,
+    stream_idle_timeout: Duration,
+    system_proxy: bool,
+});
 
 impl AnthropicConfig {
     /// A configuration for `model` at `base_url` with default timeouts (600 s request — long

@@ -194,7 +194,7 @@ impl MessageStream {
                 BlockState::Tool { id, name, start_input, json } => {
                     // A call without input sends no delta; its input is the start block's `{}`.
                     let arguments = if json.is_empty() { start_input.to_string() } else { json };
-                    tool_calls.push(ToolCall { id, name, arguments });
+                    tool_calls.push(ToolCall::new(id, name, arguments));
                 }
                 BlockState::Thinking(fields) => thinking.push(SignedThinking::new(Value::Object(fields))),
                 BlockState::Text | BlockState::Other => {}
@@ -292,10 +292,7 @@ data: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(reply.content, "Let me check ✓");
         assert_eq!(
             reply.tool_calls,
-            [
-                ToolCall { id: "toolu_1".into(), name: "weather".into(), arguments: "{\"city\": \"Paris\"}".into() },
-                ToolCall { id: "toolu_2".into(), name: "now".into(), arguments: "{}".into() },
-            ]
+            [ToolCall::new("toolu_1", "weather", "{\"city\": \"Paris\"}"), ToolCall::new("toolu_2", "now", "{}"),]
         );
         assert_eq!(reply.usage, Some(Usage::new(472, 89)));
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));

@@ -425,7 +425,7 @@ pub(crate) fn read_blocks(blocks: &[Value]) -> Result<ReplyContent, String> {
                     return Err(format!("content block {index} is a tool_use block without `id` or `name`"));
                 };
                 let input = block.get("input").cloned().unwrap_or(Value::Object(serde_json::Map::new()));
-                calls.push(ToolCall { id, name, arguments: input.to_string() });
+                calls.push(ToolCall::new(id, name, input.to_string()));
             }
             Some(kind) if is_thinking(kind) => thinking.push(SignedThinking::new(block.clone())),
             Some(_) => {}
@@ -449,8 +449,8 @@ mod tests {
             ChatMessage::assistant_tool_calls(
                 "Checking.",
                 vec![
-                    ToolCall { id: "tu_1".into(), name: "weather".into(), arguments: "{\"city\":\"Paris\"}".into() },
-                    ToolCall { id: "tu_2".into(), name: "weather".into(), arguments: String::new() },
+                    ToolCall::new("tu_1", "weather", "{\"city\":\"Paris\"}"),
+                    ToolCall::new("tu_2", "weather", String::new()),
                 ],
             ),
             ChatMessage::tool_result("tu_1", "18C"),
@@ -462,11 +462,11 @@ mod tests {
     #[test]
     fn system_tool_use_and_tool_results_take_the_api_shape() {
         let mut request = ChatRequest::new(conversation(), 300);
-        request.tools.push(ToolSchema {
-            name: "weather".into(),
-            description: "Current weather.".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        });
+        request.tools.push(ToolSchema::new(
+            "weather",
+            "Current weather.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        ));
         request.params = ModelParams::default().temperature(Some(0.5)).stop(vec!["END".into()]).seed(Some(1));
         let body = serde_json::to_value(WireRequest::new("claude-x", &request, true).unwrap()).unwrap();
         assert_eq!(
@@ -507,7 +507,7 @@ mod tests {
             let prompt = WirePrompt::new(messages, tools).unwrap();
             (prompt.cache_breakpoints(), unmarked, serde_json::to_value(&prompt).unwrap())
         };
-        let tool = ToolSchema { name: "t".into(), description: "d".into(), parameters: json!({"type": "object"}) };
+        let tool = ToolSchema::new("t", "d", json!({"type": "object"}));
         // One question: system, tools and the question itself; no history.
         let (n, unmarked, _) = with(&[ChatMessage::system("S"), ChatMessage::user("q")], std::slice::from_ref(&tool));
         assert_eq!(n, 3);
@@ -538,7 +538,7 @@ mod tests {
     fn signed_thinking_goes_back_first_and_byte_for_byte() {
         let signed = json!({"type": "thinking", "thinking": "Check the weather tool.", "signature": "EqQB/x=="});
         let redacted = json!({"type": "redacted_thinking", "data": "opaque=="});
-        let call = ToolCall { id: "tu_1".into(), name: "weather".into(), arguments: "{}".into() };
+        let call = ToolCall::new("tu_1", "weather", "{}");
         let messages = [
             ChatMessage::user("Weather?"),
             ChatMessage::assistant_tool_calls("", vec![call])
@@ -566,10 +566,7 @@ mod tests {
         assert!(late.contains("message 1 is a system message"), "{late}");
         let named = refused(vec![ChatMessage::user("hi").with_name("ann")]);
         assert!(named.contains("message 0 (user) has a `name`"), "{named}");
-        let bad_args = refused(vec![ChatMessage::assistant_tool_calls(
-            "",
-            vec![ToolCall { id: "c9".into(), name: "f".into(), arguments: "[1]".into() }],
-        )]);
+        let bad_args = refused(vec![ChatMessage::assistant_tool_calls("", vec![ToolCall::new("c9", "f", "[1]")])]);
         assert!(bad_args.contains("tool call `c9`"), "{bad_args}");
         let mut request = ChatRequest::new(vec![ChatMessage::user("hi")], 5);
         request.params.response_format = Some(ResponseFormat::JsonObject);
@@ -603,10 +600,7 @@ mod tests {
             thinking,
             [SignedThinking::new(json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}))]
         );
-        assert_eq!(
-            calls,
-            [ToolCall { id: "tu_9".into(), name: "weather".into(), arguments: "{\"city\":\"Oslo\"}".into() }]
-        );
+        assert_eq!(calls, [ToolCall::new("tu_9", "weather", "{\"city\":\"Oslo\"}")]);
         assert!(read_blocks(&[json!({"type": "tool_use", "input": {}})]).is_err());
         let usage = WireUsage {
             input_tokens: Some(10),

@@ -24,7 +24,20 @@ use crate::validation::{ConfigIssue, FieldPath};
 /// return together. A 429's `Retry-After` (or `retry-after-ms`) replaces the computed wait; when it
 /// asks for more than `max_retry_after`, the client gives up at once and returns the
 /// [`ModelError::RateLimited`] carrying the server's delay.
+///
+/// Start from [`RetryPolicy::default`] (or [`RetryPolicy::none`]) and change what you need with
+/// the setters named after the fields:
+///
+/// ```
+/// use std::time::Duration;
+/// use ctx::llm::openai::{OpenAiConfig, RetryPolicy};
+///
+/// let retry = RetryPolicy::default().max_retries(5).max_backoff(Duration::from_secs(10)).jitter(false);
+/// let config = OpenAiConfig::new("http://127.0.0.1:8080/v1", "local").with_retry(retry).system_proxy(false);
+/// assert_eq!(config.retry.max_retries, 5);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Retries after the first attempt (0 = no retry).
     pub max_retries: u32,
@@ -56,6 +69,14 @@ impl RetryPolicy {
         RetryPolicy { max_retries: 0, ..RetryPolicy::default() }
     }
 }
+
+ctx_spec::setters!(RetryPolicy {
+    max_retries: u32,
+    initial_backoff: Duration,
+    max_backoff: Duration,
+    jitter: bool,
+    max_retry_after: Duration,
+});
 
 /// The HTTP client of a model API client (OpenAI's, Anthropic's): rustls, ctx's user agent, the
 /// connect timeout; the system proxy only when allowed; idle connections kept only when `pooled`.

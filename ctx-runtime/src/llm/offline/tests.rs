@@ -97,11 +97,11 @@ fn summaries_keep_relevant_lines_inside_their_node_blocks() {
 fn usage_is_the_exact_count_of_request_and_reply() {
     let model = OfflineModel::default();
     let mut req = request("Answer.", QUESTION, 50);
-    req.tools.push(crate::chat::ToolSchema {
-        name: "search".into(),
-        description: "Search the code.".into(),
-        parameters: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
-    });
+    req.tools.push(crate::chat::ToolSchema::new(
+        "search",
+        "Search the code.",
+        serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+    ));
     // Offered a tool, it calls it first; the completion is the call's arguments.
     let reply = model.reply(&req).expect("reply");
     let c = counter();

@@ -27,7 +27,7 @@ pub(crate) fn next_call(request: &ChatRequest, question: &str) -> Option<ToolCal
         Some(key) => serde_json::json!({ key: question }).to_string(),
         None => "{}".to_owned(),
     };
-    Some(ToolCall { id: format!("{OFFLINE_CALL_ID_PREFIX}{}", calls_so_far + 1), name: tool.name.clone(), arguments })
+    Some(ToolCall::new(format!("{OFFLINE_CALL_ID_PREFIX}{}", calls_so_far + 1), tool.name.clone(), arguments))
 }
 
 /// The property the question goes in: the first required string property, else the first
@@ -52,7 +52,7 @@ mod tests {
     use crate::chat::ChatMessage;
 
     fn tool(parameters: Value) -> ToolSchema {
-        ToolSchema { name: "search".into(), description: "Search".into(), parameters }
+        ToolSchema::new("search", "Search", parameters)
     }
 
     #[test]

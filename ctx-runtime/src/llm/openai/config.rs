@@ -35,6 +35,7 @@ pub enum MaxTokensParam {
 
 /// Everything [`super::OpenAiClient`] needs. `Debug` shows the key as `[REDACTED]`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpenAiConfig {
     /// Base URL up to and including the API version (`…/v1`); `/chat/completions` is appended
     /// unless the URL already ends with it.
@@ -61,6 +62,15 @@ pub struct OpenAiConfig {
     /// `NO_PROXY`), as reqwest does by default; `false` always connects directly.
     pub system_proxy: bool,
 }
+
+// The fields without a `with_…` method above get a setter named after them.
+ctx_spec::setters!(OpenAiConfig {
+    connect_timeout: Duration,
+    stream_idle_timeout: Duration,
+    max_tokens_param: MaxTokensParam,
+    stream_include_usage: bool,
+    system_proxy: bool,
+});
 
 impl OpenAiConfig {
     /// A configuration with default timeouts (120 s request, 10 s connect, 60 s stream silence),
@@ -121,7 +131,7 @@ impl OpenAiConfig {
             .with_help(format!(
                 "set `{ENV_MODEL}` to the model the server serves, e.g. `gpt-4o-mini` or `llama3.1:8b`"
             ));
-            return Err(ConfigIssues { source_name: "environment".into(), issues: vec![issue] }.into());
+            return Err(ConfigIssues::new("environment", vec![issue]).into());
         };
         let mut config = OpenAiConfig::new(base_url, model);
         config.api_key = lookup(ENV_API_KEY).and_then(ApiKey::new);

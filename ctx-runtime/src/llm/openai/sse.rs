@@ -76,11 +76,10 @@ impl StreamState {
                     self.content.push_str(&piece);
                 }
                 for call in delta.tool_calls.unwrap_or_default() {
-                    let entry = self.calls.entry(call.index).or_insert_with(|| ToolCall {
-                        id: String::new(),
-                        name: String::new(),
-                        arguments: String::new(),
-                    });
+                    let entry = self
+                        .calls
+                        .entry(call.index)
+                        .or_insert_with(|| ToolCall::new(String::new(), String::new(), String::new()));
                     if let Some(id) = call.id {
                         entry.id = id;
                     }
@@ -164,10 +163,7 @@ mod tests {
         assert_eq!(reply.content, "Hello ✓");
         assert_eq!(reply.usage, Some(Usage::new(12, 3).with_cache(Some(8), None)));
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
-        assert_eq!(
-            reply.tool_calls,
-            [ToolCall { id: "c1".into(), name: "search".into(), arguments: "{\"q\":1}".into() }]
-        );
+        assert_eq!(reply.tool_calls, [ToolCall::new("c1", "search", "{\"q\":1}")]);
     }
 
     #[test]

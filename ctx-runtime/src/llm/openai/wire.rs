@@ -221,7 +221,7 @@ impl From<WireUsage> for Usage {
 
 impl WireToolCallIn {
     pub(crate) fn into_tool_call(self) -> ToolCall {
-        ToolCall { id: self.id, name: self.function.name, arguments: self.function.arguments }
+        ToolCall::new(self.id, self.function.name, self.function.arguments)
     }
 }
 
@@ -284,17 +284,10 @@ mod tests {
             messages: vec![
                 ChatMessage::system("sys"),
                 ChatMessage::user("hi").with_name("ann"),
-                ChatMessage::assistant_tool_calls(
-                    "",
-                    vec![ToolCall { id: "c1".into(), name: "search".into(), arguments: "{\"q\":\"x\"}".into() }],
-                ),
+                ChatMessage::assistant_tool_calls("", vec![ToolCall::new("c1", "search", "{\"q\":\"x\"}")]),
                 ChatMessage::tool_result("c1", "found"),
             ],
-            tools: vec![ToolSchema {
-                name: "search".into(),
-                description: "Searches.".into(),
-                parameters: json!({"type": "object", "properties": {}}),
-            }],
+            tools: vec![ToolSchema::new("search", "Searches.", json!({"type": "object", "properties": {}}))],
             max_tokens: 64,
             params: crate::llm::ModelParams::default()
                 .temperature(Some(0.0))

@@ -72,6 +72,7 @@ pub enum AgentEnd {
 
 /// One model request of an agent step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ModelRequestReport {
     /// The exact prompt tokens (messages, tools and chat overhead), as the guard counted.
     pub prompt_tokens: usize,
@@ -112,6 +113,7 @@ pub enum ToolCallKind {
 
 /// One tool call of an agent step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ToolCallReport {
     /// The tool.
     pub name: String,
@@ -137,6 +139,7 @@ pub struct ToolCallReport {
 
 /// What an agent step sent, ran and received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AgentReport {
     /// Every model request, in order (at most `max_tool_calls + 1`).
     pub requests: Vec<ModelRequestReport>,

@@ -56,6 +56,7 @@ pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
 
 /// What a `call_model` step sent and received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CallReport {
     /// The exact prompt tokens of the request (messages and chat overhead), as the guard counted.
     pub prompt_tokens: usize,

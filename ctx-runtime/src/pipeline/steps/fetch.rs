@@ -54,6 +54,7 @@ pub enum SkipReason {
 
 /// A hit whose text was not fetched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SkippedNode {
     /// The node id.
     pub id: String,
@@ -63,6 +64,7 @@ pub struct SkippedNode {
 
 /// A hit whose text was cut at a token boundary to fit what was left of the evidence budget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TruncatedNode {
     /// The node id.
     pub id: String,
@@ -83,6 +85,7 @@ pub const TRUNCATED_METADATA_KEY: &str = "truncated";
 
 /// What `fetch_node_texts` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct FetchReport {
     /// The ids whose texts are now in `node_texts`, in rank order (truncated ones included).
     pub fetched: Vec<String>,
@@ -199,7 +202,7 @@ mod tests {
 
     fn state_with_hits(ids: &[&str]) -> PipelineState {
         let mut s = PipelineState::new("q");
-        s.search_results = ids.iter().map(|id| SearchHit { id: (*id).into(), score: 1.0 }).collect();
+        s.search_results = ids.iter().map(|id| SearchHit::new(*id, 1.0)).collect();
         s
     }
 
@@ -281,7 +284,7 @@ mod truncation_tests {
 
     fn state_with_hits(ids: &[&str]) -> PipelineState {
         let mut s = PipelineState::new("q");
-        s.search_results = ids.iter().map(|id| SearchHit { id: (*id).into(), score: 1.0 }).collect();
+        s.search_results = ids.iter().map(|id| SearchHit::new(*id, 1.0)).collect();
         s
     }
 

@@ -63,7 +63,7 @@ pub(crate) async fn expand(
             })?;
             for id in deps {
                 if seen.insert(id.clone()) {
-                    next.push(SearchHit { id, score: parent.score });
+                    next.push(SearchHit::new(id, parent.score));
                 }
             }
         }
@@ -107,9 +107,9 @@ mod tests {
         let env = StepEnv::builder().search(&search);
         let mut state = PipelineState::new("q");
         state.user_question_en.clear();
-        state.search_results = vec![SearchHit { id: "old".into(), score: 1.0 }];
+        state.search_results = vec![SearchHit::new("old", 1.0)];
         search_nodes("s", &spec(5), &mut state, &env).await.unwrap();
-        assert_eq!(state.search_results, vec![SearchHit { id: "x".into(), score: 1.0 }]);
+        assert_eq!(state.search_results, vec![SearchHit::new("x", 1.0)]);
         assert_eq!(search.queries()[0].0, "q");
     }
 
@@ -129,7 +129,7 @@ mod tests {
         let store = Graph::new(&[("a", &["b", "c"]), ("b", &["d"]), ("c", &["a"]), ("d", &["e"])]);
         let env = StepEnv::builder().store(&store);
         let mut state = PipelineState::new("q");
-        state.search_results = vec![SearchHit { id: "a".into(), score: 0.9 }, SearchHit { id: "d".into(), score: 0.5 }];
+        state.search_results = vec![SearchHit::new("a", 0.9), SearchHit::new("d", 0.5)];
         let (_, detail) = expand("x", &ExpandSpec::new(2, "end"), &mut state, &env).await.unwrap();
         let ids: Vec<_> = state.search_results.iter().map(|h| (h.id.as_str(), h.score)).collect();
         // Level 1: b, c (from a), e (from d); level 2: nothing new from b (d is a hit), c (a), e.
@@ -145,7 +145,7 @@ mod tests {
             [(0, vec!["a"]), (1, vec!["a", "b"]), (2, vec!["a", "b", "c"]), (9, vec!["a", "b", "c", "d"])]
         {
             let mut state = PipelineState::new("q");
-            state.search_results = vec![SearchHit { id: "a".into(), score: 1.0 }];
+            state.search_results = vec![SearchHit::new("a", 1.0)];
             expand("x", &ExpandSpec::new(depth, "end"), &mut state, &env).await.unwrap();
             let ids: Vec<_> = state.search_results.iter().map(|h| h.id.as_str()).collect();
             assert_eq!(ids, expect, "max_depth {depth}");

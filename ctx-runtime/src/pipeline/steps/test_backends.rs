@@ -17,7 +17,7 @@ pub(crate) struct Search {
 impl Search {
     pub(crate) fn new(hits: &[(&str, f64)]) -> Self {
         Search {
-            hits: hits.iter().map(|(id, score)| SearchHit { id: (*id).into(), score: *score }).collect(),
+            hits: hits.iter().map(|(id, score)| SearchHit::new(*id, *score)).collect(),
             fail: None,
             queries: Mutex::new(Vec::new()),
         }
@@ -175,11 +175,7 @@ pub(crate) fn calls(calls: &[(&str, &str)]) -> crate::llm::ChatResponse {
     crate::llm::ChatResponse {
         tool_calls: calls
             .iter()
-            .map(|(id, name)| crate::chat::ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                arguments: format!(r#"{{"query":"q {id}"}}"#),
-            })
+            .map(|(id, name)| crate::chat::ToolCall::new(*id, *name, format!(r#"{{"query":"q {id}"}}"#)))
             .collect(),
         ..Default::default()
     }

@@ -67,6 +67,7 @@ pub const CODE_EXTENSIONS: &[&str] = &[
 
 /// How documents are chunked.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ChunkOptions {
     /// The most tokens a chunk may count (at least [`MIN_CHUNK_TOKENS`]).
     pub max_tokens: usize,
@@ -155,6 +156,7 @@ pub enum ChunkError {
 
 /// One piece of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Chunk {
     /// A stable id: `path#heading-slug` for a markdown section (`-2`, `-3`… for repeated slugs,
     /// `/part-2`… for the pieces of a cut section), `path#chunk-N` (from 1) otherwise.

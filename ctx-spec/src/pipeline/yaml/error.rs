@@ -9,6 +9,7 @@ use crate::codes::{Code, ErrorCode};
 /// Where a value was written: a file and a 1-based line and column (in characters). Line and
 /// column are 0 when the problem concerns the file as a whole (it cannot be read).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub struct Location {
     /// The file, as the loader opened it (the top file's path joined with relative references).
     pub file: PathBuf,
@@ -44,6 +45,7 @@ impl fmt::Display for Location {
 /// an `extends` cycle, or a rule of [`validate_definition`](crate::pipeline::validate_definition)
 /// mapped back to where the offending value was written (same code, message and help).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct YamlIssue {
     /// The file the value is in (a base file for values inherited through `extends`).
     pub file: PathBuf,

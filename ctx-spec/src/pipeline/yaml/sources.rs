@@ -15,6 +15,7 @@ pub(crate) const MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// One file read while loading a pipeline: where, and what it held.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub struct SourceFile {
     /// The path as the loader opened it (the top file's path joined with relative references).
     pub path: PathBuf,
