@@ -71,7 +71,7 @@ impl ChatModel for Model {
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         self.requests.lock().unwrap().push(request.clone());
-        Ok(ChatResponse { content: "Open Settings, then API keys.".into(), ..ChatResponse::default() })
+        Ok(ChatResponse::new("Open Settings, then API keys."))
     }
 }
 

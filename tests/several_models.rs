@@ -56,7 +56,7 @@ impl ChatModel for Scripted {
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         self.requests.lock().unwrap().push(request.clone());
-        Ok(ChatResponse { content: self.reply.to_owned(), ..ChatResponse::default() })
+        Ok(ChatResponse::new(self.reply))
     }
 }
 

@@ -43,7 +43,11 @@ fn without_engine_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
     let relative: Vec<ConfigIssue> = issues
         .iter()
         .filter(|i| under(i))
-        .map(|i| ConfigIssue { path: FieldPath(i.path.0[1..].to_vec()), ..i.clone() })
+        .map(|i| {
+            let mut relative = i.clone();
+            relative.path = FieldPath(i.path.0[1..].to_vec());
+            relative
+        })
         .collect();
     let kept = crate::companion::without_echoes(relative);
     issues

@@ -525,7 +525,7 @@ fn not_given(name: &str) -> EngineError {
         format!("retriever `{name}` has no implementation: none is registered and none was given to the assembly"),
     )
     .with_help("give one to `ContextAssembler::assemble_with`, or register it on the builder");
-    EngineError::Config(crate::validation::ConfigIssues { source_name: "context engine".into(), issues: vec![issue] })
+    EngineError::Config(crate::validation::ConfigIssues::new("context engine", vec![issue]))
 }
 
 /// tool call with its results and a leading system message: the history module's trim, to what
