@@ -63,10 +63,10 @@ fn every_invalid_value_is_reported_under_its_key() {
     assert_eq!(
         problems("invalid_values.json"),
         [
-            ("INVALID_CONFIG_VALUE", "allow_auto_clamp".to_owned()),
             ("INVALID_CONTEXT_WINDOW", "model_context_window".to_owned()),
             ("UNKNOWN_ENCODING", "encoding".to_owned()),
             ("INVALID_MAX_TOKENS", "model_max_tokens".to_owned()),
+            ("INVALID_CONFIG_VALUE", "allow_auto_clamp".to_owned()),
         ]
     );
 }

@@ -73,7 +73,7 @@ fn yaml_level_problems_show_the_source_line() {
         pub pipeline Typo { file: "src/tests/pipelines/typo.yaml" }
     });
     expect![[r#"
-        src/tests/pipelines/typo.yaml:10:5: unknown key `nxt` in step `answer`; expected one of `id`, `action`, `prompt_key`, `model`, `max_output_tokens`, `max_tokens`, `user_parts`, `use_history`, `temperature`, `top_p`, `presence_penalty`, `frequency_penalty`, `stop`, `seed`, `response_format`, `next`, did you mean `next`? [YAML_UNKNOWN_KEY]
+        src/tests/pipelines/typo.yaml:10:5: unknown key `nxt` in step `answer`; expected one of `id`, `action`, `prompt_key`, `model`, `max_output_tokens`, `max_tokens`, `user_parts`, `use_history`, `context`, `temperature`, `top_p`, `presence_penalty`, `frequency_penalty`, `stop`, `seed`, `response_format`, `next`, did you mean `next`? [YAML_UNKNOWN_KEY]
            |
         10 |     nxt: end
            |     ^
