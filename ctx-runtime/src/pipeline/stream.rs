@@ -20,8 +20,8 @@
 //! let sink = move |t: Token<'_>| {
 //!     let _ = tx.send((t.step.to_owned(), t.text.to_owned()));
 //! };
-//! sink.token(Token { step: "answer", text: "Hel" });
-//! sink.token(Token { step: "answer", text: "lo" });
+//! sink.token(Token::new("answer", "Hel"));
+//! sink.token(Token::new("answer", "lo"));
 //! drop(sink);
 //! let text: String = rx.iter().map(|(_, piece)| piece).collect();
 //! assert_eq!(text, "Hello");
@@ -41,6 +41,14 @@ pub struct Token<'a, S = &'a str> {
     pub step: S,
     /// The new text; the pieces of one request concatenate to its reply.
     pub text: &'a str,
+}
+
+impl<'a, S> Token<'a, S> {
+    /// The piece `text` of step `step`'s reply: what a run hands a sink, and what a test of a
+    /// sink hands it.
+    pub fn new(step: S, text: &'a str) -> Self {
+        Token { step, text }
+    }
 }
 
 /// Receives the pieces of the model replies of a run, each with its step id. Called from the
@@ -72,8 +80,8 @@ impl<F: Fn(Token<'_>) + Send + Sync> TokenSink for F {
 ///         shown.lock().unwrap().push_str(t.text);
 ///     }
 /// };
-/// sink.token(Token { step: Step::Summarize, text: "internal notes" });
-/// sink.token(Token { step: Step::Answer, text: "The answer." });
+/// sink.token(Token::new(Step::Summarize, "internal notes"));
+/// sink.token(Token::new(Step::Answer, "The answer."));
 /// assert_eq!(*shown.lock().unwrap(), "The answer.");
 /// ```
 pub trait StepSink<S>: Send + Sync {
