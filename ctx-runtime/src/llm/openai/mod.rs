@@ -346,7 +346,8 @@ impl ChatModel for OpenAiClient {
         &self.config.model
     }
 
-    /// The provider the base URL's host names (see [`provider_of`]).
+    /// The provider the base URL's host names: a well-known value of the OpenTelemetry GenAI
+    /// conventions when the host is that provider's, else `openai` (the API it speaks).
     fn provider_name(&self) -> &str {
         provider_of(&self.config.base_url)
     }
