@@ -69,23 +69,9 @@ pub fn read_model<'v>(
 /// is not a mapping; a model whose block could not be read is left out (its issue reported), and
 /// each name is located at its own token, where the rules about the name point.
 pub fn read_models(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option<Vec<(String, ModelSpec)>> {
-    dec.locate(path, value.at);
-    let items = match &value.kind {
-        Kind::Null => return Some(Vec::new()),
-        Kind::Map(items) => items,
-        _ => {
-            dec.wrong_type(value, path, "`models`", "a mapping of names to model blocks");
-            return None;
-        }
+    let Some(block) = named_block(dec, value, path, "`models`", "a mapping of names to model blocks")? else {
+        return Some(Vec::new());
     };
-    let written: Vec<&str> = items
-        .iter()
-        .filter_map(|item| match &item.kind {
-            Kind::Entry { key, .. } => Some(key.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let block = Block::from_items(dec, items, value.at, "`models`".into(), path, &written);
     let mut models = Vec::new();
     for (name, value) in block.entries() {
         let at = path.key(&name.text);
@@ -97,20 +83,25 @@ pub fn read_models(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option
     Some(models)
 }
 
-/// `settings { … }` (at `path`): the keys of [`SETTINGS_KEYS`], and any other name an integer
-/// setting (read by steps such as `loop_guard`). `null` is no settings. `None` (reported) when
-/// `value` is not a mapping.
-pub fn read_settings(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option<SettingsSpec> {
+/// A block whose every written name is one of its keys (`settings`, `models`), located at `path`:
+/// `Some(None)` for `null` (an empty block), `None` (reported) when `value` is not a mapping.
+/// Duplicate and malformed entries are reported by [`Block::from_items`].
+fn named_block<'v>(
+    dec: &mut Decoder,
+    value: &'v Value,
+    path: &FieldPath,
+    what: &str,
+    expected: &str,
+) -> Option<Option<Block<'v>>> {
     dec.locate(path, value.at);
     let items = match &value.kind {
-        Kind::Null => return Some(SettingsSpec::default()),
+        Kind::Null => return Some(None),
         Kind::Map(items) => items,
         _ => {
-            dec.wrong_type(value, path, "`settings`", "a mapping");
+            dec.wrong_type(value, path, what, expected);
             return None;
         }
     };
-    // Every name is a key (a named setting); duplicates and malformed entries are still reported.
     let written: Vec<&str> = items
         .iter()
         .filter_map(|item| match &item.kind {
@@ -118,7 +109,17 @@ pub fn read_settings(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Opti
             _ => None,
         })
         .collect();
-    let block = Block::from_items(dec, items, value.at, "`settings`".into(), path, &written);
+    Some(Some(Block::from_items(dec, items, value.at, what.to_owned(), path, &written)))
+}
+
+/// `settings { … }` (at `path`): the keys of [`SETTINGS_KEYS`], and any other name an integer
+/// setting (read by steps such as `loop_guard`). `null` is no settings. `None` (reported) when
+/// `value` is not a mapping.
+pub fn read_settings(dec: &mut Decoder, value: &Value, path: &FieldPath) -> Option<SettingsSpec> {
+    // Every name is a key (a named setting); duplicates and malformed entries are still reported.
+    let Some(block) = named_block(dec, value, path, "`settings`", "a mapping")? else {
+        return Some(SettingsSpec::default());
+    };
     let mut spec = SettingsSpec::default();
     decode_keys(dec, SETTINGS_KEYS, &block, &mut spec);
     let (typed, _) = names(SETTINGS_KEYS);
