@@ -3,7 +3,8 @@
 //! exactly the context's assembly (the step's prompt as the base system prompt, the retrieved pack,
 //! the conversation's history, the user message from the pipeline's variables), counted with the
 //! real tokenizer, within the context's input budget and the model's window; the step report shows
-//! the assembly; a failing retriever fails the step by name and changes nothing.
+//! the assembly; a failing retriever fails the step by name and changes nothing. An `agent` step
+//! with the same context sends the assembly first and appends its tool calls to it.
 
 use std::sync::Mutex;
 
@@ -155,4 +156,112 @@ fn the_definition_round_trips_through_yaml() {
     let text = ctx::pipeline::yaml::to_yaml(&def);
     let back = ctx::pipeline::yaml::PipelineFile::decode(&text, "/nowhere/support.yaml").unwrap();
     assert_eq!(back, def, "{text}");
+}
+
+ctx::pipeline! {
+    /// The same context, assembled by an `agent` step that may look the ticket up first.
+    pub pipeline SupportAgent {
+        model { context_window: 2_048, max_tokens: 256, encoding: cl100k_base }
+        settings { max_context_tokens: 1_000 }
+        prompts { answer: "You are a support agent." }
+        steps {
+            ticket: set_variables { rules: [ ticket = "T-42" ], next: answer },
+            answer: agent {
+                prompt_key: answer,
+                context: support,
+                tools: [
+                    lookup_ticket {
+                        description: "The ticket's status",
+                        parameters: r#"{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}"#,
+                    },
+                ],
+                max_tool_calls: 2,
+                max_output_tokens: 200,
+                next: end,
+            },
+        }
+        contexts {
+            retrievers { kb { query: "{input.user_question}", limit: 2 } }
+            contexts {
+                support {
+                    inputs: [user_question, ticket],
+                    policy { input_budget { max_tokens: 600 } },
+                    messages: [
+                        system: "Answer from the documents only.",
+                        context: kb,
+                        history,
+                        user: "Ticket {input.ticket}: {input.user_question}",
+                    ],
+                }
+            }
+        }
+    }
+}
+
+/// Looks the ticket up once, then answers.
+#[derive(Default)]
+struct Agent {
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl ChatModel for Agent {
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut requests = self.requests.lock().unwrap();
+        requests.push(request.clone());
+        Ok(if requests.len() == 1 {
+            ChatResponse::new("").tool_calls(vec![ctx::ToolCall::new("call_1", "lookup_ticket", r#"{"id":"T-42"}"#)])
+        } else {
+            ChatResponse::new("T-42 is resolved: open Settings, then API keys.")
+        })
+    }
+}
+
+struct Tickets;
+
+impl SupportAgentTools for Tickets {
+    async fn lookup_ticket(
+        &self,
+        request: ctx::pipeline::ToolRequest<'_>,
+    ) -> Result<ctx::pipeline::ToolOutput, ctx::pipeline::BoxError> {
+        assert_eq!(request.arguments, r#"{"id":"T-42"}"#);
+        Ok(ctx::pipeline::ToolOutput::Text("T-42: resolved on 2026-11-20.".into()))
+    }
+}
+
+#[tokio::test]
+async fn an_agent_step_sends_the_assembly_then_appends_its_tool_calls_counted_exactly() {
+    let (model, docs) = (Agent::default(), Docs::default());
+    let env = SupportAgentEnv { model: &model, tools: &Tickets, retriever: &docs };
+    let pipeline = SupportAgent::new().unwrap();
+    let counter = pipeline.pipeline().counter().clone();
+    let (state, reports) = pipeline.run(ctx::PipelineState::new("How do I rotate keys?"), &env).await.unwrap();
+    assert_eq!(state.last_model_response.as_deref(), Some("T-42 is resolved: open Settings, then API keys."));
+
+    let sent = model.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    // The first request is the context's assembly, as for `call_model`, with the step's tools.
+    let system = "You are a support agent.\n\nAnswer from the documents only.\n\n\
+                  Doc 0: keys rotate under Settings.\n\nDoc 1: keys rotate under Settings.";
+    let assembled = [ChatMessage::system(system), ChatMessage::user("Ticket T-42: How do I rotate keys?")];
+    assert_eq!(sent[0].messages, assembled);
+    assert_eq!(sent[0].tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["lookup_ticket"]);
+    // The second appends the call and its result to the unchanged assembly: the prefix stays.
+    assert_eq!(sent[1].messages[..2], assembled);
+    assert_eq!(sent[1].messages.len(), 4);
+    assert_eq!(sent[1].messages[3], ChatMessage::tool_result("call_1", "T-42: resolved on 2026-11-20."));
+    // The retriever was asked once: the agent's later requests reuse the assembly.
+    assert_eq!(docs.requests.lock().unwrap().len(), 1);
+    // Each request is counted exactly, tools included, and fits the window with its output.
+    for request in &sent {
+        let exact = counter.count_request(&request.messages, &request.tools).unwrap();
+        assert_eq!(request.predicted_prompt_tokens, Some(exact));
+        assert!(exact + request.max_tokens <= 2_048, "{exact} + {}", request.max_tokens);
+        assert_eq!(request.step_id.as_deref(), Some("answer"));
+    }
+    let StepDetail::Agent(report) = &reports[1].detail else { panic!("{:?}", reports[1]) };
+    assert_eq!(report.requests.len(), 2);
 }

@@ -4,7 +4,7 @@
 //! reports say and never more than the cost bound proven at load; a conversation's cap counts
 //! every run; the model reads what it has left through `budget_remaining_usd`; and, over random
 //! loop limits, output limits, prices, questions and caps, no run spends more than its proven
-//! bound or its cap.
+//! bound or its cap — on one model, and on two named models with their own encodings and prices.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +56,44 @@ fn shaped(told: bool, loops: i64, output: i64, (input_price, output_price): (f64
                 ),
             ),
         ])
+}
+
+/// [`shaped`] on two named models: each pass first asks a `small` model (cl100k_base, a 4,096
+/// window, `small_price`) to shorten the question, then the `strong` one (o200k_base, 8,192,
+/// `strong_price`) to answer it. The two encodings count the same text differently, so a bound
+/// that used the wrong model's counter or price for a step would show.
+fn tiered(told: bool, loops: i64, output: i64, small_price: (f64, f64), strong_price: (f64, f64)) -> PipelineDef {
+    let model = |window: i64, encoding: &str, (input, output): (f64, f64)| {
+        ModelSpec::default()
+            .context_window(Some(window))
+            .max_tokens(Some(256))
+            .encoding(Some(encoding.into()))
+            .price(Some(PriceSpec::default().input(Some(input)).output(Some(output))))
+    };
+    let mut def = shaped(told, loops, output, strong_price);
+    def.model = ModelSource::Inline(ModelSpec::default());
+    def.models = vec![
+        ("small".to_owned(), model(4_096, "cl100k_base", small_price)),
+        ("strong".to_owned(), model(8_192, "o200k_base", strong_price)),
+    ];
+    def.prompts.push(PromptSpec::new("shorten", Some("Rewrite the question in one short line.".into())));
+    def.steps = vec![
+        StepDef::new("guard", StepKind::LoopGuard(LoopGuardSpec::new("max_turn_loops", "shorten", "end"))),
+        StepDef::new(
+            "shorten",
+            StepKind::CallModel(
+                CallModelSpec::new("shorten", "ask")
+                    .model(Some("small".into()))
+                    .max_output_tokens(Some(output.min(200)))
+                    .user_parts(vec![UserPartSpec::new("user_question", "{}\n")]),
+            ),
+        ),
+        def.steps[1].clone(),
+    ];
+    if let StepKind::CallModel(ask) = &mut def.steps[2].kind {
+        *ask = ask.clone().model(Some("strong".into()));
+    }
+    def
 }
 
 fn load(opts: LoadOptions) -> LoadedPipeline {
@@ -281,17 +319,37 @@ mod spend_props {
             words in 1usize..300,
             told in any::<bool>(),
             cap_share in 0.0f64..1.2,
+            small_price in prop::option::of(prop::sample::select(vec![0.02, 0.15, 0.4])),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            let def = shaped(told, loops, output, (input_price, input_price * output_factor));
+            let strong_price = (input_price, input_price * output_factor);
+            // With a small model's price, the pipeline runs on two named models (see `tiered`).
+            let def = match small_price {
+                Some(p) => tiered(told, loops, output, (p, p * output_factor), strong_price),
+                None => shaped(told, loops, output, strong_price),
+            };
+            let steps_per_pass = if small_price.is_some() { 2 } else { 1 };
             let question = "why is the invoice total higher than the sum of its lines ".repeat(words / 10 + 1);
             let free = LoadedPipeline::load(def.clone(), LoadOptions::new()).unwrap();
             let bound = free.cost_bound().expect("priced").nano_usd;
-            let model = OfflineModel::new(free.counter().clone());
-            let env = StepEnv::builder().model(&model);
+            // Each named model gets its own client, counting with that model's counter.
+            let small = OfflineModel::new(free.step_model("shorten").counter.clone());
+            let strong = OfflineModel::new(free.step_model("ask").counter.clone());
+            let models: [(&str, &dyn ctx_runtime::llm::ChatModelDyn); 2] = [("small", &small), ("strong", &strong)];
+            let env = if small_price.is_some() {
+                StepEnv::builder().models(&models)
+            } else {
+                StepEnv::builder().model(&strong)
+            };
             let (state, reports) = runtime.block_on(free.run(PipelineState::new(question.clone()), &env)).unwrap();
-            prop_assert_eq!(requests(&reports).len(), loops as usize);
+            prop_assert_eq!(requests(&reports).len(), loops as usize * steps_per_pass);
             prop_assert!(state.spend.run_nano_usd <= bound, "{} > {}", state.spend.run_nano_usd, bound);
+            if small_price.is_some() {
+                // The bound names each step on its own model.
+                let report = free.cost_bound().expect("priced");
+                let on = |id: &str| report.steps.iter().find(|s| s.step_id == id).map(|s| s.runs);
+                prop_assert_eq!((on("shorten"), on("ask")), (Some(loops as u64), Some(loops as u64)));
+            }
 
             let cap = ((bound as f64 * cap_share) as u64).max(1);
             let capped = LoadedPipeline::load(def, LoadOptions::new().max_cost_per_run(cap as f64 / 1e9)).unwrap();

@@ -95,7 +95,10 @@ pub fn decode_keys<T>(dec: &mut Decoder, keys: &[KeySchema<T>], block: &Block<'_
                     let generic = issue.help.as_deref().is_some_and(|h| h.starts_with("write "))
                         && issue.message.contains(" must be ");
                     if issue.code == Code::YamlWrongType && issue.path == path && generic && example(key.ty) != "…" {
-                        issue.help = Some(format!("write `{}: {}`", key.name, example(key.ty)));
+                        issue.help = Some(match corrected(key.ty, value) {
+                            Some(fixed) => format!("write `{}: {fixed}`", key.name),
+                            None => format!("write `{}: {}`", key.name, example(key.ty)),
+                        });
                     }
                 }
                 read
@@ -124,6 +127,31 @@ pub fn decode_keys<T>(dec: &mut Decoder, keys: &[KeySchema<T>], block: &Block<'_
             }
             None => {}
         }
+    }
+}
+
+/// The value the writer meant, when a value of the wrong type says it unambiguously: `"20"` for
+/// an integer is `20`, `"0.5"` for a number is `0.5`, `"yes"` for a flag is `true`, `3.0` for an
+/// integer is `3`. `None` when it does not (`"16k"`: 16,000 or 16,384?), so the help shows the
+/// type's placeholder instead of a guess.
+fn corrected(ty: ValueType, value: &Value) -> Option<String> {
+    use ValueType as T;
+    let text = match &value.kind {
+        Kind::Str(text) => text.trim().replace('_', ""),
+        Kind::Number(n) if ty == T::Integer && n.fract() == 0.0 && n.abs() < 9.0e15 => {
+            return Some(format!("{}", *n as i64));
+        }
+        _ => return None,
+    };
+    match ty {
+        T::Integer => text.parse::<i64>().ok().map(|n| n.to_string()),
+        T::Number => text.parse::<f64>().ok().filter(|n| n.is_finite()).map(|n| n.to_string()),
+        T::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" => Some("true".into()),
+            "false" | "no" | "off" => Some("false".into()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -97,6 +97,29 @@ fn every_problem_is_reported_once_and_poisons_only_its_own_path() {
 }
 
 #[test]
+fn a_wrong_type_that_says_its_value_gets_that_value_in_the_help() {
+    use crate::codes::Code;
+    let help = |kind: &str, key: &str, value: Kind| {
+        let mut b = Build::default();
+        let v = b.v(value);
+        let items = [b.entry(key, v)];
+        let mut dec = Decoder::new(Dialect::Dsl);
+        step(&mut dec, kind, &items);
+        let found = dec.issues.iter().find(|i| i.issue.code == Code::YamlWrongType).expect("a wrong type");
+        found.issue.help.clone().unwrap_or_default()
+    };
+    assert_eq!(help("search_nodes", "top_k", Kind::Str("20".into())), "write `top_k: 20`");
+    assert_eq!(help("search_nodes", "top_k", Kind::Str(" 2_000 ".into())), "write `top_k: 2000`");
+    assert_eq!(help("search_nodes", "top_k", Kind::Number(3.0)), "write `top_k: 3`");
+    assert_eq!(help("call_model", "use_history", Kind::Str("yes".into())), "write `use_history: true`");
+    assert_eq!(help("call_model", "use_history", Kind::Str("Off".into())), "write `use_history: false`");
+    // Nothing to read back: the placeholder, never a guess.
+    assert_eq!(help("search_nodes", "top_k", Kind::Str("16k".into())), "write `top_k: <integer>`");
+    assert_eq!(help("search_nodes", "top_k", Kind::Number(2.5)), "write `top_k: <integer>`");
+    assert_eq!(help("call_model", "use_history", Kind::Str("maybe".into())), "write `use_history: true`");
+}
+
+#[test]
 fn a_malformed_key_or_its_alias_is_not_also_missing() {
     let mut b = Build::default();
     // `max_tokens = 2_000` (the old spelling of `evidence_tokens`, written with `=`).
