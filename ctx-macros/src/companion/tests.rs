@@ -395,7 +395,7 @@ fn every_turn_issue_of_a_written_value_is_recorded_exactly() {
 
 /// The expansion of `tokens`, pretty-printed.
 fn expand(out: TokenStream) -> String {
-    match syn::parse2::<syn::File>(out.clone()) {
+    match syn2::parse2::<syn2::File>(out.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(e) => panic!("the expansion is not valid Rust ({e}):\n{out}"),
     }

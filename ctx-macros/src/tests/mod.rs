@@ -19,7 +19,7 @@ use quote::quote;
 pub(crate) fn expand(tokens: TokenStream) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tests");
     let out = crate::expand::pipeline(tokens, Some(&dir));
-    match syn::parse2::<syn::File>(out.clone()) {
+    match syn2::parse2::<syn2::File>(out.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(e) => panic!("the expansion is not valid Rust ({e}):\n{out}"),
     }
