@@ -133,7 +133,11 @@ impl LocalModel {
     /// a `config.json` keeps its own windows, which must not exceed the server's.
     pub fn load(&self, mut def: PipelineDef, opts: LoadOptions) -> Result<LoadedPipeline, CtxError> {
         let window = Some(i64::try_from(self.window).unwrap_or(i64::MAX));
-        if let ModelSource::Inline(spec) = &mut def.model {
+        // Only a declared default model: writing into the empty block of a pipeline that has
+        // only named models would declare one.
+        if def.has_default_model()
+            && let ModelSource::Inline(spec) = &mut def.model
+        {
             spec.context_window = window;
         }
         for (_, spec) in &mut def.models {
