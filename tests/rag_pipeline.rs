@@ -13,6 +13,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::routing::post;
 use ctx::budget::BudgetDecision;
+use ctx::config::{BilledTokens, PRICE_TABLE_DATE, Price};
+use ctx::contract::nano_usd;
 use ctx::llm::offline::OfflineModel;
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::{LoadOptions, StepDetail};
@@ -320,4 +322,100 @@ fn the_guides_worked_example_is_this_example() {
     );
     assert!(read("examples/rag_pipeline/mod.rs").contains(&block("```rust\n", 2)), "docs/tour.md run differs");
     assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
+}
+
+#[test]
+fn the_models_are_priced_at_the_price_tables_list_prices() {
+    let demo = demo();
+    let loaded = demo.pipeline().pipeline();
+    for (step, model, listed) in [("summarize", "small", "gpt-4.1-mini"), ("answer", "strong", "gpt-4.1")] {
+        let used = loaded.step_model(step);
+        assert_eq!(used.name, Some(model), "{step}");
+        assert_eq!(used.price, Price::for_model(listed), "{step} on `{model}` is priced as {listed}");
+        assert_eq!(used.config.context_window, 8_192, "{step}");
+    }
+    // The comment that names the prices' source names the table's date.
+    let source = std::fs::read_to_string(format!("{}/examples/rag_pipeline/pipeline.rs", env!("CARGO_MANIFEST_DIR")))
+        .expect("readable");
+    assert!(source.contains("gpt-4.1-mini and gpt-4.1") && source.contains(PRICE_TABLE_DATE), "pipeline.rs");
+}
+
+/// What `tokens` cost at `price`, rounded to the billionth as each request's spend is.
+fn priced(price: &Price, tokens: BilledTokens) -> u64 {
+    nano_usd(price.cost(tokens))
+}
+
+#[tokio::test]
+async fn each_models_cost_is_its_proven_worst_case_and_what_its_requests_were_billed() {
+    let demo = demo();
+    let loaded = demo.pipeline().pipeline();
+    let (trace, _) = offline_run(&demo, &[SAMPLE_QUESTION]).await;
+    let turn = &trace.turns[0];
+    let plan = trace.cost.as_ref().expect("both models are priced");
+    let cost = plan.run(turn).expect("every request is priced");
+    let [small, strong] = &cost.models[..] else { panic!("two models: {:?}", cost.models) };
+    assert_eq!((small.model.as_str(), &small.steps[..]), ("small", &["summarize".to_owned()][..]));
+    assert_eq!((strong.model.as_str(), &strong.steps[..]), ("strong", &["answer".to_owned()][..]));
+    let (small_price, strong_price) =
+        (Price::for_model("gpt-4.1-mini").expect("listed"), Price::for_model("gpt-4.1").expect("listed"));
+
+    // The worst case, recomputed here from the contract: a question summarises at most
+    // `max_turn_loops` (2) times and answers once; each request carries at most its contract's
+    // terms (the output aside) as input and its output limit as output, every input token at the
+    // uncached price.
+    let worst = |step: &str, price: &Price| {
+        let s = loaded.contract_report().step(step).expect("a model step");
+        price.worst_nano_usd(s.total_tokens() - s.output_tokens, s.output_tokens)
+    };
+    assert_eq!((small.worst_requests, strong.worst_requests), (2, 1));
+    assert_eq!(small.worst_nano_usd, 2 * worst("summarize", &small_price));
+    assert_eq!(strong.worst_nano_usd, worst("answer", &strong_price));
+    assert_eq!(cost.worst_nano_usd, small.worst_nano_usd + strong.worst_nano_usd);
+    assert_eq!(Some(cost.worst_nano_usd), loaded.cost_bound().map(|b| b.nano_usd), "what `ctx explain` shows");
+    assert_eq!(
+        cost.all_strong_worst_nano_usd,
+        2 * worst("summarize", &strong_price) + worst("answer", &strong_price),
+        "the same worst case with the summariser at the strong model's price"
+    );
+
+    // What was spent: each request's tokens (the offline model's usage: its exact counts) at its
+    // model's price; and the same tokens at the strong model's price.
+    let (mut spent, mut all_strong) = ([0u64; 2], 0u64);
+    let mut requests = [0usize; 2];
+    for (step, call) in turn.requests() {
+        let usage = call.usage.expect("the offline model reports usage");
+        assert_eq!(usage.prompt_tokens, call.prompt_tokens, "{step}");
+        let tokens = BilledTokens::new(usage.prompt_tokens, 0, 0, usage.completion_tokens);
+        let (i, price) = if step == "summarize" { (0, &small_price) } else { (1, &strong_price) };
+        spent[i] += priced(price, tokens);
+        requests[i] += 1;
+        all_strong += priced(&strong_price, tokens);
+    }
+    assert_eq!((small.requests, strong.requests), (requests[0], requests[1]));
+    assert!(requests[0] >= 1 && requests[1] == 1, "{requests:?}");
+    assert_eq!((small.spent_nano_usd, strong.spent_nano_usd), (spent[0], spent[1]));
+    assert_eq!(cost.spent_nano_usd, spent[0] + spent[1]);
+    assert_eq!(cost.all_strong_spent_nano_usd, all_strong);
+
+    // No run spends more than its proven worst case, and the small summariser saves money.
+    assert!(small.spent_nano_usd <= small.worst_nano_usd && strong.spent_nano_usd <= strong.worst_nano_usd);
+    assert!(cost.all_strong_spent_nano_usd <= cost.all_strong_worst_nano_usd);
+    assert!(cost.spent_saved() > 0 && cost.worst_saved() > 0);
+    assert_eq!(cost.worst_saved(), cost.all_strong_worst_nano_usd - cost.worst_nano_usd);
+}
+
+#[tokio::test]
+async fn the_readmes_cost_figures_are_what_the_example_prints() {
+    let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).expect("readable");
+    let start = readme.find("\n## What a run costs\n").expect("the README's section on cost");
+    let section = &readme[start + 1..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    // The section's one `text` block: the lines the example prints for the README's question.
+    let open = section.find("```text\n").expect("a text block") + "```text\n".len();
+    let shown = &section[open..open + section[open..].find("```").expect("closed")];
+    assert!(shown.lines().count() >= 5, "{shown}");
+    let (trace, _) = offline_run(&demo(), &[SAMPLE_QUESTION]).await;
+    let printed = trace.render();
+    assert!(printed.contains(shown), "README.md's cost figures differ from what the example prints:\n{printed}");
+    assert!(section.contains(PRICE_TABLE_DATE) && section.contains("gpt-4.1-mini"), "{section}");
 }

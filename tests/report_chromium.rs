@@ -16,9 +16,10 @@
 //! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test --test report_chromium
 //! ```
 //!
-//! (a path relative to the workspace): the page of the same run with a price for its model
-//! (`priced_readme_run`), in a window 1200 by `README_SCREENSHOT_HEIGHT` pixels, cut to the model
-//! requests: the first request's bar, parts with their prices, counts, cost and worst case.
+//! (a path relative to the workspace): the page of the same run, priced at the example's own
+//! prices (each request at its model's), in a window 1200 by `README_SCREENSHOT_HEIGHT` pixels,
+//! cut to the model requests: the first request's bar, parts with their prices, counts, cost and
+//! worst case.
 
 #[path = "../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
@@ -30,10 +31,10 @@ use std::process::Command;
 
 use ctx::PipelineState;
 use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::{BoxError, CustomSteps, LoadOptions, LoadedPipeline, ModelSource, PriceSpec, StepEnv};
+use ctx::pipeline::LoadOptions;
 use ctx::report::{ChangeKind, RunReport};
 
-use rag::pipeline::{CodebaseQaCustom, CodebaseQaEnv, CodebaseQaNextBatchOutcome, NextBatch};
+use rag::pipeline::{CodebaseQaEnv, NextBatch};
 use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
 
 fn root() -> PathBuf {
@@ -44,41 +45,16 @@ fn root() -> PathBuf {
 async fn readme_run() -> RunReport {
     let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv { search: demo.index(), store: demo.index(), model: &model, custom: &NextBatch };
+    let env = CodebaseQaEnv {
+        search: demo.index(),
+        store: demo.index(),
+        model_small: &model,
+        model_strong: &model,
+        custom: &NextBatch,
+    };
     let qa = demo.pipeline();
     let (_, reports) = qa.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the example runs");
     qa.pipeline().report(&reports)
-}
-
-/// The demo's custom step for a pipeline loaded from its definition, which names its outcomes.
-struct Batches;
-
-impl CustomSteps for Batches {
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
-        assert_eq!(step_id, "next_batch", "the demo's one custom step");
-        Ok(match NextBatch.next_batch(state).await? {
-            CodebaseQaNextBatchOutcome::More => "more",
-            CodebaseQaNextBatchOutcome::Done => "done",
-        }
-        .to_owned())
-    }
-}
-
-/// The README's run once more with a price for its model (a `price` block in US dollars per
-/// million tokens; the offline model's own is nothing), so that its page shows what each part
-/// cost: the README's screenshot.
-async fn priced_readme_run() -> RunReport {
-    let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
-    let mut def = demo.pipeline().pipeline().definition().clone();
-    let ModelSource::Inline(spec) = &mut def.model else { panic!("the demo's model is declared inline") };
-    let mut price = PriceSpec::default();
-    (price.input, price.cached_input, price.output) = (Some(0.15), Some(0.075), Some(0.6));
-    spec.price = Some(price);
-    let priced = LoadedPipeline::load(def, LoadOptions::new()).expect("the priced pipeline loads");
-    let model = OfflineModel::default();
-    let env = StepEnv::builder().search(demo.index()).store(demo.index()).model(&model).custom(&Batches);
-    let (_, reports) = priced.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the priced run runs");
-    priced.report(&reports)
 }
 
 /// One request (or worst case) read back from a page: its exact count, its window, the tokens of
@@ -154,6 +130,8 @@ fn out_dir() -> PathBuf {
 async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     let report = readme_run().await;
     assert!(report.requests.len() >= 2, "the run summarises, then answers: {:?}", report.steps);
+    // Priced at the example's own prices, each request at its model's.
+    assert!(report.requests.iter().all(|r| r.cost.is_some()), "every request is priced");
     // The answer's request comes after compaction: the report says which rule did it.
     let changes: Vec<_> = report.requests.iter().flat_map(|r| &r.changes).collect();
     assert!(changes.iter().any(|c| c.kind == ChangeKind::Compacted && c.by.contains("rule")), "{changes:#?}");
@@ -212,24 +190,18 @@ async fn the_readme_run_renders_in_chromium_with_exact_parts() {
     }
 
     if let Some(dest) = std::env::var_os("CTX_REPORT_SCREENSHOT") {
-        // The README's, of the priced run: from the model requests' heading (above the first
-        // bar: the heading, the legend and the request's title) to the first request's
-        // worst-case table.
-        let priced = priced_readme_run().await;
-        assert!(priced.requests.iter().all(|r| r.cost.is_some()), "every request is priced");
-        let html = priced.to_html();
-        check_page(&html, &priced);
-        let page = out_dir().join("rag_pipeline_priced.html");
-        std::fs::write(&page, &html).expect("the page is written");
+        // The README's: from the model requests' heading (above the first bar: the heading, the
+        // legend and the request's title) to the first request's worst-case table.
+        let shot = out_dir().join("rag_pipeline_readme.png");
         let out = Command::new(&script)
             .arg("screenshot")
             .arg(&page)
-            .arg(&png)
+            .arg(&shot)
             .env("CTX_CHROMIUM_HEIGHT", README_SCREENSHOT_HEIGHT)
             .output()
             .expect("chromium.sh runs");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let pixels = decode_png(&std::fs::read(&png).expect("the screenshot was written"));
+        let pixels = decode_png(&std::fs::read(&shot).expect("the screenshot was written"));
         let top = painted_bars(&pixels).first().expect("the first bar").top.saturating_sub(README_ABOVE_BAR);
         let dest = root().join(dest);
         std::fs::write(&dest, encode_png(&pixels, top)).expect("the README's screenshot is written");

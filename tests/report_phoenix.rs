@@ -57,7 +57,13 @@ fn phoenix_url() -> Option<String> {
 fn readme_run(runtime: &tokio::runtime::Runtime, otlp: &OtlpTracing, nonce: &str) -> RunReport {
     let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv { search: demo.index(), store: demo.index(), model: &model, custom: &NextBatch };
+    let env = CodebaseQaEnv {
+        search: demo.index(),
+        store: demo.index(),
+        model_small: &model,
+        model_strong: &model,
+        custom: &NextBatch,
+    };
     let qa = demo.pipeline();
     let subscriber = tracing_subscriber::registry().with(otlp.layer());
     let reports = tracing::subscriber::with_default(subscriber, || {

@@ -191,3 +191,18 @@ async fn a_config_json_declares_the_models_and_the_loaded_pipeline_takes_their_c
     assert_eq!(answer.spend.map(|s| s.nano_usd), Some(expected.nano_usd));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_counter_given_to_the_loader_counts_for_every_named_model() {
+    // A locally served model (`LocalModel::load`) counts every step with the server's tokenizer,
+    // whichever model the step names; o200k_base stands in for it here.
+    let o200k = counter_of("gpt-4o", 16_384, None);
+    let loaded = LoadedPipeline::load_with_counter(Tiered::definition(), Default::default(), o200k.clone()).unwrap();
+    let expected = o200k.count(QUESTION).unwrap();
+    for step in ["summarise", "answer"] {
+        assert_eq!(loaded.step_model(step).counter.count(QUESTION).unwrap(), expected, "{step}");
+    }
+    // Loaded without it, the small model counts with its own encoding, which counts differently.
+    let own = LoadedPipeline::load(Tiered::definition(), Default::default()).unwrap();
+    assert_ne!(own.step_model("summarise").counter.count(QUESTION).unwrap(), expected);
+}

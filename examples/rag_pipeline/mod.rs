@@ -4,10 +4,14 @@
 //! [`Demo`] indexes the sample code base with BM25 ([`Bm25Index`]), loads the
 //! [`CodebaseQa`](pipeline::CodebaseQa) pipeline, and runs questions through its typed state
 //! machine one step at a time, measuring the context around every step for the
-//! [`BudgetTrace`](trace::BudgetTrace). The model is the offline extractive one unless
+//! [`BudgetTrace`](trace::BudgetTrace), with what each question cost per model
+//! ([`CostPlan`](cost::CostPlan)). The model is the offline extractive one unless
 //! `CTX_BASE_URL` is set ([`choose_model`]), or `CTX_LLAMA_BASE_URL` names a local
-//! llama-cpp-python server ([`Demo::with_local_model`]: its window and its own tokenizer).
+//! llama-cpp-python server ([`Demo::with_local_model`]: its window and its own tokenizer). The
+//! one client serves both of the pipeline's models (`small` for `summarize`, `strong` for
+//! `answer`); a service would give each its own.
 
+pub mod cost;
 pub mod pipeline;
 pub mod trace;
 
@@ -22,6 +26,7 @@ use ctx::retrieve::{Bm25Index, IndexOptions};
 use ctx::state::render_context_blocks;
 use ctx::{CtxError, PipelineState, TokenCounter};
 
+use cost::CostPlan;
 use pipeline::{CodebaseQa, CodebaseQaEnv, CodebaseQaStep, NextBatch};
 use trace::{BudgetTrace, StepTrace, TurnTrace};
 
@@ -35,13 +40,15 @@ pub const SAMPLE_QUESTION: &str = "How is the invoice total computed?";
 pub const USAGE: &str = "usage: cargo run --example rag_pipeline -- [--offline] [--mermaid] [QUESTION]...
 
 Answers each QUESTION (default: \"How is the invoice total computed?\") about the invoicing code
-base in examples/codebase/, as one conversation, and prints a budget trace of every step.
+base in examples/codebase/, as one conversation, and prints a budget trace of every step and
+what each question cost per model, beside its worst case proven when compiled.
 
   --mermaid   print the pipeline's Mermaid diagram and exit
   --offline   use the offline extractive model even when CTX_BASE_URL is set
 
 With CTX_BASE_URL (and CTX_MODEL, and OPENAI_API_KEY if the server wants one) set, the answers
-come from that OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp's llama-server.
+come from that OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp's llama-server (the
+one model serves the pipeline's small and strong models).
 
 With CTX_LLAMA_BASE_URL set (`eval \"$(scripts/llama-server.sh env)\"`), they come from the local
 llama-cpp-python server, counted with its own tokenizer in its own context window; this 8k
@@ -137,7 +144,9 @@ pub async fn answer_once(question: &str) -> Result<String, CtxError> {
     let qa = CodebaseQa::new()?;
     let index = Bm25Index::from_dir(CODEBASE_DIR, &IndexOptions::default())?;
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv { search: &index, store: &index, model: &model, custom: &NextBatch };
+    // One field per model the pipeline declares; the same client may serve both.
+    let env =
+        CodebaseQaEnv { search: &index, store: &index, model_small: &model, model_strong: &model, custom: &NextBatch };
     let (state, _reports) = qa.run(PipelineState::new(question), &env).await?;
     Ok(state.last_model_response.unwrap_or_default())
 }
@@ -194,6 +203,8 @@ impl Demo {
             policy: report.policy.to_string(),
             contract: report.steps.clone(),
             clamps: report.clamps.clone(),
+            // Against the answering model: what the same run costs with the summariser on it.
+            cost: CostPlan::new(loaded, "answer"),
             turns: Vec::new(),
         };
         let mut state = PipelineState::default();
@@ -208,7 +219,13 @@ impl Demo {
     /// Runs the question in `state` from the first step to `End`, one typed step at a time.
     /// Loop counts start at zero; history and context carry over from earlier questions.
     pub async fn ask(&self, state: &mut PipelineState, model: &dyn ChatModelDyn) -> Result<TurnTrace, CtxError> {
-        let env = CodebaseQaEnv { search: &self.index, store: &self.index, model, custom: &self.next_batch };
+        let env = CodebaseQaEnv {
+            search: &self.index,
+            store: &self.index,
+            model_small: model,
+            model_strong: model,
+            custom: &self.next_batch,
+        };
         let loaded = self.qa.pipeline();
         let counter = loaded.counter();
         state.loop_counts.clear();

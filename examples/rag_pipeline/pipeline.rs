@@ -15,8 +15,16 @@ use ctx::pipeline::BoxError;
 ctx::pipeline! {
     /// Answers questions about the invoicing code base in `examples/codebase/`.
     pub pipeline CodebaseQa {
-        // An 8k model: a local Llama 3 8B under Ollama or vLLM fits, as does any OpenAI model.
-        model { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base }
+        // Two 8k models counted with cl100k_base (a local Llama 3 8B under Ollama or vLLM fits, as
+        // does any OpenAI model): a small one summarises, a strong one answers. Their prices, in US
+        // dollars per million tokens, are OpenAI's list prices for gpt-4.1-mini and gpt-4.1 on
+        // 2025-10-15, as in ctx's price table (`ctx::config::PRICE_TABLE`).
+        models {
+            small { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base,
+                    price: { input: 0.40, cached_input: 0.10, output: 1.60 } },
+            strong { context_window: 8_192, max_tokens: 1_024, encoding: cl100k_base,
+                     price: { input: 2.00, cached_input: 0.50, output: 8.00 } },
+        }
         settings {
             max_context_tokens: 4_000,
             max_history_tokens: 1_000,
@@ -55,6 +63,7 @@ ctx::pipeline! {
             },
             summarize: call_model {
                 prompt_key: summarizer,
+                model: small,
                 max_output_tokens: 1_200,
                 user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
                 next: set_context_from_summary,
@@ -65,6 +74,7 @@ ctx::pipeline! {
             },
             answer: call_model {
                 prompt_key: answer,
+                model: strong,
                 use_history: true,
                 max_output_tokens: 700,
                 user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],

@@ -1,11 +1,14 @@
 //! The budget trace: what every step did to the context, collected from the step reports, with
-//! totals the test asserts on and a rendering for the terminal.
+//! totals the test asserts on, what each question cost per model ([`CostPlan`]) and a rendering
+//! for the terminal.
 
 use std::fmt::Write as _;
 
 use ctx::budget::{BudgetDecision, BudgetReport, NodeTrace};
 use ctx::contract::{Clamp, StepBudget};
 use ctx::pipeline::{CallReport, SkipReason, StepDetail};
+
+use super::cost::CostPlan;
 
 /// One step of a run.
 #[derive(Debug, Clone)]
@@ -111,6 +114,9 @@ pub struct BudgetTrace {
     pub contract: Vec<StepBudget>,
     /// What `auto_clamp` lowered (empty under `fail_fast`).
     pub clamps: Vec<Clamp>,
+    /// The proven worst cases a question's cost is shown against (`None` when a model has no
+    /// price).
+    pub cost: Option<CostPlan>,
     /// One entry per question.
     pub turns: Vec<TurnTrace>,
 }
@@ -124,6 +130,13 @@ impl BudgetTrace {
             // Writing to a String cannot fail.
             let _ = writeln!(out, "\n== Question {}: {}", i + 1, turn.question);
             render_turn(&mut out, turn);
+            match self.cost.as_ref().map(|plan| plan.run(turn)) {
+                Some(Some(cost)) => cost.render(&mut out),
+                Some(None) => {
+                    let _ = writeln!(out, "Cost: a request of this question was not priced.");
+                }
+                None => {}
+            }
             let _ = writeln!(out, "\nAnswer ({}):\n{}", self.model, turn.answer);
         }
         out
@@ -139,8 +152,9 @@ impl BudgetTrace {
         for s in &self.contract {
             let _ = writeln!(
                 out,
-                "  {:<10} prompt {} + history {} + context {} + output {} + margin {} = {} <= {} ({} to spare)",
+                "  {:<10} {:<8} prompt {} + history {} + context {} + output {} + margin {} = {} <= {} ({} to spare)",
                 s.step_id,
+                format!("({})", s.model.as_deref().unwrap_or("default")),
                 s.fixed_prompt_tokens,
                 s.history_tokens,
                 s.context_tokens,

@@ -68,7 +68,9 @@ fn main() {
     let qa = CodebaseQa::new().expect("checked when compiled, so it loads");
     let code = Code::new();
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv { search: &code, store: &code, model: &model, custom: &NextBatch };
+    // One field per declared model; one client serves both.
+    let env =
+        CodebaseQaEnv { search: &code, store: &code, model_small: &model, model_strong: &model, custom: &NextBatch };
     let (state, reports) = block_on(qa.run(PipelineState::new("How is the invoice total computed?"), &env))
         .expect("the pipeline runs to the end");
     let outcomes: Vec<&str> = reports

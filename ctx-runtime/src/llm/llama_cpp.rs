@@ -129,27 +129,43 @@ impl LocalModel {
 
     /// Loads `def` to run against this model: every count (the contract at load time, then every
     /// step) uses [`Self::counter`]. A `model { … }` block's window becomes the server's context
-    /// size; a `config.json` keeps its own window, which must not exceed the server's.
+    /// size, and so does each named model's (`models { … }`: the server answers for every name);
+    /// a `config.json` keeps its own windows, which must not exceed the server's.
     pub fn load(&self, mut def: PipelineDef, opts: LoadOptions) -> Result<LoadedPipeline, CtxError> {
-        if let ModelSource::Inline(spec) = &mut def.model {
-            spec.context_window = Some(i64::try_from(self.window).unwrap_or(i64::MAX));
+        let window = Some(i64::try_from(self.window).unwrap_or(i64::MAX));
+        // Only a declared default model: writing into the empty block of a pipeline that has
+        // only named models would declare one.
+        if def.has_default_model()
+            && let ModelSource::Inline(spec) = &mut def.model
+        {
+            spec.context_window = window;
+        }
+        for (_, spec) in &mut def.models {
+            spec.context_window = window;
         }
         let name = def.name.clone();
         let loaded = LoadedPipeline::load_with_counter(def, opts, self.counter.clone())?;
-        if loaded.context_window() > self.window {
-            let issue = ConfigIssue::new(
-                Code::LocalModelWindowTooLarge,
-                FieldPath::root().key("model").key("context_window"),
-                format!(
-                    "the pipeline's window is {} tokens but the server at {} holds {}",
-                    loaded.context_window(),
-                    self.server.openai_base_url(),
-                    self.window
-                ),
-            )
-            .with_help(format!("set `model_context_window` to at most {} (the server's `--n_ctx`)", self.window));
-            ConfigIssues::check(format!("pipeline `{name}`"), vec![issue])?;
-        }
+        let default = (loaded.context_window(), FieldPath::root().key("model").key("context_window"));
+        let named = loaded.named_models().iter().map(|m| {
+            (m.config.context_window, FieldPath::root().key("models").key(&m.name).key("model_context_window"))
+        });
+        let issues: Vec<ConfigIssue> = std::iter::once(default)
+            .chain(named)
+            .filter(|(window, _)| *window > self.window)
+            .map(|(window, at)| {
+                ConfigIssue::new(
+                    Code::LocalModelWindowTooLarge,
+                    at,
+                    format!(
+                        "the pipeline's window is {window} tokens but the server at {} holds {}",
+                        self.server.openai_base_url(),
+                        self.window
+                    ),
+                )
+                .with_help(format!("set `model_context_window` to at most {} (the server's `--n_ctx`)", self.window))
+            })
+            .collect();
+        ConfigIssues::check(format!("pipeline `{name}`"), issues)?;
         Ok(loaded)
     }
 }

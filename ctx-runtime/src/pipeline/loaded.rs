@@ -113,7 +113,8 @@ impl LoadedPipeline {
     /// contract at load time, then every step) uses `counter` — for a locally served model, the
     /// one `LlamaCppServer::default_counter`
     /// builds from the server's own tokenizer and chat template. The model's `encoding` is then
-    /// not used for counting.
+    /// not used for counting, nor are those of the named models (`models { … }`): `counter`
+    /// counts the requests of every step, whichever model it names.
     pub fn load_with_counter(
         def: PipelineDef,
         opts: LoadOptions,

@@ -52,7 +52,8 @@ pub struct ResolveInput<'a> {
     /// Load time: every used prompt must have a text. At compile time a prompt without text is
     /// provided later, and the contract waits for it.
     pub require_prompts: bool,
-    /// Counts with this counter instead of the one of the model's encoding.
+    /// Counts with this counter instead of the one of the model's encoding, for the default
+    /// model and every named model alike (one served model behind all of them).
     pub counter: Option<&'a TokenCounter>,
     /// Where relative paths of model files start (the crate when compiled).
     pub base_dir: Option<&'a Path>,
@@ -104,7 +105,14 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
 
     found.extend(settings_issues(def));
 
-    let named = super::resolve_models::resolve_named(def, input.base_dir, input.config_models, &mut found);
+    let mut named = super::resolve_models::resolve_named(def, input.base_dir, input.config_models, &mut found);
+    // A counter given to the loader (a locally served model's own tokenizer) counts every
+    // model's requests: the same server answers for each name, so each is counted as it counts.
+    if let Some(counter) = input.counter {
+        for m in &mut named {
+            m.counter = counter.clone();
+        }
+    }
     let mut files_counter = None;
     let model = match input.model {
         // Without a default model, what is counted outside a model step (context and evidence
