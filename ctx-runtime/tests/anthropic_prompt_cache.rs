@@ -16,7 +16,7 @@ mod prompt_cache_support;
 use ctx_runtime::FieldPath;
 use ctx_runtime::config::{BilledTokens, Price};
 use ctx_runtime::llm::Usage;
-use prompt_cache_support::anthropic_server::{Accounting, Block, LOOKBACK_BLOCKS, PromptCache};
+use prompt_cache_support::anthropic_server::{Accounting, Block, LOOKBACK_BLOCKS, PromptCache, Served};
 use prompt_cache_support::{AnthropicRun, WINDOW, run_anthropic, sonnet_price};
 
 /// Blocks named `name0`, `name1`, … of `tokens` each; `breakpoints` lists which carry one.
@@ -81,11 +81,21 @@ fn the_lookup_reaches_twenty_blocks_before_a_breakpoint_and_no_further() {
     }
 }
 
-/// The invariants of one run; returns (prompt tokens, tokens read, input cost in dollars).
-fn check(run: &AnthropicRun, policy: &str) -> (usize, usize, f64) {
+/// Input cost in dollars of `served` at Claude Sonnet 4.5's price.
+fn input_cost(served: &[Served]) -> f64 {
+    let price = Price::from_spec(&sonnet_price(), &FieldPath::root()).expect("a valid price");
+    let a = served.iter().map(|s| s.accounting);
+    let tokens = a.fold(BilledTokens::default(), |t, a| {
+        BilledTokens::new(t.input + a.input_tokens, t.cached_input + a.cache_read, t.cache_write + a.cache_write, 0)
+    });
+    price.cost(tokens)
+}
+
+/// The invariants of one run, whatever its figures; returns (prompt tokens, tokens read).
+fn check(run: &AnthropicRun, policy: &str) -> (usize, usize) {
     let price = Price::from_spec(&sonnet_price(), &FieldPath::root()).expect("a valid price");
     assert_eq!(run.served.len(), run.reported.len(), "{policy}: every request reached the server once");
-    let (mut prompt, mut read, mut cost) = (0, 0, 0.0);
+    let (mut prompt, mut read) = (0, 0);
     for (i, (served, reported)) in run.served.iter().zip(&run.reported).enumerate() {
         let a = served.accounting;
         assert!(a.prompt_tokens + served.max_tokens <= WINDOW as usize, "{policy} #{i}: {a:?} over the window");
@@ -106,9 +116,8 @@ fn check(run: &AnthropicRun, policy: &str) -> (usize, usize, f64) {
         assert_eq!(spend.nano_usd, (price.cost(tokens) * 1e9).round() as u64, "{policy} #{i}");
         prompt += a.prompt_tokens;
         read += a.cache_read;
-        cost += price.cost(BilledTokens::new(a.input_tokens, a.cache_read, a.cache_write, 0));
     }
-    (prompt, read, cost)
+    (prompt, read)
 }
 
 #[test]
@@ -116,20 +125,42 @@ fn fold_trimming_keeps_anthropics_prompt_cache_within_the_window() {
     const TURNS: usize = 40;
     let oldest = run_anthropic(TURNS, "oldest_first", None);
     let fold = run_anthropic(TURNS, "fold", Some(50));
-    let (oldest_prompt, oldest_read, oldest_cost) = check(&oldest, "oldest_first");
-    let (fold_prompt, fold_read, fold_cost) = check(&fold, "fold");
+    let (oldest_prompt, oldest_read) = check(&oldest, "oldest_first");
+    let (fold_prompt, fold_read) = check(&fold, "fold");
     // Two requests a turn: a search, then the answer.
     assert_eq!(oldest.served.len(), 2 * TURNS);
     assert_eq!(fold.served.len(), 2 * TURNS);
     let share = |read: usize, prompt: usize| read as f64 / prompt as f64;
     let (oldest_share, fold_share) = (share(oldest_read, oldest_prompt), share(fold_read, fold_prompt));
+    let (oldest_cost, fold_cost) = (input_cost(&oldest.served), input_cost(&fold.served));
+    // Until the history is first trimmed, both policies send the same requests.
+    let same = oldest.served.iter().zip(&fold.served).take_while(|(o, f)| o == f).count();
+    assert!(same > 0 && same < 2 * TURNS && same % 2 == 0, "the policies part at the start of a turn: {same}");
+    let (oldest_trimmed, fold_trimmed) = (input_cost(&oldest.served[same..]), input_cost(&fold.served[same..]));
     println!(
         "oldest_first: {oldest_prompt} prompt tokens, {:.1}% read from the cache, input ${oldest_cost:.4}; \
-         fold 50%: {fold_prompt}, {:.1}%, ${fold_cost:.4}; ratio {:.2}",
+         fold 50%: {fold_prompt}, {:.1}%, ${fold_cost:.4}; ratio {:.2}, {:.2} from turn {} on",
         100.0 * oldest_share,
         100.0 * fold_share,
-        fold_cost / oldest_cost
+        fold_cost / oldest_cost,
+        fold_trimmed / oldest_trimmed,
+        same / 2
     );
     assert!(fold_share >= oldest_share, "fold caches a smaller share: {fold_share} < {oldest_share}");
     assert!(fold_cost <= oldest_cost, "fold's input costs more: {fold_cost} > {oldest_cost}");
+    // The goal (issue 27: at most half oldest-first's input cost), on the turns where the policies
+    // differ. Once the history is full, oldest-first drops its oldest turn on every turn, so each
+    // turn's first request reads only the tools and system prompt (about 1,200 tokens, at 0.1×)
+    // and writes the whole history and question again (about 2,750, at 1.25×); the fold cuts the
+    // history to half once every five turns (writing about 1,500 then) and otherwise writes only
+    // the previous answer and the new question (about 300). Both write the search call and its
+    // result (about 430) in the second request and read the rest. Per five turns that is about
+    // 4,900 written and 30,500 read against 15,900 and 25,700: a ratio near 0.41, which the
+    // five-turn cycle of cuts keeps from turn to turn. Over the whole conversation the ten turns
+    // before the first cut, identical under both policies, raise it to about 0.47 — too close to
+    // the goal to assert with a margin, so the whole-conversation ratio is printed, not asserted.
+    assert!(
+        fold_trimmed <= 0.5 * oldest_trimmed,
+        "fold's input cost after the first trim is {fold_trimmed:.4}, over half of oldest-first's {oldest_trimmed:.4}"
+    );
 }
