@@ -1,100 +1,59 @@
 //! What history trimming does to the prompt cache: a 40-turn agent conversation, run once with
-//! `history_trim: oldest_first` and once with `history_trim: fold`, against a scripted server
-//! that applies OpenAI's prefix-cache rule, priced at gpt-4.1's list price from ctx's table.
+//! `history_trim: oldest_first` and once per low-water mark with `history_trim: fold`, against
+//! two scripted servers: one that applies OpenAI's prefix-cache rule, priced at gpt-4.1's and
+//! gpt-5's list prices from ctx's table, and one that applies Anthropic's prompt-caching
+//! breakpoints to what ctx's real `AnthropicClient` sends, priced at Claude Sonnet 4.5's list
+//! price declared in the pipeline. The conversation is the same for every row
+//! (`tests/prompt_cache_support`).
 //!
-//! A measurement of tokens and dollars, not of time, so it prints a table instead of timing
-//! anything (`cargo bench -p ctx-runtime --bench prompt_cache`). Every figure comes from exact
-//! counts; every request is checked against the window.
+//! A measurement of tokens and dollars, not of time, so it prints tables instead of timing
+//! anything (`cargo bench -p ctx-runtime --bench prompt_cache --features anthropic`). Every
+//! figure comes from counts; every request is checked against the window.
 //!
-//! The server's cache rule (OpenAI's published one): a request reuses the longest prefix it
-//! shares with an earlier request of the conversation, counted in whole 128-token steps, once
-//! that prefix is at least 1,024 tokens; the tool schemas come first in the prefix, then the
-//! messages. The shared prefix is measured in whole messages (a message that differs anywhere
-//! counts as not shared), which slightly understates the hits of both policies alike.
+//! OpenAI's rule (its published one): a request reuses the longest prefix it shares with an
+//! earlier request of the conversation, counted in whole 128-token steps, once that prefix is at
+//! least 1,024 tokens; the tool schemas come first in the prefix, then the messages. The shared
+//! prefix is measured in whole messages (a message that differs anywhere counts as not shared),
+//! which slightly understates the hits of both policies alike. Cache writes cost the input price.
 //!
-//! The conversation: a system prompt, one `search_docs` tool, and per turn one question, one tool
-//! call with its retrieved result, and an answer. The history keeps the questions and answers
-//! (`max_history_tokens` 4,000 in a 16,384-token window); once it is full, oldest-first drops a
-//! turn from the front on every turn, so each turn's first request shares only the system prompt
-//! and the tools with anything the server has seen, while a fold cuts the history to half its
-//! budget once and then only appends to it.
+//! Anthropic's rules (`prompt_cache_support::anthropic_server`, with the page they follow):
+//! prefixes in the order tools → system → messages, cached only at the `cache_control`
+//! breakpoints ctx places (after the tools, the system prompt, the history and the whole prompt),
+//! each looked up back to 20 blocks before it; a miss writes the prefix at 1.25× input, a hit
+//! reads it at 0.1×; nothing under 1,024 tokens is cached. Token counts there are ctx's
+//! `o200k_base` (Anthropic's tokenizer is not public), for both policies alike; the pipeline
+//! itself counts the Claude model as ctx does without a key (`o200k_base` + 30%).
+//!
+//! Once the history is full, oldest-first drops a turn from the front on every turn, so each
+//! turn's first request shares only the system prompt and the tools with anything the server has
+//! seen, while a fold cuts the history to its low-water mark once and then only appends to it.
+
+#[path = "../tests/prompt_cache_support/mod.rs"]
+mod prompt_cache_support;
 
 use std::sync::Mutex;
 
 use ctx_runtime::config::{BilledTokens, Price};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
-use ctx_runtime::pipeline::{
-    AgentSpec, BoxError, CallModelSpec, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec,
-    SettingsSpec, StepDef, StepDetail, StepEnv, StepKind, ToolHandlers, ToolOutput, ToolRequest, ToolSpec,
-    UserPartSpec,
-};
+use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline, ModelSpec, StepDetail, StepEnv};
 use ctx_runtime::{ChatMessage, PipelineState, TokenCounter, ToolCall};
+use prompt_cache_support::{Docs, HISTORY, SONNET, WINDOW, answer, definition, question, search_arguments};
 
 const TURNS: usize = 40;
-const WINDOW: i64 = 16_384;
-const HISTORY: i64 = 4_000;
-const OUTPUT: i64 = 600;
 /// OpenAI's rule: no cache below this prefix length, and hits in steps of `CACHE_STEP`.
 const CACHE_MIN: usize = 1_024;
 const CACHE_STEP: usize = 128;
-const MODEL: &str = "gpt-4.1";
-
-const SEARCH_PARAMETERS: &str = r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for in the product documentation"}},"required":["query"]}"#;
-
-fn system_prompt() -> String {
-    let rules = [
-        "You are the support assistant of a workflow automation platform.",
-        "Answer from the documentation the search tool returns, and cite the article ids you used.",
-        "When the documentation does not answer the question, say so and suggest what to search next.",
-        "Keep answers short: a paragraph, then the steps as a numbered list when there are steps.",
-        "Never invent configuration keys, menu names or version numbers.",
-    ];
-    let mut text = rules.join("\n");
-    // A realistic instruction block: the product's glossary, which every answer must respect.
-    for (i, term) in ["workflow", "process", "record template", "account", "role", "integration", "connector"]
-        .iter()
-        .cycle()
-        .take(60)
-        .enumerate()
-    {
-        text.push_str(&format!(
-            "\nGlossary {i}: a {term} is configured from the administration area; see its article."
-        ));
-    }
-    text
-}
-
-fn definition(policy: &str, low_water: Option<i64>) -> PipelineDef {
-    PipelineDef::new("Support")
-        .model(ModelSource::Inline(
-            ModelSpec::default().model(Some(MODEL.into())).context_window(Some(WINDOW)).max_tokens(Some(OUTPUT)),
-        ))
-        .settings(
-            SettingsSpec::default()
-                .max_context_tokens(Some(1))
-                .max_history_tokens(Some(HISTORY))
-                .budget_safety_margin_tokens(Some(128))
-                .history_trim(Some(policy.into()))
-                .history_low_water_percent(low_water),
-        )
-        .prompts(vec![PromptSpec::new("answer", Some(system_prompt()))])
-        .steps(vec![StepDef::new(
-            "answer",
-            StepKind::Agent(AgentSpec::new(
-                CallModelSpec::new("answer", "end")
-                    .max_output_tokens(Some(OUTPUT))
-                    .user_parts(vec![UserPartSpec::new("user_question", "{}")])
-                    .use_history(true),
-                vec![ToolSpec::new("search_docs", "Search the product documentation", SEARCH_PARAMETERS)],
-                3,
-            )),
-        )])
-}
+/// The OpenAI models priced, both from ctx's table: their cache discounts differ (25% and 10%
+/// of the input price).
+const OPENAI_MODELS: [&str; 2] = ["gpt-4.1", "gpt-5"];
+const POLICIES: [(&str, Option<i64>); 4] =
+    [("oldest_first", None), ("fold", Some(30)), ("fold", Some(50)), ("fold", Some(70))];
 
 /// A server with OpenAI's prefix cache: remembers every prompt of the conversation (as the tool
 /// schemas and the messages), reports the cached part of each new one in its usage, calls the
 /// search tool once per question and then answers.
 struct CachingServer {
+    model: &'static str,
     counter: TokenCounter,
     seen: Mutex<Vec<ChatRequest>>,
     /// (prompt tokens, cached tokens) of each request, and whether it was within the window.
@@ -119,14 +78,14 @@ impl CachingServer {
 
 impl ChatModel for CachingServer {
     fn model_name(&self) -> &str {
-        MODEL
+        self.model
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let prompt_tokens = self
             .counter
             .count_request(&request.messages, &request.tools)
-            .map_err(|source| ModelError::Tokenizer { model: MODEL.into(), source })?;
+            .map_err(|source| ModelError::Tokenizer { model: self.model.into(), source })?;
         let mut seen = self.seen.lock().unwrap();
         let shared = seen.iter().map(|earlier| self.shared_prefix(request, earlier)).max().unwrap_or(0);
         let cached = if shared >= CACHE_MIN { shared / CACHE_STEP * CACHE_STEP } else { 0 };
@@ -137,20 +96,9 @@ impl ChatModel for CachingServer {
         let turn = question.map(|q| q.content.clone()).unwrap_or_default();
         let searched = request.messages.last().is_some_and(|m| m.role == ctx_runtime::Role::Tool);
         let (content, tool_calls) = if searched || request.tools.is_empty() {
-            let answer = format!(
-                "{turn} The documentation covers this in the administration area: open the settings, choose the \
-                 record template, and configure the workflow step that handles it. Steps: 1. open the template; \
-                 2. add the step; 3. publish. Sources: kb-{}.",
-                seen.len()
-            );
-            (answer.repeat(4), Vec::new())
+            (answer(&turn, seen.len()), Vec::new())
         } else {
-            let call = ToolCall::new(
-                format!("call_{}", seen.len()),
-                "search_docs",
-                format!("{{\"query\":\"{}\"}}", turn.replace('"', "")),
-            );
-            (String::new(), vec![call])
+            (String::new(), vec![ToolCall::new(format!("call_{}", seen.len()), "search_docs", search_arguments(&turn))])
         };
         let completion_tokens = self.counter.count(&content).unwrap_or(0)
             + tool_calls.iter().map(|c: &ToolCall| self.counter.count(&c.arguments).unwrap_or(0)).sum::<usize>();
@@ -161,21 +109,7 @@ impl ChatModel for CachingServer {
     }
 }
 
-/// Returns a few hundred tokens of documentation per search.
-struct Docs;
-
-impl ToolHandlers for Docs {
-    async fn call(&self, _step: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
-        let line = format!(
-            "Article for {}: the administration area lists every record template; a workflow step is added \
-             from the template's designer and takes effect when the template is published.\n",
-            request.arguments
-        );
-        Ok(ToolOutput::Text(line.repeat(8)))
-    }
-}
-
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Totals {
     requests: usize,
     input: usize,
@@ -184,19 +118,22 @@ struct Totals {
     within: bool,
 }
 
-fn run(policy: &str, low_water: Option<i64>, price: &Price) -> Totals {
-    let p = LoadedPipeline::load(definition(policy, low_water), LoadOptions::new()).expect("the pipeline loads");
+fn run_openai(model: &'static str, policy: &str, low_water: Option<i64>, price: &Price) -> Totals {
+    let def = definition(ModelSpec::default().model(Some(model.into())), policy, low_water);
+    let p = LoadedPipeline::load(def, LoadOptions::new()).expect("the pipeline loads");
     assert_eq!(p.price(), Some(*price), "the ledger prices at the table's price");
-    let server =
-        CachingServer { counter: p.counter().clone(), seen: Mutex::new(Vec::new()), log: Mutex::new(Vec::new()) };
+    let server = CachingServer {
+        model,
+        counter: p.counter().clone(),
+        seen: Mutex::new(Vec::new()),
+        log: Mutex::new(Vec::new()),
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
     let env = StepEnv::builder().model(&server).tools(&Docs);
     let mut history: Vec<ChatMessage> = Vec::new();
     let mut totals = Totals { within: true, ..Totals::default() };
     for turn in 0..TURNS {
-        let mut state = PipelineState::new(format!(
-            "Question {turn}: how do I configure the approval workflow for record template number {turn}?"
-        ));
+        let mut state = PipelineState::new(question(turn));
         state.history_dialog = history;
         let (state, reports) = runtime.block_on(p.run(state, &env)).expect("the turn runs");
         history = state.history_dialog;
@@ -218,45 +155,127 @@ fn run(policy: &str, low_water: Option<i64>, price: &Price) -> Totals {
     totals
 }
 
-fn main() {
-    // `cargo test --benches` runs benches with `--bench` absent; the simulation is cheap either way.
-    let price = Price::for_model(MODEL).expect("gpt-4.1 is in the price table");
+fn label(policy: &str, low_water: Option<i64>) -> String {
+    match low_water {
+        Some(p) => format!("{policy} {p}%"),
+        None => policy.to_owned(),
+    }
+}
+
+fn openai_table() {
     println!(
-        "prompt cache, {TURNS}-turn agent conversation, window {WINDOW}, max_history_tokens {HISTORY}, \
-         {MODEL} at ${}/M input, ${}/M cached input (table of {})",
-        price.input,
-        price.cached_input,
+        "\nOpenAI's prefix-cache rule (>= {CACHE_MIN} tokens, {CACHE_STEP}-token steps), ctx's price table of {}",
         ctx_runtime::config::PRICE_TABLE_DATE
     );
-    let counter = ctx_runtime::TokenCounter::for_model(MODEL).expect("a known model");
-    println!("system prompt: {} tokens", counter.count(&system_prompt()).expect("counted"));
     println!(
-        "{:<14} {:>8} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}",
-        "policy", "requests", "input tok", "cached tok", "cached", "input $", "total $", "window"
+        "{:<8} {:<14} {:>8} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>6}",
+        "model", "policy", "requests", "input tok", "cached tok", "cached", "input $", "total $", "vs oldest", "window"
     );
-    let mut input_costs = Vec::new();
-    for (policy, low_water) in [("oldest_first", None), ("fold", Some(30)), ("fold", Some(50)), ("fold", Some(70))] {
-        let t = run(policy, low_water, &price);
-        let label = match low_water {
-            Some(p) => format!("{policy} {p}%"),
-            None => policy.to_owned(),
-        };
-        let input_cost = price.cost(BilledTokens::new(t.input - t.cached, t.cached, 0, 0));
-        input_costs.push(input_cost);
+    let mut tokens_of_policy: Vec<(usize, usize)> = Vec::new();
+    for (m, model) in OPENAI_MODELS.into_iter().enumerate() {
+        let price = Price::for_model(model).expect("the model is in the price table");
+        let mut oldest = None;
+        for (i, (policy, low_water)) in POLICIES.into_iter().enumerate() {
+            let t = run_openai(model, policy, low_water, &price);
+            assert!(t.within, "{model} {policy}: a request exceeded the window");
+            // The same conversation for every model: the tokens do not depend on the price.
+            if m == 0 {
+                tokens_of_policy.push((t.input, t.cached));
+            } else {
+                assert_eq!(tokens_of_policy[i], (t.input, t.cached), "{model} {policy}: another conversation");
+            }
+            let input_cost = price.cost(BilledTokens::new(t.input - t.cached, t.cached, 0, 0));
+            let base = *oldest.get_or_insert(input_cost);
+            println!(
+                "{:<8} {:<14} {:>8} {:>10} {:>10} {:>6.1}% {:>9.4} {:>9.4} {:>9.2} {:>6}",
+                model,
+                label(policy, low_water),
+                t.requests,
+                t.input,
+                t.cached,
+                100.0 * t.cached as f64 / t.input.max(1) as f64,
+                input_cost,
+                t.spend_nano_usd as f64 / 1e9,
+                input_cost / base,
+                "ok"
+            );
+        }
         println!(
-            "{:<14} {:>8} {:>12} {:>12} {:>7.1}% {:>12.4} {:>12.4} {:>7}",
-            label,
-            t.requests,
-            t.input,
-            t.cached,
-            100.0 * t.cached as f64 / t.input.max(1) as f64,
-            input_cost,
-            t.spend_nano_usd as f64 / 1e9,
-            if t.within { "ok" } else { "OVER" }
+            "({model}: ${}/M input, ${}/M cached input, ${}/M output)",
+            price.input, price.cached_input, price.output
         );
-        assert!(t.within, "{policy}: a request exceeded the window");
     }
-    for (i, p) in [30, 50, 70].iter().enumerate() {
-        println!("fold {p}% input cost / oldest-first input cost: {:.2}", input_costs[i + 1] / input_costs[0]);
+}
+
+fn anthropic_table() {
+    let price = Price::from_spec(&prompt_cache_support::sonnet_price(), &ctx_runtime::FieldPath::root())
+        .expect("a valid price");
+    println!(
+        "\nAnthropic's breakpoints (ctx's AnthropicClient, >= 1,024-token prefixes, 20-block lookback), {SONNET} at \
+         ${}/M input, ${}/M cache read, ${}/M cache write (5 min), ${}/M output",
+        price.input, price.cached_input, price.cache_write, price.output
+    );
+    println!(
+        "{:<14} {:>8} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>6}",
+        "policy",
+        "requests",
+        "input tok",
+        "read tok",
+        "write tok",
+        "cached",
+        "input $",
+        "total $",
+        "vs oldest",
+        "window"
+    );
+    let mut oldest = None;
+    for (policy, low_water) in POLICIES {
+        let run = prompt_cache_support::run_anthropic(TURNS, policy, low_water);
+        assert_eq!(run.served.len(), run.reported.len(), "every request reached the server once");
+        let (mut input, mut read, mut write, mut uncached, mut ledger) = (0, 0, 0, 0, 0u64);
+        for (served, reported) in run.served.iter().zip(&run.reported) {
+            let a = served.accounting;
+            assert!(a.prompt_tokens + served.max_tokens <= WINDOW as usize, "{policy}: over the window");
+            assert!(reported.prompt_tokens + reported.max_output_tokens <= WINDOW as usize, "{policy}: over");
+            assert!(a.breakpoints <= 4, "{policy}: {} breakpoints", a.breakpoints);
+            let spend = reported.spend.expect("a priced model: every request has its spend");
+            // The ledger bills what the server reported: cache reads and writes apart.
+            assert_eq!(
+                spend.billed,
+                BilledTokens::new(a.input_tokens, a.cache_read, a.cache_write, served.output_tokens)
+            );
+            input += a.prompt_tokens;
+            read += a.cache_read;
+            write += a.cache_write;
+            uncached += a.input_tokens;
+            ledger += spend.nano_usd;
+        }
+        let input_cost = price.cost(BilledTokens::new(uncached, read, write, 0));
+        let base = *oldest.get_or_insert(input_cost);
+        println!(
+            "{:<14} {:>8} {:>10} {:>10} {:>10} {:>6.1}% {:>9.4} {:>9.4} {:>9.2} {:>6}",
+            label(policy, low_water),
+            run.served.len(),
+            input,
+            read,
+            write,
+            100.0 * read as f64 / input.max(1) as f64,
+            input_cost,
+            ledger as f64 / 1e9,
+            input_cost / base,
+            "ok"
+        );
     }
+}
+
+fn main() {
+    // `cargo test --benches` runs benches with `--bench` absent; the simulation is cheap either way.
+    let counter = TokenCounter::for_model("gpt-4.1").expect("a known model");
+    println!(
+        "prompt cache, {TURNS}-turn agent conversation, window {WINDOW}, max_history_tokens {HISTORY}; system \
+         prompt {} tokens (o200k_base)",
+        counter.count(&prompt_cache_support::system_prompt()).expect("counted")
+    );
+    openai_table();
+    anthropic_table();
 }
