@@ -324,10 +324,10 @@ impl Ranks {
                 }
             }
             len => {
-                let (_, next) = self.merge_long(piece);
+                let (_, starts) = self.merge_long(piece);
                 let mut at = 0;
                 while at < len {
-                    let end = next[at] as usize;
+                    let end = starts.after(at);
                     push(&piece[at..end]);
                     at = end;
                 }

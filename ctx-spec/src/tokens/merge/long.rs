@@ -6,40 +6,82 @@ use super::{NONE, Ranks};
 /// Pairs per leaf of the tournament tree: two cache lines of ranks.
 const LONG_BLOCK: usize = 32;
 
+/// Where the parts of a long piece start, one bit per byte, and a last bit set at the piece's
+/// end.
+pub(super) struct Starts(Vec<u64>);
+
+impl Starts {
+    /// Every byte a part of its own.
+    fn all(n: usize) -> Self {
+        Starts(vec![!0; (n + 1).div_ceil(64)])
+    }
+
+    fn clear(&mut self, p: usize) {
+        self.0[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The start of the part after the one starting at `p` (the piece's length after the last).
+    ///
+    /// A part is a token, at most 255 bytes: the search reads a few words.
+    #[inline]
+    pub(super) fn after(&self, p: usize) -> usize {
+        let mut i = p + 1;
+        loop {
+            let w = i / 64;
+            let bits = self.0[w] >> (i % 64);
+            if bits != 0 {
+                return i + bits.trailing_zeros() as usize;
+            }
+            i = (w + 1) * 64;
+        }
+    }
+
+    /// The start of the part before the one starting at `p`, if there is one.
+    #[inline]
+    fn before(&self, p: usize) -> Option<usize> {
+        let mut i = p.checked_sub(1)?;
+        loop {
+            let w = i / 64;
+            let bits = self.0[w] << (63 - i % 64);
+            if bits != 0 {
+                return Some(i - bits.leading_zeros() as usize);
+            }
+            i = (w * 64).checked_sub(1)?;
+        }
+    }
+}
+
 impl Ranks {
-    /// tiktoken's merge for a piece of any length: returns the number of parts left and `next`,
-    /// where following `next` from 0 visits the parts' starts (`next[p]` is the start of the
-    /// part after the one starting at `p`, the piece's length after the last).
+    /// tiktoken's merge for a piece of any length: returns the number of parts left and where
+    /// they start ([`Starts::after`] from 0 visits them).
     ///
-    /// Parts are spans of the piece; the pair starting at part `p` is `p` and the part after
-    /// it, its rank the rank of the two spans' bytes together (the concatenation is a token, or
-    /// there is no merge). `pair[p]` always holds the rank of the pair starting at `p` now
-    /// ([`NONE`] when there is none or `p` is no longer a part start): a merge changes only the
-    /// pair it merges (gone), the pair starting at the merged part and the pair before it, and
-    /// all three are recomputed. The candidates are kept in a tournament tree: the positions
-    /// in blocks of [`LONG_BLOCK`], each leaf the smallest `rank << 32 | position` of its
-    /// block (found by scanning the block's ranks), each inner node the smaller of its two
-    /// children, and every block a merge changes is scanned again and its path updated. So the
-    /// root is always the smallest key over the current pairs: the lowest rank, and among
-    /// equal ranks the smallest start, which is the leftmost pair — tiktoken's choice at every
-    /// step, hence the same merges in the same order.
+    /// Parts are spans of the piece, their starts kept as bits; the pair starting at part `p`
+    /// is `p` and the part after it, its rank the rank of the two spans' bytes together (the
+    /// concatenation is a token, or there is no merge). `pair[p]` always holds the rank of the
+    /// pair starting at `p` now ([`NONE`] when there is none or `p` is no longer a part start):
+    /// a merge changes only the pair it merges (gone), the pair starting at the merged part and
+    /// the pair before it, and all three are recomputed. The candidates are kept in a
+    /// tournament tree: the positions in blocks of [`LONG_BLOCK`], each leaf the smallest
+    /// `rank << 32 | position` of its block (found by scanning the block's ranks), each inner
+    /// node the smaller of its two children, and every block a merge changes is scanned again
+    /// and its path updated. So the root is always the smallest key over the current pairs:
+    /// the lowest rank, and among equal ranks the smallest start, which is the leftmost pair —
+    /// tiktoken's choice at every step, hence the same merges in the same order.
     ///
-    /// Why a tree over blocks rather than a heap of candidates: a merge of a long piece lands
-    /// anywhere in it, and a heap's pop walks a path of cache lines as long as the piece is
-    /// big (one piece of megabytes of letters ran ×23 slower for ×10 the input). A block is
-    /// two cache lines of `pair`, which the merge has just touched, and the tree takes at most
-    /// one byte per byte of the piece, its upper levels in cache; an update stops where a
-    /// node's value does not change.
-    pub(crate) fn merge_long(&self, piece: &[u8]) -> (usize, Vec<u32>) {
-        const END: u32 = u32::MAX;
+    /// Why this shape: a merge of a long piece lands anywhere in it, so what it reads should be
+    /// few cache lines. A heap of candidates walks a path as long as the piece is big (one
+    /// piece of megabytes of letters ran ×23 slower for ×10 the input), and arrays of next and
+    /// previous parts cost 8 bytes a byte; here a block is two cache lines of `pair`, which the
+    /// merge has just touched, the starts an eighth of the piece's size, and the tree at most
+    /// its size, its upper levels in cache; an update stops where a node's value does not
+    /// change.
+    pub(super) fn merge_long(&self, piece: &[u8]) -> (usize, Starts) {
         const EMPTY: u64 = u64::MAX;
         let n = piece.len();
         // Positions share a key with the rank. A backend call turns this panic into
         // `TokenError::Backend`; no text has a 4 GiB piece in practice.
-        assert!(n < END as usize, "a pre-tokenizer piece of 4 GiB or more cannot be merged");
-        let n32 = n as u32;
-        let mut next: Vec<u32> = (1..=n32).collect();
-        let mut prev: Vec<u32> = (0..n32).map(|i| i.wrapping_sub(1)).collect();
+        assert!(n < u32::MAX as usize, "a pre-tokenizer piece of 4 GiB or more cannot be merged");
+        let mut starts = Starts::all(n);
         let mut pair: Vec<u32> =
             (0..n).map(|i| if i + 1 < n { self.rank_or_none(&piece[i..i + 2]) } else { NONE }).collect();
         let blocks = n.div_ceil(LONG_BLOCK).max(1);
@@ -77,35 +119,30 @@ impl Ranks {
         };
         let mut parts = n;
         while tree[1] != EMPTY {
-            let at = tree[1] as u32;
-            let p = at as usize;
+            let p = tree[1] as u32 as usize;
             // The root is a current pair: it has a part after it.
-            let right = next[p] as usize;
-            let after = next[right];
-            next[p] = after;
-            if after < n32 {
-                prev[after as usize] = at;
-            }
+            let right = starts.after(p);
+            let after = starts.after(right);
+            starts.clear(right);
             pair[right] = NONE;
             parts -= 1;
-            pair[p] = if after < n32 { self.rank_or_none(&piece[p..next[after as usize] as usize]) } else { NONE };
-            let left = prev[p];
-            if left != END {
-                let l = left as usize;
-                pair[l] = self.rank_or_none(&piece[l..after as usize]);
+            pair[p] = if after < n { self.rank_or_none(&piece[p..starts.after(after)]) } else { NONE };
+            let left = starts.before(p);
+            if let Some(l) = left {
+                pair[l] = self.rank_or_none(&piece[l..after]);
             }
             let (bp, br) = (p / LONG_BLOCK, right / LONG_BLOCK);
             update(&mut tree, &pair, bp);
             if br != bp {
                 update(&mut tree, &pair, br);
             }
-            if left != END {
-                let bl = left as usize / LONG_BLOCK;
-                if bl != bp && bl != br {
-                    update(&mut tree, &pair, bl);
-                }
+            if let Some(bl) = left.map(|l| l / LONG_BLOCK)
+                && bl != bp
+                && bl != br
+            {
+                update(&mut tree, &pair, bl);
             }
         }
-        (parts, next)
+        (parts, starts)
     }
 }
