@@ -1,5 +1,6 @@
 //! Start-up and peak memory of a fresh process that counts with one OpenAI encoding: ctx's
-//! `TokenCounter` beside bpe-openai's `Tokenizer::count`, the library ctx builds on.
+//! `TokenCounter` beside bpe-openai's `Tokenizer::count` (the library ctx counted with until it
+//! read the vocabularies itself).
 //!
 //! The bench starts itself again as a child for every measurement (`--child WHO ENCODING WHAT`),
 //! so each figure is a whole process: loading the vocabulary, building what counting needs, the

@@ -33,7 +33,7 @@ fn the_compiled_contract_says_its_counts_are_estimated() {
     let pipeline = ClaudeQa::new().expect("loads");
     let loaded = pipeline.pipeline();
     assert_eq!(loaded.contract_report().counting, Counting::Estimated { margin_percent: 30 });
-    assert_eq!(loaded.counter().backend_id(), "bpe-openai/o200k_base+30%");
+    assert_eq!(loaded.counter().backend_id(), "ctx/o200k_base+30%");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,8 +2,8 @@
 //!
 //! Every `cargo check` runs the macro in a new compiler process, and the macro's dependencies are
 //! built unoptimised, as cargo builds every proc macro in a dev profile: loading an OpenAI
-//! vocabulary there takes a few hundred milliseconds, most of the macro's time in the edit-check
-//! loop, even when no prompt changed. So the counts of the shared counters are saved in a file
+//! vocabulary there takes tens of milliseconds (a few hundred while ctx read bpe-openai's
+//! tables), most of the macro's time in the edit-check loop, even when no prompt changed. So the counts of the shared counters are saved in a file
 //! per encoding and ctx version and read back by the next compiler run: a prompt, frame or
 //! template counted once is never tokenized again, and when nothing that is counted changed, the
 //! vocabulary is not loaded at all. A count is the real tokenizer's, keyed by a 128-bit hash of

@@ -1,6 +1,6 @@
-//! Token counting: ctx's `TokenCounter` (bpe-openai pieces behind a piece cache and a whole-text
-//! count cache) against raw tiktoken-rs `encode_ordinary(..).len()` and bpe-openai's own
-//! `Tokenizer::count`, on the same texts in the same run.
+//! Token counting: ctx's `TokenCounter` (its own vocabularies, scanners and merge behind a piece
+//! cache and a whole-text count cache) against raw tiktoken-rs `encode_ordinary(..).len()` and
+//! bpe-openai's own `Tokenizer::count`, on the same texts in the same run.
 //!
 //! - `tokens/throughput/*`: the differential-test corpus (320 KB of prose, code, SQL, JSON,
 //!   logs, multilingual text, emoji and whitespace), as whole files and as 1 KB prompt-sized
@@ -22,7 +22,7 @@
 //! - `tokens/merge/*`: what a cold count spends its time on, the merge of each distinct piece:
 //!   bpe-openai's `count` against ctx's [`Ranks::count`] over the corpus's distinct pieces, by
 //!   piece length (≤ 8, 9–64, > 64 bytes), and on single pieces of 100 to 16,000 random letters;
-//!   the rank index's build time and memory go to stderr.
+//!   the vocabulary's load time (decompression and rank index) and memory go to stderr.
 //!
 //! Run briefly: `cargo bench -p ctx-runtime --bench tokens -- --warm-up-time 1 --measurement-time 3`.
 
@@ -376,24 +376,24 @@ fn merge(c: &mut Criterion) {
         let builds: Vec<Duration> = (0..5)
             .map(|_| {
                 let start = Instant::now();
-                black_box(Ranks::new(&bpe.bpe));
+                black_box(Ranks::build(encoding));
                 start.elapsed()
             })
             .collect();
-        let ranks = Ranks::new(&bpe.bpe);
+        let ranks = Ranks::build(encoding);
         let mut pieces: Vec<&str> = bpe.split(&corpus).collect();
         pieces.sort_unstable();
         pieces.dedup();
         let single = pieces.iter().filter(|p| ranks.rank(p.as_bytes()).is_some()).count();
         eprintln!(
-            "{encoding}: rank index built in {:.1?} (median of 5), {:.2} MiB; corpus: {} distinct pieces, {single} of them one token",
+            "{encoding}: vocabulary loaded and indexed in {:.1?} (median of 5), {:.2} MiB; corpus: {} distinct pieces, {single} of them one token",
             median(builds),
             ranks.memory_bytes() as f64 / 1048576.0,
             pieces.len(),
         );
         let mut g = c.benchmark_group(format!("tokens/merge/{encoding}"));
         g.sample_size(20);
-        // Long pieces that are not runs (where the heap merge stops and bpe-openai takes over).
+        // Long pieces that are not runs (the heap merge).
         let long_words: Vec<String> = [100, 300, 1000, 4000, 16000].map(letters).into();
         let buckets = [("le8", 1..=8), ("9-64", 9..=64), ("gt64", 65..=usize::MAX)].map(|(bucket, lengths)| {
             (bucket, pieces.iter().map(|p| p.as_bytes()).filter(|p| lengths.contains(&p.len())).collect::<Vec<_>>())

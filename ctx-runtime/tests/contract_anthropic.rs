@@ -38,7 +38,7 @@ fn step() -> CallModelSpec {
 fn a_claude_model_is_counted_with_the_declared_encoding_plus_the_margin_and_says_so() {
     let claude = model("claude-sonnet-4-5", 200_000);
     let counter = claude.counter();
-    assert_eq!(counter.backend_id(), "bpe-openai/o200k_base+30%");
+    assert_eq!(counter.backend_id(), "ctx/o200k_base+30%");
     assert_eq!(counter.format().counting(), Counting::Estimated { margin_percent: DEFAULT_ANTHROPIC_MARGIN_PERCENT });
     let exact = TokenCounter::for_encoding(Encoding::O200kBase);
     let raised = |n: usize| (n * 130).div_ceil(100);
@@ -75,5 +75,5 @@ fn a_claude_model_is_counted_with_the_declared_encoding_plus_the_margin_and_says
 fn only_claude_names_take_the_estimate() {
     assert_eq!(ChatFormat::for_model("claude-3-5-haiku-latest").counting(), Counting::Estimated { margin_percent: 30 });
     assert_eq!(ChatFormat::for_model("gpt-4o").counting(), Counting::Exact);
-    assert_eq!(model("gpt-4o-mini", 128_000).counter().backend_id(), "bpe-openai/o200k_base");
+    assert_eq!(model("gpt-4o-mini", 128_000).counter().backend_id(), "ctx/o200k_base");
 }

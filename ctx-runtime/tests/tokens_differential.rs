@@ -1,4 +1,4 @@
-//! Differential test: bpe-openai (the backend ctx counts with) against tiktoken-rs, token
+//! Differential test: ctx's own OpenAI backend (`BpeBackend`) against tiktoken-rs, token
 //! sequence for token sequence, on a committed corpus and on generated strings, under both
 //! encodings. Any disagreement is a counting bug in one of them.
 

@@ -312,7 +312,7 @@ mod tests {
     fn the_estimate_is_the_declared_count_with_the_margin_shown() {
         let exact = TokenCounter::for_encoding(Encoding::O200kBase);
         let est = estimated_counter(Encoding::O200kBase, 30);
-        assert_eq!(est.backend_id(), "bpe-openai/o200k_base+30%");
+        assert_eq!(est.backend_id(), "ctx/o200k_base+30%");
         assert_eq!(est.format().counting(), Counting::Estimated { margin_percent: 30 });
         let text = "The quick brown fox jumps over the lazy dog, again and again.";
         assert_eq!(est.count(text).unwrap(), with_margin(exact.count(text).unwrap(), 30));

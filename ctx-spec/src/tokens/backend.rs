@@ -1,21 +1,23 @@
 //! Tokenizer backends: one trait, two implementations.
 //!
-//! [`BpeBackend`] (bpe-openai) is the one ctx counts with: it produces the same token sequences as
-//! tiktoken-rs (the differential test in `tests/tokens_differential.rs` checks this on a corpus and
-//! on generated strings), it is linear on every input and it never panicked in our tests, where
-//! tiktoken-rs 0.12 overflows its regex's backtracking stack on a ~1 MB whitespace run and turns
-//! superlinear on long runs without spaces. `TiktokenBackend` (internal feature `__tiktoken`) is
-//! kept for the differential test and the benchmarks, behind the same trait.
+//! [`BpeBackend`] is the one ctx counts with, on its own copy of the OpenAI vocabularies
+//! (`openai_vocab.rs`), its own scanners and its own merge: it produces the same token sequences
+//! as tiktoken-rs (the differential test in `tests/tokens_differential.rs` checks this on a corpus
+//! and on generated strings, and ctx-spec's tests check against bpe-openai too), it is at most
+//! O(n log n) on every input and it never panicked in our tests, where tiktoken-rs 0.12 overflows
+//! its regex's backtracking stack on a ~1 MB whitespace run and turns superlinear on long runs
+//! without spaces. `TiktokenBackend` (internal feature `__tiktoken`) is kept for the differential
+//! test and the benchmarks, behind the same trait.
 //!
 //! Both backends turn a panic inside the tokenizer crate into [`TokenError::Backend`], so no input
 //! can unwind through ctx.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
 
 use super::encoding::Encoding;
 use super::incremental::{self, CountCheckpoint};
+use super::openai_vocab::{self, OpenAiVocab};
 use super::pieces::{self, PieceCache, PieceCounter};
 use crate::tokens::TokenError;
 
@@ -85,33 +87,13 @@ pub(super) fn guarded<T>(backend: &str, f: impl FnOnce() -> T) -> Result<T, Toke
     })
 }
 
-fn bpe_tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
-    match encoding {
-        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-        Encoding::O200kBase => bpe_openai::o200k_base(),
-    }
-}
-
-/// The longest token of `encoding`, in bytes (128 for both encodings), computed once from the
-/// vocabulary itself rather than typed here.
+/// The longest token of `encoding`, in bytes (128 for both encodings), read from the vocabulary
+/// itself rather than typed here.
 fn longest_token(encoding: Encoding) -> usize {
-    static LONGEST: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
-    let slot = match encoding {
-        Encoding::Cl100kBase => &LONGEST[0],
-        Encoding::O200kBase => &LONGEST[1],
-    };
-    *slot.get_or_init(|| {
-        let bpe = &bpe_tokenizer(encoding).bpe;
-        (0..bpe.num_tokens())
-            .filter_map(|id| u32::try_from(id).ok())
-            .map(|id| bpe.token_len(id))
-            .max()
-            .unwrap_or(1)
-            .max(1)
-    })
+    openai_vocab::vocab(encoding).longest().max(1)
 }
 
-/// The linear-time backend (bpe-openai). ctx's default.
+/// ctx's own backend for the OpenAI encodings. ctx's default.
 ///
 /// It counts piece by piece through the encoding's process-wide [`PieceCache`] (each distinct
 /// pre-tokenizer piece is merged once). Texts of at least
@@ -132,8 +114,8 @@ impl BpeBackend {
     /// `pipeline!` macro, whose saved counts spare each `cargo check` the load).
     pub fn new(encoding: Encoding) -> Self {
         let id = match encoding {
-            Encoding::Cl100kBase => "bpe-openai/cl100k_base",
-            Encoding::O200kBase => "bpe-openai/o200k_base",
+            Encoding::Cl100kBase => "ctx/cl100k_base",
+            Encoding::O200kBase => "ctx/o200k_base",
         };
         let slot = match encoding {
             Encoding::Cl100kBase => 0,
@@ -161,8 +143,8 @@ impl BpeBackend {
     }
 
     /// The vocabulary, loaded on first use.
-    fn tokenizer(&self) -> &'static bpe_openai::Tokenizer {
-        bpe_tokenizer(self.encoding)
+    fn tokenizer(&self) -> &'static OpenAiVocab {
+        openai_vocab::vocab(self.encoding)
     }
 
     fn decode_error(&self) -> TokenError {
@@ -182,14 +164,13 @@ impl TokenizerBackend for BpeBackend {
     }
 
     fn count(&self, text: &str) -> Result<usize, TokenError> {
-        // cl100k and o200k do not normalize (`normalize` borrows the text unchanged), so the
-        // pieces of the text as given are the pieces bpe-openai's own `count` sums.
-        let text = self.tokenizer().normalize(text);
+        // cl100k and o200k do not normalize: the pieces of the text as given are what tiktoken
+        // merges.
         guarded(self.id, || {
-            if self.threads > 1 && text.as_str().len() >= pieces::PARALLEL_MIN_BYTES {
-                pieces::count_parallel(self.tokenizer(), self.pieces, text.as_str(), self.threads)
+            if self.threads > 1 && text.len() >= pieces::PARALLEL_MIN_BYTES {
+                pieces::count_parallel(self.tokenizer(), self.pieces, text, self.threads)
             } else {
-                PieceCounter::new(self.tokenizer(), self.pieces, text.as_str().len()).count(text.as_str())
+                PieceCounter::new(self.tokenizer(), self.pieces, text.len()).count(text)
             }
         })
     }
@@ -197,18 +178,13 @@ impl TokenizerBackend for BpeBackend {
     /// Counts piece by piece (pre-tokenizer pieces are counted independently, so their counts
     /// add up exactly) and stops as soon as the pieces counted so far plus the least the rest
     /// can cost exceed `limit`.
-    ///
-    /// bpe-openai's own `count_till_limit` is not used: it gives up when a running count exceeds
-    /// the limit by a fixed buffer of 10 tokens, which its authors mark as unproven, so it could
-    /// answer `None` for a text that fits.
     fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
-        let longest = longest_token(self.encoding);
         let counted = guarded(self.id, || {
-            let normalized = self.tokenizer().normalize(text);
-            let mut counter = PieceCounter::new(self.tokenizer(), self.pieces, normalized.as_str().len());
+            let longest = longest_token(self.encoding);
+            let mut counter = PieceCounter::new(self.tokenizer(), self.pieces, text.len());
             let mut consumed = 0usize;
-            let mut rest = normalized.as_str().len();
-            for piece in super::pretokenize::split(self.tokenizer(), normalized.as_str()) {
+            let mut rest = text.len();
+            for piece in self.tokenizer().split(text) {
                 // The rest has at least ceil(rest / longest) tokens; ceil(r / l) > k iff r > k·l.
                 if consumed > limit || rest > (limit - consumed).saturating_mul(longest) {
                     return Some(None);
@@ -230,11 +206,7 @@ impl TokenizerBackend for BpeBackend {
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, TokenError> {
-        // bpe indexes its tables with the id: an id outside the vocabulary must not reach it.
-        let vocab = self.tokenizer().bpe.num_tokens();
-        if ids.iter().any(|&id| id as usize >= vocab) {
-            return Err(self.decode_error());
-        }
+        // An id outside the vocabulary, or bytes that are not UTF-8, decode to nothing.
         guarded(self.id, || self.tokenizer().decode(ids))?.ok_or_else(|| self.decode_error())
     }
 
@@ -311,7 +283,7 @@ impl TokenizerBackend for TiktokenBackend {
     }
 
     fn max_token_bytes(&self) -> Option<usize> {
-        // The same vocabulary as bpe-openai's (the differential test checks they agree).
+        // The same vocabulary as ctx's own (ctx-spec's tests check they agree, rank by rank).
         Some(longest_token(self.encoding))
     }
 }
@@ -324,10 +296,10 @@ mod tests {
     fn longest_token_is_read_from_the_vocabulary() {
         for e in Encoding::ALL {
             let longest = longest_token(e);
-            let bpe = &bpe_tokenizer(e).bpe;
-            let witness = (0..bpe.num_tokens() as u32).find(|&id| bpe.token_len(id) == longest);
-            assert!(witness.is_some(), "{e}: no token of {longest} bytes");
-            assert!((0..bpe.num_tokens() as u32).all(|id| bpe.token_len(id) <= longest));
+            let tokens = openai_vocab::vocab(e).ranks().tokens();
+            assert!(tokens.iter().any(|t| t.len() == longest), "{e}: no token of {longest} bytes");
+            assert!(tokens.iter().all(|t| t.len() <= longest));
+            assert_eq!(longest, 128, "{e}");
         }
     }
 

@@ -108,12 +108,12 @@ impl CountCache {
     /// use ctx::tokens::CountCache;
     ///
     /// let cache = CountCache::new(16);
-    /// cache.insert(cache.key("bpe-openai/cl100k_base", "hello world"), 2);
+    /// cache.insert(cache.key("ctx/cl100k_base", "hello world"), 2);
     /// let saved = cache.to_bytes();
     ///
     /// let again = CountCache::new(16);
     /// assert_eq!(again.read_bytes(&saved), 1);
-    /// assert_eq!(again.get(again.key("bpe-openai/cl100k_base", "hello world")), Some(2));
+    /// assert_eq!(again.get(again.key("ctx/cl100k_base", "hello world")), Some(2));
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(SAVED_MAGIC.len() + self.len() * SAVED_ENTRY);

@@ -26,6 +26,7 @@
 use super::TokenCounter;
 use super::char_classes::{CharClasses, LETTER, LOWER, NUMBER, SPACE, UPPER};
 use super::error::TokenError;
+use super::openai_vocab::OpenAiVocab;
 use super::pieces::{PieceCache, PieceCounter};
 
 /// Where the count of a growing text stands: the whole count, and a prefix whose pieces no append
@@ -168,18 +169,13 @@ pub(super) fn open_tail_start(text: &str, floor: usize) -> usize {
 
 /// Counts `text`, which extends the text `from` was taken of, re-splitting from `from`'s stable
 /// prefix.
-pub(super) fn advance(
-    tokenizer: &bpe_openai::Tokenizer,
-    cache: &PieceCache,
-    text: &str,
-    from: CountCheckpoint,
-) -> CountCheckpoint {
+pub(super) fn advance(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, from: CountCheckpoint) -> CountCheckpoint {
     let floor = from.stable_bytes;
     let open = open_tail_start(text, floor);
-    let mut counter = PieceCounter::new(tokenizer, cache, text.len() - floor);
+    let mut counter = PieceCounter::new(vocab, cache, text.len() - floor);
     let (mut at, mut tokens) = (floor, from.stable_tokens);
     let (mut stable_bytes, mut stable_tokens) = (floor, from.stable_tokens);
-    for piece in super::pretokenize::split(tokenizer, &text[floor..]) {
+    for piece in vocab.split(&text[floor..]) {
         if at <= open {
             (stable_bytes, stable_tokens) = (at, tokens);
         }

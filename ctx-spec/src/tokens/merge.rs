@@ -1,10 +1,8 @@
-//! tiktoken's byte-pair merge, on our own rank index, for the pieces the piece cache misses.
+//! tiktoken's byte-pair merge, on ctx's own rank index of the OpenAI vocabularies.
 //!
-//! A cold count spends most of its time merging the distinct pieces of a text. bpe-openai's
-//! `count` is linear in theory but pays a fixed cost on every piece (its backtracking encoder
-//! and automaton), and it backtracks badly on long runs of spaces. Most pieces are short, many
-//! are already one token, and the long ones are nearly all runs of one repeated byte. So
-//! [`Ranks::count`] answers, in order:
+//! A cold count spends most of its time merging the distinct pieces of a text. Most pieces are
+//! short, many are already one token, and the long ones are nearly all runs of one repeated
+//! byte. So [`Ranks::count`] answers, in order:
 //!
 //! 1. a piece that is itself a token counts 1 (tiktoken returns its rank without merging, and
 //!    every token of these vocabularies encodes to itself), one probe of the index;
@@ -14,8 +12,8 @@
 //!    they create can come first;
 //! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
 //!    merge as tiktoken does;
-//! 4. longer ones go to bpe-openai, which is linear on them (a heap of candidate pairs, as
-//!    tiktoken uses on long pieces, lost to it there and to the array merge below).
+//! 4. longer ones are merged with a tournament tree of candidate pairs
+//!    ([`Ranks::merge_long`]), in O(n log n) whatever the piece.
 //!
 //! The thresholds come from `tokens/merge` in `benches/tokens.rs`.
 //!
@@ -25,18 +23,20 @@
 //! tiktoken-rs.
 
 use std::hash::BuildHasher;
-use std::sync::OnceLock;
 
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use quick_cache::DefaultHashBuilder;
+
+use super::encoding::Encoding;
+use super::openai_vocab::{self, TokenBytes};
 
 /// No rank: the pair is not a token.
 const NONE: u32 = u32::MAX;
 
-/// The longest piece merged here when it is not a few runs; longer ones go to bpe-openai.
+/// The longest piece merged in an array when it is not a few runs; longer ones go to the tree
+/// merge ([`Ranks::merge_long`]).
 ///
-/// Up to this length the array merge beat a heap of candidate pairs; past it, on long pieces
-/// of letters, bpe-openai beat both (`tokens/merge` in `benches/tokens.rs`).
+/// Up to this length the array merge beat a heap of candidate pairs (`tokens/merge` in
+/// `benches/tokens.rs`).
 pub(crate) const SMALL_MAX: usize = 64;
 
 /// The run-by-run merge is tried on pieces of at least this many bytes...
@@ -45,7 +45,7 @@ pub(crate) const RUNS_MIN_LEN: usize = 32;
 /// ...made of at most this many runs of one repeated byte.
 pub(crate) const RUNS_MAX_BYTE_RUNS: usize = 8;
 
-/// The run-by-run merge gives up (and the array merge or bpe-openai takes over) past this many runs of
+/// The run-by-run merge gives up (and the array or tree merge takes over) past this many runs of
 /// identical parts, or this many steps: its cost is steps × runs, small only while both are.
 const RUNS_MAX_RUNS: usize = 32;
 const RUNS_MAX_STEPS: usize = 4096;
@@ -54,21 +54,20 @@ const RUNS_MAX_STEPS: usize = 4096;
 ///
 /// Tokens of at most 12 bytes (nearly all) are in a flat table whose slots hold the bytes, the
 /// length and the rank together (`ShortRanks`): one probe, usually one cache line, no pointer
-/// to follow, which is what makes the merge's many pair lookups cheaper than bpe-openai's count;
+/// to follow, which is what makes the merge's many pair lookups cheap;
 /// two-byte tokens, the first lookups of every merge, are also in a table indexed by the two
 /// bytes. Longer tokens go in an open-addressing table
 /// of `u32` slots, each holding a rank and the top bits of its bytes' hash; a probe whose hash
-/// bits match is confirmed against the vocabulary's own bytes (`BytePairEncoding::token_bytes`),
+/// bits match is confirmed against the vocabulary's own bytes ([`TokenBytes`]),
 /// so that table stores no keys and is at most half full. Beside them, for each byte value, the
 /// ranks of the tokens made of that byte repeated, by length (runs of spaces, `=`, `-`,
 /// newlines), for the run-by-run merge.
 ///
-/// Built once per process and encoding, on the first piece the piece cache misses. Measured by
-/// `tokens/merge` in `benches/tokens.rs` (it prints them) on the two-core benchmark machine:
-/// cl100k_base in about 4 ms into 2.3 MiB, o200k_base in about 9 ms into 4.4 MiB (3.4 and 6.6 MiB
-/// while the short tokens were a `HashMap`).
+/// Built once per process and encoding, when the first text is counted with it, from the token
+/// bytes embedded in ctx-spec (`openai_vocab.rs`); `tokens/merge` in `benches/tokens.rs` prints
+/// the load's time and the memory.
 pub struct Ranks {
-    bpe: &'static BytePairEncoding,
+    tokens: TokenBytes,
     short: ShortRanks,
     /// Tokens up to this many bytes are in `short` (12, or 0 for a vocabulary whose ranks do
     /// not fit its slots).
@@ -89,26 +88,23 @@ pub struct Ranks {
 
 impl std::fmt::Debug for Ranks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ranks")
-            .field("tokens", &self.bpe.num_tokens())
-            .field("memory_bytes", &self.memory_bytes())
-            .finish()
+        f.debug_struct("Ranks").field("tokens", &self.tokens.len()).field("memory_bytes", &self.memory_bytes()).finish()
     }
 }
 
 impl Ranks {
-    /// The index of `bpe`'s vocabulary, whose token ids are its merge ranks (so for
-    /// cl100k_base and o200k_base). Ids from `u32::MAX - 1` on, if any, are left out.
-    pub fn new(bpe: &'static BytePairEncoding) -> Self {
-        let tokens = bpe.num_tokens().min(u32::MAX as usize - 1);
+    /// The index of a vocabulary whose token ids are its merge ranks (so of cl100k_base and
+    /// o200k_base). Ids from `u32::MAX - 1` on, if any, are left out.
+    pub(super) fn new(vocab: TokenBytes) -> Self {
+        let tokens = vocab.len().min(u32::MAX as usize - 1);
         let short_max = if tokens <= short_ranks::MAX_RANK as usize + 1 { short_ranks::MAX_LEN } else { 0 };
-        let long = (0..tokens).filter(|&id| bpe.token_len(id as u32) > short_max).count();
+        let long = vocab.iter().take(tokens).filter(|bytes| bytes.len() > short_max).count();
         let size = (long * 2).next_power_of_two().max(16);
         // Rank + 1 needs `rank_bits`; the rest of the slot carries hash bits.
         let rank_bits = usize::BITS - tokens.leading_zeros();
         let tag_mask = if rank_bits >= 32 { 0 } else { !((1u32 << rank_bits) - 1) };
         let mut ranks = Ranks {
-            bpe,
+            tokens: vocab,
             short: ShortRanks::with_capacity(tokens - long),
             short_max,
             pairs: vec![NONE; 1 << 16].into_boxed_slice(),
@@ -120,8 +116,14 @@ impl Ranks {
             longest: 0,
         };
         let mut uniform: Vec<Vec<u32>> = vec![Vec::new(); 256];
+        // The index is filled from its own token store: each token's (at most 255) bytes are
+        // copied out while the tables change.
+        let mut buf = [0u8; 256];
         for id in (0..tokens).filter_map(|id| u32::try_from(id).ok()) {
-            let bytes = bpe.token_bytes(id);
+            let Some(token) = ranks.tokens.get(id) else { continue };
+            let Some(bytes) = buf.get_mut(..token.len()) else { continue };
+            bytes.copy_from_slice(token);
+            let bytes = &*bytes;
             let Some(&first) = bytes.first() else { continue };
             ranks.longest = ranks.longest.max(bytes.len());
             if let &[a, b] = bytes {
@@ -145,9 +147,31 @@ impl Ranks {
         ranks
     }
 
-    /// Bytes held by the index (its tables).
+    /// The vocabulary of `encoding`, read and indexed now (not the process-wide one: for
+    /// `benches/tokens.rs`, which times the load).
+    pub fn build(encoding: Encoding) -> Self {
+        Ranks::new(openai_vocab::token_bytes(encoding))
+    }
+
+    /// The process-wide index of `encoding`, loaded on first use.
+    pub fn shared(encoding: Encoding) -> &'static Self {
+        openai_vocab::vocab(encoding).ranks()
+    }
+
+    /// The token bytes, by rank.
+    pub fn tokens(&self) -> &TokenBytes {
+        &self.tokens
+    }
+
+    /// The byte length of the longest token.
+    pub fn longest(&self) -> usize {
+        self.longest
+    }
+
+    /// Bytes held by the index (its tables) and the token bytes.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
+            + self.tokens.memory_bytes()
             + self.short.memory_bytes()
             + self.slots.len() * 4
             + self.pairs.len() * 4
@@ -195,7 +219,7 @@ impl Ranks {
             }
             if slot & self.tag_mask == tag {
                 let rank = (slot & !self.tag_mask) - 1;
-                if self.bpe.token_bytes(rank) == bytes {
+                if self.tokens.get(rank) == Some(bytes) {
                     return Some(rank);
                 }
             }
@@ -225,7 +249,7 @@ impl Ranks {
                 } else if len <= SMALL_MAX {
                     self.count_small(piece)
                 } else {
-                    self.bpe.count(piece)
+                    self.merge_long(piece).0
                 }
             }
         }
@@ -233,14 +257,22 @@ impl Ranks {
 
     /// tiktoken's merge as tiktoken runs it: parts in an array, a scan for the leftmost
     /// lowest-ranked pair, one merge, the two neighbouring pairs re-ranked. Pieces longer than
-    /// [`SMALL_MAX`] bytes go to bpe-openai.
+    /// [`SMALL_MAX`] bytes go to the tree merge.
     pub(crate) fn count_small(&self, piece: &[u8]) -> usize {
-        let n = piece.len();
-        if n > SMALL_MAX {
-            return self.bpe.count(piece);
+        if piece.len() > SMALL_MAX {
+            return self.merge_long(piece).0;
         }
-        // starts[i]: where part i starts (starts[parts] == n); ranks[i]: rank of parts i, i + 1.
         let mut starts = [0u8; SMALL_MAX + 1];
+        self.merge_small(piece, &mut starts)
+    }
+
+    /// The array merge of a piece of at most [`SMALL_MAX`] bytes: returns the number of parts
+    /// left, whose starts are `starts[..parts]` (and `starts[parts]` is the piece's length).
+    #[inline(always)]
+    fn merge_small(&self, piece: &[u8], starts: &mut [u8; SMALL_MAX + 1]) -> usize {
+        let n = piece.len();
+        debug_assert!(n <= SMALL_MAX);
+        // starts[i]: where part i starts (starts[parts] == n); ranks[i]: rank of parts i, i + 1.
         let mut ranks = [NONE; SMALL_MAX];
         for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
             *start = i as u8;
@@ -264,13 +296,43 @@ impl Ranks {
             ranks.copy_within(at + 1..parts - 1, at);
             parts -= 1;
             if at > 0 {
-                ranks[at - 1] = self.rank_or_none(span(&starts, at - 1, at + 1));
+                ranks[at - 1] = self.rank_or_none(span(starts, at - 1, at + 1));
             }
             if at + 1 < parts {
-                ranks[at] = self.rank_or_none(span(&starts, at, at + 2));
+                ranks[at] = self.rank_or_none(span(starts, at, at + 2));
             }
         }
         parts
+    }
+
+    /// Appends the token ids of one piece to `ids`: tiktoken's merge, then each part's rank.
+    ///
+    /// # Panics
+    ///
+    /// Never for these vocabularies: every part is a token (every byte is one, and a merge makes
+    /// one), which the tests check; a backend call would turn the panic into an error.
+    pub(crate) fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
+        let mut push = |span: &[u8]| ids.push(self.rank(span).expect("every part of a merge is a token"));
+        match piece.len() {
+            0 => {}
+            len if self.rank(piece).is_some() || len == 1 => push(piece),
+            len if len <= SMALL_MAX => {
+                let mut starts = [0u8; SMALL_MAX + 1];
+                let parts = self.merge_small(piece, &mut starts);
+                for w in starts[..=parts].windows(2) {
+                    push(&piece[usize::from(w[0])..usize::from(w[1])]);
+                }
+            }
+            len => {
+                let (_, starts) = self.merge_long(piece);
+                let mut at = 0;
+                while at < len {
+                    let end = starts.after(at);
+                    push(&piece[at..end]);
+                    at = end;
+                }
+            }
+        }
     }
 }
 
@@ -448,43 +510,7 @@ impl Ranks {
     }
 }
 
-/// The process-wide index of a built-in vocabulary (cl100k_base or o200k_base), built on first
-/// use; `None` for any other tokenizer.
-pub(super) fn ranks(tokenizer: &bpe_openai::Tokenizer) -> Option<&'static Ranks> {
-    static SHARED: [OnceLock<Ranks>; 2] = [OnceLock::new(), OnceLock::new()];
-    // Telling the two apart by size first spares loading the other vocabulary; the address
-    // check makes sure `tokenizer` is the process-wide one.
-    let (slot, builtin) = if tokenizer.bpe.num_tokens() < 150_000 {
-        (0, bpe_openai::cl100k_base())
-    } else {
-        (1, bpe_openai::o200k_base())
-    };
-    std::ptr::eq(builtin, tokenizer).then(|| SHARED[slot].get_or_init(|| Ranks::new(&builtin.bpe)))
-}
-
-/// Pieces a process merges with bpe-openai before it builds the rank index.
-///
-/// The index costs 4–22 ms and 2.3–4.4 MiB to build; a process that counts a few short texts
-/// (a CLI run, a macro expansion, a test) would pay that to merge a handful of pieces, and start
-/// twice as slowly as bpe-openai alone. Past this many merged pieces the index pays for itself.
-const INDEX_AFTER_PIECES: usize = 1024;
-
-/// Exactly tiktoken's token count of one piece of `tokenizer`'s pre-tokenizer: on the rank
-/// index once the process has merged [`INDEX_AFTER_PIECES`] pieces, by bpe-openai until then
-/// (the same count either way).
-pub(super) fn count_piece(tokenizer: &bpe_openai::Tokenizer, piece: &[u8]) -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static MERGED: AtomicUsize = AtomicUsize::new(0);
-    if MERGED.load(Ordering::Relaxed) < INDEX_AFTER_PIECES {
-        MERGED.fetch_add(1, Ordering::Relaxed);
-        return tokenizer.bpe.count(piece);
-    }
-    match ranks(tokenizer) {
-        Some(ranks) => ranks.count(piece),
-        None => tokenizer.bpe.count(piece),
-    }
-}
-
+mod long;
 mod short_ranks;
 #[cfg(test)]
 mod tests;

@@ -46,6 +46,7 @@ mod merge;
 mod model_bpe;
 #[cfg(feature = "hf")]
 mod model_files;
+mod openai_vocab;
 mod pieces;
 mod pretokenize;
 mod template;
@@ -77,13 +78,15 @@ pub use incremental::{CountCheckpoint, CountedText};
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use jinja::JinjaTemplate;
-// For `benches/tokens.rs` (its index build and merge paths); it names bpe-openai's vocabulary type,
-// so it is not part of the documented API.
+// For `benches/tokens.rs` (the vocabulary's load, its index and merge paths): internals, not part
+// of the documented API.
 #[doc(hidden)]
 pub use merge::Ranks;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
+#[doc(hidden)]
+pub use openai_vocab::TokenBytes;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 pub use template::ChatTemplate;
 
@@ -110,7 +113,7 @@ impl TokenCounter {
         TokenCounter { backend, cache, format }
     }
 
-    /// The process-wide counter for `encoding` (bpe-openai backend, OpenAI chat format, a cache
+    /// The process-wide counter for `encoding` ([`BpeBackend`], OpenAI chat format, a cache
     /// of [`CountCache::DEFAULT_ENTRIES`] counts shared by every clone).
     pub fn for_encoding(encoding: Encoding) -> Self {
         static SHARED: [OnceLock<TokenCounter>; 2] = [OnceLock::new(), OnceLock::new()];
@@ -141,7 +144,7 @@ impl TokenCounter {
         self
     }
 
-    /// The backend's id (e.g. `bpe-openai/cl100k_base`).
+    /// The backend's id (e.g. `ctx/cl100k_base`).
     pub fn backend_id(&self) -> &str {
         self.backend.id()
     }

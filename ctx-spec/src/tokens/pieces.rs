@@ -1,7 +1,7 @@
 //! Counting piece by piece: every distinct pre-tokenizer piece is tokenized once.
 //!
 //! BPE first cuts a text into pieces by the encoding's pattern (ctx's scanners in
-//! `pretokenize.rs`, the same cuts as bpe-openai's and tiktoken's regex), then runs byte-pair
+//! `pretokenize.rs`, the same cuts as tiktoken's regex), then runs byte-pair
 //! merges inside each piece on its own. A piece's count therefore never depends on its
 //! neighbours, and a text's count is exactly the sum of its pieces' counts. Splitting runs several
 //! times faster than merging, and most pieces of real text repeat (words, indentation, `": "`), so
@@ -29,12 +29,10 @@ use quick_cache::sync::{Cache, DefaultLifecycle};
 use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
-use super::merge;
 #[cfg(feature = "hf")]
 use super::model_bpe::ModelBpe;
-#[cfg(feature = "hf")]
+use super::openai_vocab::OpenAiVocab;
 use super::pretokenize::Pieces;
-use super::pretokenize::{Split, split};
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
 const INLINE: usize = 15;
@@ -170,11 +168,11 @@ pub(super) fn pack(piece: &[u8]) -> u128 {
     (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
 }
 
-/// What cuts a text into pieces and merges a piece: one of bpe-openai's OpenAI encodings, or a
+/// What cuts a text into pieces and merges a piece: one of the OpenAI encodings, or a
 /// byte-level BPE model of a model file.
 #[derive(Clone, Copy)]
 pub(super) enum Vocab<'a> {
-    OpenAi(&'a bpe_openai::Tokenizer),
+    OpenAi(&'a OpenAiVocab),
     #[cfg(feature = "hf")]
     Model(&'a ModelBpe),
 }
@@ -182,18 +180,18 @@ pub(super) enum Vocab<'a> {
 impl<'a> Vocab<'a> {
     /// The pieces of `text`.
     #[inline]
-    fn split(self, text: &'a str) -> Split<'a> {
+    fn split(self, text: &'a str) -> Pieces<'a> {
         match self {
-            Vocab::OpenAi(tokenizer) => split(tokenizer, text),
+            Vocab::OpenAi(vocab) => vocab.split(text),
             #[cfg(feature = "hf")]
-            Vocab::Model(model) => Split::Scan(Pieces::new(model.pattern(), text)),
+            Vocab::Model(model) => Pieces::new(model.pattern(), text),
         }
     }
 
     /// The exact count of one piece, merged.
     fn count_piece(self, piece: &[u8]) -> usize {
         match self {
-            Vocab::OpenAi(tokenizer) => merge::count_piece(tokenizer, piece),
+            Vocab::OpenAi(vocab) => vocab.count_piece(piece),
             #[cfg(feature = "hf")]
             Vocab::Model(model) => model.count_piece(piece),
         }
@@ -219,8 +217,8 @@ pub(super) struct PieceCounter<'a> {
 
 impl<'a> PieceCounter<'a> {
     /// A counter for a text of about `bytes` bytes.
-    pub(super) fn new(tokenizer: &'a bpe_openai::Tokenizer, cache: &'a PieceCache, bytes: usize) -> Self {
-        Self::with_vocab(Vocab::OpenAi(tokenizer), cache, bytes)
+    pub(super) fn new(vocab: &'a OpenAiVocab, cache: &'a PieceCache, bytes: usize) -> Self {
+        Self::with_vocab(Vocab::OpenAi(vocab), cache, bytes)
     }
 
     /// A counter over any [`Vocab`] for a text of about `bytes` bytes.
@@ -352,11 +350,11 @@ struct Run {
     end: usize,
 }
 
-fn run(tokenizer: &bpe_openai::Tokenizer, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
-    let mut counter = PieceCounter::new(tokenizer, cache, stop - start);
+fn run(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
+    let mut counter = PieceCounter::new(vocab, cache, stop - start);
     let mut at = start;
     let mut out = Run { starts: Vec::new(), tokens: 0, end: text.len() };
-    for piece in split(tokenizer, &text[start..]) {
+    for piece in vocab.split(&text[start..]) {
         if at >= stop {
             out.end = at;
             break;
@@ -372,12 +370,7 @@ fn run(tokenizer: &bpe_openai::Tokenizer, cache: &PieceCache, text: &str, start:
 
 /// The exact count of `text` on up to `threads` threads (one when the text is short or offers no
 /// place to cut).
-pub(super) fn count_parallel(
-    tokenizer: &bpe_openai::Tokenizer,
-    cache: &PieceCache,
-    text: &str,
-    threads: usize,
-) -> usize {
+pub(super) fn count_parallel(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, threads: usize) -> usize {
     let threads = threads.clamp(1, 64);
     let mut cuts = vec![0];
     if text.len() >= PARALLEL_MIN_BYTES {
@@ -389,7 +382,7 @@ pub(super) fn count_parallel(
         }
     }
     if cuts.len() == 1 {
-        return PieceCounter::new(tokenizer, cache, text.len()).count(text);
+        return PieceCounter::new(vocab, cache, text.len()).count(text);
     }
     let stops: Vec<usize> = cuts.iter().skip(1).copied().chain([text.len()]).collect();
     let runs: Vec<Run> = std::thread::scope(|scope| {
@@ -397,9 +390,9 @@ pub(super) fn count_parallel(
             .iter()
             .zip(&stops)
             .skip(1)
-            .map(|(&start, &stop)| scope.spawn(move || run(tokenizer, cache, text, start, stop)))
+            .map(|(&start, &stop)| scope.spawn(move || run(vocab, cache, text, start, stop)))
             .collect();
-        let first = run(tokenizer, cache, text, 0, stops[0]);
+        let first = run(vocab, cache, text, 0, stops[0]);
         // A panic in a thread is the tokenizer's: re-raise it where the backend catches it.
         std::iter::once(first)
             .chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
@@ -417,7 +410,7 @@ pub(super) fn count_parallel(
                 pos = run.end;
             }
             // The splits never met within the window: count the rest from the true boundary.
-            Err(_) => return total + PieceCounter::new(tokenizer, cache, text.len() - pos).count(&text[pos..]),
+            Err(_) => return total + PieceCounter::new(vocab, cache, text.len() - pos).count(&text[pos..]),
         }
     }
     total
@@ -427,8 +420,13 @@ pub(super) fn count_parallel(
 mod tests {
     use super::*;
 
-    fn cl100k() -> &'static bpe_openai::Tokenizer {
-        bpe_openai::cl100k_base()
+    fn cl100k() -> &'static OpenAiVocab {
+        super::super::openai_vocab::vocab(super::super::Encoding::Cl100kBase)
+    }
+
+    /// The reference: bpe-openai's own count.
+    fn reference(text: &str) -> usize {
+        bpe_openai::cl100k_base().count(text)
     }
 
     #[test]
@@ -454,7 +452,7 @@ mod tests {
         let cache = PieceCache::new(64, 4096);
         let text = "fn main() {\n    println!(\"héllo, wörld\");\n}\n\n\n   trailing   \u{3000}東京 🦀 ".repeat(300);
         for _ in 0..2 {
-            assert_eq!(PieceCounter::new(cl100k(), &cache, text.len()).count(&text), cl100k().count(text.as_str()));
+            assert_eq!(PieceCounter::new(cl100k(), &cache, text.len()).count(&text), reference(&text));
         }
         assert!(cache.len() <= cache.short.capacity() as usize + cache.long.capacity() as usize);
         let stats = cache.stats();
@@ -465,7 +463,7 @@ mod tests {
     fn pieces_too_long_to_cache_are_counted_directly() {
         let cache = PieceCache::new(16, 4096);
         let word = "x".repeat(PieceCache::MAX_CACHED_PIECE + 1);
-        assert_eq!(PieceCounter::new(cl100k(), &cache, word.len()).count(&word), cl100k().count(word.as_str()));
+        assert_eq!(PieceCounter::new(cl100k(), &cache, word.len()).count(&word), reference(&word));
         assert!(cache.is_empty());
     }
 
@@ -482,7 +480,7 @@ mod tests {
         ];
         for text in &texts {
             for threads in [1, 2, 3, 7] {
-                assert_eq!(count_parallel(cl100k(), &cache, text, threads), cl100k().count(text.as_str()), "{threads}");
+                assert_eq!(count_parallel(cl100k(), &cache, text, threads), reference(text), "{threads}");
             }
         }
     }

@@ -52,49 +52,6 @@ pub(super) enum Pattern {
     Gpt2Digits,
 }
 
-impl Pattern {
-    /// The pattern of one of bpe-openai's two OpenAI tokenizers, by identity.
-    ///
-    /// Which one it can be is told by its size first: naming the other encoding's tokenizer
-    /// would load that vocabulary too (tens of megabytes and milliseconds the process never
-    /// uses: a process counting with o200k alone would load cl100k on its first split).
-    pub(super) fn of(tokenizer: &bpe_openai::Tokenizer) -> Option<Pattern> {
-        let (pattern, builtin) = if tokenizer.bpe.num_tokens() < 150_000 {
-            (Pattern::Cl100k, bpe_openai::cl100k_base())
-        } else {
-            (Pattern::O200k, bpe_openai::o200k_base())
-        };
-        std::ptr::eq(tokenizer, builtin).then_some(pattern)
-    }
-}
-
-/// The pieces of `text` as `tokenizer` cuts it: by the scanner of its pattern when it is one of
-/// the two OpenAI encodings, else by its own regex.
-pub(super) fn split<'a>(tokenizer: &'a bpe_openai::Tokenizer, text: &'a str) -> Split<'a> {
-    match Pattern::of(tokenizer) {
-        Some(pattern) => Split::Scan(Pieces::new(pattern, text)),
-        None => Split::Regex(Box::new(tokenizer.split(text))),
-    }
-}
-
-/// The pieces of a text, by scanner or by regex.
-pub(super) enum Split<'a> {
-    Scan(Pieces<'a>),
-    Regex(Box<dyn Iterator<Item = &'a str> + 'a>),
-}
-
-impl<'a> Iterator for Split<'a> {
-    type Item = &'a str;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a str> {
-        match self {
-            Split::Scan(pieces) => pieces.next(),
-            Split::Regex(pieces) => pieces.next(),
-        }
-    }
-}
-
 /// The pieces of a text, front to back.
 pub(super) struct Pieces<'a> {
     text: &'a str,

@@ -5,14 +5,17 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 
+use bpe_openai::byte_pair_encoding::BytePairEncoding;
+
 use super::*;
 
-fn tokenizers() -> [&'static bpe_openai::Tokenizer; 2] {
-    [bpe_openai::cl100k_base(), bpe_openai::o200k_base()]
+/// Each encoding with bpe-openai's tokenizer of it, the reference.
+fn tokenizers() -> [(Encoding, &'static bpe_openai::Tokenizer); 2] {
+    [(Encoding::Cl100kBase, bpe_openai::cl100k_base()), (Encoding::O200kBase, bpe_openai::o200k_base())]
 }
 
-fn index(tokenizer: &'static bpe_openai::Tokenizer) -> &'static Ranks {
-    ranks(tokenizer).expect("a built-in vocabulary has an index")
+fn index(encoding: Encoding) -> &'static Ranks {
+    Ranks::shared(encoding)
 }
 
 /// The whole corpus as one text.
@@ -30,6 +33,7 @@ fn check(ranks: &Ranks, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
         if piece.len() <= SMALL_MAX {
             assert_eq!(ranks.count_small(piece), expected, "array merge of {:?}", shown());
         }
+        assert_eq!(ranks.merge_long(piece).0, expected, "heap merge of {:?}", shown());
         if let Some(runs) = byte_runs(piece, RUNS_MAX_BYTE_RUNS)
             && let Some(n) = ranks.count_runs(piece, &runs)
         {
@@ -42,8 +46,8 @@ fn check(ranks: &Ranks, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
 #[test]
 fn every_distinct_piece_of_the_corpus_counts_as_bpe_openai_counts_it() {
     let corpus = corpus();
-    for tokenizer in tokenizers() {
-        let ranks = index(tokenizer);
+    for (encoding, tokenizer) in tokenizers() {
+        let ranks = index(encoding);
         let pieces: HashSet<&str> = tokenizer.split(&corpus).collect();
         assert!(pieces.len() > 5_000, "{}", pieces.len());
         let mut by_runs = 0;
@@ -59,8 +63,9 @@ fn every_distinct_piece_of_the_corpus_counts_as_bpe_openai_counts_it() {
 
 #[test]
 fn every_token_is_found_with_its_own_rank() {
-    for tokenizer in tokenizers() {
-        let (ranks, bpe) = (index(tokenizer), &tokenizer.bpe);
+    for (encoding, tokenizer) in tokenizers() {
+        let (ranks, bpe) = (index(encoding), &tokenizer.bpe);
+        assert_eq!(ranks.tokens().len(), bpe.num_tokens());
         for id in 0..bpe.num_tokens() as u32 {
             assert_eq!(ranks.rank(bpe.token_bytes(id)), Some(id));
         }
@@ -74,8 +79,8 @@ fn every_token_is_found_with_its_own_rank() {
 fn runs_of_every_byte_with_and_without_neighbours() {
     let around: [(&[u8], &[u8]); 7] =
         [(b"", b""), (b"\t", b""), (b"\n\t ", b""), (b"", b"\n"), (b"", b"x"), (b"", b"ab"), (b"\t", b"x")];
-    for tokenizer in tokenizers() {
-        let (ranks, bpe) = (index(tokenizer), &tokenizer.bpe);
+    for (encoding, tokenizer) in tokenizers() {
+        let (ranks, bpe) = (index(encoding), &tokenizer.bpe);
         for byte in 0..=255u8 {
             // Bytes that form longer tokens get every length (in a debug build, every length to
             // 130 and every 23rd beyond: bpe-openai's own count, the reference, is slow on long
@@ -104,8 +109,8 @@ fn runs_of_every_byte_with_and_without_neighbours() {
 /// Without batching these would need far more than `RUNS_MAX_STEPS` steps and come back `None`.
 #[test]
 fn huge_runs_take_the_run_path_and_stay_exact() {
-    for tokenizer in tokenizers() {
-        let (ranks, bpe) = (index(tokenizer), &tokenizer.bpe);
+    for (encoding, tokenizer) in tokenizers() {
+        let (ranks, bpe) = (index(encoding), &tokenizer.bpe);
         for piece in [vec![b' '; 200_000], [&b"\t"[..], &[b' '; 70_001]].concat(), vec![b'x'; 100_003]] {
             let runs = byte_runs(&piece, RUNS_MAX_BYTE_RUNS).expect("few runs");
             assert_eq!(ranks.count_runs(&piece, &runs), Some(bpe.count(&piece)));
@@ -126,8 +131,8 @@ proptest! {
 
     #[test]
     fn pieces_of_small_alphabet_text_count_as_bpe_openai_counts_them(text in alphabet_text()) {
-        for tokenizer in tokenizers() {
-            let ranks = index(tokenizer);
+        for (encoding, tokenizer) in tokenizers() {
+            let ranks = index(encoding);
             let ours: usize = tokenizer.split(&text).map(|p| check(ranks, &tokenizer.bpe, p.as_bytes())).sum();
             prop_assert_eq!(ours, tokenizer.count(text.as_str()));
         }
@@ -135,8 +140,8 @@ proptest! {
 
     #[test]
     fn any_bytes_count_without_panic_as_bpe_openai_counts_them(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-        for tokenizer in tokenizers() {
-            check(index(tokenizer), &tokenizer.bpe, &bytes);
+        for (encoding, tokenizer) in tokenizers() {
+            check(index(encoding), &tokenizer.bpe, &bytes);
         }
     }
 }
@@ -145,32 +150,31 @@ proptest! {
 mod against_tiktoken {
     use super::*;
 
-    fn tiktoken(tokenizer: &bpe_openai::Tokenizer) -> &'static tiktoken_rs::CoreBPE {
-        if tokenizer.bpe.num_tokens() < 150_000 {
-            tiktoken_rs::cl100k_base_singleton()
-        } else {
-            tiktoken_rs::o200k_base_singleton()
+    fn tiktoken(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
+        match encoding {
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
         }
     }
 
-    fn ours(tokenizer: &'static bpe_openai::Tokenizer, text: &str) -> usize {
-        tokenizer.split(text).map(|p| index(tokenizer).count(p.as_bytes())).sum()
+    fn ours(encoding: Encoding, text: &str) -> usize {
+        encoding.pieces(text).map(|p| index(encoding).count(p.as_bytes())).sum()
     }
 
     #[test]
     fn the_corpus_counts_as_tiktoken_counts_it() {
         let corpus = corpus();
-        for tokenizer in tokenizers() {
-            assert_eq!(ours(tokenizer, &corpus), tiktoken(tokenizer).encode_ordinary(&corpus).len());
+        for encoding in Encoding::ALL {
+            assert_eq!(ours(encoding, &corpus), tiktoken(encoding).encode_ordinary(&corpus).len());
         }
     }
 
     #[test]
     fn whitespace_runs_count_as_tiktoken_counts_them() {
-        for tokenizer in tokenizers() {
+        for encoding in Encoding::ALL {
             for len in 1..=400 {
                 for text in [" ".repeat(len), format!("\t{}x", " ".repeat(len)), format!("x{}\n", "=".repeat(len))] {
-                    assert_eq!(ours(tokenizer, &text), tiktoken(tokenizer).encode_ordinary(&text).len(), "{text:?}");
+                    assert_eq!(ours(encoding, &text), tiktoken(encoding).encode_ordinary(&text).len(), "{text:?}");
                 }
             }
         }
@@ -181,8 +185,8 @@ mod against_tiktoken {
 
         #[test]
         fn small_alphabet_text_counts_as_tiktoken_counts_it(text in alphabet_text()) {
-            for tokenizer in tokenizers() {
-                prop_assert_eq!(ours(tokenizer, &text), tiktoken(tokenizer).encode_ordinary(&text).len());
+            for encoding in Encoding::ALL {
+                prop_assert_eq!(ours(encoding, &text), tiktoken(encoding).encode_ordinary(&text).len());
             }
         }
     }
