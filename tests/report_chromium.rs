@@ -34,7 +34,6 @@ use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::LoadOptions;
 use ctx::report::{ChangeKind, RunReport};
 
-use rag::pipeline::{CodebaseQaEnv, NextBatch};
 use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
 
 fn root() -> PathBuf {
@@ -45,13 +44,7 @@ fn root() -> PathBuf {
 async fn readme_run() -> RunReport {
     let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv {
-        search: demo.index(),
-        store: demo.index(),
-        model_small: &model,
-        model_strong: &model,
-        custom: &NextBatch,
-    };
+    let env = demo.env(&model);
     let qa = demo.pipeline();
     let (_, reports) = qa.run(PipelineState::new(SAMPLE_QUESTION), &env).await.expect("the example runs");
     qa.pipeline().report(&reports)

@@ -24,7 +24,6 @@ use ctx::report::{OtlpTracing, RunReport};
 use serde_json::Value;
 use tracing_subscriber::layer::SubscriberExt as _;
 
-use rag::pipeline::{CodebaseQaEnv, NextBatch};
 use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
 
 /// Phoenix files spans without an `openinference.project.name` resource attribute here.
@@ -57,13 +56,7 @@ fn phoenix_url() -> Option<String> {
 fn readme_run(runtime: &tokio::runtime::Runtime, otlp: &OtlpTracing, nonce: &str) -> RunReport {
     let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
-    let env = CodebaseQaEnv {
-        search: demo.index(),
-        store: demo.index(),
-        model_small: &model,
-        model_strong: &model,
-        custom: &NextBatch,
-    };
+    let env = demo.env(&model);
     let qa = demo.pipeline();
     let subscriber = tracing_subscriber::registry().with(otlp.layer());
     let reports = tracing::subscriber::with_default(subscriber, || {

@@ -16,8 +16,8 @@
 use std::fmt::Write as _;
 
 use ctx::config::{BilledTokens, Price};
-use ctx::contract::{CostBound, cost_bound_priced, nano_usd, usd};
-use ctx::pipeline::{LoadedPipeline, StepKind};
+use ctx::contract::{CostBound, cost_bound, loop_limit, nano_usd, usd};
+use ctx::pipeline::LoadedPipeline;
 
 use super::trace::TurnTrace;
 
@@ -80,12 +80,9 @@ impl CostPlan {
         let strong = loaded.step_model(strong_step);
         let strong_price = strong.price?;
         let def = loaded.definition();
-        // The loops each `loop_guard` allows, as the pipeline's own bound counts them.
-        let limit = |i: usize| match &def.steps[i].kind {
-            StepKind::LoopGuard(g) => loaded.setting(&g.max_turn_loops_from_settings).unwrap_or(0),
-            _ => 0,
-        };
-        let all_strong = cost_bound_priced(def, loaded.contract_report(), |_| Some(strong_price), limit)?;
+        // The loops each `loop_guard` allows, counted as the pipeline's own bound counts them.
+        let limit = |i: usize| loop_limit(def, loaded.settings(), i);
+        let all_strong = cost_bound(def, loaded.contract_report(), &strong_price, limit)?;
         let strong = strong.name.unwrap_or("default").to_owned();
         Some(CostPlan { bound, strong, strong_price, all_strong })
     }

@@ -190,6 +190,18 @@ impl Demo {
         &self.index
     }
 
+    /// The environment a run needs: the index as search and store, `model` for both declared
+    /// models (one client serves the small and the strong one), the custom step.
+    pub fn env<'a>(&'a self, model: &'a dyn ChatModelDyn) -> CodebaseQaEnv<'a> {
+        CodebaseQaEnv {
+            search: &self.index,
+            store: &self.index,
+            model_small: model,
+            model_strong: model,
+            custom: &self.next_batch,
+        }
+    }
+
     /// Asks `questions` in order as one conversation (each answer joins the history, and the
     /// context read for one question stays for the next) and returns the trace.
     pub async fn conversation(&self, questions: &[String], model: &dyn ChatModelDyn) -> Result<BudgetTrace, CtxError> {
@@ -219,13 +231,7 @@ impl Demo {
     /// Runs the question in `state` from the first step to `End`, one typed step at a time.
     /// Loop counts start at zero; history and context carry over from earlier questions.
     pub async fn ask(&self, state: &mut PipelineState, model: &dyn ChatModelDyn) -> Result<TurnTrace, CtxError> {
-        let env = CodebaseQaEnv {
-            search: &self.index,
-            store: &self.index,
-            model_small: model,
-            model_strong: model,
-            custom: &self.next_batch,
-        };
+        let env = self.env(model);
         let loaded = self.qa.pipeline();
         let counter = loaded.counter();
         state.loop_counts.clear();
