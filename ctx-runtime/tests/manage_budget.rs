@@ -432,7 +432,10 @@ fn the_trace_event_carries_the_decision_and_every_node() {
             let mut state = state_with(&[], nodes());
             let report = manage_context_budget(STEP, &cfg, BIG, &mut state, &counter()).unwrap();
             attempts += 1;
-            if !events.lock().unwrap().is_empty() || attempts == 10 {
+            // Both events, INFO and DEBUG, have their own callsite: wait for the DEBUG one too,
+            // since one callsite's interest can be settled before the other's.
+            let seen = events.lock().unwrap().iter().any(|e| e["event_type"] == "MANAGE_CONTEXT_BUDGET_NODES");
+            if seen || attempts == 10 {
                 break report;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
