@@ -227,6 +227,20 @@ impl Ranks {
         }
     }
 
+    /// Whether `bytes`, at most 15 of them and packed as `key` by the piece cache
+    /// (`pieces::pack`), is a token: one probe, reusing the packing the caller has done.
+    #[inline]
+    pub(crate) fn is_token_packed(&self, bytes: &[u8], key: u128) -> bool {
+        match bytes.len() {
+            0 => false,
+            // Every byte is a token of these vocabularies.
+            1 => true,
+            2 => self.pairs[usize::from(bytes[0]) << 8 | usize::from(bytes[1])] != NONE,
+            n if n <= self.short_max => self.short.get_packed(key).is_some(),
+            _ => self.rank(bytes).is_some(),
+        }
+    }
+
     fn rank_or_none(&self, bytes: &[u8]) -> u32 {
         self.rank(bytes).unwrap_or(NONE)
     }

@@ -332,6 +332,13 @@ impl ModelBpe {
         if piece.len() <= 15 { self.short_tokens.contains(pack(piece)) } else { self.long_tokens.contains(piece) }
     }
 
+    /// Whether `piece` (at most 15 bytes, packed as `key` by `pieces::pack`) counts one token
+    /// without a merge: under `ignore_merges`, a piece of two or more bytes that is a token.
+    #[inline]
+    pub(super) fn is_one_token_packed(&self, piece: &[u8], key: u128) -> bool {
+        self.ignore_merges && piece.len() > 1 && self.short_tokens.contains(key)
+    }
+
     /// The number of tokens `piece` merges into.
     pub(super) fn count_piece(&self, piece: &[u8]) -> usize {
         // `tokenizers` looks the whole word up before leaving out the characters it has no

@@ -118,7 +118,8 @@ impl PieceCache {
         self.long.clear();
     }
 
-    /// Lookups answered from the cache, and pieces that had to be merged.
+    /// Lookups answered from the cache, and pieces that had to be merged. A piece of at most 15
+    /// bytes that is itself one token is answered by the vocabulary and counted in neither.
     pub fn stats(&self) -> CacheStats {
         CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
     }
@@ -188,6 +189,18 @@ impl<'a> Vocab<'a> {
         }
     }
 
+    /// Whether `piece` (at most [`INLINE`] bytes, packed as `key`) counts one token without a
+    /// merge: a token of the vocabulary, under a rule that makes such a piece that token (always
+    /// for the OpenAI encodings; with `ignore_merges` for a model file).
+    #[inline]
+    fn is_one_token(self, piece: &[u8], key: u128) -> bool {
+        match self {
+            Vocab::OpenAi(vocab) => vocab.ranks().is_token_packed(piece, key),
+            #[cfg(feature = "hf")]
+            Vocab::Model(model) => model.is_one_token_packed(piece, key),
+        }
+    }
+
     /// The exact count of one piece, merged.
     fn count_piece(self, piece: &[u8]) -> usize {
         match self {
@@ -232,6 +245,12 @@ impl<'a> PieceCounter<'a> {
         let bytes = piece.as_bytes();
         if bytes.len() <= INLINE {
             let key = pack(bytes);
+            // Most pieces of real text are one token (` the`, `(`, `    `): one probe of the
+            // vocabulary answers them, cheaper than the cache's lookup (and, the first time, its
+            // insert), and keeps the cache's room for pieces that need a merge.
+            if self.vocab.is_one_token(bytes, key) {
+                return 1;
+            }
             if let Some(n) = self.memo.as_ref().and_then(|m| m.short.get(&key)) {
                 self.hits += 1;
                 return *n as usize;

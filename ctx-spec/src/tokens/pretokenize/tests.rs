@@ -103,6 +103,45 @@ fn long_runs_and_edge_texts() {
     }
 }
 
+#[test]
+fn eight_bytes_at_a_time_agree_with_the_table() {
+    let classes = CharClasses::get();
+    // Every byte value at every place among members, and a spread of mixed words.
+    let mut words: Vec<[u8; 8]> = Vec::new();
+    for b in 0..=255u8 {
+        for place in 0..8 {
+            for fill in [b'q', b'Q'] {
+                let mut word = [fill; 8];
+                word[place] = b;
+                words.push(word);
+            }
+        }
+    }
+    let edges = [0, b'0', b' ', b'@', b'A', b'Z', b'[', b'`', b'a', b'z', b'{', 0x7F, 0x80, 0xC3, 0xE0, 0xFF];
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..50_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        words.push(seed.to_le_bytes().map(|b| edges[usize::from(b % 16)]));
+    }
+    for class in [LETTER, LOWER, UPPER] {
+        let range = ascii_range(class).expect("an ASCII class");
+        let member = |b: &u8| *b < 0x80 && classes.ascii[usize::from(*b)] & class != 0;
+        for word in &words {
+            let expected = word.iter().take_while(|b| member(b)).count();
+            assert_eq!(ascii_in_range(u64::from_le_bytes(*word), range), expected, "class {class}, {word:?}");
+        }
+    }
+}
+
+/// Words of ASCII letters long enough for the eight-byte steps, between representative
+/// characters.
+fn wordy_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof!["[a-zA-Z]{1,24}", prop::sample::select(REPRESENTATIVES).prop_map(String::from)];
+    prop::collection::vec(part, 0..24).prop_map(|parts| parts.concat())
+}
+
 fn alphabet_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(REPRESENTATIVES), 0..80).prop_map(|cs| cs.into_iter().collect())
 }
@@ -112,6 +151,13 @@ proptest! {
 
     #[test]
     fn random_texts_of_representative_characters(text in alphabet_text()) {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+    }
+
+    #[test]
+    fn random_words_between_representative_characters(text in wordy_text()) {
         for pattern in PATTERNS {
             assert_same_split(pattern, &text);
         }
