@@ -32,6 +32,7 @@ mod char_classes;
 mod chat;
 mod encoding;
 mod error;
+mod filter;
 pub mod gguf;
 #[cfg(feature = "hf")]
 mod hf;

@@ -8,6 +8,7 @@
 //! The key is the piece cache's packing (`pieces::pack`: the bytes, zeros, the length in the top
 //! byte); a token of at most 12 bytes leaves bytes 12 to 14 zero, where its rank goes.
 
+use super::super::filter::{Filter, fold};
 use super::super::pieces::pack;
 
 /// The longest token kept here.
@@ -24,44 +25,25 @@ pub(super) struct ShortRanks {
     /// token) marks a free slot.
     slots: Box<[u128]>,
     bits: u32,
-    /// A blocked Bloom filter of the keys: two bits in one word per key, about ten bits per
-    /// key (128 KiB for cl100k_base, 256 KiB for o200k_base). Most lookups of a merge are
-    /// for concatenations that are not tokens; the filter turns nearly all of them away from
-    /// a table that fits in cache, where a probe of `slots` (2 to 4 MiB) is a cache miss.
-    filter: Box<[u64]>,
-    filter_bits: u32,
+    /// Most lookups of a merge are for concatenations that are not tokens: the filter turns
+    /// nearly all of them away before a probe of `slots` (2 to 4 MiB, a cache miss).
+    filter: Filter,
 }
 
 impl ShortRanks {
     /// A table for `entries` tokens, at most three quarters full.
     pub(super) fn with_capacity(entries: usize) -> Self {
         let size = (entries + entries / 3 + 1).next_power_of_two().max(16);
-        let words = (entries * 10 / 64 + 1).next_power_of_two();
         ShortRanks {
             slots: vec![0; size].into_boxed_slice(),
             bits: size.trailing_zeros(),
-            filter: vec![0; words].into_boxed_slice(),
-            filter_bits: words.trailing_zeros(),
+            filter: Filter::with_capacity(entries, 8),
         }
     }
 
     #[inline]
-    fn mix(key: u128) -> u64 {
-        ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-
-    #[inline]
-    fn start(&self, mixed: u64) -> usize {
-        (mixed >> (64 - self.bits)) as usize
-    }
-
-    /// The filter word of a key and the two bits it sets there, from bits of the mixed key
-    /// that `start` does not use first.
-    #[inline]
-    fn filter_bits(&self, mixed: u64) -> (usize, u64) {
-        let word = (mixed.rotate_left(32) >> (64 - self.filter_bits.max(1))) as usize & (self.filter.len() - 1);
-        let bits = (1u64 << (mixed & 63)) | (1u64 << ((mixed >> 6) & 63));
-        (word, bits)
+    fn start(&self, key: u128) -> usize {
+        (fold(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
     }
 
     /// Adds `bytes` (1 to [`MAX_LEN`] of them) with `rank` (at most [`MAX_RANK`]), unless it is
@@ -69,11 +51,9 @@ impl ShortRanks {
     pub(super) fn insert(&mut self, bytes: &[u8], rank: u32) {
         debug_assert!((1..=MAX_LEN).contains(&bytes.len()) && rank <= MAX_RANK);
         let key = pack(bytes);
-        let mixed = Self::mix(key);
-        let (word, bits) = self.filter_bits(mixed);
-        self.filter[word] |= bits;
+        self.filter.insert(fold(key));
         let mask = self.slots.len() - 1;
-        let mut i = self.start(mixed);
+        let mut i = self.start(key);
         while self.slots[i] != 0 {
             if self.slots[i] & !RANK_MASK == key {
                 return;
@@ -92,13 +72,11 @@ impl ShortRanks {
     /// [`Self::get`] for bytes the caller has packed already (`pieces::pack`).
     #[inline]
     pub(super) fn get_packed(&self, key: u128) -> Option<u32> {
-        let mixed = Self::mix(key);
-        let (word, bits) = self.filter_bits(mixed);
-        if self.filter[word] & bits != bits {
+        if !self.filter.may_hold(fold(key)) {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut i = self.start(mixed);
+        let mut i = self.start(key);
         loop {
             let slot = self.slots[i];
             if slot == 0 {
@@ -113,7 +91,7 @@ impl ShortRanks {
 
     /// Bytes the table holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<u128>() + self.filter.len() * 8
+        self.slots.len() * std::mem::size_of::<u128>() + self.filter.memory_bytes()
     }
 }
 

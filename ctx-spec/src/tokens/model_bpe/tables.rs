@@ -7,10 +7,13 @@
 //! a lookup usually touches one line. Both are filled once when the model is read and never
 //! change after, so the longest probe is fixed by the vocabulary, whatever text is counted.
 //!
-//! Many pair lookups find nothing (every pair left when a piece is done merging, and most pairs
-//! beside a new part), so the pair table has a filter in front: one bit-set word per pair, a
-//! few hundred kilobytes that stay in the CPU's caches where the table (8 MiB for Llama 3) does
-//! not. A pair the filter rejects is certainly absent and costs no miss.
+//! Many lookups find nothing (every pair left when a piece is done merging, most pairs beside a
+//! new part, every piece of several tokens looked up whole), so both tables have a filter in
+//! front (`filter.rs`): a few hundred kilobytes that stay in the CPU's caches where the tables
+//! (8 MiB of pairs and 4 MiB of tokens for Llama 3) do not. A key the filter rejects is
+//! certainly absent and costs no miss.
+
+use super::super::filter::{Filter, fold};
 
 /// Slots at least 4/3 of the entries, a power of two: at most three quarters full.
 fn slots_for(entries: usize) -> usize {
@@ -29,9 +32,8 @@ pub(super) struct PairTable {
     /// `(key, value)`; [`Self::EMPTY`] keys mark free slots.
     slots: Box<[(u64, u64)]>,
     bits: u32,
-    /// A blocked Bloom filter of the keys: each key sets three bits of one word, about 8 bits
-    /// per key (a few percent of absent keys pass). Never rejects a key of the table.
-    filter: Box<[u64]>,
+    /// About 8 bits per key (`filter.rs`): a few percent of absent pairs pass.
+    filter: Filter,
 }
 
 impl PairTable {
@@ -44,32 +46,21 @@ impl PairTable {
         PairTable {
             slots: vec![(Self::EMPTY, 0); size].into_boxed_slice(),
             bits: size.trailing_zeros(),
-            filter: vec![0; (entries / 8).max(1)].into_boxed_slice(),
+            filter: Filter::with_capacity(entries, 8),
         }
-    }
-
-    /// The filter word of `key`, and the three bits `key` sets in it.
-    #[inline]
-    fn filter_bits(&self, key: u64) -> (usize, u64) {
-        // A hash independent of `spread`'s, then the word by multiply-shift (any table size).
-        let h = (key ^ (key >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        let word = ((u128::from(h) * self.filter.len() as u128) >> 64) as usize;
-        (word, 1 << (h & 63) | 1 << ((h >> 6) & 63) | 1 << ((h >> 12) & 63))
     }
 
     /// Whether `key` may be in the table (`false`: it certainly is not).
     #[inline]
     fn may_hold(&self, key: u64) -> bool {
-        let (word, bits) = self.filter_bits(key);
-        self.filter[word] & bits == bits
+        self.filter.may_hold(key)
     }
 
     /// Sets the merge of `key`, replacing an earlier one (a pair listed twice: the later rank
     /// counts, as in `tokenizers`' map).
     pub(super) fn insert(&mut self, key: u64, value: u64) {
         debug_assert_ne!(key, Self::EMPTY);
-        let (word, bits) = self.filter_bits(key);
-        self.filter[word] |= bits;
+        self.filter.insert(key);
         let mask = self.slots.len() - 1;
         let mut i = spread(key, self.bits);
         loop {
@@ -126,7 +117,7 @@ impl PairTable {
 
     /// Bytes the table holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<(u64, u64)>() + self.filter.len() * 8
+        self.slots.len() * std::mem::size_of::<(u64, u64)>() + self.filter.memory_bytes()
     }
 }
 
@@ -136,13 +127,18 @@ pub(super) struct ShortSet {
     /// `(low word, high word)`; `(0, 0)` is the empty string's key, never inserted: a free slot.
     slots: Box<[(u64, u64)]>,
     bits: u32,
+    filter: Filter,
 }
 
 impl ShortSet {
     /// A set with room for `entries` strings.
     pub(super) fn with_capacity(entries: usize) -> Self {
         let size = slots_for(entries);
-        ShortSet { slots: vec![(0, 0); size].into_boxed_slice(), bits: size.trailing_zeros() }
+        ShortSet {
+            slots: vec![(0, 0); size].into_boxed_slice(),
+            bits: size.trailing_zeros(),
+            filter: Filter::with_capacity(entries, 8),
+        }
     }
 
     #[inline]
@@ -157,6 +153,7 @@ impl ShortSet {
 
     /// Adds a packed non-empty string.
     pub(super) fn insert(&mut self, key: u128) {
+        self.filter.insert(fold(key));
         let key = Self::split(key);
         debug_assert_ne!(key, (0, 0));
         let mask = self.slots.len() - 1;
@@ -170,6 +167,9 @@ impl ShortSet {
     /// Whether the packed string is in the set.
     #[inline]
     pub(super) fn contains(&self, key: u128) -> bool {
+        if !self.filter.may_hold(fold(key)) {
+            return false;
+        }
         let key = Self::split(key);
         let mask = self.slots.len() - 1;
         let mut i = self.start(key);
@@ -187,7 +187,7 @@ impl ShortSet {
 
     /// Bytes the set holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<(u64, u64)>()
+        self.slots.len() * std::mem::size_of::<(u64, u64)>() + self.filter.memory_bytes()
     }
 }
 
