@@ -144,7 +144,7 @@ fn ascii_range(class: u8) -> Option<AsciiRange> {
 fn ascii_in_range(word: u64, range: AsciiRange) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let x = (word | u64::from(range.fold) * ONES) & !HIGH;
+    let x = (word | (u64::from(range.fold) * ONES)) & !HIGH;
     let at_least_first = x + u64::from(0x80 - range.first) * ONES;
     let above_last = x + u64::from(0x7F - range.last) * ONES;
     let members = at_least_first & !above_last & !word & HIGH;
