@@ -107,7 +107,13 @@ fn small_windows_merge_every_shape_as_bpe_openai_does() {
 fn pieces_around_the_threshold_encode_as_bpe_openai_does() {
     for (encoding, tokenizer) in tokenizers() {
         let ranks = Ranks::shared(encoding);
-        let lengths = |s: usize| if s == 0 { vec![WINDOWED_MIN, WINDOWED_MIN + 1, 3 * WINDOW + 17] } else { vec![WINDOWED_MIN + 1] };
+        let lengths = |s: usize| {
+            if s == 0 {
+                vec![WINDOWED_MIN, WINDOWED_MIN + 1, WINDOWED_MIN + WINDOW + 17]
+            } else {
+                vec![WINDOWED_MIN + 1]
+            }
+        };
         for s in [0, 3, 5, 8, 12] {
             for n in lengths(s) {
                 let piece = shape(s, n, 3);
@@ -176,13 +182,16 @@ mod against_tiktoken {
     fn splitter(tokenizer: &bpe_openai::Tokenizer) -> Split {
         let bpe = &tokenizer.bpe;
         // The map's hasher is tiktoken-rs's, inferred from the call.
-        let map: HashMap<Vec<u8>, u32, _> = (0..bpe.num_tokens() as u32).map(|id| (bpe.token_bytes(id).to_vec(), id)).collect();
+        let map: HashMap<Vec<u8>, u32, _> =
+            (0..bpe.num_tokens() as u32).map(|id| (bpe.token_bytes(id).to_vec(), id)).collect();
         Box::new(move |piece| tiktoken_rs::byte_pair_split(piece, &map).into_iter().map(|part| map[part]).collect())
     }
 
     fn tiktoken_ids(encoding: Encoding, piece: &[u8]) -> Vec<u32> {
         static SPLITS: OnceLock<[Split; 2]> = OnceLock::new();
-        SPLITS.get_or_init(|| tokenizers().map(|(_, t)| splitter(t)))[usize::from(encoding == Encoding::O200kBase)](piece)
+        SPLITS.get_or_init(|| tokenizers().map(|(_, t)| splitter(t)))[usize::from(encoding == Encoding::O200kBase)](
+            piece,
+        )
     }
 
     #[test]
