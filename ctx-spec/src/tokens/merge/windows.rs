@@ -52,7 +52,7 @@ use super::Ranks;
 use super::SMALL_MAX;
 use super::long::TreeMerge;
 
-/// Bytes merged at once: the tree merge's arrays for this many bytes (about 170 KB) stay in
+/// Bytes merged at once: the tree merge's arrays for this many bytes (about 150 KB) stay in
 /// cache. Windows of 4 KB to 256 KB all merged a megabyte of letters in about the same time
 /// (`tokens/long-piece` in `benches/tokens.rs`); a window costs a few fixed steps and re-merges
 /// its last [`MARGIN`] bytes, so not much smaller.
