@@ -18,6 +18,9 @@
 //! - `tokens/scaling/*`: 10 KB → 10 MB of random letters without spaces and of a whitespace run
 //!   ending in a word (the shape that overflows tiktoken-rs's regex stack). tiktoken-rs is
 //!   measured where one probe run does not panic and finishes within a few seconds.
+//! - `tokens/long-piece/*`: [`Ranks::count`] alone on one piece of 1 MB and 10 MB of random
+//!   letters, mixed-case letters, random bytes and `abc` repeated, on both encodings (the merge's
+//!   bound: ten times the piece in at most twelve times the time).
 //!
 //! - `tokens/merge/*`: what a cold count spends its time on, the merge of each distinct piece:
 //!   bpe-openai's `count` against ctx's [`Ranks::count`] over the corpus's distinct pieces, by
@@ -206,6 +209,54 @@ fn scaling(c: &mut Criterion) {
                     });
                 }
                 Err(why) => eprintln!("tokens/scaling/{shape}/tiktoken-rs/{n}: not benchmarked: {why}"),
+            }
+        }
+        g.finish();
+    }
+}
+
+/// `n` pseudo-random bytes drawn from `alphabet`.
+fn drawn(n: usize, alphabet: &[u8]) -> Vec<u8> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            alphabet[(state % alphabet.len() as u64) as usize]
+        })
+        .collect()
+}
+
+/// One long piece of `n` bytes: random letters, mixed-case letters, bytes, or `abc` repeated.
+fn long_piece(shape: &str, n: usize) -> Vec<u8> {
+    match shape {
+        "letters" => letters(n).into_bytes(),
+        "mixed-case" => drawn(n, &(b'a'..=b'z').chain(b'A'..=b'Z').collect::<Vec<u8>>()),
+        "bytes" => drawn(n, &(0..=255).collect::<Vec<u8>>()),
+        _ => b"abc".repeat(n.div_ceil(3))[..n].to_vec(),
+    }
+}
+
+/// The merge of one long piece, by shape and length, checked against bpe-openai's count first.
+fn long_pieces(c: &mut Criterion) {
+    for encoding in Encoding::ALL {
+        let (ranks, bpe) = (Ranks::shared(encoding), raw_bpe(encoding));
+        let mut g = c.benchmark_group(format!("tokens/long-piece/{encoding}"));
+        g.sampling_mode(SamplingMode::Flat).sample_size(10);
+        for shape in ["letters", "mixed-case", "bytes", "abc-repeated"] {
+            for n in [1_000_000usize, 10_000_000] {
+                let piece = long_piece(shape, n);
+                g.throughput(Throughput::Bytes(n as u64));
+                // Checked once, and only when selected (criterion calls this for every sample).
+                let mut checked = false;
+                g.bench_with_input(BenchmarkId::new(shape, n), &piece, |b, p| {
+                    if !checked {
+                        assert_eq!(ranks.count(p), bpe.bpe.count(p), "{encoding} {shape} {n}");
+                        checked = true;
+                    }
+                    b.iter(|| ranks.count(black_box(p)))
+                });
             }
         }
         g.finish();
@@ -417,6 +468,6 @@ fn merge(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = interleaved, throughput, append, parallel, scaling, merge
+    targets = interleaved, throughput, append, parallel, scaling, long_pieces, merge
 }
 criterion_main!(benches);

@@ -13,7 +13,11 @@
 //! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
 //!    merge as tiktoken does;
 //! 4. longer ones are merged with a tournament tree of candidate pairs
-//!    ([`Ranks::merge_long`]), in O(n log n) whatever the piece.
+//!    ([`Ranks::merge_long`]), in O(n log n) whatever the piece;
+//! 5. pieces of more than [`WINDOWED_MIN`] bytes (megabytes of letters without a space) are
+//!    merged with the same tree one window of the piece at a time, the windows joined by a
+//!    check that makes the result exactly the whole piece's merge (`merge/windows.rs`), so that
+//!    the tree's arrays stay in cache and the time stays linear in the piece's length.
 //!
 //! The thresholds come from `tokens/merge` in `benches/tokens.rs`.
 //!
@@ -262,8 +266,10 @@ impl Ranks {
                     n
                 } else if len <= SMALL_MAX {
                     self.count_small(piece)
-                } else {
+                } else if len <= WINDOWED_MIN {
                     self.merge_long(piece).0
+                } else {
+                    self.count_windowed(piece, WINDOW, MARGIN)
                 }
             }
         }
@@ -326,6 +332,10 @@ impl Ranks {
     /// Never for these vocabularies: every part is a token (every byte is one, and a merge makes
     /// one), which the tests check; a backend call would turn the panic into an error.
     pub(crate) fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
+        if piece.len() > WINDOWED_MIN {
+            self.encode_windowed(piece, WINDOW, MARGIN, ids);
+            return;
+        }
         let mut push = |span: &[u8]| ids.push(self.rank(span).expect("every part of a merge is a token"));
         match piece.len() {
             0 => {}
@@ -528,5 +538,7 @@ mod long;
 mod short_ranks;
 #[cfg(test)]
 mod tests;
+mod windows;
 
 use short_ranks::ShortRanks;
+use windows::{MARGIN, WINDOW, WINDOWED_MIN};

@@ -8,12 +8,14 @@ const LONG_BLOCK: usize = 32;
 
 /// Where the parts of a long piece start, one bit per byte, and a last bit set at the piece's
 /// end.
+#[derive(Default)]
 pub(super) struct Starts(Vec<u64>);
 
 impl Starts {
-    /// Every byte a part of its own.
-    fn all(n: usize) -> Self {
-        Starts(vec![!0; (n + 1).div_ceil(64)])
+    /// Every byte of a piece of `n` bytes a part of its own.
+    fn reset(&mut self, n: usize) {
+        self.0.clear();
+        self.0.resize((n + 1).div_ceil(64), !0);
     }
 
     fn clear(&mut self, p: usize) {
@@ -51,9 +53,33 @@ impl Starts {
     }
 }
 
+/// The tree merge's arrays, kept from one piece to the next: the windowed merge of a very long
+/// piece (`windows.rs`) merges hundreds of windows with one of these.
+#[derive(Default)]
+pub(super) struct TreeMerge {
+    starts: Starts,
+    pair: Vec<u32>,
+    tree: Vec<u64>,
+}
+
 impl Ranks {
     /// tiktoken's merge for a piece of any length: returns the number of parts left and where
-    /// they start ([`Starts::after`] from 0 visits them).
+    /// they start ([`Starts::after`] from 0 visits them). See [`TreeMerge::run`].
+    pub(super) fn merge_long(&self, piece: &[u8]) -> (usize, Starts) {
+        let mut merge = TreeMerge::default();
+        let parts = merge.run(self, piece);
+        (parts, merge.starts)
+    }
+}
+
+impl TreeMerge {
+    /// Where the parts of the piece last merged start.
+    pub(super) fn starts(&self) -> &Starts {
+        &self.starts
+    }
+
+    /// tiktoken's merge of `piece` (any length): returns the number of parts left, whose starts
+    /// are then in [`Self::starts`].
     ///
     /// Parts are spans of the piece, their starts kept as bits; the pair starting at part `p`
     /// is `p` and the part after it, its rank the rank of the two spans' bytes together (the
@@ -75,15 +101,16 @@ impl Ranks {
     /// merge has just touched, the starts an eighth of the piece's size, and the tree at most
     /// its size, its upper levels in cache; an update stops where a node's value does not
     /// change.
-    pub(super) fn merge_long(&self, piece: &[u8]) -> (usize, Starts) {
+    pub(super) fn run(&mut self, ranks: &Ranks, piece: &[u8]) -> usize {
         const EMPTY: u64 = u64::MAX;
         let n = piece.len();
         // Positions share a key with the rank. A backend call turns this panic into
         // `TokenError::Backend`; no text has a 4 GiB piece in practice.
         assert!(n < u32::MAX as usize, "a pre-tokenizer piece of 4 GiB or more cannot be merged");
-        let mut starts = Starts::all(n);
-        let mut pair: Vec<u32> =
-            (0..n).map(|i| if i + 1 < n { self.rank_or_none(&piece[i..i + 2]) } else { NONE }).collect();
+        let TreeMerge { starts, pair, tree } = self;
+        starts.reset(n);
+        pair.clear();
+        pair.extend((0..n).map(|i| if i + 1 < n { ranks.rank_or_none(&piece[i..i + 2]) } else { NONE }));
         let blocks = n.div_ceil(LONG_BLOCK).max(1);
         let leaves = blocks.next_power_of_two();
         // The smallest key of block `b`'s pairs; a strict comparison keeps the leftmost of
@@ -98,9 +125,10 @@ impl Ranks {
             }
             if best == NONE { EMPTY } else { u64::from(best) << 32 | (start + at) as u64 }
         };
-        let mut tree = vec![EMPTY; 2 * leaves];
+        tree.clear();
+        tree.resize(2 * leaves, EMPTY);
         for b in 0..blocks {
-            tree[leaves + b] = block_min(&pair, b);
+            tree[leaves + b] = block_min(pair, b);
         }
         for i in (1..leaves).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
@@ -126,23 +154,23 @@ impl Ranks {
             starts.clear(right);
             pair[right] = NONE;
             parts -= 1;
-            pair[p] = if after < n { self.rank_or_none(&piece[p..starts.after(after)]) } else { NONE };
+            pair[p] = if after < n { ranks.rank_or_none(&piece[p..starts.after(after)]) } else { NONE };
             let left = starts.before(p);
             if let Some(l) = left {
-                pair[l] = self.rank_or_none(&piece[l..after]);
+                pair[l] = ranks.rank_or_none(&piece[l..after]);
             }
             let (bp, br) = (p / LONG_BLOCK, right / LONG_BLOCK);
-            update(&mut tree, &pair, bp);
+            update(tree, pair, bp);
             if br != bp {
-                update(&mut tree, &pair, br);
+                update(tree, pair, br);
             }
             if let Some(bl) = left.map(|l| l / LONG_BLOCK)
                 && bl != bp
                 && bl != br
             {
-                update(&mut tree, &pair, bl);
+                update(tree, pair, bl);
             }
         }
-        (parts, starts)
+        parts
     }
 }
