@@ -235,13 +235,12 @@ impl Ranks {
     /// (`pieces::pack`), is a token: one probe, reusing the packing the caller has done.
     #[inline]
     pub(crate) fn is_token_packed(&self, bytes: &[u8], key: u128) -> bool {
-        match bytes.len() {
-            0 => false,
-            // Every byte is a token of these vocabularies.
-            1 => true,
-            2 => self.pairs[usize::from(bytes[0]) << 8 | usize::from(bytes[1])] != NONE,
-            n if n <= self.short_max => self.short.get_packed(key).is_some(),
-            _ => self.rank(bytes).is_some(),
+        // The lengths `rank` answers from the short table, without packing again; it takes the
+        // others (one byte, the pair table, the long tokens).
+        if (3..=self.short_max).contains(&bytes.len()) {
+            self.short.get_packed(key).is_some()
+        } else {
+            self.rank(bytes).is_some()
         }
     }
 
