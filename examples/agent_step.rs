@@ -48,8 +48,10 @@ ctx::pipeline! {
     }
 }
 
-/// The arguments of `search_docs`, as its schema declares them.
-#[derive(serde::Deserialize)]
+/// The arguments of `search_docs`, as its schema declares them (with ctx's serde: the program
+/// needs no dependency of its own).
+#[derive(ctx::serde::Deserialize)]
+#[serde(crate = "ctx::serde")]
 struct Search {
     query: String,
 }

@@ -74,12 +74,15 @@ struct DocsTools<'a> {
     index: &'a Bm25Index,
 }
 
-#[derive(serde::Deserialize)]
+// A tool's arguments, typed: serde comes with ctx (`ctx::serde`), no dependency of your own.
+#[derive(ctx::serde::Deserialize)]
+#[serde(crate = "ctx::serde")]
 struct Search {
     query: String,
 }
 
-#[derive(serde::Deserialize)]
+#[derive(ctx::serde::Deserialize)]
+#[serde(crate = "ctx::serde")]
 struct Page {
     page: String,
 }

@@ -81,6 +81,7 @@
 //! - [A worked example](guide::tour): questions about a code base, with a budget trace.
 //! - [The `pipeline!` DSL](guide::dsl): sections, step kinds and their keys, what is generated.
 //! - [Agents, streaming and conversations](guide::agents): tools, progressive budgeting, chat.
+//! - [Tools from MCP servers](guide::mcp_tools): agent tools that MCP servers list (feature `mcp`).
 //! - [Pipelines in files](guide::pipeline_files): YAML pipelines and the `ctx` command line.
 //! - [Compile errors](guide::compile_errors): what the checks report, and where.
 //! - [Models](guide::models): OpenAI-compatible servers, Anthropic, a local model's own files.
@@ -96,12 +97,28 @@
 
 pub use ctx_macros::{context_engine, pipeline, turn_budget};
 
+/// [serde](https://serde.rs), the version ctx is built with, so that a tool's typed arguments
+/// ([`ToolRequest::args`](pipeline::ToolRequest::args)) need no dependency of the program's own:
+///
+/// ```
+/// #[derive(ctx::serde::Deserialize)]
+/// #[serde(crate = "ctx::serde")] // the derive's paths through ctx, not a `serde` of your own
+/// struct Search {
+///     query: String,
+/// }
+/// # let _ = Search { query: String::new() }.query;
+/// ```
+pub use serde;
+
 // The front door: what a program names, curated. The runtime's own implementation modules
 // (`classify`, `validation`, `lang`) and the items only the macro needs stay behind it.
 
 #[cfg(feature = "restate")]
 #[doc(inline)]
 pub use ctx_runtime::durable;
+#[cfg(feature = "mcp")]
+#[doc(inline)]
+pub use ctx_runtime::mcp;
 #[doc(inline)]
 pub use ctx_runtime::{
     ChatFormat, ChatMessage, Code, ConfigIssue, ConfigIssues, CtxError, Encoding, ErrorCode, FieldPath, InboxMessage,
@@ -141,6 +158,8 @@ pub mod guide {
     pub mod dsl {}
     #[doc = include_str!("../docs/agents.md")]
     pub mod agents {}
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp_tools {}
     #[doc = include_str!("../docs/pipeline-files.md")]
     pub mod pipeline_files {}
     #[doc = include_str!("../docs/compile-errors.md")]

@@ -41,7 +41,7 @@ ctx::pipeline! {
             answer: call_model {
                 prompt_key: answer,
                 max_output_tokens: 200,
-                user_parts: [ user_question => "{}" ],
+                user_parts: [ last_model_response => "Summary: {}\n\n", user_question => "{}" ],
                 use_history: true,
                 next: end,
             },
@@ -176,7 +176,7 @@ ctx::pipeline! {
     /// Keeps its answers as the context of the next question (`carry_context: true`).
     pub pipeline Notebook {
         model { context_window: 4_096, max_tokens: 512, encoding: cl100k_base }
-        settings { max_context_tokens: 1_000, max_history_tokens: 300, carry_context: true }
+        settings { max_context_tokens: 1_000, carry_context: true }
         prompts { answer: "Answer briefly." }
         steps {
             answer: call_model {

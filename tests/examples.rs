@@ -168,3 +168,38 @@ fn the_agent_chapter_shows_the_examples_own_pipeline_and_tools() {
         assert!(example.contains(block.as_str()), "docs/agents.md block is not in examples/docs_support.rs:\n{block}");
     }
 }
+
+/// The READMEs crates.io shows with each package (the facade's and every crate's) link with
+/// absolute URLs, since a relative link there resolves against nothing, and each link into the
+/// repository names a file or directory that exists in it.
+#[test]
+fn the_readmes_links_work_from_the_packages() {
+    let into_repo = [
+        "https://github.com/ctx-llm/ctx/blob/main/",
+        "https://github.com/ctx-llm/ctx/tree/main/",
+        "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
+    ];
+    let mut checked = 0;
+    for readme in
+        ["README.md", "ctx-spec/README.md", "ctx-macros/README.md", "ctx-runtime/README.md", "ctx-cli/README.md"]
+    {
+        let text = read(readme);
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let target = &rest[..rest.find(')').expect("a closing parenthesis")];
+            assert!(
+                target.starts_with("https://") || target.starts_with('#'),
+                "{readme}: the link `{target}` is relative; crates.io cannot follow it"
+            );
+            if let Some(path) = into_repo.iter().find_map(|prefix| target.strip_prefix(prefix)) {
+                let path = path.split('#').next().unwrap_or_default();
+                assert!(
+                    root().join(path).exists(),
+                    "{readme}: `{target}` names `{path}`, which is not in the repository"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} links");
+}

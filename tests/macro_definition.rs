@@ -15,10 +15,13 @@ ctx::pipeline! {
         settings {
             max_context_tokens: 4_000, max_history_tokens: 1_000,
             history_trim: fold, history_low_water_percent: 60, max_cost_per_run: 0.05,
-            max_turn_loops: 2,
+            max_turn_loops: 1, max_question_tokens: 1_000,
         }
         prompts { answer: "Answer." }
-        steps { answer: call_model { prompt_key: answer, use_history: true, top_p: 0.9, next: end } }
+        steps {
+            answer: call_model { prompt_key: answer, use_history: true, top_p: 0.9, next: again },
+            again: loop_guard { max_turn_loops_from_settings: max_turn_loops, on_allow: answer, on_deny: end },
+        }
     }
 }
 
@@ -31,7 +34,7 @@ fn the_generated_definition_holds_every_key_written() {
     assert_eq!((model.context_window, model.encoding.as_deref()), (Some(16_384), Some("cl100k_base")));
     let s = &def.settings;
     assert_eq!((s.history_trim.as_deref(), s.history_low_water_percent), (Some("fold"), Some(60)));
-    assert_eq!((s.max_cost_per_run, s.extra.get("max_turn_loops")), (Some(0.05), Some(&2)));
+    assert_eq!((s.max_cost_per_run, s.extra.get("max_turn_loops")), (Some(0.05), Some(&1)));
     let StepKind::CallModel(call) = &def.steps[0].kind else { panic!("{:?}", def.steps[0]) };
-    assert_eq!((call.use_history, call.params.top_p, call.next.as_str()), (true, Some(0.9), "end"));
+    assert_eq!((call.use_history, call.params.top_p, call.next.as_str()), (true, Some(0.9), "again"));
 }

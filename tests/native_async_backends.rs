@@ -152,11 +152,15 @@ async fn a_typed_run_on_trait_object_backends_is_send_and_reaches_each_backend()
     let steps: Vec<&str> = reports.iter().map(|r| r.step_id.as_str()).collect();
     assert_eq!(steps, ["search", "fetch", "answer"]);
     assert_eq!(state.last_model_response.as_deref(), Some(REPLY.concat().as_str()));
-    // The search found `deploy.md` (not `other.md`), and the store gave its text.
-    let texts: Vec<(&str, &str)> = state.node_texts.iter().map(|n| (n.id.as_str(), n.text.as_str())).collect();
-    assert_eq!(texts, [("deploy.md", DEPLOY_NOTE)]);
+    // The search found `deploy.md` (not `other.md`), the store gave its text, and the answer
+    // step appended it to the context it sends.
+    assert!(state.node_texts.is_empty());
+    assert_eq!(state.context_blocks.len(), 1);
+    assert!(state.context_blocks[0].starts_with("--- NODE ---\nid: deploy.md\n"), "{:?}", state.context_blocks);
+    assert!(state.context_blocks[0].ends_with(DEPLOY_NOTE), "{:?}", state.context_blocks);
     let requests = scripted.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 1);
+    assert!(requests[0].messages.iter().any(|m| m.content.contains(DEPLOY_NOTE)), "{:?}", requests[0].messages);
     assert!(
         requests[0].messages.iter().any(|m| m.content.contains("When does the deploy run?")),
         "the model is sent the question: {:?}",

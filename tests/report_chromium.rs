@@ -100,7 +100,7 @@ fn check_page(html: &str, expected: &RunReport) {
         let width: f64 = d.bar.iter().sum();
         assert!((width - 960.0).abs() < 1e-6, "the bar spans the window exactly: {width}");
         // Every term of the contract is shown beside what was sent, and none was sent larger.
-        assert_eq!(d.terms.len(), 8, "{d:?}");
+        assert_eq!(d.terms.len(), 9, "{d:?}");
         assert!(d.terms.iter().all(|(worst, sent)| sent <= worst), "a term sent over its worst case: {d:?}");
     }
 }

@@ -27,7 +27,7 @@ ctx::pipeline! {
         }
         steps {
             summarise: call_model { prompt_key: summarise, model: small, user_parts: [ user_question => "{}" ], next: answer },
-            answer: call_model { prompt_key: answer, model: strong, user_parts: [ user_question => "{}" ], next: end },
+            answer: call_model { prompt_key: answer, model: strong, user_parts: [ last_model_response => "{}" ], next: end },
         }
     }
 }

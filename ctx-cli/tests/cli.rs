@@ -112,7 +112,8 @@ fn check_and_explain_show_every_clamp_and_honour_the_environment_policy() {
         r#"{ "model": "gpt-4o", "model_context_window": 9600, "model_max_tokens": 800, "allow_auto_clamp": true }"#,
     )
     .expect("config");
-    let yaml = "name: Clamped\nconfig: config.json\nsettings:\n  max_context_tokens: 9500\nprompts:\n  answer: \"Answer.\"\n\
+    // A clamp fills the window, so the question it clamps around has a declared budget.
+    let yaml = "name: Clamped\nconfig: config.json\nsettings:\n  max_context_tokens: 9500\n  max_question_tokens: 200\nprompts:\n  answer: \"Answer.\"\n\
                 steps:\n- { id: answer, action: call_model, prompt_key: answer, next: end }\n";
     let clamped = dir.join("clamped.yaml");
     std::fs::write(&clamped, yaml).expect("write");
@@ -180,6 +181,14 @@ fn explain_graph_and_run() {
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("| step | fixed prompt |") && stdout.contains("| call_model_answer |"), "{stdout}");
     assert!(stdout.contains("prompt counts: exact"), "{stdout}");
+    // The proof with its assumptions: the question's budget (here the default) and the windows.
+    assert!(stdout.contains("| inputs | tool results |"), "{stdout}");
+    assert!(stdout.contains("input question (`user_question_en`): at most "), "{stdout}");
+    assert!(
+        stdout.contains("for any question up to ") && stdout.contains(": every request fits its window"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nassumed: prompt counts exact"), "{stdout}");
     // Issue 26 item 8: three summaries and the answer; 4 + 3 × 4 + 1 steps.
     assert!(stdout.contains("at most 17 steps and 4 model requests per run"), "{stdout}");
 
@@ -284,7 +293,14 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
     let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("worst-case cost per run, at $2.50/M input and $10.00/M output tokens:"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "worst-case cost per run, input tokens at the input price $2.50/M and output tokens at $10.00/M:"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("priced at billed_token_ratio 1 (the most"), "{stdout}");
+    assert!(stdout.contains("max(1, the highest billed-to-counted ratio"), "{stdout}");
     assert!(stdout.contains("| call_summarize_context | 3 | 1 |"), "{stdout}");
     assert!(stdout.contains("| call_model_answer | 1 | 1 |"), "{stdout}");
 
@@ -332,10 +348,10 @@ fn explain_shows_each_steps_model_and_prices_it_at_that_model() {
     let path = dir.join("tiered.yaml");
     std::fs::write(
         &path,
-        "model: { model: gpt-4o, max_tokens: 800 }
+        "model: { model: gpt-4o, max_tokens: 800, price: { input: 2.50, cache_write: 3.125, output: 10.00 } }
 models:
   small: { model: gpt-4o-mini, context_window: 8192, max_tokens: 200, encoding: cl100k_base }
-settings: { max_context_tokens: 4000 }
+settings: { max_context_tokens: 4000, billed_token_ratio: 1.2 }
 prompts: { summarise: \"Rewrite the question.\", answer: \"Answer from the context.\" }
 steps:
 - { id: summarise, action: call_model, prompt_key: summarise, model: small, next: answer }
@@ -353,8 +369,16 @@ steps:
     assert!(stdout.contains("128000 |\n"), "the answer step's window is the default model's: {stdout}");
     // Each step at its own model's price from ctx's table.
     assert!(stdout.contains("worst-case cost per run, each step at its model's price:"), "{stdout}");
-    assert!(stdout.contains("| summarise | small | $0.15 | $0.60 | 1 | 1 |"), "{stdout}");
-    assert!(stdout.contains("| answer | default | $2.50 | $10.00 | 1 | 1 |"), "{stdout}");
+    assert!(stdout.contains("| summarise | small | the input price $0.15/M | $0.60 | 1 | 1 |"), "{stdout}");
+    // A cache-write rate above the input price is the rate the worst case uses: both are named.
+    assert!(
+        stdout.contains("| answer | default | the cache-write rate $3.125/M (input price $2.50/M) | $10.00 | 1 | 1 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("priced at billed_token_ratio 1.2 (the most") && stdout.contains("max(1.2, the highest"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -189,6 +189,22 @@ fn field_value(rt: &TokenStream, value: &FieldValue) -> TokenStream {
             });
             quote!(#v::Tools(::std::vec![#(#tools),*]))
         }
+        FieldValue::McpServers(servers) => {
+            let servers = servers.iter().map(|s| {
+                let name = string(&s.name);
+                let (command, url) = (opt_string(&s.command), opt_string(&s.url));
+                let args = s.args.iter().map(|a| string(a));
+                let tools = s.tools.iter().map(|t| string(t));
+                quote! {
+                    #p::McpServerSpec::new(#name)
+                        .command(#command)
+                        .args(::std::vec![#(#args),*])
+                        .url(#url)
+                        .tools(::std::vec![#(#tools),*])
+                }
+            });
+            quote!(#v::McpServers(::std::vec![#(#servers),*]))
+        }
         FieldValue::Price(price) => {
             let rate = |r: &Option<f64>| opt(r, |r| quote!(#r));
             let (input, cached, write, output) =

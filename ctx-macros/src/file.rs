@@ -149,7 +149,7 @@ pub(crate) fn read(cx: &Ctxt, lit: &LitStr, rust_name: Option<&Ident>) -> FromFi
             Ok(file) => {
                 // As for a pipeline written in the macro (`valid.rs`): the reads before a set.
                 for warning in file.warnings() {
-                    if warning.code == ctx_spec::codes::Code::VariableMaybeUnset {
+                    if crate::valid::shown_at_compile_time(warning.code) {
                         cx.warn(span, warning.code.as_str(), render(&warning));
                     }
                 }

@@ -382,3 +382,30 @@ fn history_trim_the_cost_cap_and_the_price_are_read_and_checked() {
     assert_eq!(out.matches("compile_error").count(), 2, "{out}");
     assert!(out.contains("price.input") && out.contains("history_low_water_percent"), "{out}");
 }
+
+/// `billed_token_ratio` is read by its schema row and checked by the price rules: a ratio below 1
+/// is `INVALID_BILLED_TOKEN_RATIO` at its token.
+#[test]
+fn the_billed_token_ratio_is_read_and_checked() {
+    let (lowered, errors) = lower_tokens(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 4_000, max_cost_per_run: 0.05, billed_token_ratio: 1.25 }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, next: end } }
+        }
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(lowered.def.settings.billed_token_ratio, Some(1.25));
+    assert!(lowered.spans.get(&FieldPath::parse("settings.billed_token_ratio")).is_some());
+    let out = expansion_errors(quote! {
+        pipeline P {
+            model { model: "gpt-4o" }
+            settings { max_context_tokens: 4_000, billed_token_ratio: 0.5 }
+            prompts { answer: "Answer." }
+            steps { answer: call_model { prompt_key: answer, max_output_tokens: 256, next: end } }
+        }
+    });
+    assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+    assert!(out.contains("`billed_token_ratio` is 0.5; it must be a number >= 1"), "{out}");
+}

@@ -17,13 +17,14 @@ pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
     let valid = issues.is_empty();
     report(cx, &lowered.spans, lowered.graph_complete, issues);
     // What is valid but likely a mistake, only once nothing is wrong (a warning beside an error
-    // would mostly follow from it). A variable read where some path has not set it is warned
-    // here; an `on_over` no single run can take (`BUDGET_ON_OVER_NEVER_TAKEN`) is not: it is the
-    // specification's own compaction loop, right for a run whose caller seeds the context, and
-    // `ctx check`, `ctx explain` and the loader's warnings already say it.
+    // would mostly follow from it): a variable read where some path has not set it, and data
+    // declared or produced that nothing consumes (`DATAFLOW_*`). An `on_over` no single run can
+    // take (`BUDGET_ON_OVER_NEVER_TAKEN`) is not warned here: it is the specification's own
+    // compaction loop, right for a run whose caller seeds the context, and `ctx check`,
+    // `ctx explain` and the loader's warnings already say it.
     if valid && !cx.has_errors() {
         for warning in ctx_spec::pipeline::definition_warnings(&lowered.def) {
-            if warning.code != ctx_spec::codes::Code::VariableMaybeUnset || lowered.spans.is_poisoned(&warning.path) {
+            if !shown_at_compile_time(warning.code) || lowered.spans.is_poisoned(&warning.path) {
                 continue;
             }
             let message = match &warning.help {
@@ -33,6 +34,11 @@ pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
             cx.warn(lowered.spans.lookup(&warning.path).start, warning.code.as_str(), message);
         }
     }
+}
+
+/// Whether the macro shows a rule's warning of this code (see [`check`]).
+pub(crate) fn shown_at_compile_time(code: ctx_spec::codes::Code) -> bool {
+    code != ctx_spec::codes::Code::BudgetOnOverNeverTaken
 }
 
 /// `issues` less those of the `contexts` declarations that only echo another, by the rule

@@ -67,6 +67,11 @@ pub enum CtxError {
     #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
     #[error(transparent)]
     PipelineFile(#[from] crate::pipeline::yaml::PipelineFileError),
+    /// An MCP server could not be started, or failed a call (feature `mcp`).
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpError),
 }
 
 impl ErrorCode for CtxError {
@@ -86,6 +91,8 @@ impl ErrorCode for CtxError {
             CtxError::Pipeline(e) => e.code(),
             #[cfg(feature = "yaml")]
             CtxError::PipelineFile(e) => e.code(),
+            #[cfg(feature = "mcp")]
+            CtxError::Mcp(e) => e.code(),
         }
     }
 }
@@ -112,6 +119,8 @@ impl std::fmt::Debug for CtxError {
             CtxError::Pipeline(e) => ("Pipeline", e),
             #[cfg(feature = "yaml")]
             CtxError::PipelineFile(e) => ("PipelineFile", e),
+            #[cfg(feature = "mcp")]
+            CtxError::Mcp(e) => ("Mcp", e),
         };
         f.debug_tuple(variant).field(inner).finish()
     }

@@ -82,6 +82,10 @@ pub struct HistoryTrim {
     pub removed: usize,
     /// Exact tokens the kept messages add to a request ([`history_tokens`] of them).
     pub kept_tokens: usize,
+    /// How many of the removed messages were over the budget: what `oldest_first` removes from
+    /// the same history. Under `fold`, the other `removed - over_budget` went to reach the
+    /// low-water mark.
+    pub over_budget: usize,
 }
 
 impl HistoryTrim {
@@ -243,7 +247,7 @@ pub(crate) fn trim_after_system_with(
     if folded.first_kept >= history.len() && oldest_first.first_kept < history.len() {
         return Ok(oldest_first);
     }
-    Ok(folded)
+    Ok(HistoryTrim { over_budget: oldest_first.removed, ..folded })
 }
 
 /// [`trim_history`] for callers that check the whole request themselves: when the leading system
@@ -286,7 +290,8 @@ pub(crate) fn trim_after_system(
         confirmed = true;
     }
     let kept_tokens = if first_kept >= history.len() { system_tokens } else { total };
-    Ok(HistoryTrim { system_kept: head == 1, first_kept, removed: first_kept - head, kept_tokens })
+    let removed = first_kept - head;
+    Ok(HistoryTrim { system_kept: head == 1, first_kept, removed, kept_tokens, over_budget: removed })
 }
 
 /// [`history_tokens`] of `history[..head]` followed by `history[first_kept..]`.
@@ -315,6 +320,114 @@ pub fn trim_history_in_place(
     let head = usize::from(trim.system_kept);
     history.drain(head.min(history.len())..trim.first_kept.min(history.len()));
     Ok(trim)
+}
+
+/// What trimming a step's history did, as its report shows it: the policy and budget it ran
+/// under, the history's exact tokens before and after, how many messages were over the budget
+/// and how many more a `fold` dropped to reach its low-water mark, and each message dropped.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct HistoryTrimReport {
+    /// `settings.history_trim` (with its `history_low_water_percent`).
+    pub policy: HistoryTrimPolicy,
+    /// `max_history_tokens`.
+    pub max_tokens: usize,
+    /// Exact tokens of the whole history ([`history_tokens`]).
+    pub tokens_before: usize,
+    /// Exact tokens of what was kept ([`HistoryTrim::kept_tokens`]).
+    pub tokens_after: usize,
+    /// Messages over the budget ([`HistoryTrim::over_budget`]).
+    pub over_budget: usize,
+    /// Messages a `fold` dropped beyond those, to reach its low-water mark.
+    pub to_low_water: usize,
+    /// The messages dropped, oldest first.
+    pub dropped: Vec<DroppedMessage>,
+}
+
+/// One history message a trim dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct DroppedMessage {
+    /// Its position in the history, from 0.
+    pub index: usize,
+    /// Who wrote it.
+    pub role: Role,
+    /// Exact tokens it added to the request (in its place in the history).
+    pub tokens: usize,
+}
+
+impl HistoryTrimReport {
+    /// The report of `trim`, computed on `history` under `policy` and `max_tokens`.
+    ///
+    /// # Errors
+    ///
+    /// When the tokenizer fails.
+    pub fn new(
+        trim: &HistoryTrim,
+        history: &[ChatMessage],
+        max_tokens: usize,
+        policy: HistoryTrimPolicy,
+        counter: &TokenCounter,
+    ) -> Result<Self, TokenError> {
+        let costs = counter.message_costs(history)?;
+        let head = usize::from(trim.system_kept);
+        let dropped = (head..trim.first_kept.min(history.len()))
+            .map(|index| DroppedMessage {
+                index,
+                role: history[index].role,
+                tokens: costs.get(index).copied().unwrap_or(0),
+            })
+            .collect();
+        Ok(HistoryTrimReport {
+            policy,
+            max_tokens,
+            tokens_before: history_tokens(counter, history)?,
+            tokens_after: trim.kept_tokens,
+            over_budget: trim.over_budget,
+            to_low_water: trim.removed.saturating_sub(trim.over_budget),
+            dropped,
+        })
+    }
+
+    /// The low-water mark a `fold` cut to, in tokens (`None` under `oldest_first`).
+    pub fn low_water_tokens(&self) -> Option<usize> {
+        matches!(self.policy, HistoryTrimPolicy::Fold { .. }).then(|| self.policy.cut_to(self.max_tokens))
+    }
+}
+
+impl std::fmt::Display for HistoryTrimReport {
+    /// One sentence: `12 oldest history message(s) dropped, 310 → 150 tokens: 2 over
+    /// max_history_tokens 300, then 10 more down to the low-water mark of 150 tokens
+    /// (history_trim: fold, history_low_water_percent 50): #0 user 6, #1 assistant 14, …`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} oldest history message(s) dropped, {} → {} tokens: {} over max_history_tokens {}",
+            self.dropped.len(),
+            self.tokens_before,
+            self.tokens_after,
+            self.over_budget,
+            self.max_tokens
+        )?;
+        match self.policy {
+            HistoryTrimPolicy::Fold { low_water_percent } => {
+                let mark = self.policy.cut_to(self.max_tokens);
+                if self.to_low_water > 0 {
+                    write!(f, ", then {} more down to the low-water mark of {mark} tokens", self.to_low_water)?;
+                } else if self.tokens_after <= mark {
+                    write!(f, ", which also brought it within the low-water mark of {mark} tokens")?;
+                } else {
+                    write!(f, "; the newest message alone is over the low-water mark of {mark} tokens, so it stays")?;
+                }
+                write!(f, " (history_trim: fold, history_low_water_percent {low_water_percent})")?;
+            }
+            _ => write!(f, " (history_trim: oldest_first)")?,
+        }
+        for (i, m) in self.dropped.iter().enumerate() {
+            write!(f, "{}#{} {} {}", if i == 0 { ": " } else { ", " }, m.index, m.role.as_str(), m.tokens)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,9 @@ pub mod engine;
 pub mod error;
 pub mod history;
 pub mod llm;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod negotiate;
 pub mod pipeline;
 pub mod report;

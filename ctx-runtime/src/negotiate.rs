@@ -33,8 +33,9 @@ pub struct NegotiationConfig {
 impl NegotiationConfig {
     /// The spec's margin.
     pub const DEFAULT_SAFETY_MARGIN: usize = 100;
-    /// The spec's floor.
-    pub const DEFAULT_FLOOR: usize = 500;
+    /// The spec's floor: the contract's [`OUTPUT_FLOOR_TOKENS`](ctx_spec::contract::OUTPUT_FLOOR_TOKENS), the
+    /// least output limit its help suggests.
+    pub const DEFAULT_FLOOR: usize = ctx_spec::contract::OUTPUT_FLOOR_TOKENS;
 
     /// Every problem with these settings (paths under `at`).
     pub fn validate(&self, at: &FieldPath) -> Vec<ConfigIssue> {
@@ -82,6 +83,8 @@ pub struct NegotiationRequest {
 }
 
 ctx_spec::setters!(NegotiationRequest {
+    model: String,
+    requested_max_tokens: usize,
     context_window: Option<usize>,
     system_prompt: Option<String>,
     memories: Vec<String>,

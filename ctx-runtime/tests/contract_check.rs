@@ -19,6 +19,8 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 const SUMMARIZER: &str = "Summarise the context; keep identifiers and SQL verbatim.";
 const ROUTER: &str = "Answer `search` or `answer`.";
 const TEMPLATES: [&str; 2] = ["### Context:\n{}\n\n", "### User:\n{}\n\n"];
+/// The question's declared budget: a term of every step here, which all render the question.
+const QUESTION: usize = 1;
 
 fn counter() -> TokenCounter {
     TokenCounter::for_encoding(Encoding::Cl100kBase)
@@ -29,7 +31,12 @@ fn model(window: usize, max_tokens: Option<usize>) -> ModelConfig {
 }
 
 fn settings(ctx: usize, history: Option<usize>, margin: usize, policy: LimitsPolicy) -> Settings {
-    Settings::new(ctx).max_history_tokens(history).safety_margin_tokens(margin).policy(policy).extra(BTreeMap::new())
+    Settings::new(ctx)
+        .max_history_tokens(history)
+        .safety_margin_tokens(margin)
+        .policy(policy)
+        .max_question_tokens(Some(QUESTION))
+        .extra(BTreeMap::new())
 }
 
 fn step(prompt_key: &str, max_output: Option<i64>, use_history: bool) -> CallModelSpec {
@@ -106,7 +113,7 @@ fn fail_fast_names_every_term_and_the_overflow() {
     let spec = step("summarizer", Some(2000), true);
     let steps = [check("summarize", &spec, SUMMARIZER)];
     let f = fixed(SUMMARIZER);
-    let total = f + 1000 + 6000 + 2000 + 128;
+    let total = f + 1000 + 6000 + QUESTION + 2000 + 128;
     let over = total - 8192;
     let err = check_contract(
         &model(8192, None),
@@ -122,6 +129,7 @@ fn fail_fast_names_every_term_and_the_overflow() {
         format!("fixed prompt {f} (system prompt `summarizer`"),
         "max_history_tokens 1000".to_owned(),
         "max_context_tokens 6000".to_owned(),
+        "question (`user_question_en`) 1 (from `max_question_tokens`)".to_owned(),
         "max_output_tokens 2000 (from the step's `max_output_tokens`)".to_owned(),
         "budget_safety_margin_tokens 128".to_owned(),
         format!("= {total}"),
@@ -142,6 +150,43 @@ fn fail_fast_names_every_term_and_the_overflow() {
     }
 }
 
+/// A fix that fits the window but leaves the step unusable is not offered: no output limit below
+/// the negotiation floor, no context budget at or below an evidence budget, no history budget of 0.
+#[test]
+fn the_help_suggests_no_value_that_leaves_the_step_unusable() {
+    use ctx_runtime::contract::OUTPUT_FLOOR_TOKENS;
+    let spec = step("router", Some(512), true);
+    let f = fixed(ROUTER);
+    let history = f + 148;
+    let over = f + history + 7700 + QUESTION + 512 + 128 - 8192;
+    assert!(512 - over < OUTPUT_FLOOR_TOKENS, "the output would fit at {}", 512 - over);
+    let help = |evidence: usize| {
+        let steps = [check("route", &spec, ROUTER).with_evidence_tokens(evidence)];
+        let err = check_contract(
+            &model(8192, None),
+            &settings(7700, Some(history), 128, LimitsPolicy::FailFast),
+            &steps,
+            &counter(),
+        )
+        .unwrap_err();
+        assert_eq!(codes(&err), [("BUDGET_CONTRACT_VIOLATED", "steps.route".to_owned())]);
+        err[0].help.clone().unwrap()
+    };
+    // Before: "lower `steps.route.max_output_tokens` from 512 to 33"-like advice, and a history
+    // budget lowered to 0.
+    let without_evidence = help(0);
+    assert!(!without_evidence.contains("max_output_tokens"), "{without_evidence}");
+    assert!(!without_evidence.contains("max_history_tokens"), "{without_evidence}");
+    let context = format!("lower `settings.max_context_tokens` from 7700 to {}", 7700 - over);
+    assert!(without_evidence.contains(&context), "{without_evidence}");
+    assert!(without_evidence.contains(&format!("context window is at least {}", 8192 + over)));
+    // An evidence budget the lowered context would not hold: the context fix goes too.
+    let with_evidence = help(7700 - over);
+    assert!(!with_evidence.contains("max_context_tokens"), "{with_evidence}");
+    assert!(with_evidence.starts_with("use a model whose context window is at least"), "{with_evidence}");
+    assert!(help(7699 - over).contains(&context), "just above the evidence budget is usable");
+}
+
 #[test]
 fn the_bound_is_exact_and_only_failing_steps_are_reported() {
     let summarize = step("summarizer", Some(2000), false);
@@ -154,7 +199,7 @@ fn the_bound_is_exact_and_only_failing_steps_are_reported() {
     ];
     let s = settings(5000, None, 128, LimitsPolicy::FailFast);
     // A window of exactly the summarizer's need: it fits with no headroom.
-    let window = fixed(SUMMARIZER) + 5000 + 2000 + 128;
+    let window = fixed(SUMMARIZER) + 5000 + QUESTION + 2000 + 128;
     let report = check_contract(&model(window, None), &s, &steps, &counter()).unwrap();
     assert_eq!(report.step("summarize").unwrap().total_tokens(), window);
     assert_eq!(report.step("summarize").unwrap().headroom(), 0);
@@ -190,11 +235,12 @@ fn the_output_term_follows_the_precedence() {
     let r = check_contract(&m, &s, &[check("route", &spec, ROUTER)], &counter()).unwrap();
     let b = r.step("route").unwrap();
     assert_eq!((b.output_tokens, b.output_source), (40, OutputSource::StepMaxOutputTokens));
-    assert_eq!(b.total_tokens(), fixed(ROUTER) + 1000 + 40 + 128);
+    assert_eq!(b.total_tokens(), fixed(ROUTER) + 1000 + QUESTION + 40 + 128);
 
-    // A fallback to the model's limit is named, and the fix is to set one on the step.
+    // A fallback to the model's limit is named, and the fix is to set one on the step (one that
+    // leaves at least the output floor: 900 less the overflow).
     let spec = step("router", None, false);
-    let err = check_contract(&model(1500, Some(700)), &s, &[check("route", &spec, ROUTER)], &counter()).unwrap_err();
+    let err = check_contract(&model(1800, Some(900)), &s, &[check("route", &spec, ROUTER)], &counter()).unwrap_err();
     assert!(err[0].message.contains("(from the model's `max_tokens`"), "{}", err[0].message);
     assert!(err[0].help.as_deref().unwrap().contains("set `max_output_tokens:"), "{:?}", err[0].help);
 }
@@ -239,7 +285,7 @@ fn auto_clamp_lowers_the_context_budget_to_the_worst_step_first() {
     let route = step("router", Some(20), true);
     let steps = [check("route", &route, ROUTER), check("summarize", &summarize, SUMMARIZER)];
     let s = settings(6000, Some(1000), 128, LimitsPolicy::AutoClamp);
-    let room = 8192 - (fixed(SUMMARIZER) + 1000 + 2000 + 128);
+    let room = 8192 - (fixed(SUMMARIZER) + 1000 + QUESTION + 2000 + 128);
     let (report, events) = capture(|| check_contract(&model(8192, None), &s, &steps, &counter()));
     let report: ContractReport = report.unwrap();
 
@@ -279,7 +325,7 @@ fn auto_clamp_lowers_the_output_when_the_context_is_at_its_floor() {
     let window = 3000;
     let (report, events) = capture(|| check_contract(&model(window, None), &s, &steps, &counter()));
     let report = report.unwrap();
-    let out = window - (fixed(SUMMARIZER) + 1 + 100);
+    let out = window - (fixed(SUMMARIZER) + 1 + QUESTION + 100);
     assert_eq!(report.max_context_tokens, 1);
     let targets: Vec<_> =
         report.clamps.iter().map(|c| (c.target.clone(), c.step_id.as_str(), c.before, c.after)).collect();
@@ -303,7 +349,7 @@ fn auto_clamp_lowers_the_output_when_the_context_is_at_its_floor() {
 fn auto_clamp_refuses_a_step_that_cannot_fit_at_all() {
     let spec = step("summarizer", Some(500), true);
     let steps = [check("summarize", &spec, SUMMARIZER)];
-    let window = fixed(SUMMARIZER) + 300 + 128 + 1; // one short of prompt + 1 context + 1 output
+    let window = fixed(SUMMARIZER) + QUESTION + 300 + 128 + 1; // one short of prompt + 1 context + 1 output
     let (result, events) = capture(|| {
         check_contract(
             &model(window, None),
@@ -335,7 +381,7 @@ fn the_file_opt_in_turns_a_violation_into_clamps() {
         "config.json",
     )
     .unwrap();
-    let spec = SettingsSpec::default().max_context_tokens(Some(4000));
+    let spec = SettingsSpec::default().max_context_tokens(Some(4000)).max_question_tokens(Some(QUESTION as i64));
     let at = FieldPath::root().key("settings");
     let strict = Settings::from_spec(&spec, false, &at).unwrap();
     let relaxed = Settings::from_spec_with(&spec, false, &at, file.allow_auto_clamp, None).unwrap();
@@ -346,7 +392,7 @@ fn the_file_opt_in_turns_a_violation_into_clamps() {
     assert!(check_contract(&file.model, &forced, &steps, &counter()).is_err());
     let report = check_contract(&file.model, &relaxed, &steps, &counter()).unwrap();
     assert_eq!(report.policy, LimitsPolicy::AutoClamp);
-    assert_eq!(report.max_context_tokens, 4096 - fixed(SUMMARIZER) - 1024 - 128);
+    assert_eq!(report.max_context_tokens, 4096 - fixed(SUMMARIZER) - QUESTION - 1024 - 128);
 }
 
 fn prompt_strategy() -> impl Strategy<Value = &'static str> {
@@ -375,7 +421,7 @@ proptest! {
         let steps: Vec<CallModelCheck<'_>> = specs.iter().map(|(id, s, p)| check(id, s, p)).collect();
         let m = model(window, None);
         let need = |c: &CallModelCheck<'_>, ctx: usize, out: usize| {
-            fixed(c.system_prompt) + if c.spec.use_history { history } else { 0 } + ctx + out + margin
+            fixed(c.system_prompt) + QUESTION + if c.spec.use_history { history } else { 0 } + ctx + out + margin
         };
         let configured_out = |c: &CallModelCheck<'_>| c.spec.max_output_tokens.unwrap_or(0) as usize;
 

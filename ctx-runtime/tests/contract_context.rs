@@ -24,7 +24,13 @@ fn model(window: usize) -> ModelConfig {
 }
 
 fn settings(ctx: usize, margin: usize, policy: LimitsPolicy) -> Settings {
-    Settings::new(ctx).max_history_tokens(None).safety_margin_tokens(margin).policy(policy).extra(BTreeMap::new())
+    // A step laying out its own request renders the question: a one-token budget, declared.
+    Settings::new(ctx)
+        .max_history_tokens(None)
+        .safety_margin_tokens(margin)
+        .policy(policy)
+        .max_question_tokens(Some(1))
+        .extra(BTreeMap::new())
 }
 
 /// One context, `support`, bounded by `budget`: the history, then the question.

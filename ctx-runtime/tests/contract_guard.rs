@@ -38,11 +38,15 @@ fn model(window: usize) -> ModelConfig {
     ModelConfig::new(window, Encoding::Cl100kBase).model(None).max_tokens(None)
 }
 
+/// The question's declared budget.
+const QUESTION: usize = 64;
+
 fn settings(ctx: usize, history: usize) -> Settings {
     Settings::new(ctx)
         .max_history_tokens(Some(history))
         .safety_margin_tokens(128)
         .policy(LimitsPolicy::FailFast)
+        .max_question_tokens(Some(QUESTION))
         .extra(BTreeMap::new())
 }
 
@@ -158,9 +162,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// When the contract holds and each part stays within its budget (context within
-    /// `max_context_tokens`, history within `max_history_tokens`, a short question), the exact
-    /// rendered request passes the guard: the safety margin covers the seams where BPE is not
-    /// additive.
+    /// `max_context_tokens`, history within `max_history_tokens`, the question within
+    /// `max_question_tokens`), the exact rendered request passes the guard: the safety margin
+    /// covers the seams where BPE is not additive.
     #[test]
     fn within_budgets_the_guard_lets_the_request_through(
         context in words(),
@@ -170,8 +174,8 @@ proptest! {
         let c = counter();
         let (ctx, hist) = (300, 200);
         // No headroom: the window is exactly what the contract asks for, so only the safety
-        // margin (128) is left for the question and the seams.
-        let window = fixed_prompt_tokens(SYSTEM, &TEMPLATES, &c).unwrap() + hist + ctx + 300 + 128;
+        // margin (128) is left for the seams.
+        let window = fixed_prompt_tokens(SYSTEM, &TEMPLATES, &c).unwrap() + hist + ctx + QUESTION + 300 + 128;
         let spec = answer_step(300);
         let check = CallModelCheck::new(FieldPath::root().key("steps").key("answer"), "answer", &spec, SYSTEM);
         let report = check_contract(&model(window), &settings(ctx, hist), &[check], &c).unwrap();
@@ -179,7 +183,7 @@ proptest! {
         prop_assert_eq!(budget.headroom(), 0);
 
         let context = c.truncate_to(&context, ctx).unwrap();
-        let question = c.truncate_to(&question, 64).unwrap();
+        let question = c.truncate_to(&question, QUESTION).unwrap();
         // Newest turns first, as history trimming keeps them, within the history budget as the
         // request counts it (per-message overhead included).
         let mut history: Vec<ChatMessage> = Vec::new();

@@ -247,32 +247,30 @@ async fn the_main_pipeline_compacts_loops_and_answers_with_exact_budgets() {
     assert_eq!(state.history_dialog.len(), 4);
 }
 
-/// A context that leaves less than the answer's 700 output tokens (but more than the 500-token
-/// output floor): the step negotiates the output limit down so that prompt + output fits the
-/// server's window as the server counts it, and the server agrees with the prompt count.
+/// A context a caller set past `max_context_tokens` (bypassing `manage_context_budget`), though
+/// it would still leave the output floor in the window: the contract bounds the context by its
+/// budget, so the step refuses it before anything is sent (`PIPELINE_INPUT_OVER_BUDGET`) instead
+/// of shrinking the answer to make it fit, and the state is unchanged.
 #[tokio::test]
-async fn a_crowded_call_negotiates_its_output_down_to_fit_the_window() {
-    let Some(l) = llama("a_crowded_call_negotiates_its_output_down_to_fit_the_window") else { return };
+async fn a_context_over_its_budget_is_refused_before_it_is_sent_not_squeezed_in() {
+    let Some(l) = llama("a_context_over_its_budget_is_refused_before_it_is_sent_not_squeezed_in") else { return };
     let p = load(&l);
     let model = Recorder::new(&l.client);
     let env = StepEnv::builder().model(&model).build();
     let code = codebase();
     let source = code.0.text("src/Invoicing.Services/InvoiceTotalCalculator.cs").unwrap().repeat(8);
-    // The answer's fixed cost (system prompt, templates, question, chat overhead) is under 100
-    // tokens; a context of window - 680 tokens leaves between 500 and 700 for the output.
+    // Window - 680 tokens: over the 900-token context budget, under the window.
     let block = l.counter.truncate_to(&source, l.window - 680).unwrap();
+    assert!(l.counter.count(&block).unwrap() > p.max_context_tokens());
     let mut state = PipelineState::new(QUESTION);
     state.context_blocks = vec![block];
+    let before = state.clone();
     let answer = p.step_index("answer").unwrap();
-    let outcome = run_step(&p, answer, &mut state, &env).await.unwrap_or_else(|e| panic!("{e}"));
-    let StepDetail::CallModel(call) = &outcome.report.detail else { panic!("{outcome:?}") };
-    let exchanges = model.exchanges();
-    publish("pipeline_negotiated", &table("A crowded answer step, output negotiated down", l.window, &exchanges));
-    assert_eq!(exchanges.len(), 1);
-    assert!((500..700).contains(&call.max_output_tokens), "{call:?}");
-    assert!(call.prompt_tokens + call.max_output_tokens <= l.window, "{call:?}");
-    assert_eq!(call.usage.map(|u| u.prompt_tokens), Some(call.prompt_tokens));
-    assert_eq!(exchanges[0].max_tokens, call.max_output_tokens);
+    let err = run_step(&p, answer, &mut state, &env).await.unwrap_err();
+    assert_eq!(err.code(), "PIPELINE_INPUT_OVER_BUDGET", "{err}");
+    assert!(err.to_string().contains("`answer`") && err.to_string().contains("max_context_tokens"), "{err}");
+    assert!(model.exchanges().is_empty(), "the request was sent");
+    assert_eq!(state, before);
 }
 
 #[tokio::test]
@@ -290,11 +288,10 @@ async fn a_call_that_would_overflow_the_window_is_refused_before_it_is_sent() {
     let before = state.clone();
     let answer = p.step_index("answer").unwrap();
     let err = run_step(&p, answer, &mut state, &env).await.unwrap_err();
-    // Output negotiation finds no room even for its output floor (the guard behind it would
-    // refuse the same request): either way, nothing leaves.
-    assert!(["NEGOTIATION_NO_ROOM", "REQUEST_EXCEEDS_CONTEXT_WINDOW"].contains(&err.code().as_str()), "{err}");
-    assert!(err.to_string().contains("`answer`"), "{err}");
-    assert!(err.to_string().contains(&l.window.to_string()), "{err}");
+    // The context is over its budget in the contract, so the step refuses it before it is
+    // counted against the window: nothing leaves.
+    assert_eq!(err.code(), "PIPELINE_INPUT_OVER_BUDGET", "{err}");
+    assert!(err.to_string().contains("`answer`") && err.to_string().contains("max_context_tokens"), "{err}");
     assert!(model.exchanges().is_empty(), "the request was sent");
     assert_eq!(state, before);
 }

@@ -1,7 +1,8 @@
 //! Output negotiation in a pipeline's `call_model` step: whatever the state holds, a request is
 //! either sent with `prompt + output + margin <= window` (the output as requested when it fits,
 //! else what is left of the window, never below the floor) or refused before it leaves with the
-//! state unchanged.
+//! state unchanged (a context over `max_context_tokens` before negotiation, as an input over its
+//! budget).
 
 mod pipeline_support;
 
@@ -109,6 +110,12 @@ proptest! {
                 prop_assert!(out == requested || out == WINDOW - prompt - MARGIN || out == floor);
                 prop_assert_eq!(report.negotiation.reduced, out < requested);
                 prop_assert_eq!(report.history_messages + report.history_removed, history.len());
+            }
+            // A context over `max_context_tokens` is refused before negotiation sees it.
+            Err(err) if err.code() == "PIPELINE_INPUT_OVER_BUDGET" => {
+                prop_assert!(p.counter().count(&words(context_words, 3)).unwrap() > 2_000);
+                prop_assert!(model.requests().is_empty());
+                prop_assert_eq!(&state, &before);
             }
             Err(err) => {
                 prop_assert_eq!(err.code(), "NEGOTIATION_NO_ROOM");

@@ -224,14 +224,20 @@ fn an_unknown_key_is_reported_once_with_a_suggestion() {
 #[test]
 fn wrong_types_are_all_reported() {
     let err = load_err("broken/wrong_type.yaml");
+    // The file also searches without fetching, a mistake of its own, reported in the same pass.
     assert_eq!(
         located(&err),
-        [("wrong_type.yaml".into(), 10, 10, "YAML_WRONG_TYPE"), ("wrong_type.yaml".into(), 15, 22, "YAML_WRONG_TYPE")]
+        [
+            ("wrong_type.yaml".into(), 10, 10, "YAML_WRONG_TYPE"),
+            ("wrong_type.yaml".into(), 15, 22, "YAML_WRONG_TYPE"),
+            ("wrong_type.yaml".into(), 8, 7, "DATAFLOW_HITS_UNUSED")
+        ]
     );
     assert_eq!(err.issues()[1].message, "`max_output_tokens` in step `answer` must be an integer, found a string");
-    assert_eq!(err.code(), "YAML_WRONG_TYPE");
+    // Issues of more than one code: the load's own code says the file is invalid.
+    assert_eq!(err.code(), "PIPELINE_FILE_INVALID");
     let err: ctx_runtime::CtxError = err.into();
-    assert_eq!(err.code(), "YAML_WRONG_TYPE");
+    assert_eq!(err.code(), "PIPELINE_FILE_INVALID");
 }
 
 #[test]

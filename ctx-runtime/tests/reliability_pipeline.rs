@@ -31,6 +31,8 @@ const LOAD_ISSUES: &[&str] = &[
     // A loop limit of 0 makes the summarise branch dead; an output limit alone over the window.
     "LOOP_LIMIT_ZERO",
     "OUTPUT_EXCEEDS_WINDOW",
+    // Budgets that fill the window exactly leave an undeclared question no room.
+    "INPUT_BUDGET_NO_ROOM",
 ];
 
 const SUMMARIZER: &str = "Summarise the context; keep identifiers and SQL verbatim.";

@@ -24,8 +24,9 @@ pub fn render_context_blocks(blocks: &[String]) -> String {
 pub const BUDGET_REMAINING_USD: &str = "budget_remaining_usd";
 
 /// What model requests have cost so far, in billionths of a US dollar (only requests whose model
-/// has a price are counted). The runtime's spend caps are checked against it before every request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// has a price are counted), and how each model's provider bills compared with ctx's counts. The
+/// runtime's spend caps are checked against it before every request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SpendTotals {
     /// This run: reset when a run starts.
@@ -34,10 +35,18 @@ pub struct SpendTotals {
     /// The conversation: every run since it started, carried from question to question.
     #[serde(default)]
     pub conversation_nano_usd: u64,
+    /// For each model (a named model's name, or `default` for the pipeline's `model` block), the
+    /// highest ratios of billed to counted tokens its provider's usage has shown in this
+    /// conversation; a spend cap prices later requests with them. Carried from question to
+    /// question, like `conversation_nano_usd`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub billed_ratios: BTreeMap<String, BilledRatios>,
 }
 
+crate::setters!(SpendTotals { run_nano_usd: u64, conversation_nano_usd: u64, billed_ratios: BTreeMap<String, BilledRatios> });
+
 impl SpendTotals {
-    /// Nothing spent.
+    /// Nothing spent, no ratio seen.
     pub fn is_zero(&self) -> bool {
         *self == SpendTotals::default()
     }
@@ -48,10 +57,115 @@ impl SpendTotals {
         self.conversation_nano_usd = self.conversation_nano_usd.saturating_add(nano_usd);
     }
 
-    /// The totals a new run of the same conversation starts from: the run's at 0.
+    /// Records what `model`'s provider billed for one request against what ctx counted: `input`
+    /// and `output` are each `(billed, counted)` tokens. Each ratio kept is the highest seen.
+    pub fn observe(&mut self, model: &str, input: TokenRatio, output: TokenRatio) {
+        let seen = self.billed_ratios.entry(model.to_owned()).or_default();
+        seen.input = seen.input.max(input);
+        seen.output = seen.output.max(output);
+    }
+
+    /// The ratios seen for `model`, if any.
+    pub fn seen_ratios(&self, model: &str) -> BilledRatios {
+        self.billed_ratios.get(model).copied().unwrap_or_default()
+    }
+
+    /// The totals a new run of the same conversation starts from: the run's spend at 0, the
+    /// conversation's spend and the ratios seen kept.
     #[must_use]
     pub fn for_new_run(self) -> Self {
         SpendTotals { run_nano_usd: 0, ..self }
+    }
+
+    /// What a failed run leaves to its conversation: the conversation's spend and the ratios
+    /// seen, taken from `failed`, the state the run stopped in (money that left is counted, and
+    /// what a provider's bill showed is not forgotten); the run's own spend stays as it was.
+    pub fn keep_conversation_of(&mut self, failed: &SpendTotals) {
+        self.conversation_nano_usd = failed.conversation_nano_usd;
+        self.billed_ratios = failed.billed_ratios.clone();
+    }
+}
+
+/// A ratio of tokens a provider billed to tokens ctx counted, kept as the fraction
+/// `billed / counted` so that it compares, scales and round-trips exactly. The default, `0 / 0`,
+/// is no observation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TokenRatio {
+    /// Tokens billed.
+    pub billed: u64,
+    /// Tokens ctx counted.
+    pub counted: u64,
+}
+
+impl TokenRatio {
+    /// `billed` tokens billed for `counted` tokens counted.
+    pub fn new(billed: u64, counted: u64) -> Self {
+        TokenRatio { billed, counted }
+    }
+
+    /// Whether it is an observation: something was counted (`0 / n` is one, `n / 0` is not).
+    pub fn is_seen(&self) -> bool {
+        self.counted > 0
+    }
+
+    /// The ratio as a number; 0 when nothing was counted.
+    pub fn get(&self) -> f64 {
+        if self.is_seen() { self.billed as f64 / self.counted as f64 } else { 0.0 }
+    }
+
+    /// The larger of the two ratios, compared exactly; an observation wins over none.
+    #[must_use]
+    pub fn max(self, other: TokenRatio) -> TokenRatio {
+        match (self.is_seen(), other.is_seen()) {
+            (_, false) => self,
+            (false, true) => other,
+            (true, true) => {
+                let (a, b) = (self.billed as u128 * other.counted as u128, other.billed as u128 * self.counted as u128);
+                if b > a { other } else { self }
+            }
+        }
+    }
+
+    /// `tokens` scaled by the ratio, rounded up, and never fewer than `tokens` (a provider that
+    /// bills less than ctx counts is priced at ctx's count): the most a provider billing at
+    /// this ratio can bill for `tokens` counted tokens.
+    ///
+    /// ```
+    /// use ctx::state::TokenRatio;
+    ///
+    /// assert_eq!(TokenRatio::new(3, 2).scale(1_001), 1_502);
+    /// assert_eq!(TokenRatio::new(1, 2).scale(1_001), 1_001);
+    /// assert_eq!(TokenRatio::default().scale(7), 7);
+    /// ```
+    pub fn scale(&self, tokens: usize) -> usize {
+        if !self.is_seen() || self.billed <= self.counted {
+            return tokens;
+        }
+        let (n, d) = (tokens as u128 * self.billed as u128, self.counted as u128);
+        usize::try_from(n.div_ceil(d)).unwrap_or(usize::MAX)
+    }
+}
+
+/// The highest ratios of billed to counted tokens a model's provider has shown: input (the
+/// prompt tokens it reported, cache reads and writes included, against ctx's exact count of the
+/// prompt) and output (the completion tokens it reported against ctx's count of the reply's text
+/// and tool-call arguments).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BilledRatios {
+    /// Prompt tokens billed per prompt token counted.
+    #[serde(default)]
+    pub input: TokenRatio,
+    /// Completion tokens billed per reply token counted.
+    #[serde(default)]
+    pub output: TokenRatio,
+}
+
+impl BilledRatios {
+    /// The ratios `input` and `output`.
+    pub fn new(input: TokenRatio, output: TokenRatio) -> Self {
+        BilledRatios { input, output }
     }
 }
 
@@ -341,5 +455,43 @@ mod tests {
         assert_eq!(s.node_texts[0].source(), Some("a.sql"));
         assert_eq!(PipelineState::field_kind("context_blocks"), Some(FieldKind::TextList));
         assert_eq!(PipelineState::field_kind("nope"), None);
+    }
+
+    #[test]
+    fn the_highest_ratio_seen_is_kept_per_model_exactly_and_survives_a_new_run_and_json() {
+        let mut spend = SpendTotals::default();
+        assert!(spend.is_zero());
+        spend.observe("default", TokenRatio::new(150, 100), TokenRatio::new(0, 0));
+        // 3/2 and 6/4 are the same ratio; 299/200 is lower; 301/200 is higher.
+        spend.observe("default", TokenRatio::new(299, 200), TokenRatio::new(40, 20));
+        assert_eq!(spend.seen_ratios("default"), BilledRatios::new(TokenRatio::new(150, 100), TokenRatio::new(40, 20)));
+        spend.observe("default", TokenRatio::new(301, 200), TokenRatio::new(1, 1));
+        assert_eq!(spend.seen_ratios("default").input, TokenRatio::new(301, 200));
+        assert_eq!(spend.seen_ratios("default").output.get(), 2.0);
+        // A reply ctx counted nothing of is no observation; another model has its own ratios.
+        spend.observe("small", TokenRatio::new(10, 10), TokenRatio::new(500, 0));
+        assert!(!spend.seen_ratios("small").output.is_seen());
+        assert_eq!(spend.seen_ratios("strong"), BilledRatios::default());
+        assert!(!spend.is_zero(), "ratios alone are something to keep");
+        // A new run keeps them; so does a failed run's conversation.
+        spend.add(7);
+        let next = spend.clone().for_new_run();
+        assert_eq!((next.run_nano_usd, &next.billed_ratios), (0, &spend.billed_ratios));
+        let mut kept = SpendTotals::default();
+        kept.keep_conversation_of(&spend);
+        assert_eq!((kept.run_nano_usd, kept.conversation_nano_usd, &kept.billed_ratios), (0, 7, &spend.billed_ratios));
+        // JSON, and a state saved before the ratios existed.
+        let mut state = PipelineState::new("q");
+        state.spend = spend;
+        let json = serde_json::to_string(&state).unwrap();
+        assert_eq!(serde_json::from_str::<PipelineState>(&json).unwrap(), state);
+        let old: PipelineState =
+            serde_json::from_str(r#"{"spend":{"run_nano_usd":1,"conversation_nano_usd":2}}"#).unwrap();
+        assert!(old.spend.billed_ratios.is_empty());
+        // Scaling rounds up and never below the count, without overflow.
+        assert_eq!(TokenRatio::new(u64::MAX, 1).scale(usize::MAX), usize::MAX);
+        assert_eq!(TokenRatio::new(7, 3).scale(3), 7);
+        assert_eq!(TokenRatio::new(7, 3).scale(4), 10);
+        assert_eq!(TokenRatio::new(0, 3).scale(4), 4);
     }
 }

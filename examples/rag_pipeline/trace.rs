@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use ctx::budget::{BudgetDecision, BudgetReport, NodeTrace};
+use ctx::budget::{BudgetDecision, BudgetReport};
 use ctx::contract::{Clamp, StepBudget};
-use ctx::pipeline::{CallReport, SkipReason, StepDetail};
+use ctx::pipeline::{CallReport, StepDetail};
 
 use super::cost::CostPlan;
 
@@ -179,11 +179,17 @@ fn render_turn(out: &mut String, turn: &TurnTrace) {
     for (i, s) in turn.steps.iter().enumerate() {
         let context = format!("{} -> {}", s.context_before, s.context_after);
         let transition = format!("{} -> {}", s.transition, s.next);
-        let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {transition:<33} {}", i + 1, s.step_id, context, summary(s));
-        if let StepDetail::ManageContextBudget(r) = &s.detail {
-            for n in &r.nodes {
-                let _ = writeln!(out, "{:>78}{}", "", node_line(n, r.decision));
-            }
+        // What the step did is its report's `Display` (`{:#}`: with a line per node compacted or
+        // refused); a custom step's outcome gains what this pipeline's state says of it.
+        let detail = match &s.detail {
+            StepDetail::Custom { outcome } => format!("outcome `{outcome}`: {} hits left to read", s.hits_left),
+            detail => format!("{detail:#}"),
+        };
+        let mut lines = detail.lines();
+        let first = lines.next().unwrap_or_default();
+        let _ = writeln!(out, "{:>3}  {:<24} {:>13}  {transition:<33} {first}", i + 1, s.step_id, context);
+        for line in lines {
+            let _ = writeln!(out, "{:>78}{}", "", line.trim_start());
         }
     }
     let (appended, refused) = turn.nodes_appended_and_refused();
@@ -201,87 +207,4 @@ fn render_turn(out: &mut String, turn: &TurnTrace) {
         turn.loop_passes("evidence_guard"),
         requests.join(", ")
     );
-}
-
-fn summary(s: &StepTrace) -> String {
-    match &s.detail {
-        StepDetail::SearchNodes { query, hits } => format!("{hits} hits for \"{query}\""),
-        StepDetail::ExpandDependencyTree { added } => {
-            const SHOWN: usize = 3;
-            let mut names: Vec<&str> = added.iter().take(SHOWN).map(String::as_str).collect();
-            let more = added.len().saturating_sub(SHOWN);
-            let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
-            if names.is_empty() {
-                names.push("none");
-            }
-            format!("+{} files named in the hits: {}{tail}", added.len(), names.join(", "))
-        }
-        StepDetail::FetchNodeTexts(r) => {
-            let over = r.skipped.iter().filter(|k| matches!(k.reason, SkipReason::OverBudget { .. })).count();
-            format!(
-                "read {} texts, {} of {} evidence tokens; {} hits wait ({over} too large for what was left)",
-                r.fetched.len(),
-                r.tokens,
-                r.budget,
-                r.skipped.len()
-            )
-        }
-        StepDetail::ManageContextBudget(r) => match r.decision {
-            BudgetDecision::Ok => format!(
-                "{} nodes appended ({} <= {}), {} tokens saved by compaction",
-                r.nodes.len(),
-                r.candidate_tokens,
-                r.max_context_tokens,
-                r.tokens_saved()
-            ),
-            BudgetDecision::Over => format!(
-                "{} nodes refused ({} > {}), context and nodes kept for a retry",
-                r.nodes.len(),
-                r.candidate_tokens,
-                r.max_context_tokens
-            ),
-        },
-        StepDetail::CallModel(r) => {
-            let finish = r.finish_reason.as_deref().map(|f| format!(" (finish: {f})")).unwrap_or_default();
-            // The model's own count of the prompt shows how far its tokenizer is from ours.
-            let reply = match r.usage {
-                Some(u) => format!(
-                    "reply {} tokens{finish}; the model counted {} prompt tokens",
-                    u.completion_tokens, u.prompt_tokens
-                ),
-                None => format!("reply{finish}, no usage reported"),
-            };
-            format!(
-                "request {} + max_tokens {} = {} <= window {}; history {} msg(s), {} dropped; {reply}",
-                r.prompt_tokens,
-                r.max_output_tokens,
-                r.prompt_tokens + r.max_output_tokens,
-                r.context_window,
-                r.history_messages,
-                r.history_removed,
-            )
-        }
-        StepDetail::LoopGuard { count, limit, allowed: true } => format!("allowed: pass {count} of {limit}"),
-        StepDetail::LoopGuard { limit, .. } => format!("denied: all {limit} passes used"),
-        StepDetail::SetVariables { set } => format!("set {}", set.join(", ")),
-        StepDetail::Custom { outcome } => format!("outcome `{outcome}`: {} hits left to read", s.hits_left),
-        other => format!("{other:?}"),
-    }
-}
-
-fn node_line(n: &NodeTrace, decision: BudgetDecision) -> String {
-    let mark = match decision {
-        BudgetDecision::Ok => '+',
-        BudgetDecision::Over => 'x',
-    };
-    let how = match (&n.rule, n.compacted) {
-        (Some(rule), true) => {
-            format!("compacted ({}): {} -> {} tokens", rule.policy.name(), n.tokens_before, n.tokens_after)
-        }
-        (Some(rule), false) => {
-            format!("rule {} fired, nothing to compact: {} tokens", rule.policy.name(), n.tokens_before)
-        }
-        (None, _) => format!("as is: {} tokens", n.tokens_before),
-    };
-    format!("{mark} {} [{}] {how}", n.id, n.language)
 }

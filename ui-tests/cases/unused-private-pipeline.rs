@@ -9,7 +9,7 @@ mod plain {
             model { context_window: 16_384, max_tokens: 1_024, encoding: cl100k_base }
             settings { max_context_tokens: 9_000 }
             steps {
-                finish: set_variables { rules: [ answered = true ], next: end },
+                finish: set_variables { rules: [ last_model_response = "done" ], next: end },
             }
         }
     }
@@ -22,7 +22,7 @@ mod routed {
             settings { max_context_tokens: 9_000 }
             steps {
                 route: custom { outcomes { simple => finish, complex => finish } },
-                finish: set_variables { rules: [ answered = true ], next: end },
+                finish: set_variables { rules: [ last_model_response = "done" ], next: end },
             }
         }
     }

@@ -9,7 +9,7 @@ pipeline! {
         steps {
             search: search_nodes { top_k: 20, next: fetch },
             fetch: fetch_node_texts { evidence_tokens: 3_000, next: answer },
-            answer: call_model { prompt_key: answer, user_parts: [ user_question_fr => "Q: {}" ], next: end },
+            answer: call_model { prompt_key: answer, user_parts: [ user_question_fr => "Q: {}", context_blocks => "{}" ], next: end },
         }
     }
 }

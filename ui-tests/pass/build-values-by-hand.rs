@@ -56,6 +56,9 @@ fn main() {
         .tools(vec![tool])
         .config(NegotiationConfig::default().floor(200));
     assert_eq!(negotiation.config.floor, 200);
+    // A field the constructor takes is a setter too: a copy asking for less, for another model.
+    let smaller = negotiation.clone().model("gpt-4o-mini".into()).requested_max_tokens(500);
+    assert_eq!((smaller.requested_max_tokens, negotiation.requested_max_tokens), (500, 1_000));
 
     let _budget = BudgetOptions::default();
     let _validate = ValidateOptions::default().check_tokens(false);

@@ -87,11 +87,11 @@ fn rule_violations_name_the_file_that_wrote_the_value() {
         pub pipeline Contract { file: "src/tests/pipelines/contract.yaml" }
     });
     expect![[r#"
-        src/tests/pipelines/base.yaml:6:5: call_model step `answer` can need 8307 tokens but the model's context window is 8192 (over by 115): fixed prompt 23 (system prompt `answer`, user_parts templates, chat overhead) + history 0 (no use_history) + max_context_tokens 7900 + max_output_tokens 256 (from the step's `max_output_tokens`) + budget_safety_margin_tokens 128 = 8307 [BUDGET_CONTRACT_VIOLATED]
+        src/tests/pipelines/base.yaml:6:5: call_model step `answer` can need 8307 tokens but the model's context window is 8192 (over by 115): fixed prompt 23 (system prompt `answer`, user_parts templates, chat overhead) + history 0 (no use_history) + max_context_tokens 7900 + question (`user_question_en`) 0 (`max_question_tokens` not set: it gets the room the window leaves) + max_output_tokens 256 (from the step's `max_output_tokens`) + budget_safety_margin_tokens 128 = 8307 [BUDGET_CONTRACT_VIOLATED]
           |
         6 |   - id: answer
           |     ^
-        help: lower `settings.max_context_tokens` from 7900 to 7785; or lower `steps.answer.max_output_tokens` from 256 to 141; or use a model whose context window is at least 8307; or, in dev/test only, opt into `limits_policy: auto_clamp`"#]].assert_eq(&errors.join("\n---\n"));
+        help: lower `settings.max_context_tokens` from 7900 to 7785; or use a model whose context window is at least 8307; or, in dev/test only, opt into `limits_policy: auto_clamp`"#]].assert_eq(&errors.join("\n---\n"));
     for file in ["contract.yaml", "base.yaml", "answer.txt"] {
         assert!(code.contains(&format!("include_bytes ! (\"$CRATE/src/tests/pipelines/{file}\")")), "{file}: {code}");
     }

@@ -107,7 +107,8 @@ fn custom_step_and_config_model() {
                 prompts { answer: at_load }
                 steps {
                     classify: custom { outcomes { code => search, chat => answer } },
-                    search: search_nodes { top_k: 10, next: answer },
+                    search: search_nodes { top_k: 10, next: fetch },
+                    fetch: fetch_node_texts { evidence_tokens: 2_000, next: answer },
                     answer: call_model { prompt_key: answer, next: end },
                 }
             }

@@ -85,8 +85,11 @@ pub fn join_blocks<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
     texts.into_iter().collect::<Vec<_>>().join(PACK_BLOCK_SEPARATOR)
 }
 
-/// A source of context packs, implemented with a plain `async fn` (whose future must be `Send`,
-/// which the trait's `impl Future + Send` makes the compiler check):
+/// A source of context packs. Held as [`Arc<dyn RetrieverDyn>`](RetrieverDyn): a `Retriever` has
+/// no `dyn` form (`retrieve` returns `impl Future`), and every one is a `RetrieverDyn`.
+///
+/// Implemented with a plain `async fn` (whose future must be `Send`, which the trait's
+/// `impl Future + Send` makes the compiler check):
 ///
 /// ```
 /// use ctx::engine::{ContextPack, ContextPackBlock, ContextRetrieverRequest, Retriever, RetrieverError};
@@ -102,13 +105,21 @@ pub fn join_blocks<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
 ///
 /// The engine holds retrievers as `Arc<dyn RetrieverDyn>` ([`RetrieverDyn`]), which every
 /// `Retriever` is.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::engine::Retriever`",
+    label = "not a `Retriever`",
+    note = "implement `Retriever` for it, with a plain `async fn retrieve`; the engine holds it as \
+            `Arc<dyn RetrieverDyn>`"
+)]
 pub trait Retriever: Send + Sync {
     /// Returns the page `request.offset .. request.offset + request.limit` of results for
     /// `request.query`, ideally no more than `request.max_tokens` tokens of text.
+    // rustc quotes the line of the return type when `dyn Retriever` is written: its comment says
+    // what to write instead, short enough not to be cut.
     fn retrieve(
         &self,
         request: &ContextRetrieverRequest,
-    ) -> impl Future<Output = Result<ContextPack, RetrieverError>> + Send;
+    ) -> impl Future<Output = Result<ContextPack, RetrieverError>> + Send; // no dyn Retriever: use dyn RetrieverDyn
 }
 
 /// The future [`RetrieverDyn::dyn_retrieve`] returns.
@@ -117,6 +128,12 @@ pub type RetrieveFuture<'a> = Pin<Box<dyn Future<Output = Result<ContextPack, Re
 /// [`Retriever`] as a trait object (`Arc<dyn RetrieverDyn>`), as the engine holds it. Every
 /// `Retriever` implements it; implement `Retriever`, never this. `dyn RetrieverDyn` is a
 /// `Retriever` too.
+#[doc(alias = "dyn Retriever")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::engine::Retriever`",
+    label = "not a `Retriever`",
+    note = "implement `Retriever` for it (never `RetrieverDyn`, which every `Retriever` has)"
+)]
 pub trait RetrieverDyn: Send + Sync {
     /// [`Retriever::retrieve`], boxed.
     fn dyn_retrieve<'a>(&'a self, request: &'a ContextRetrieverRequest) -> RetrieveFuture<'a>;

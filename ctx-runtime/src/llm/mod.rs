@@ -186,7 +186,10 @@ ctx_spec::setters!(ChatResponse {
     thinking: Vec<SignedThinking>,
 });
 
-/// A chat model.
+/// A chat model. To hold one behind a reference, a `Box` or an `Arc`, name
+/// [`dyn ChatModelDyn`](ChatModelDyn): `ChatModel` has no `dyn` form (its methods return
+/// `impl Future`, so `&dyn ChatModel` is the compiler's "not dyn compatible" error), and every
+/// `ChatModel` is a `ChatModelDyn`.
 ///
 /// Implement it with plain `async fn`s; the trait declares each method as returning
 /// `impl Future<Output = …> + Send`, so the compiler checks there that the future of an
@@ -210,9 +213,13 @@ ctx_spec::setters!(ChatResponse {
 /// }
 /// ```
 ///
-/// A trait with such methods has no `dyn` form; where a run holds a model behind a reference
-/// or an `Arc` it names [`dyn ChatModelDyn`](ChatModelDyn) instead, which every `ChatModel`
-/// is (`&Echo` coerces to `&dyn ChatModelDyn`), and which is itself a `ChatModel`.
+/// A run holds it as `&dyn ChatModelDyn` (`&Echo` coerces to it), which is itself a `ChatModel`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a chat model: it does not implement `ctx::llm::ChatModel`",
+    label = "not a `ChatModel`",
+    note = "implement `ChatModel` for it, with plain `async fn`s; a run holds it as `&dyn ChatModelDyn`, which every \
+            `ChatModel` is"
+)]
 pub trait ChatModel: Send + Sync {
     /// The model's name (as sent to the server).
     fn model_name(&self) -> &str;
@@ -227,7 +234,11 @@ pub trait ChatModel: Send + Sync {
     }
 
     /// Sends one request and waits for the whole reply.
-    fn chat(&self, request: &ChatRequest) -> impl Future<Output = Result<ChatResponse, ModelError>> + Send;
+    // rustc quotes the line of the return type when `dyn ChatModel` is written: its comment says
+    // what to write instead, short enough not to be cut.
+    #[rustfmt::skip]
+    fn chat(&self, request: &ChatRequest)
+        -> impl Future<Output = Result<ChatResponse, ModelError>> + Send; // no dyn ChatModel: use dyn ChatModelDyn
 
     /// Sends one request and hands each piece of text to `on_token` as it is generated; returns
     /// the whole reply (the concatenation of the pieces) with its usage.
@@ -253,7 +264,8 @@ pub trait ChatModel: Send + Sync {
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
 
 /// [`ChatModel`] as a trait object: what a run holds (`&dyn ChatModelDyn`,
-/// `Arc<dyn ChatModelDyn>`). Every `ChatModel` implements it; implement `ChatModel`, never this.
+/// `Arc<dyn ChatModelDyn>`), where `dyn ChatModel` cannot be written. Every `ChatModel`
+/// implements it; implement `ChatModel`, never this.
 ///
 /// `dyn ChatModelDyn` is a `ChatModel` too, so code that calls `chat` on it reads the same as
 /// code that calls it on a concrete model (each call boxes one future):
@@ -267,6 +279,12 @@ pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, Model
 /// let model: Arc<dyn ChatModelDyn> = Arc::new(OfflineModel::default());
 /// assert_eq!(model.model_name(), OfflineModel::default().model_name());
 /// ```
+#[doc(alias = "dyn ChatModel")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a chat model: it does not implement `ctx::llm::ChatModel`",
+    label = "not a `ChatModel`",
+    note = "implement `ChatModel` for it (never `ChatModelDyn`, which every `ChatModel` has)"
+)]
 pub trait ChatModelDyn: Send + Sync {
     /// [`ChatModel::model_name`].
     fn dyn_model_name(&self) -> &str;

@@ -97,7 +97,7 @@ impl LoadedPipeline {
             .variables(kept.variables.clone())
             .context_blocks(if self.carries_context() { kept.context_blocks.clone() } else { Vec::new() })
             // What the conversation spent, for its cap; the run's own spend starts at 0.
-            .spend(kept.spend.for_new_run())
+            .spend(kept.spend.clone().for_new_run())
     }
 }
 
@@ -126,7 +126,7 @@ impl Kept {
         match reports {
             Ok(reports) => Ok(self.keep(state, reports)),
             Err(e) => {
-                self.state.spend.conversation_nano_usd = state.spend.conversation_nano_usd;
+                self.state.spend.keep_conversation_of(&state.spend);
                 Err(e)
             }
         }

@@ -43,6 +43,8 @@ pub struct StepReport {
     pub transition_key: String,
     /// Where the transition leads.
     pub target: Target,
+    /// The id of the step it leads to (`end` when the run ends), as the trace prints it.
+    pub target_id: String,
     /// The kind-specific details.
     pub detail: steps::StepDetail,
 }
@@ -81,7 +83,7 @@ pub async fn run_step(
         };
         // A failed step changes nothing, except the record of what its model requests cost:
         // money spent is not given back by a retry, and the spend caps must see it.
-        let (transition, detail) = done.inspect_err(|_| state.spend = work.spend)?;
+        let (transition, detail) = done.inspect_err(|_| state.spend = work.spend.clone())?;
         let (key, target) = p.transition(index, transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {
             pipeline: def.name.clone(),
             index,
@@ -96,6 +98,7 @@ pub async fn run_step(
                 kind: step.kind.keyword(),
                 transition_key: key.to_owned(),
                 target,
+                target_id: p.target_id(target).to_owned(),
                 detail,
             },
         })

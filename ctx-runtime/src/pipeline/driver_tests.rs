@@ -126,3 +126,39 @@ async fn an_unknown_snapshot_step_is_an_error() {
     assert_eq!(err.code(), "PIPELINE_UNKNOWN_SNAPSHOT_STEP");
     assert!(err.to_string().contains("`gone`"), "{err}");
 }
+
+/// `search → fetch → answer` sends the request `search → fetch → manage_budget → answer` sends,
+/// when the budget step has no rule: the answer step appends the fetched texts itself.
+#[tokio::test]
+async fn a_fetch_straight_into_a_model_step_sends_what_a_budget_step_between_them_would() {
+    use crate::pipeline::steps::test_backends::{Graph, Model, Search};
+    let texts = [("a.md", "Totals are rounded half-even."), ("b.sql", "SELECT SUM(NetAmount) FROM dbo.InvoiceLines;")];
+    let hits = Search::new(&[("a.md", 2.0), ("b.sql", 1.0)]);
+    let store = Graph::with_texts(&texts);
+    let mut requests = Vec::new();
+    let mut finals = Vec::new();
+    for with_budget in [false, true] {
+        let steps = if with_budget {
+            vec![
+                search("search", "fetch"),
+                fetch("fetch", "budget"),
+                budget("budget", "answer", "end"),
+                call("answer", "answer", "end"),
+            ]
+        } else {
+            vec![search("search", "fetch"), fetch("fetch", "answer"), call("answer", "answer", "end")]
+        };
+        let p = testing::loaded(testing::def(steps));
+        let model = Model::replying("Half-even.");
+        let env = StepEnv::builder().search(&hits).store(&store).model(&model);
+        let (state, reports) = p.run(PipelineState::new("How are totals rounded?"), &env).await.unwrap();
+        let crate::pipeline::StepDetail::CallModel(call) = &reports.last().unwrap().detail else { panic!() };
+        // Who appended the texts: the answer step, or the budget step before it.
+        assert_eq!(call.evidence.is_some(), !with_budget);
+        requests.push(model.requests()[0].messages.clone());
+        finals.push((state.context_blocks, state.node_texts));
+    }
+    assert_eq!(requests[0], requests[1]);
+    assert_eq!(finals[0], finals[1]);
+    assert!(requests[0][1].content.contains("--- NODE ---\nid: a.md\n"));
+}

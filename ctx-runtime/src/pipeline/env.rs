@@ -21,7 +21,9 @@ use super::machine::StepFuture;
 use super::stream::TokenSink;
 use super::tools::ToolHandlersDyn;
 
-/// Finds nodes for a query (`search_nodes`).
+/// Finds nodes for a query (`search_nodes`). Held as [`&dyn NodeSearchDyn`](NodeSearchDyn): a
+/// `NodeSearch` has no `dyn` form (`search` returns `impl Future`), and every one is a
+/// `NodeSearchDyn`.
 ///
 /// ```
 /// use ctx::pipeline::{BoxError, NodeSearch};
@@ -35,13 +37,28 @@ use super::tools::ToolHandlersDyn;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::pipeline::NodeSearch`",
+    label = "not a `NodeSearch`",
+    note = "implement `NodeSearch` for it, with a plain `async fn search`; a run holds it as `&dyn NodeSearchDyn`"
+)]
 pub trait NodeSearch: Send + Sync {
     /// Up to `top_k` hits for `query`, best first.
-    fn search(&self, query: &str, top_k: usize) -> impl Future<Output = Result<Vec<SearchHit>, BoxError>> + Send;
+    // rustc quotes the line of the return type when `dyn NodeSearch` is written: its comment
+    // says what to write instead, short enough not to be cut.
+    #[rustfmt::skip]
+    fn search(&self, query: &str, top_k: usize)
+        -> impl Future<Output = Result<Vec<SearchHit>, BoxError>> + Send; // no dyn NodeSearch: use dyn NodeSearchDyn
 }
 
 /// [`NodeSearch`] as a trait object (`&dyn NodeSearchDyn`), as a [`StepEnv`] holds it. Every
 /// `NodeSearch` implements it; implement `NodeSearch`, never this.
+#[doc(alias = "dyn NodeSearch")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::pipeline::NodeSearch`",
+    label = "not a `NodeSearch`",
+    note = "implement `NodeSearch` for it (never `NodeSearchDyn`, which every `NodeSearch` has)"
+)]
 pub trait NodeSearchDyn: Send + Sync {
     /// [`NodeSearch::search`], boxed.
     fn dyn_search<'a>(&'a self, query: &'a str, top_k: usize) -> StepFuture<'a, Vec<SearchHit>>;
@@ -60,9 +77,20 @@ impl NodeSearch for dyn NodeSearchDyn + '_ {
 }
 
 /// Holds the nodes' texts and their dependencies (`fetch_node_texts`, `expand_dependency_tree`).
+/// Held as [`&dyn NodeStoreDyn`](NodeStoreDyn): a `NodeStore` has no `dyn` form (its methods
+/// return `impl Future`), and every one is a `NodeStoreDyn`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::pipeline::NodeStore`",
+    label = "not a `NodeStore`",
+    note = "implement `NodeStore` for it, with plain `async fn`s; a run holds it as `&dyn NodeStoreDyn`"
+)]
 pub trait NodeStore: Send + Sync {
     /// The texts of the nodes `ids`, in any order; an id it does not know is simply left out.
-    fn texts(&self, ids: &[String]) -> impl Future<Output = Result<Vec<NodeText>, BoxError>> + Send;
+    // rustc quotes the line of the return type when `dyn NodeStore` is written: its comment says
+    // what to write instead, short enough not to be cut.
+    #[rustfmt::skip]
+    fn texts(&self, ids: &[String])
+        -> impl Future<Output = Result<Vec<NodeText>, BoxError>> + Send; // no dyn NodeStore: use dyn NodeStoreDyn
 
     /// The ids of the nodes `id` depends on (what it calls, reads, includes), most relevant
     /// first. An unknown id has none.
@@ -71,6 +99,12 @@ pub trait NodeStore: Send + Sync {
 
 /// [`NodeStore`] as a trait object (`&dyn NodeStoreDyn`), as a [`StepEnv`] holds it. Every
 /// `NodeStore` implements it; implement `NodeStore`, never this.
+#[doc(alias = "dyn NodeStore")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `ctx::pipeline::NodeStore`",
+    label = "not a `NodeStore`",
+    note = "implement `NodeStore` for it (never `NodeStoreDyn`, which every `NodeStore` has)"
+)]
 pub trait NodeStoreDyn: Send + Sync {
     /// [`NodeStore::texts`], boxed.
     fn dyn_texts<'a>(&'a self, ids: &'a [String]) -> StepFuture<'a, Vec<NodeText>>;

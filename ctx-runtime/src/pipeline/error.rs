@@ -255,17 +255,18 @@ pub enum PipelineError {
         /// The proven bound.
         bound: u64,
     },
-    /// A model request could pass a spend cap: priced at its exact prompt (at the highest input
-    /// rate) plus its whole output limit, it costs more than the run or the conversation has
-    /// left. It was not sent; the step changed nothing but the spend record
+    /// A model request could pass a spend cap: priced at its exact prompt plus its whole output
+    /// limit, each times its billed-to-counted ratio, at the highest input rate and the output
+    /// rate ([`WorstRequest`](super::WorstRequest)), it costs more than the run or the
+    /// conversation has left. It was not sent; the step changed nothing but the spend record
     /// ([`SpendTotals`](crate::state::SpendTotals)). Amounts are billionths of a US dollar.
     #[error(
         "{}",
         super::spend::cap_message(
             .step,
             *.scope,
-            (*.cap_nano_usd, *.spent_nano_usd, *.request_nano_usd),
-            (*.prompt_tokens, *.max_output_tokens)
+            (*.cap_nano_usd, *.spent_nano_usd),
+            .worst
         )
     )]
     SpendCapReached {
@@ -283,7 +284,62 @@ pub enum PipelineError {
         prompt_tokens: usize,
         /// Its output limit.
         max_output_tokens: usize,
+        /// How its worst case was priced: the ratios, the tokens and the rates.
+        worst: Box<super::WorstRequest>,
     },
+    /// A model step that renders `context_blocks` found fetched texts waiting in `node_texts`
+    /// and appends them before it renders (as `manage_context_budget` would on `on_ok`), but they
+    /// do not fit beside the context already there within `max_context_tokens`. Nothing was
+    /// sent; the state is unchanged.
+    #[error(
+        "step `{step}` renders the context, and the {nodes} fetched node(s) waiting in node_texts would take it \
+         from {context_tokens} to {candidate_tokens} tokens, over settings.max_context_tokens \
+         ({max_context_tokens}); nothing was sent. Add a manage_context_budget step between the fetch and `{step}` \
+         whose on_over makes room (a summary, a reset of the context), or lower evidence_tokens"
+    )]
+    EvidenceOverBudget {
+        /// The model step.
+        step: String,
+        /// How many nodes were waiting.
+        nodes: usize,
+        /// The exact tokens of the rendered context before them.
+        context_tokens: usize,
+        /// The exact tokens of the rendered context with them appended.
+        candidate_tokens: usize,
+        /// The global budget in effect.
+        max_context_tokens: usize,
+    },
+    /// A run-time input counts more tokens than its budget in the contract (see
+    /// [`LoadedPipeline::check_inputs`](super::LoadedPipeline::check_inputs)): nothing was sent
+    /// and the state is unchanged.
+    #[error(
+        "{}{} is {tokens} tokens, over its budget of {budget} ({origin}); {}",
+        .step.as_ref().map(|s| format!("step `{s}` would carry ")).unwrap_or_default(),
+        input_label(.input),
+        if .step.is_some() { "the request was not sent" } else { "the run was refused before any request, and nothing changed" }
+    )]
+    InputOverBudget {
+        /// The step whose request would have carried it; `None` when the run was refused before
+        /// its first step.
+        step: Option<String>,
+        /// The input: `user_question`, a variable's name, `last_model_response`, …
+        input: String,
+        /// Its exact count, with the counter of the step's model.
+        tokens: usize,
+        /// Its budget.
+        budget: usize,
+        /// Where the budget comes from (`max_question_tokens`, the default, …).
+        origin: String,
+    },
+}
+
+/// `the question (`user_question`)`, `variable `ticket``, `` `last_model_response` ``.
+fn input_label(input: &str) -> String {
+    match crate::contract::InputKind::of(input) {
+        crate::contract::InputKind::Question => format!("the question (`{input}`)"),
+        crate::contract::InputKind::Variable => format!("variable `{input}`"),
+        _ => format!("`{input}`"),
+    }
 }
 
 impl PipelineError {
@@ -328,6 +384,8 @@ impl ErrorCode for PipelineError {
             PipelineError::Turn { source, .. } => source.code(),
             PipelineError::NotTool { .. } => Code::PipelineNotTool,
             PipelineError::SpendCapReached { .. } => Code::PipelineSpendCapReached,
+            PipelineError::EvidenceOverBudget { .. } => Code::PipelineEvidenceOverBudget,
+            PipelineError::InputOverBudget { .. } => Code::PipelineInputOverBudget,
             PipelineError::Context { source, .. } => source.code(),
         }
     }

@@ -31,6 +31,11 @@ pub struct LoadOptions {
     /// Spend caps in US dollars, as `f64` bits (so that the options stay `Eq`).
     pub(crate) max_cost_per_run: Option<u64>,
     pub(crate) max_cost_per_conversation: Option<u64>,
+    /// `settings.billed_token_ratio`'s override, as `f64` bits.
+    pub(crate) billed_token_ratio: Option<u64>,
+    /// The tools MCP servers listed for the agent steps that name them (feature `mcp`: set by
+    /// `McpTools`), added to those steps when the pipeline loads.
+    pub(crate) listed_tools: Vec<super::mcp_listing::ListedTools>,
 }
 
 impl LoadOptions {
@@ -44,6 +49,14 @@ impl LoadOptions {
     /// the pipeline's `limits_policy` (so an operator can force `fail_fast` in production).
     pub fn from_env() -> Self {
         LoadOptions { env_limits_policy: crate::config::LimitsPolicy::env_value(), ..Self::default() }
+    }
+
+    /// The tools MCP servers listed (set by `McpTools` when it loads a pipeline).
+    #[cfg(any(test, feature = "mcp"))]
+    #[must_use]
+    pub(crate) fn listed_tools(mut self, listed: Vec<super::mcp_listing::ListedTools>) -> Self {
+        self.listed_tools = listed;
+        self
     }
 
     /// The text of prompt `key`, which the definition declares without a text.
@@ -72,6 +85,20 @@ impl LoadOptions {
     #[must_use]
     pub fn max_cost_per_conversation(mut self, usd: f64) -> Self {
         self.max_cost_per_conversation = Some(usd.to_bits());
+        self
+    }
+
+    /// The most tokens the provider is assumed to bill per token ctx counts, a number >= 1:
+    /// overrides the pipeline's `settings.billed_token_ratio` (default 1). The spend caps price
+    /// each request's prompt and output limit at the larger of this ratio and the highest one the
+    /// provider's reported usage has shown for the step's model in the conversation
+    /// ([`SpendTotals::billed_ratios`](crate::state::SpendTotals::billed_ratios)); before the
+    /// first usage is seen this assumption is all that keeps a provider that counts more than
+    /// ctx from taking a run past its cap. A value that is not a number >= 1 is a load error
+    /// (`INVALID_BILLED_TOKEN_RATIO`).
+    #[must_use]
+    pub fn billed_token_ratio(mut self, ratio: f64) -> Self {
+        self.billed_token_ratio = Some(ratio.to_bits());
         self
     }
 

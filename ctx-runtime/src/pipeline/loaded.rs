@@ -60,10 +60,15 @@ pub struct LoadedPipeline {
     price: Option<crate::config::Price>,
     /// The spend caps of every run and conversation.
     spend_caps: super::SpendCaps,
+    /// The billed-to-counted token ratio the spend caps assume before usage shows one (>= 1).
+    billed_token_ratio: f64,
     /// What does not stop the pipeline from loading but is likely a mistake.
     warnings: Vec<ConfigIssue>,
     /// The assembler of the pipeline's `contexts`, when it declares any.
     assembler: Option<std::sync::Arc<crate::engine::ContextAssembler>>,
+    /// The model steps that append the fetched texts waiting in `node_texts` before they render
+    /// their request (`steps_taking_fetched_texts`), by id.
+    taking_fetched_texts: std::collections::BTreeSet<String>,
 }
 
 impl LoadedPipeline {
@@ -124,11 +129,22 @@ impl LoadedPipeline {
     }
 
     fn load_counted(
-        def: PipelineDef,
+        mut def: PipelineDef,
         opts: LoadOptions,
         counter: Option<TokenCounter>,
     ) -> Result<LoadedPipeline, CtxError> {
+        // The tools MCP servers listed join their steps first, so every rule below checks them;
+        // before that, a `config.json` places the servers (as `McpTools::connect` did).
+        let mut listing_issues = Vec::new();
+        if let ModelSource::ConfigFile(path) = &def.model
+            && let Ok(file) = ConfigFile::load(opts.resolve(path.as_ref()))
+            && !file.mcp_servers.is_empty()
+        {
+            listing_issues.extend(crate::config::apply_config_mcp_servers(&mut def, &file.mcp_servers));
+        }
+        let added = super::mcp_listing::add_listed(&mut def, &opts.listed_tools, &mut listing_issues);
         let mut issues = structural_issues(&def);
+        issues.extend(listing_issues);
         issues.extend(unregistered_compactors(&def, &opts));
         let provided = provided_prompts(&def, &opts, &mut issues)?;
         let (model, allow_auto_clamp, config_price, config_models) = match &def.model {
@@ -137,6 +153,16 @@ impl LoadedPipeline {
                 let file = ConfigFile::load(opts.resolve(path.as_ref()))?;
                 (ModelInput::Config(file.model), file.allow_auto_clamp, file.price, Some(file.models))
             }
+        };
+        // What the default model counts with, to name the MCP tools that cost most when they
+        // no longer fit (a step on a named model is named without counts).
+        let listing_counter = match (&counter, &model) {
+            (Some(c), _) => Some(c.clone()),
+            (None, ModelInput::Config(m)) => Some(m.counter()),
+            (None, ModelInput::Spec(spec)) if spec.tokenizer.is_none() => {
+                ModelConfig::from_spec(spec, &FieldPath::root()).ok().map(|m| m.counter())
+            }
+            _ => None,
         };
         let input = ResolveInput {
             model,
@@ -149,6 +175,7 @@ impl LoadedPipeline {
             base_dir: opts.base_dir.as_deref(),
             config_price,
             config_models: config_models.as_deref(),
+            billed_token_ratio: opts.billed_token_ratio.map(f64::from_bits),
         };
         let resolved = resolve(&def, input, &mut issues);
         let model_name = resolved.as_ref().and_then(|r| r.model.model.clone());
@@ -158,7 +185,9 @@ impl LoadedPipeline {
             None => config_price.is_some() || crate::config::resolved_price(&def, model_name.as_deref()).is_some(),
         };
         let spend_caps = spend_caps(&def, &opts, priced, &mut issues);
+        let billed_token_ratio = billed_token_ratio(&def, &opts, &mut issues);
         name_prompt_files(&mut issues, &opts);
+        let issues = added.rewrite(&def, issues, listing_counter.as_ref());
         let source = format!("pipeline `{}`", def.name);
         ConfigIssues::check(source.clone(), issues)?;
         // No issue means every check ran and passed, so everything was resolved.
@@ -211,6 +240,12 @@ impl LoadedPipeline {
         let frame = def.settings.node_frame.as_deref().and_then(|t| NodeFrame::parse(t).ok()).unwrap_or_default();
         let assembler = assembler(&def, &counter, &opts)?;
         let budget_options = BudgetOptions { compactors: opts.compactors.clone(), frame };
+        let taking_fetched_texts = ctx_spec::pipeline::steps_taking_fetched_texts(&def)
+            .into_iter()
+            .zip(&def.steps)
+            .filter(|(takes, _)| *takes)
+            .map(|(_, step)| step.id.clone())
+            .collect();
         Ok(LoadedPipeline {
             def,
             prompts,
@@ -227,8 +262,10 @@ impl LoadedPipeline {
             models: resolved.models,
             price: resolved.price,
             spend_caps,
+            billed_token_ratio,
             warnings,
             assembler,
+            taking_fetched_texts,
         })
     }
 
@@ -390,6 +427,20 @@ impl LoadedPipeline {
         self.spend_caps
     }
 
+    /// The billed-to-counted token ratio the spend caps assume for a model whose provider's usage
+    /// has not shown a higher one: `settings.billed_token_ratio` or
+    /// [`LoadOptions::billed_token_ratio`], else 1 (see [`WorstRequest`](super::WorstRequest) for
+    /// what a cap then promises).
+    pub fn billed_token_ratio(&self) -> f64 {
+        self.billed_token_ratio
+    }
+
+    /// The key a step's model is known by in [`SpendTotals::billed_ratios`](crate::state::SpendTotals::billed_ratios):
+    /// its name, or `default` for the pipeline's `model` block.
+    pub fn step_model_key(&self, step_id: &str) -> &str {
+        self.step_model(step_id).name.unwrap_or(ctx_spec::pipeline::DEFAULT_MODEL_NAME)
+    }
+
     /// A named setting (`max_turn_loops`, …).
     pub fn setting(&self, name: &str) -> Option<u64> {
         self.settings.get(name)
@@ -401,6 +452,14 @@ impl LoadedPipeline {
     }
 
     /// The validated configuration of the `manage_context_budget` step at `index`.
+    /// Whether the model step `step` appends the fetched texts waiting in `node_texts` to the
+    /// context before it renders its request: it renders the context and is reached from a
+    /// `fetch_node_texts` step through no `manage_context_budget` step
+    /// ([`steps_taking_fetched_texts`](crate::pipeline::steps_taking_fetched_texts)).
+    pub fn takes_fetched_texts(&self, step: &str) -> bool {
+        self.taking_fetched_texts.contains(step)
+    }
+
     pub(crate) fn budget_config(&self, index: usize, step: &str) -> Result<&ManageBudgetConfig, PipelineError> {
         self.budgets
             .get(&index)
@@ -560,6 +619,23 @@ fn spend_caps(def: &PipelineDef, opts: &LoadOptions, priced: bool, issues: &mut 
     let settings_cap = def.settings.max_cost_per_run.filter(|c| c.is_finite() && *c > 0.0);
     let run = if opts.max_cost_per_run.is_some() { run } else { settings_cap.map(ctx_spec::contract::nano_usd) };
     super::SpendCaps::new(run, conversation)
+}
+
+/// The billed-to-counted token ratio in effect: [`LoadOptions::billed_token_ratio`], else
+/// `settings.billed_token_ratio` (checked by the price rules), else 1; an option that is not a
+/// number >= 1 is an issue.
+fn billed_token_ratio(def: &PipelineDef, opts: &LoadOptions, issues: &mut Vec<ConfigIssue>) -> f64 {
+    let default = crate::config::DEFAULT_BILLED_TOKEN_RATIO;
+    let valid = |r: f64| crate::config::billed_token_ratio_issue(r, FieldPath::root(), "").is_none();
+    match opts.billed_token_ratio.map(f64::from_bits) {
+        Some(r) => {
+            let at = FieldPath::root().key("billed_token_ratio");
+            let issue = crate::config::billed_token_ratio_issue(r, at, "LoadOptions::billed_token_ratio");
+            issues.extend(issue);
+            if valid(r) { r } else { default }
+        }
+        None => def.settings.billed_token_ratio.filter(|&r| valid(r)).unwrap_or(default),
+    }
 }
 
 /// Every language declared in `settings { compactors: [...] }` must have a compactor in

@@ -154,6 +154,10 @@ fn auto_clamp_runs_with_the_clamped_limits() {
     }
     let err = LoadedPipeline::load(def.clone(), LoadOptions::new()).unwrap_err();
     assert!(config_issues(err).iter().all(|(c, _)| *c == "BUDGET_CONTRACT_VIOLATED"));
+    // A clamp fills the window: the question it clamps around needs a declared budget.
+    let err = LoadedPipeline::load(def.clone(), LoadOptions::new().limits_policy("auto_clamp")).unwrap_err();
+    assert!(config_issues(err).iter().any(|(c, _)| *c == "INPUT_BUDGET_NO_ROOM"));
+    def.settings.max_question_tokens = Some(300);
     let p = LoadedPipeline::load(def, LoadOptions::new().limits_policy("auto_clamp")).unwrap();
     assert!(p.max_context_tokens() < 9_000, "{}", p.max_context_tokens());
     assert!(!p.contract_report().clamps.is_empty());

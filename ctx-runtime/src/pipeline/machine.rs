@@ -183,7 +183,8 @@ impl<S: StepMachine> Pipeline<S> {
         let env = typed_env(backends, &dispatch);
         let mut work = state.clone();
         // `run_step` keeps the spend of a failed step in `work`; so does this.
-        let outcome = run_step(&self.loaded, index, &mut work, &env).await.inspect_err(|_| state.spend = work.spend)?;
+        let outcome =
+            run_step(&self.loaded, index, &mut work, &env).await.inspect_err(|_| state.spend = work.spend.clone())?;
         // The table compiled into the step enum; the run-time resolution reached the same
         // target from the same definition (`from_loaded` checks the steps match).
         let next = at.next(outcome.transition).ok_or_else(|| PipelineError::StepIndexOutOfRange {

@@ -11,6 +11,9 @@
 //!   carried over, and the context when the pipeline sets `carry_context`
 //!   ([`LoadedConversation`] for a pipeline loaded at run time); [`StepSink`] and [`TokenSink`]
 //!   stream the model replies of a run.
+//! * [`StepReport::trace`] — a run's budget trace as text ([`Trace`]): one line per step with
+//!   the report's figures, and what happened to each node, trimmed history and tool call under it
+//!   (each [`StepReport`] and [`StepDetail`] is `Display` too; `{:#}` adds those lines).
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
 //! * `yaml` (feature `yaml`) — the specification's YAML pipeline files, loaded into a
 //!   [`PipelineDef`] with every problem located by file, line and column.
@@ -32,12 +35,15 @@
 //! ```
 
 mod conversation;
+mod display;
 pub mod driver;
 mod env;
 mod error;
+mod inputs;
 mod load;
 mod loaded;
 mod machine;
+pub(crate) mod mcp_listing;
 mod run;
 mod spend;
 pub mod steps;
@@ -48,6 +54,7 @@ pub(crate) mod testing;
 mod tools;
 
 pub use conversation::{Answer, Conversation, LoadedConversation};
+pub use display::Trace;
 pub use driver::{StepOutcome, StepReport, run_step};
 pub use env::{CustomSteps, CustomStepsDyn, NamedModels, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
 pub use error::{BoxError, PipelineError};
@@ -55,7 +62,7 @@ pub use load::LoadOptions;
 pub use loaded::{LoadedPipeline, StepModelRef};
 pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
 pub use run::Snapshot;
-pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps};
+pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps, WorstRequest};
 pub use steps::{
     AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
     SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
@@ -71,6 +78,7 @@ pub use ctx_spec::pipeline::definition::{self, *};
 #[cfg(feature = "yaml")]
 pub use ctx_spec::pipeline::yaml;
 pub use ctx_spec::pipeline::{
-    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, definition_warnings, to_dot,
-    to_mermaid, validate_definition,
+    MAX_TOOL_CALLS_CAP, ModelParams, ResponseFormat, Target, Transition, ValidateOptions, definition_warnings,
+    pipeline_needs_context_budget, step_renders_context, steps_taking_fetched_texts, to_dot, to_mermaid,
+    validate_definition,
 };

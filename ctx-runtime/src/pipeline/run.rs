@@ -67,11 +67,16 @@ impl LoadedPipeline {
 
     /// Runs from the snapshot to `end` and returns every step's report. On error the snapshot
     /// is at the failed step, with the state that step found: fix the cause and call again.
+    /// A question or variable over its budget ([`Self::check_inputs`]) stops it before any step.
     ///
     /// The run cannot take more than [`Self::step_bound`] steps (every cycle passes a
     /// loop_guard); should it, because `loop_counts` were reset from outside, it stops with
     /// [`PipelineError::StepBoundExceeded`].
     pub async fn resume(&self, snapshot: &mut Snapshot, env: &StepEnv<'_>) -> Result<Vec<StepReport>, CtxError> {
+        // The question and the variables within their budgets, or no request at all.
+        if !snapshot.is_finished() {
+            self.check_inputs(&snapshot.state)?;
+        }
         let mut reports = Vec::new();
         let mut steps: u64 = 0;
         while !snapshot.is_finished() {

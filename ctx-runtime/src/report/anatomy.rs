@@ -98,6 +98,8 @@ pub struct RequestPart {
     pub preview: String,
 }
 
+ctx_spec::setters!(RequestPart { nodes: Vec<String>, preview: String });
+
 impl RequestPart {
     /// A part without nodes or preview.
     pub fn new(kind: PartKind, label: impl Into<String>, tokens: usize) -> Self {
@@ -126,6 +128,8 @@ pub struct RequestAnatomy {
     /// The model's window.
     pub context_window: usize,
 }
+
+ctx_spec::setters!(RequestAnatomy { parts: Vec<RequestPart> });
 
 impl RequestAnatomy {
     /// A request shown as one part (no breakdown available).

@@ -65,11 +65,10 @@ impl RequestCost {
     /// use ctx::llm::{Spend, Usage};
     /// use ctx::report::{PartKind, RequestAnatomy, RequestCost, RequestPart};
     ///
-    /// let mut anatomy = RequestAnatomy::unsplit("example", 3_000, 500, 128, 8_192);
-    /// anatomy.parts = vec![
+    /// let anatomy = RequestAnatomy::unsplit("example", 3_000, 500, 128, 8_192).parts(vec![
     ///     RequestPart::new(PartKind::System, "system prompt", 2_000),
     ///     RequestPart::new(PartKind::Question, "user_question", 1_000),
-    /// ];
+    /// ]);
     /// let price = Price::new(2.50, 1.25, 2.50, 10.00);
     /// // The server read 1,024 tokens from its cache: the start of the system prompt.
     /// let spend = Spend::from_usage(&Usage::new(3_000, 100).with_cache(Some(1_024), None), &price);

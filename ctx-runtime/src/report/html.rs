@@ -115,7 +115,8 @@ pub(crate) fn bar(parts: &[RequestPart], window: usize) -> String {
 }
 
 /// The parts as a table, one row each, in the window's order; with `cost`, each prompt part's
-/// cached tokens and price, and the price of the output generated on the output's row.
+/// cached tokens and price. The reserved output is a share of the window, not a bill: with
+/// `cost`, the output generated follows it on a row of its own, with its tokens and its price.
 fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestCost>) -> String {
     let mut t = String::from("<table class=\"parts\">\n<tr><th>part</th><th class=\"n\">tokens</th>");
     if cost.is_some() {
@@ -139,12 +140,9 @@ fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestC
                     part.uncached_tokens,
                     usd(part.nano_usd)
                 ),
-                (None, PartKind::Output) => format!(
-                    "<td class=\"n\"></td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} tokens generated\">{}</td>",
-                    c.output_nano_usd,
-                    c.output_tokens,
-                    usd(c.output_nano_usd)
-                ),
+                (None, PartKind::Output) => {
+                    "<td></td><td class=\"n\" title=\"reserved, not billed: the output generated is priced on the next row\">—</td>".to_owned()
+                }
                 _ => "<td></td><td></td>".to_owned(),
             },
             None => String::new(),
@@ -159,6 +157,18 @@ fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestC
             p.tokens,
             escape(&p.preview)
         );
+        if let (Some(c), PartKind::Output) = (cost, p.kind) {
+            let _ = writeln!(
+                t,
+                "<tr class=\"generated\" data-generated=\"{}\"><td>generated output (of the {} reserved)</td><td class=\"n\">{}</td><td></td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} tokens generated\">{}</td><td></td></tr>",
+                c.output_tokens,
+                p.tokens,
+                c.output_tokens,
+                c.output_nano_usd,
+                c.output_tokens,
+                usd(c.output_nano_usd)
+            );
+        }
     }
     t.push_str("</table>\n");
     t
@@ -248,12 +258,13 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
     );
     let _ = writeln!(
         s,
-        "<h3>Request {number}: <code>{}</code>{} — {} prompt + {} output of {} tokens</h3>",
+        "<h3>Request {number}: <code>{}</code>{} — {} prompt + {} output reserved of {} tokens{}</h3>",
         escape(&r.step_id),
         if r.number_in_step > 1 { format!(" (call {})", r.number_in_step) } else { String::new() },
         a.prompt_tokens,
         a.max_output_tokens,
-        a.context_window
+        a.context_window,
+        r.completion_tokens.map(|c| format!("; {c} generated")).unwrap_or_default()
     );
     let parts = a.window_parts();
     s.push_str(&bar(&parts, a.context_window));
@@ -269,11 +280,24 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
                 s,
                 "<tr><td>the server's count</td><td class=\"n\">{server}</td></tr>\n<tr><td>difference</td><td class=\"n {class}\">{diff:+}</td></tr>"
             );
+            // What the spend caps learn from this request: billed over counted, never priced
+            // below 1 (`pipeline::spend`).
+            if a.prompt_tokens > 0 {
+                let ratio = server as f64 / a.prompt_tokens as f64;
+                let _ = writeln!(
+                    s,
+                    "<tr><td>billed per counted token (the spend caps price later prompts at it when above 1)</td><td class=\"n {class}\">{ratio:.3}</td></tr>"
+                );
+            }
         }
         None => s.push_str("<tr><td>the server's count</td><td class=\"n\">not reported</td></tr>\n"),
     }
     if let Some(c) = r.completion_tokens {
-        let _ = writeln!(s, "<tr><td>generated</td><td class=\"n\">{c}</td></tr>");
+        let _ = writeln!(
+            s,
+            "<tr><td>generated (of the {} reserved)</td><td class=\"n\">{c}</td></tr>",
+            a.max_output_tokens
+        );
     }
     s.push_str("</table>\n");
     if let Some(c) = &r.cost {
@@ -309,15 +333,16 @@ fn request_section(number: usize, r: &RequestEntry) -> String {
 /// The contract's fixed prompt counts the system prompt, the `user_parts` templates with `{}`
 /// empty and the chat format. In the request the templates' text is counted with the value it
 /// frames (the context, the question), so the fixed prompt's row compares the parts that are
-/// the fixed prompt's alone: the system prompt and the reply priming. The question (with the
-/// other `user_parts` values outside the context) has no budget of its own: the contract leaves
-/// it to the safety margin (`contract::check`), so its row is compared with the margin; at run
-/// time the margin is still kept free, and the output limit is lowered if the question needs it.
+/// the fixed prompt's alone: the system prompt and the reply priming. The question and the other
+/// `user_parts` values outside the context are compared with the sum of their budgets
+/// (`contract::inputs`); an agent's tool calls and results of the turn with what its turn budget
+/// adds to the worst request, and the total with that worst request.
 fn worst_case_table(w: &StepBudget, a: &RequestAnatomy) -> String {
     let mut s = String::from(
         "<h3>Worst case (contract) and this request</h3>\n<table class=\"worst\">\n<tr><th>term</th><th class=\"n\">worst case</th><th class=\"n\">sent</th></tr>\n",
     );
     let question = a.tokens_of(PartKind::Question) + a.tokens_of(PartKind::Unsplit);
+    let inputs = inputs_label(w);
     let rows = [
         (
             "fixed prompt: the system prompt and the chat format (the templates' text is sent with the context and the question)",
@@ -327,27 +352,20 @@ fn worst_case_table(w: &StepBudget, a: &RequestAnatomy) -> String {
         ("tool schemas", w.tool_schema_tokens, a.tokens_of(PartKind::Tools)),
         ("history", w.history_tokens, a.tokens_of(PartKind::History)),
         ("context (with its template's text)", w.context_tokens, a.tokens_of(PartKind::Context)),
+        (inputs.as_str(), w.input_tokens, question),
         (
-            "question: no budget of its own, the contract leaves it to the safety margin",
-            w.safety_margin_tokens,
-            question,
+            "tool calls and results of the turn (within the turn budget)",
+            w.worst_request_tokens.saturating_sub(w.total_tokens()),
+            a.tokens_of(PartKind::ToolTurn),
         ),
         ("output", w.output_tokens, a.max_output_tokens),
         ("safety margin (kept free)", w.safety_margin_tokens, a.margin_in_window()),
-        ("total", w.total_tokens(), a.prompt_tokens + a.max_output_tokens + a.margin_in_window()),
+        ("total", w.worst_request_tokens, a.prompt_tokens + a.max_output_tokens + a.margin_in_window()),
     ];
     for (name, worst, sent) in rows {
         let _ = writeln!(
             s,
             "<tr class=\"term\" data-worst=\"{worst}\" data-sent=\"{sent}\"><td>{name}</td><td class=\"n\">{worst}</td><td class=\"n\">{sent}</td></tr>"
-        );
-    }
-    if a.tokens_of(PartKind::ToolTurn) > 0 {
-        let _ = writeln!(
-            s,
-            "<tr><td>tool calls of the turn (within the turn budget {})</td><td class=\"n\"></td><td class=\"n\">{}</td></tr>",
-            w.turn_budget_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            a.tokens_of(PartKind::ToolTurn)
         );
     }
     let _ = writeln!(
@@ -356,6 +374,16 @@ fn worst_case_table(w: &StepBudget, a: &RequestAnatomy) -> String {
         w.context_window, a.context_window
     );
     s
+}
+
+/// The label of a step's input term: `question and other values (question ≤ 2000 (max_question_tokens))`.
+fn inputs_label(w: &StepBudget) -> String {
+    if w.inputs.is_empty() {
+        return "question and other values: none rendered".to_owned();
+    }
+    let each: Vec<String> =
+        w.inputs.iter().map(|b| format!("{} ≤ {} ({})", b.label(), b.tokens, b.origin.describe())).collect();
+    format!("question and other values, each within its budget: {}", each.join(", "))
 }
 
 /// A request's price: the cached prefix, the prompt's and the output's prices, and the bill.
@@ -374,7 +402,7 @@ fn cost_table(c: &RequestCost) -> String {
     }
     let _ = writeln!(
         s,
-        "<tr><td>prompt</td><td class=\"n\">{}</td></tr>\n<tr><td>output ({} tokens)</td><td class=\"n\">{}</td></tr>\n<tr><td>request</td><td class=\"n\">{}</td></tr>",
+        "<tr><td>prompt</td><td class=\"n\">{}</td></tr>\n<tr><td>output generated ({} tokens)</td><td class=\"n\">{}</td></tr>\n<tr><td>request</td><td class=\"n\">{}</td></tr>",
         usd(prompt),
         c.output_tokens,
         usd(c.output_nano_usd),
@@ -409,6 +437,11 @@ pub fn contract_to_html(pipeline: &str, contract: &ContractReport) -> String {
         escape(&format!("{:?}", contract.policy)),
         escape(&contract.counting.to_string())
     );
+    // What is proven, for which inputs, and what it assumes (the cost is added by the caller
+    // that knows the price).
+    for line in crate::contract::proof_statement(contract, None) {
+        let _ = writeln!(b, "<p class=\"proof\">{}</p>", escape(&line));
+    }
     b.push_str(&legend());
     for w in &contract.steps {
         let parts = vec![
@@ -420,18 +453,24 @@ pub fn contract_to_html(pipeline: &str, contract: &ContractReport) -> String {
             RequestPart::new(PartKind::Tools, "tool schemas", w.tool_schema_tokens),
             RequestPart::new(PartKind::History, "max_history_tokens", w.history_tokens),
             RequestPart::new(PartKind::Context, "max_context_tokens", w.context_tokens),
+            RequestPart::new(PartKind::Question, inputs_label(w), w.input_tokens),
+            RequestPart::new(
+                PartKind::ToolTurn,
+                "tool calls and results of the turn (turn budget)",
+                w.worst_request_tokens.saturating_sub(w.total_tokens()),
+            ),
             RequestPart::new(PartKind::Output, format!("output ({})", w.output_source.describe()), w.output_tokens),
             RequestPart::new(PartKind::Margin, "budget_safety_margin_tokens", w.safety_margin_tokens),
-            RequestPart::new(PartKind::Free, "headroom", w.headroom()),
+            RequestPart::new(PartKind::Free, "headroom", w.context_window.saturating_sub(w.worst_request_tokens)),
         ];
         let _ = writeln!(
             b,
             "<section class=\"request worst-case\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\">\n<h3><code>{}</code>: {} of {} tokens at most{}</h3>",
             escape(&w.step_id),
-            w.total_tokens(),
+            w.worst_request_tokens,
             w.context_window,
             escape(&w.step_id),
-            w.total_tokens(),
+            w.worst_request_tokens,
             w.context_window,
             if w.max_model_requests > 1 {
                 format!(", up to {} requests per visit", w.max_model_requests)

@@ -74,6 +74,9 @@ fn the_page_is_self_contained_and_carries_the_counts() {
         assert!(html.contains(&format!("data-kind=\"{kind}\" data-tokens=\"{tokens}\"")), "{kind}");
     }
     assert!(html.contains("<td class=\"n warn\">+1</td>"), "server count differs by one");
+    // 101 billed for 100 counted: the ratio the spend caps learn.
+    assert!(html.contains("billed per counted token"), "{html}");
+    assert!(html.contains("<td class=\"n warn\">1.010</td>"), "the ratio");
     assert!(html.contains(": 40 tokens</title>"));
 }
 
@@ -86,10 +89,13 @@ fn the_contract_page_draws_every_model_step() {
     let w = p.contract_report().step("answer").unwrap();
     assert!(html.contains(&format!(
         "data-step=\"answer\" data-exact=\"{}\" data-window=\"{}\"",
-        w.total_tokens(),
-        w.context_window
+        w.worst_request_tokens, w.context_window
     )));
     assert!(html.contains(&format!("data-kind=\"free\" data-tokens=\"{}\"", w.headroom())));
+    // The question's budget is drawn, and the proof is stated with it.
+    assert!(w.input_tokens > 0);
+    assert!(html.contains(&format!("data-kind=\"question\" data-tokens=\"{}\"", w.input_tokens)));
+    assert!(html.contains("<p class=\"proof\">for any question up to"), "the proof");
     assert!(html.contains(&format!("data-kind=\"system\" data-tokens=\"{}\"", w.fixed_prompt_tokens)));
 }
 
@@ -129,14 +135,14 @@ async fn no_term_of_a_request_is_sent_larger_than_its_worst_case() {
     let old_fixed_row = a.tokens_of(PartKind::System) + question + a.tokens_of(PartKind::ChatFormat);
     assert!(question > 0 && old_fixed_row > w.fixed_prompt_tokens, "{a:#?}");
     let rows = worst_case_rows(&report.to_html());
-    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert_eq!(rows.len(), 9, "{rows:?}");
     for (term, worst, sent) in &rows {
         assert!(sent <= worst, "{term}: sent {sent} > worst case {worst}");
     }
     let row = |prefix: &str| rows.iter().find(|(t, _, _)| t.starts_with(prefix)).expect(prefix).clone();
     let fixed = a.tokens_of(PartKind::System) + a.tokens_of(PartKind::ChatFormat);
     assert_eq!(row("fixed prompt"), (row("fixed prompt").0, w.fixed_prompt_tokens, fixed));
-    assert_eq!(row("question").1, w.safety_margin_tokens);
+    assert_eq!(row("question").1, w.input_tokens);
     assert_eq!(row("question").2, question);
     assert_eq!(row("total").2, a.prompt_tokens + a.max_output_tokens + a.margin_in_window());
 }

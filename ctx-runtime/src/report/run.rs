@@ -184,12 +184,15 @@ impl RunReport {
             };
             match &r.detail {
                 StepDetail::CallModel(c) => {
+                    if let Some(b) = &c.evidence {
+                        budget_changes(b, &evidence_by(&r.step_id), &mut pending);
+                    }
                     let mut e = entry(1, Sent { anatomy: &c.anatomy, usage: c.usage, spend: c.spend });
                     e.changes = std::mem::take(&mut pending);
                     history_changes(
                         &mut e.changes,
                         &r.step_id,
-                        c.history_removed,
+                        c.history_trim.as_ref(),
                         c.negotiation.history_messages_dropped,
                     );
                     output_change(&mut e.changes, &r.step_id, &c.negotiation);
@@ -197,6 +200,9 @@ impl RunReport {
                     last_model_step = Some(&r.step_id);
                 }
                 StepDetail::Agent(a) => {
+                    if let Some(b) = &a.evidence {
+                        budget_changes(b, &evidence_by(&r.step_id), &mut pending);
+                    }
                     agent_requests(a, &mut pending, &mut requests, &entry, &r.step_id);
                     last_model_step = Some(&r.step_id);
                 }
@@ -232,7 +238,7 @@ fn agent_requests(
         let mut e = entry(i + 1, Sent { anatomy: &m.anatomy, usage: m.usage, spend: m.spend });
         if i == 0 {
             e.changes = std::mem::take(pending);
-            history_changes(&mut e.changes, step, a.history_removed, m.negotiation.history_messages_dropped);
+            history_changes(&mut e.changes, step, a.history_trim.as_ref(), m.negotiation.history_messages_dropped);
         }
         for call in calls.by_ref().take(previous_calls) {
             let by = format!("{step}, tool `{}` ({})", call.name, call.call_id);
@@ -272,14 +278,23 @@ fn agent_requests(
     }
 }
 
-fn history_changes(changes: &mut Vec<Change>, step: &str, removed: usize, for_output: usize) {
-    let for_budget = removed.saturating_sub(for_output);
-    if for_budget > 0 {
-        changes.push(Change::new(
-            ChangeKind::Dropped,
-            format!("{step}, max_history_tokens"),
-            format!("{for_budget} oldest history message(s) over the history budget"),
-        ));
+/// The history a step's request lost: the trim to `max_history_tokens` (under its policy, with
+/// the tokens before and after and each message), then what negotiation dropped for the output
+/// floor.
+fn history_changes(
+    changes: &mut Vec<Change>,
+    step: &str,
+    trim: Option<&crate::history::HistoryTrimReport>,
+    for_output: usize,
+) {
+    if let Some(trim) = trim.filter(|t| !t.dropped.is_empty()) {
+        let by = match trim.policy {
+            crate::history::HistoryTrimPolicy::Fold { low_water_percent } => {
+                format!("{step}, history_trim: fold (history_low_water_percent {low_water_percent})")
+            }
+            _ => format!("{step}, max_history_tokens {}", trim.max_tokens),
+        };
+        changes.push(Change::new(ChangeKind::Dropped, by, trim.to_string()));
     }
     if for_output > 0 {
         changes.push(Change::new(
@@ -303,61 +318,7 @@ fn output_change(changes: &mut Vec<Change>, step: &str, n: &crate::negotiate::Ne
 /// The changes a step that sends no request makes to the next one.
 fn step_changes(detail: &StepDetail, step: &str, last_model_step: Option<&str>, pending: &mut Vec<Change>) {
     match detail {
-        StepDetail::ManageContextBudget(b) => {
-            for node in &b.nodes {
-                if node.compacted {
-                    let rule = node
-                        .rule
-                        .map(|r| {
-                            format!(
-                                ", rule {} ({})",
-                                r.index + 1,
-                                serde_json::to_value(r.policy)
-                                    .ok()
-                                    .and_then(|v| v.as_str().map(str::to_owned))
-                                    .unwrap_or_default()
-                            )
-                        })
-                        .unwrap_or_default();
-                    pending.push(Change::new(
-                        ChangeKind::Compacted,
-                        format!("{step}{rule}"),
-                        format!(
-                            "node {} ({}): {} → {} tokens, {} saved",
-                            node.id,
-                            node.language,
-                            node.tokens_before,
-                            node.tokens_after,
-                            node.tokens_before.saturating_sub(node.tokens_after)
-                        ),
-                    ));
-                }
-            }
-            match b.decision {
-                BudgetDecision::Ok if !b.nodes.is_empty() => pending.push(Change::new(
-                    ChangeKind::Added,
-                    step,
-                    format!(
-                        "{} node(s) to the context: {} → {} of {} tokens",
-                        b.nodes.len(),
-                        b.context_tokens_before,
-                        b.context_tokens_after,
-                        b.max_context_tokens
-                    ),
-                )),
-                BudgetDecision::Over => pending.push(Change::new(
-                    ChangeKind::Dropped,
-                    step,
-                    format!(
-                        "a batch of {} node(s): the context would have been {} of {} tokens",
-                        b.nodes.len(),
-                        b.candidate_tokens,
-                        b.max_context_tokens
-                    ),
-                )),
-                _ => {}
-            }
-        }
+        StepDetail::ManageContextBudget(b) => budget_changes(b, step, pending),
         StepDetail::FetchNodeTexts(f) => {
             for t in &f.truncated {
                 pending.push(Change::new(
@@ -393,6 +354,69 @@ fn step_changes(detail: &StepDetail, step: &str, last_model_step: Option<&str>, 
     }
 }
 
+/// The changes a `manage_context_budget` decision makes to the next request, made by `by`: the
+/// step itself, or a model step that appended fetched texts before rendering its context.
+fn budget_changes(b: &crate::budget::BudgetReport, by: &str, pending: &mut Vec<Change>) {
+    for node in &b.nodes {
+        if node.compacted {
+            let rule = node
+                .rule
+                .map(|r| {
+                    format!(
+                        ", rule {} ({})",
+                        r.index + 1,
+                        serde_json::to_value(r.policy)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default();
+            pending.push(Change::new(
+                ChangeKind::Compacted,
+                format!("{by}{rule}"),
+                format!(
+                    "node {} ({}): {} → {} tokens, {} saved",
+                    node.id,
+                    node.language,
+                    node.tokens_before,
+                    node.tokens_after,
+                    node.tokens_before.saturating_sub(node.tokens_after)
+                ),
+            ));
+        }
+    }
+    match b.decision {
+        BudgetDecision::Ok if !b.nodes.is_empty() => pending.push(Change::new(
+            ChangeKind::Added,
+            by,
+            format!(
+                "{} node(s) to the context: {} → {} of {} tokens",
+                b.nodes.len(),
+                b.context_tokens_before,
+                b.context_tokens_after,
+                b.max_context_tokens
+            ),
+        )),
+        BudgetDecision::Over => pending.push(Change::new(
+            ChangeKind::Dropped,
+            by,
+            format!(
+                "a batch of {} node(s): the context would have been {} of {} tokens",
+                b.nodes.len(),
+                b.candidate_tokens,
+                b.max_context_tokens
+            ),
+        )),
+        _ => {}
+    }
+}
+
+/// Who appended the fetched texts a model step found waiting in `node_texts`.
+fn evidence_by(step: &str) -> String {
+    format!("{step}, fetched texts waiting in node_texts (no manage_context_budget step took them)")
+}
+
 /// One line on what a step did, for the timeline.
 fn summary(detail: &StepDetail) -> String {
     match detail {
@@ -409,13 +433,38 @@ fn summary(detail: &StepDetail) -> String {
             b.max_context_tokens,
             b.tokens_saved()
         ),
-        StepDetail::CallModel(c) => format!("prompt {} + output {} tokens", c.prompt_tokens, c.max_output_tokens),
-        StepDetail::Agent(a) => format!("{} request(s), {} tool call(s)", a.requests.len(), a.tool_calls.len()),
+        StepDetail::CallModel(c) => format!(
+            "{}prompt {} + output {} reserved{}",
+            evidence_summary(c.evidence.as_ref()),
+            c.prompt_tokens,
+            c.max_output_tokens,
+            c.usage.map(|u| format!(", {} generated", u.completion_tokens)).unwrap_or_default()
+        ),
+        StepDetail::Agent(a) => format!(
+            "{}{} request(s), {} tool call(s)",
+            evidence_summary(a.evidence.as_ref()),
+            a.requests.len(),
+            a.tool_calls.len()
+        ),
         StepDetail::LoopGuard { count, limit, allowed } => {
             format!("{} ({count} of {limit})", if *allowed { "allowed" } else { "denied" })
         }
         StepDetail::SetVariables { set } => format!("set {}", set.join(", ")),
         StepDetail::Custom { outcome } => format!("outcome {outcome}"),
+    }
+}
+
+/// The start of a model step's summary when it appended fetched texts to its context.
+fn evidence_summary(evidence: Option<&crate::budget::BudgetReport>) -> String {
+    match evidence {
+        Some(b) => format!(
+            "{} fetched node(s) appended to the context ({} → {} of {} tokens), then ",
+            b.nodes.len(),
+            b.context_tokens_before,
+            b.context_tokens_after,
+            b.max_context_tokens
+        ),
+        None => String::new(),
     }
 }
 

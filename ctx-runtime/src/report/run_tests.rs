@@ -121,6 +121,16 @@ async fn a_priced_request_shows_its_cached_prefix_and_the_price_of_each_part() {
         .map(|s| s[..s.find('"').unwrap()].parse::<u64>().unwrap())
         .sum();
     assert_eq!(priced, spend.nano_usd, "the page's prices add up to the bill");
+    // The reserved output is a share of the window and has no price; the 3 tokens generated
+    // have their own row, with the output's price.
+    let reserved = html.split("<tr class=\"part window\" data-kind=\"output\"").nth(1).expect("the reserved row");
+    let reserved = &reserved[..reserved.find("</tr>").unwrap()];
+    assert!(!reserved.contains("data-nano-usd"), "{reserved}");
+    assert!(reserved.contains(&format!("data-tokens=\"{}\"", request.anatomy.max_output_tokens)), "{reserved}");
+    let generated = html.split("<tr class=\"generated\" data-generated=\"3\">").nth(1).expect("the generated row");
+    let generated = &generated[..generated.find("</tr>").unwrap()];
+    assert!(generated.contains(&format!("of the {} reserved", request.anatomy.max_output_tokens)), "{generated}");
+    assert!(generated.contains(&format!("data-nano-usd=\"{}\"", 3 * 10_000)), "{generated}");
 
     // Without a price there is no cost, and the page has no price column.
     let unpriced = testing::loaded(testing::def(vec![testing::call("answer", "answer", "end")]));
@@ -128,4 +138,62 @@ async fn a_priced_request_shows_its_cached_prefix_and_the_price_of_each_part() {
     let report = RunReport::new(&unpriced, &reports);
     assert!(report.requests[0].cost.is_none());
     assert!(!report.to_html().contains("data-nano-usd"));
+}
+
+/// A `fold` names itself, how many messages were over the budget and how many more went to reach
+/// the low-water mark, the history's tokens before and after, and each message it dropped.
+#[tokio::test]
+async fn a_history_trim_says_what_was_over_the_budget_and_what_the_fold_added() {
+    use crate::chat::ChatMessage;
+    use crate::history::{HistoryTrimPolicy, history_tokens, trim_history, trim_history_with};
+
+    let mut def = testing::def(vec![testing::call("answer", "answer", "end")]);
+    let StepKind::CallModel(spec) = &mut def.steps[0].kind else { unreachable!() };
+    spec.use_history = true;
+    def.settings = def.settings.clone().history_trim(Some("fold".into())).history_low_water_percent(Some(40));
+    let p = testing::loaded(def);
+    let budget = p.max_history_tokens().expect("a history budget");
+    let fold = HistoryTrimPolicy::Fold { low_water_percent: 40 };
+    assert_eq!(p.history_trim(), fold);
+    let old = "An earlier answer about invoices and their totals. ".repeat(30);
+    let mut state = PipelineState::new("Why is it higher?");
+    for i in 0..12 {
+        state.history_dialog.push(ChatMessage::user(format!("question {i}")));
+        state.history_dialog.push(ChatMessage::assistant(old.clone()));
+    }
+    let history = state.history_dialog.clone();
+    let counter = p.counter();
+    let over = trim_history(&history, budget, counter).unwrap();
+    let folded = trim_history_with(&history, budget, fold, counter).unwrap();
+    assert!(over.removed > 0 && folded.removed > over.removed, "{over:?} {folded:?}");
+
+    let model = crate::llm::offline::OfflineModel::new(counter.clone());
+    let (_, reports) = p.run(state, &StepEnv::builder().model(&model)).await.unwrap();
+    let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
+    let trim = call.history_trim.as_ref().expect("the trim's report");
+    assert_eq!((trim.over_budget, trim.to_low_water), (over.removed, folded.removed - over.removed));
+    assert_eq!(trim.tokens_before, history_tokens(counter, &history).unwrap());
+    assert_eq!(trim.tokens_after, folded.kept_tokens);
+    assert_eq!(trim.low_water_tokens(), Some(fold.cut_to(budget)));
+    let costs = counter.message_costs(&history).unwrap();
+    let dropped: Vec<(usize, usize)> = trim.dropped.iter().map(|m| (m.index, m.tokens)).collect();
+    assert_eq!(dropped, (0..folded.removed).map(|i| (i, costs[i])).collect::<Vec<_>>());
+
+    let report = RunReport::new(&p, &reports);
+    let change = report.requests[0].changes.iter().find(|c| c.kind == ChangeKind::Dropped).expect("the trim");
+    assert_eq!(change.by, "answer, history_trim: fold (history_low_water_percent 40)");
+    let expected = format!(
+        "{} oldest history message(s) dropped, {} → {} tokens: {} over max_history_tokens {budget}, then {} more down \
+         to the low-water mark of {} tokens (history_trim: fold, history_low_water_percent 40): #0 user {}, #1 assistant {}",
+        folded.removed,
+        trim.tokens_before,
+        folded.kept_tokens,
+        over.removed,
+        folded.removed - over.removed,
+        fold.cut_to(budget),
+        costs[0],
+        costs[1],
+    );
+    assert!(change.what.starts_with(&expected), "{}\n{expected}", change.what);
+    assert_eq!(change.what.matches(" assistant ").count() + change.what.matches(" user ").count(), folded.removed);
 }

@@ -63,6 +63,10 @@ pub enum Area {
     Engine,
     /// Retrieval (the BM25 index).
     Retrieve,
+    /// Data declared or produced that nothing consumes: evidence no request carries, hits no
+    /// step fetches, a reply replaced unread, a variable, prompt, model, context or setting
+    /// nothing uses.
+    Dataflow,
 }
 
 impl Area {
@@ -86,6 +90,7 @@ impl Area {
             Area::Turn => "turn",
             Area::Engine => "engine",
             Area::Retrieve => "retrieve",
+            Area::Dataflow => "dataflow",
         }
     }
 }

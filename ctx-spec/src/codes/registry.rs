@@ -190,6 +190,47 @@ registry! {
         /// calls, so the step has no answer to keep.
         /// Fix: raise `max_tool_calls`, or tell the model in the prompt to answer once tools are gone.
         AgentToolCallsAfterLimit = "AGENT_TOOL_CALLS_AFTER_LIMIT",
+        /// An MCP server of an agent step has a name the step cannot use (empty, more than 64
+        /// characters, or other than ASCII letters, digits, `_` and `-`), or the step names two
+        /// servers alike.
+        /// Fix: give each server of the step its own name, e.g. `files`.
+        AgentMcpServerName = "AGENT_MCP_SERVER_NAME",
+        /// An MCP server of an agent step has no way to reach it, or two: it needs exactly one of
+        /// `command` (spawned, spoken to over its standard input and output) and `url` (an
+        /// `http://` or `https://` Streamable HTTP endpoint); `args` go with a `command`.
+        /// Fix: write `command: "node", args: ["server.js"]`, or `url: "http://127.0.0.1:3001/mcp"`.
+        AgentMcpServerTransport = "AGENT_MCP_SERVER_TRANSPORT",
+        /// At load time, an MCP server could not be started or did not complete the protocol's
+        /// handshake (its command does not exist or exits, its URL does not answer MCP).
+        /// Fix: run the server's command (or open its URL) by hand and see its error; check `PATH`.
+        McpServerStart = "MCP_SERVER_START",
+        /// An MCP server's connection closed while the pipeline ran (the process exited or was
+        /// killed, the HTTP session ended), so a tool call got no answer.
+        /// Fix: see why the server stopped (its standard error); load the pipeline again to restart it.
+        McpServerClosed = "MCP_SERVER_CLOSED",
+        /// An MCP server answered a tool call with a protocol error (an unknown tool, arguments
+        /// its schema rejects, an internal error), rather than a result.
+        /// Fix: see the server's message; a result marked `isError` is instead told to the model.
+        McpToolFailed = "MCP_TOOL_FAILED",
+        /// An MCP tool's result is larger than the run allows (`McpOptions::max_result_bytes`,
+        /// 64 MiB by default), so ctx did not count it into the turn (a result within the limit is
+        /// cut to the turn's budget instead).
+        /// Fix: ask the server for less (narrower arguments), or raise the limit.
+        McpResultTooLarge = "MCP_RESULT_TOO_LARGE",
+        /// At load time, a tool an MCP server lists breaks a rule of agent tools (its name, its
+        /// description, its schema, a name another tool of the step has), or a step asks for a
+        /// tool the server does not list.
+        /// Fix: offer only the server's tools that pass, with `tools: [ … ]` in the server's block.
+        McpToolRejected = "MCP_TOOL_REJECTED",
+        /// At load time, the tool schemas MCP servers list no longer fit an agent step's budget
+        /// contract (or its `turn_budget_tokens`): counted with the model's tool rule, they leave
+        /// the request less than it needs.
+        /// Fix: offer fewer of the server's tools (`tools: [ … ]`), or give the step a larger window.
+        McpToolsDoNotFit = "MCP_TOOLS_DO_NOT_FIT",
+        /// A step names an MCP server the run's MCP connections do not include, or a tool call
+        /// reached a server that was not connected.
+        /// Fix: connect the tools of the same definition the pipeline was loaded from.
+        McpServerNotConnected = "MCP_SERVER_NOT_CONNECTED",
     }
     Settings {
         /// `max_context_tokens` is missing: the context budget is required.
@@ -229,6 +270,12 @@ registry! {
         /// `settings.max_cost_per_run` is not a number of US dollars > 0.
         /// Fix: write the most one run may spend, e.g. `max_cost_per_run: 0.05`.
         InvalidMaxCostPerRun = "INVALID_MAX_COST_PER_RUN",
+        /// `settings.billed_token_ratio` (or `LoadOptions::billed_token_ratio`) is not a number
+        /// >= 1: the spend caps assume a provider bills at most this many tokens per token ctx
+        /// counts until its reported usage shows the ratio.
+        /// Fix: write 1 (the provider counts as ctx does) or the most it bills per counted token,
+        /// e.g. `billed_token_ratio: 1.2`.
+        InvalidBilledTokenRatio = "INVALID_BILLED_TOKEN_RATIO",
         /// A configuration file holds a key ctx does not know.
         /// Fix: correct the key (the help line suggests one) or remove it.
         UnknownConfigKey = "UNKNOWN_CONFIG_KEY",
@@ -252,6 +299,10 @@ registry! {
         /// code).
         /// Fix: fix each listed problem.
         ConfigInvalid = "CONFIG_INVALID",
+        /// `max_question_tokens` or `max_variable_tokens` is not an integer > 0.
+        /// Fix: set it to the longest question (or variable) a run may bring, in tokens, or remove
+        /// it to give it the room the window leaves.
+        InvalidInputBudget = "INVALID_INPUT_BUDGET",
     }
     Model {
         /// The model's context window is not an integer > 0.
@@ -395,6 +446,12 @@ registry! {
         /// (the context's `history` message places the pipeline's history).
         /// Fix: remove the key from the step, or remove `context` to lay the request out yourself.
         ContractContextConflict = "CONTRACT_CONTEXT_CONFLICT",
+        /// A model step renders a run-time input (the question, or a variable) whose budget is not
+        /// declared, and the window leaves it no room: with every other term of the contract at
+        /// its worst, no question (or variable) of even one token would fit.
+        /// Fix: declare `max_question_tokens` (or `max_variable_tokens`) in `settings` and make
+        /// room for it by lowering the budgets the message names.
+        InputBudgetNoRoom = "INPUT_BUDGET_NO_ROOM",
     }
     Budget {
         /// A `manage_context_budget` step's budgets do not fit together (the evidence budget does
@@ -585,6 +642,28 @@ registry! {
         /// Fix: raise the cap, lower the step's output limit or budgets, or start a new
         /// conversation.
         PipelineSpendCapReached = "PIPELINE_SPEND_CAP_REACHED",
+        /// A step needs a backend only a Rust program can give, so `ctx run` cannot run the
+        /// pipeline: an `agent` step's tools declared in Rust are answered by the program's tool
+        /// handlers (tools from MCP servers, `mcp_servers`, the command line runs), a `custom`
+        /// step is the program's code. The pipeline is valid; `ctx check` warns at the
+        /// step and `ctx run` refuses the file before any request.
+        /// Fix: run the pipeline from Rust, giving the step its backend
+        /// (`StepEnv::builder().tools(&handlers)`, `.custom(&steps)`).
+        PipelineNeedsRustBackend = "PIPELINE_NEEDS_RUST_BACKEND",
+        /// A model step that renders `context_blocks` found fetched evidence waiting in
+        /// `node_texts` (no `manage_context_budget` step took it), and the evidence does not fit
+        /// beside the context already there (carried from an earlier question, or appended by an
+        /// earlier step) within `max_context_tokens`. Nothing was sent and the state is unchanged.
+        /// Fix: put a `manage_context_budget` step between the fetch and the model step, whose
+        /// `on_over` makes room (a summary, a reset of the context), or lower `evidence_tokens`.
+        PipelineEvidenceOverBudget = "PIPELINE_EVIDENCE_OVER_BUDGET",
+        /// A run-time input (the question, a variable a step renders, or a value the contract
+        /// bounds by another declaration: `last_model_response`, `context_blocks`) counts more
+        /// tokens than its budget in the contract. The run was refused before the request that
+        /// would carry it (the question: before any request), and the state is unchanged.
+        /// Fix: shorten the input, or raise its budget (`max_question_tokens`,
+        /// `max_variable_tokens`, …) and make room for it in the contract.
+        PipelineInputOverBudget = "PIPELINE_INPUT_OVER_BUDGET",
     }
     Client {
         /// The server said the prompt plus the output does not fit its context.
@@ -796,5 +875,65 @@ registry! {
         /// A file could not be chunked, or the chunk options are invalid.
         /// Fix: see the reason in the message.
         RetrieveChunk = "RETRIEVE_CHUNK",
+    }
+    Dataflow {
+        /// A `fetch_node_texts` step's texts never reach a model request: every path from it
+        /// meets only model steps whose user message leaves out `context_blocks` (a step whose
+        /// `user_parts` render the context takes the pending texts into it, as the default parts
+        /// do), or another fetch or a `node_texts = null` rule that drops them first, and no path
+        /// ends the run without a model step (a retrieval run, whose caller reads
+        /// `state.node_texts`, is accepted). A step that assembles a declared context
+        /// (`context: NAME`) takes them only when that context has `context_blocks` as an input.
+        /// The evidence is fetched and counted, then dropped. An error.
+        /// Fix: render the context in the model step (a `user_parts` entry with source
+        /// `context_blocks`, or the default parts), or append the texts with a
+        /// `manage_context_budget` step before it.
+        DataflowEvidenceUnused = "DATAFLOW_EVIDENCE_UNUSED",
+        /// The hits of a `search_nodes` (or `expand_dependency_tree`) step are never read: no
+        /// `fetch_node_texts`, `expand_dependency_tree` or custom step follows before the run
+        /// meets a model step (which never sees hits, only fetched texts) or another search
+        /// replaces them, and no path ends the run without a model step (a search-only run,
+        /// whose caller reads `state.search_results`, is accepted). An error.
+        /// Fix: fetch the hits' texts after the search (`fetch_node_texts`), or remove the step.
+        DataflowHitsUnused = "DATAFLOW_HITS_UNUSED",
+        /// A warning: a model step's reply (`last_model_response`) is replaced by another model
+        /// step, or cleared by a rule, on every path before any step reads it, so no later
+        /// request sees it and it is not the run's answer (`summarize → answer` with nothing
+        /// between: the summary never reaches the answer). A warning rather than an error
+        /// because a streaming sink receives every step's tokens and may show this reply.
+        /// Fix: pass the reply on before it is replaced (a `set_variables` rule reading
+        /// `last_model_response`, or a `user_parts` entry of the next model step reading it).
+        DataflowResponseOverwritten = "DATAFLOW_RESPONSE_OVERWRITTEN",
+        /// A warning: a `set_variables` rule gives a variable a value that no step reads (no
+        /// rule's `from`, no `user_parts` source, no context input) and the pipeline has no
+        /// custom step (which may read any variable). A warning because the caller may read
+        /// `state.variables` after the run, and a conversation carries variables to the next
+        /// question, where again only the caller sees this one.
+        /// Fix: read the variable where it is needed, or remove the rule.
+        DataflowVariableUnread = "DATAFLOW_VARIABLE_UNREAD",
+        /// A warning: a prompt is declared in `prompts` but no step's `prompt_key` names it. A
+        /// warning because a base file shared through `extends` declares prompts for several
+        /// pipelines; not reported while a step names an undeclared prompt (that error is likely
+        /// the same mistake).
+        /// Fix: name the prompt in the model step meant to use it, or remove it.
+        DataflowPromptUnused = "DATAFLOW_PROMPT_UNUSED",
+        /// A warning: a model is declared in `models` but no step names it (`model: NAME`). A
+        /// warning because a base file shared through `extends` may declare models for several
+        /// pipelines; not reported while a step names an undeclared model.
+        /// Fix: name the model in the step meant to use it, or remove it.
+        DataflowModelUnused = "DATAFLOW_MODEL_UNUSED",
+        /// A warning: a context is declared in `contexts` but no model step assembles it
+        /// (`context: NAME`); not reported while a step names an undeclared context.
+        /// Fix: name the context in the model step whose request it makes, or remove it.
+        DataflowContextUnused = "DATAFLOW_CONTEXT_UNUSED",
+        /// A warning: a setting nothing reads. `max_history_tokens`, `history_trim` or
+        /// `history_low_water_percent` when no step sends history (no `use_history: true`, no
+        /// context with a `history` message), so the history stays empty; or an integer setting
+        /// no `loop_guard` names (the caller's code may still read it with
+        /// `LoadedPipeline::setting`). A warning because a base file shared through `extends`
+        /// may set it for other pipelines.
+        /// Fix: use the setting (`use_history: true`, `max_turn_loops_from_settings: NAME`), or
+        /// remove it.
+        DataflowSettingUnused = "DATAFLOW_SETTING_UNUSED",
     }
 }

@@ -78,7 +78,15 @@ fn test_texts(root: &Path) -> Vec<(PathBuf, String)> {
         }
     }
     let mut texts = Vec::new();
-    for dir in ["ctx-spec/src", "ctx-runtime/src", "ctx-macros/src", "ctx-runtime/tests", "tests", "ui-tests/cases"] {
+    for dir in [
+        "ctx-spec/src",
+        "ctx-runtime/src",
+        "ctx-macros/src",
+        "ctx-runtime/tests",
+        "tests",
+        "ui-tests/cases",
+        "ctx-cli/tests",
+    ] {
         let mut files = Vec::new();
         walk(&root.join(dir), &mut files);
         for file in files {

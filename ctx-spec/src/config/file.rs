@@ -13,6 +13,9 @@
 //! `"models": { "small": { "model": "gpt-4o-mini", "model_context_window": 128000 } }`; a step
 //! of the pipeline names one with `model: small`.
 //!
+//! `mcp_servers` places the pipeline's MCP servers: `"mcp_servers": { "files": { "command": "node",
+//! "args": ["server.js"] } }` gives every agent step's server `files` that transport.
+//!
 //! `model_context_window` is required (the server's real window, which may differ from the
 //! model table's); `encoding` is required unless `model` is in ctx's model table;
 //! `model_max_tokens` is the output limit of steps that set none; `allow_auto_clamp: true` is the
@@ -23,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::file_mcp::{MCP_SERVERS, mcp_servers};
 use super::model::{ModelConfig, ModelKeys, validate_model};
 use super::price::Price;
 use crate::codes::{Code, ErrorCode};
@@ -30,7 +34,7 @@ use crate::pipeline::definition::{ModelSpec, PriceSpec};
 use crate::validation::{ConfigIssue, FieldPath, did_you_mean, render, shared_code};
 
 /// Keys of `config.json`.
-const FILE_KEYS: ModelKeys = ModelKeys {
+pub(crate) const FILE_KEYS: ModelKeys = ModelKeys {
     model: "model",
     context_window: "model_context_window",
     max_tokens: "model_max_tokens",
@@ -39,14 +43,14 @@ const FILE_KEYS: ModelKeys = ModelKeys {
 };
 
 /// The opt-in key.
-const ALLOW_AUTO_CLAMP: &str = "allow_auto_clamp";
+pub(crate) const ALLOW_AUTO_CLAMP: &str = "allow_auto_clamp";
 
 /// Every key a `config.json` may hold.
-const KNOWN_KEYS: [&str; 7] =
-    ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP, PRICE, MODELS];
+pub(crate) const KNOWN_KEYS: [&str; 8] =
+    ["model", "model_context_window", "model_max_tokens", "encoding", ALLOW_AUTO_CLAMP, PRICE, MODELS, MCP_SERVERS];
 
 /// The named models key.
-const MODELS: &str = "models";
+pub(crate) const MODELS: &str = "models";
 
 /// The price key.
 const PRICE: &str = "price";
@@ -64,6 +68,9 @@ pub struct ConfigFile {
     /// `models: { small: { … } }`: named models besides the file's own, each with the same keys
     /// (but `allow_auto_clamp`); a pipeline's step names one with `model:`.
     pub models: Vec<ConfigModel>,
+    /// `mcp_servers: { files: { command, args } }`: where the pipeline's MCP servers run, by
+    /// name ([`apply_config_mcp_servers`](super::apply_config_mcp_servers)).
+    pub mcp_servers: Vec<crate::pipeline::definition::McpServerSpec>,
 }
 
 /// One named model of a `config.json`'s `models`.
@@ -187,15 +194,17 @@ impl ConfigFile {
             }
             Some(other) => issues.push(mistyped_issue(&root, MODELS, "an object of named models", other)),
         }
+        let mcp_servers = mcp_servers(object.get(MCP_SERVERS), &mut issues);
         match model {
-            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp, price, models }),
+            Some(model) if issues.is_empty() => Ok(ConfigFile { model, allow_auto_clamp, price, models, mcp_servers }),
             _ => Err(issues),
         }
     }
 }
 
 /// The keys of one model of `models` in a `config.json`.
-const MODEL_OBJECT_KEYS: [&str; 5] = ["model", "model_context_window", "model_max_tokens", "encoding", PRICE];
+pub(crate) const MODEL_OBJECT_KEYS: [&str; 5] =
+    ["model", "model_context_window", "model_max_tokens", "encoding", PRICE];
 
 /// One model's keys of a `config.json` (the file's own, or one of its `models`) at `at`, any key
 /// outside `known` an error: its limits checked by the model rules, and its `price`.
@@ -265,7 +274,7 @@ fn model_object(
 /// `price: { input, cached_input, cache_write, output }`, checked by the rules of a `price` block
 /// (under `price.*`); every problem is appended to `issues`.
 fn price(rates: &Map<String, Value>, at: &FieldPath, issues: &mut Vec<ConfigIssue>) -> Option<Price> {
-    const RATES: [&str; 4] = ["input", "cached_input", "cache_write", "output"];
+    const RATES: [&str; 4] = crate::pipeline::schema::forms::PRICE;
     let before = issues.len();
     for key in rates.keys().filter(|k| !RATES.contains(&k.as_str())) {
         let help = match did_you_mean(key, RATES) {

@@ -224,6 +224,10 @@ pub fn price_issues(def: &PipelineDef, model_name: Option<&str>) -> Vec<ConfigIs
         Some(block) => Price::from_spec(block, &root.key("model").key("price")).map_err(|e| issues.extend(e)).ok(),
         None => model_name.and_then(Price::for_model),
     };
+    if let Some(ratio) = def.settings.billed_token_ratio {
+        let at = root.key("settings").key("billed_token_ratio");
+        issues.extend(billed_token_ratio_issue(ratio, at, "billed_token_ratio"));
+    }
     if let Some(cap) = def.settings.max_cost_per_run {
         let at = root.key("settings").key("max_cost_per_run");
         if !(cap.is_finite() && cap > 0.0) {
@@ -258,6 +262,27 @@ pub fn price_issues(def: &PipelineDef, model_name: Option<&str>) -> Vec<ConfigIs
         }
     }
     issues
+}
+
+/// What the run-time spend caps assume a provider bills per token ctx counts, before its usage
+/// shows the ratio, when `settings.billed_token_ratio` is not written: exactly ctx's count.
+pub const DEFAULT_BILLED_TOKEN_RATIO: f64 = 1.0;
+
+/// The issue with a `billed_token_ratio` of `ratio` under `at`, if any: it must be a finite
+/// number >= 1 (a provider billing less than ctx counts needs no assumption; the caps never price
+/// a token below ctx's count). `source` names where it was written, for the message.
+pub fn billed_token_ratio_issue(ratio: f64, at: FieldPath, source: &str) -> Option<ConfigIssue> {
+    (!(ratio.is_finite() && ratio >= 1.0)).then(|| {
+        ConfigIssue::new(
+            Code::InvalidBilledTokenRatio,
+            at,
+            format!(
+                "`{source}` is {ratio}; it must be a number >= 1, the most tokens the provider bills per token \
+                 ctx counts"
+            ),
+        )
+        .with_help("write 1 when the provider counts as ctx does, or a larger ratio, e.g. `billed_token_ratio: 1.2`")
+    })
 }
 
 /// OpenAI's list prices (standard tier) on [`PRICE_TABLE_DATE`], US dollars per million tokens,
@@ -343,6 +368,20 @@ mod tests {
         );
         // Without a cap, no price is needed.
         assert!(found(&def(None, None, Some("my-local-model")), Some("my-local-model")).is_empty());
+    }
+
+    #[test]
+    fn a_billed_token_ratio_is_a_number_of_at_least_one() {
+        let ratio = |r: f64| {
+            let mut d = def(None, Some(0.05), Some("gpt-4o"));
+            d.settings = d.settings.billed_token_ratio(Some(r));
+            found(&d, Some("gpt-4o"))
+        };
+        assert!(ratio(1.0).is_empty());
+        assert!(ratio(3.5).is_empty());
+        for bad in [0.99, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(ratio(bad), [("INVALID_BILLED_TOKEN_RATIO", "settings.billed_token_ratio".into())], "{bad}");
+        }
     }
 
     #[test]

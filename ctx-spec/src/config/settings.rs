@@ -14,8 +14,10 @@ pub const DEFAULT_SAFETY_MARGIN_TOKENS: usize = 128;
 
 /// The settings with a meaning of their own; any other key is a named integer setting
 /// (`max_turn_loops`, …).
-pub const SETTING_NAMES: [&str; 7] = [
+pub const SETTING_NAMES: [&str; 9] = [
     "max_context_tokens",
+    "max_question_tokens",
+    "max_variable_tokens",
     "max_history_tokens",
     "budget_safety_margin_tokens",
     "limits_policy",
@@ -28,7 +30,10 @@ pub const SETTING_NAMES: [&str; 7] = [
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Settings {
-    /// The global budget of `context_blocks`. Always > 0 once validated.
+    /// The global budget of `context_blocks`. Always > 0 once validated, except in a pipeline
+    /// that needs none (no request renders the context, nothing fetches or budgets it:
+    /// [`pipeline_needs_context_budget`](crate::pipeline::pipeline_needs_context_budget)), where
+    /// it may be 0 or left out (then 0).
     pub max_context_tokens: usize,
     /// The budget of `history_dialog`; present whenever a `call_model` step uses history. It
     /// bounds the history messages as the request counts them (contents, roles and
@@ -38,6 +43,12 @@ pub struct Settings {
     pub safety_margin_tokens: usize,
     /// What a violated contract does.
     pub policy: LimitsPolicy,
+    /// `max_question_tokens`: the declared budget of the question, > 0; `None` lets the contract
+    /// give it the room the window leaves ([`crate::contract::inputs`]).
+    pub max_question_tokens: Option<usize>,
+    /// `max_variable_tokens`: the declared budget of each variable a step renders, > 0; `None`
+    /// lets the contract give it the room the window leaves.
+    pub max_variable_tokens: Option<usize>,
     /// Every other named setting (`max_turn_loops`, …), each >= 0.
     pub extra: BTreeMap<String, u64>,
 }
@@ -46,6 +57,8 @@ crate::setters!(Settings {
     max_history_tokens: Option<usize>,
     safety_margin_tokens: usize,
     policy: LimitsPolicy,
+    max_question_tokens: Option<usize>,
+    max_variable_tokens: Option<usize>,
     extra: BTreeMap<String, u64>,
 });
 
@@ -66,6 +79,8 @@ impl Settings {
             max_history_tokens: None,
             safety_margin_tokens: DEFAULT_SAFETY_MARGIN_TOKENS,
             policy: LimitsPolicy::default(),
+            max_question_tokens: None,
+            max_variable_tokens: None,
             extra: BTreeMap::new(),
         }
     }
@@ -97,6 +112,19 @@ impl Settings {
         allow_auto_clamp: bool,
         env_value: Option<&str>,
     ) -> Result<Settings, Vec<ConfigIssue>> {
+        Self::for_pipeline(spec, (uses_history, true), at, allow_auto_clamp, env_value)
+    }
+
+    /// [`Self::from_spec_with`] for a pipeline whose needs are known: `(uses_history,
+    /// needs_context)`, the second `pipeline::pipeline_needs_context_budget`. Without a need for
+    /// it, `max_context_tokens` may be 0 or left out (0).
+    pub(crate) fn for_pipeline(
+        spec: &SettingsSpec,
+        (uses_history, needs_context): (bool, bool),
+        at: &FieldPath,
+        allow_auto_clamp: bool,
+        env_value: Option<&str>,
+    ) -> Result<Settings, Vec<ConfigIssue>> {
         let mut issues = Vec::new();
         // A misspelt budget (`max_context_token: 4000`) is reported once, as the unknown setting
         // it is, not a second time as the budget it fails to set.
@@ -104,6 +132,8 @@ impl Settings {
 
         let max_context_tokens = match spec.max_context_tokens {
             None if misspelt("max_context_tokens") => None,
+            // No request renders the context: its budget is 0, and a 0 says so.
+            None | Some(0) if !needs_context => Some(0),
             None => {
                 issues.push(
                     ConfigIssue::new(
@@ -156,6 +186,20 @@ impl Settings {
             }),
         };
 
+        // The budgets of the run-time inputs: when written, a positive number of tokens.
+        let mut input_budget = |key: &str, written: Option<i64>| match written {
+            None => Some(None),
+            Some(v) => match positive(v) {
+                Some(tokens) => Some(Some(tokens)),
+                None => {
+                    issues.push(invalid_input_budget(at.key(key), key, v));
+                    None
+                }
+            },
+        };
+        let max_question_tokens = input_budget("max_question_tokens", spec.max_question_tokens);
+        let max_variable_tokens = input_budget("max_variable_tokens", spec.max_variable_tokens);
+
         let mut extra = BTreeMap::new();
         for (name, &v) in &spec.extra {
             // `max_context_token: 4000` would otherwise be a new named setting, and the budget
@@ -196,10 +240,22 @@ impl Settings {
             issues.extend(found);
         }
 
-        match (max_context_tokens, safety_margin_tokens, policy) {
-            (Some(max_context_tokens), Some(safety_margin_tokens), Some(policy)) if issues.is_empty() => {
-                Ok(Settings { max_context_tokens, max_history_tokens, safety_margin_tokens, policy, extra })
-            }
+        match (max_context_tokens, safety_margin_tokens, policy, max_question_tokens, max_variable_tokens) {
+            (
+                Some(max_context_tokens),
+                Some(safety_margin_tokens),
+                Some(policy),
+                Some(max_question_tokens),
+                Some(max_variable_tokens),
+            ) if issues.is_empty() => Ok(Settings {
+                max_context_tokens,
+                max_history_tokens,
+                safety_margin_tokens,
+                policy,
+                max_question_tokens,
+                max_variable_tokens,
+                extra,
+            }),
             _ => Err(issues),
         }
     }
@@ -219,6 +275,16 @@ pub(crate) fn invalid_max_context_tokens(path: FieldPath, value: impl std::fmt::
         format!("`max_context_tokens` is {value}; it must be an integer > 0"),
     )
     .with_help("set `max_context_tokens` to about 60-70% of the model's context window")
+}
+
+/// The issue for a run-time input's budget (`max_question_tokens`, `max_variable_tokens`) written
+/// as `value`, which is not an integer > 0.
+fn invalid_input_budget(path: FieldPath, key: &str, value: i64) -> ConfigIssue {
+    ConfigIssue::new(Code::InvalidInputBudget, path, format!("`{key}` is {value}; it must be an integer > 0"))
+        .with_help(format!(
+            "set `{key}` to the longest value a run may bring, in tokens (e.g. 1000), or remove it to give it the \
+             room the window leaves"
+        ))
 }
 
 /// The rule "a step that uses history needs `max_history_tokens`", shared by the settings check
@@ -284,6 +350,30 @@ mod tests {
             assert_eq!(found(&e), [("INVALID_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
             assert!(e[0].message.contains(&bad.to_string()), "{}", e[0].message);
         }
+    }
+
+    #[test]
+    fn input_budgets_are_positive_when_written() {
+        let s = Settings::from_spec(&spec(Some(10), None, None), false, &at()).unwrap();
+        assert_eq!((s.max_question_tokens, s.max_variable_tokens), (None, None));
+        let written = spec(Some(10), None, None).max_question_tokens(Some(700)).max_variable_tokens(Some(40));
+        let s = Settings::from_spec(&written, false, &at()).unwrap();
+        assert_eq!((s.max_question_tokens, s.max_variable_tokens), (Some(700), Some(40)));
+        let bad = spec(Some(10), None, None).max_question_tokens(Some(0)).max_variable_tokens(Some(-5));
+        let e = Settings::from_spec(&bad, false, &at()).unwrap_err();
+        assert_eq!(
+            found(&e),
+            [
+                ("INVALID_INPUT_BUDGET", "settings.max_question_tokens".to_owned()),
+                ("INVALID_INPUT_BUDGET", "settings.max_variable_tokens".to_owned()),
+            ]
+        );
+        assert!(e[1].message.contains("`max_variable_tokens` is -5"), "{}", e[1].message);
+        // A typo is one error, not a named setting that leaves the budget to its default.
+        let mut typo = spec(Some(10), None, None);
+        typo.extra.insert("max_question_token".into(), 500);
+        let e = Settings::from_spec(&typo, false, &at()).unwrap_err();
+        assert_eq!(e[0].help.as_deref(), Some("did you mean `max_question_tokens`?"));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! fixed_prompt_tokens(step) + tool_schema_tokens (agent) + max_history_tokens (if use_history) + max_context_tokens
-//!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
+//!     + Σ input budgets (the question, variables, …) + max_output_tokens(step) + budget_safety_margin_tokens
+//!     <=  model_context_window
 //! ```
 //!
 //! A step whose request is a declared context's assembly ([`CallModelCheck::context`]) has one
@@ -14,10 +15,11 @@
 //! output), each change logged as a warning and listed in the [`ContractReport`]. Missing or
 //! invalid values are errors under both policies.
 //!
-//! The inequality is the spec's: `user_parts` values other than `context_blocks` (the question)
-//! have no budget of their own and live in the safety margin, as does the non-additivity of BPE
-//! where values meet their templates. [`super::guard_request`] checks the exact request before
-//! it is sent, so neither can make a request overflow.
+//! Every `user_parts` value other than the context (the question, variables, an earlier reply) is
+//! a term with its own budget ([`super::inputs`]): declared, derived from another declaration, or
+//! by default the room the window leaves. The safety margin is left for the non-additivity of BPE
+//! where values meet their templates, and [`super::guard_request`] checks the exact request
+//! before it is sent.
 //!
 //! Issues about the model and the settings are reported under `model.*` and `settings.*`, about
 //! a step under its [`CallModelCheck::at`].
@@ -25,7 +27,9 @@
 use serde::Serialize;
 
 use super::context::ContextTerm;
+use super::inputs::{self, Declared, InputBudget, Pending};
 use super::terms::{OutputLimit, OutputSource, fixed_prompt_tokens, output_limit};
+use super::usable::{least_context, least_output, lowered};
 use crate::codes::Code;
 use crate::config::{
     LimitsPolicy, ModelConfig, Settings, invalid_context_window, invalid_max_context_tokens, missing_history_budget,
@@ -55,6 +59,9 @@ pub struct CallModelCheck<'a> {
     /// For a step that names one of the pipeline's `models` (`model: NAME`), that model: its
     /// window, output limit and counter replace the default model's for this step.
     pub model: Option<StepModel<'a>>,
+    /// The largest `evidence_tokens` of the pipeline's `fetch_node_texts` steps (0 without one):
+    /// a context budget the help suggests stays above it, which the evidence rule requires.
+    pub evidence_tokens: usize,
 }
 
 /// The named model a step uses (`model: NAME`), resolved: what its contract is checked against.
@@ -80,7 +87,7 @@ impl<'a> CallModelCheck<'a> {
     /// A `call_model` step `step_id` at `at`, as written in `spec`, whose prompt's text is
     /// `system_prompt`.
     pub fn new(at: FieldPath, step_id: &'a str, spec: &'a CallModelSpec, system_prompt: &'a str) -> Self {
-        CallModelCheck { at, step_id, spec, system_prompt, agent: None, context: None, model: None }
+        CallModelCheck { at, step_id, spec, system_prompt, agent: None, context: None, model: None, evidence_tokens: 0 }
     }
 
     /// The step is this `agent` step.
@@ -101,6 +108,13 @@ impl<'a> CallModelCheck<'a> {
     #[must_use]
     pub fn with_context(mut self, context: ContextTerm<'a>) -> Self {
         self.context = Some(context);
+        self
+    }
+
+    /// The pipeline's largest `evidence_tokens` is `tokens` ([`Self::evidence_tokens`]).
+    #[must_use]
+    pub fn with_evidence_tokens(mut self, tokens: usize) -> Self {
+        self.evidence_tokens = tokens;
         self
     }
 }
@@ -146,6 +160,20 @@ pub struct StepBudget {
     /// An agent step's turn budget in effect: `turn_budget_tokens`, else what the window leaves
     /// after the output, the margin, the tool schemas and the reply priming.
     pub turn_budget_tokens: Option<usize>,
+    /// The budgets of the values the step's user message carries besides the context (the
+    /// question, variables, …), one per `user_parts` entry, in order ([`super::inputs`]).
+    pub inputs: Vec<InputBudget>,
+    /// Their sum: the input term of the inequality.
+    pub input_tokens: usize,
+    /// What an empty request costs in the chat format (the reply priming): an agent's later
+    /// requests carry it beside the turn's messages.
+    pub reply_priming_tokens: usize,
+    /// The most one request of the step can need, prompt, output and margin: [`Self::total_tokens`]
+    /// for `call_model`; for an `agent`, whose later requests also carry the turn's tool calls
+    /// and results, the larger of that and the turn budget with the tool schemas, the margin and
+    /// the output, never more than the window ([`super::worst_input_tokens`]). What `ctx explain`
+    /// draws and the cost bound prices.
+    pub worst_request_tokens: usize,
 }
 
 impl StepBudget {
@@ -155,6 +183,7 @@ impl StepBudget {
             .saturating_add(self.tool_schema_tokens)
             .saturating_add(self.history_tokens)
             .saturating_add(self.context_tokens)
+            .saturating_add(self.input_tokens)
             .saturating_add(self.output_tokens)
             .saturating_add(self.safety_margin_tokens)
     }
@@ -207,12 +236,28 @@ pub struct ContractReport {
     /// Whether the prompt counts are exact or estimated with a margin (a Claude model counted
     /// with a declared tokenizer); shown with the table wherever it is printed.
     pub counting: Counting,
+    /// The budget of every run-time input some step renders, once per source (the question, each
+    /// rendered variable, …): what a run's values are checked against before a request carries
+    /// them.
+    pub inputs: Vec<InputBudget>,
 }
 
 impl ContractReport {
     /// The budget of step `step_id`.
     pub fn step(&self, step_id: &str) -> Option<&StepBudget> {
         self.steps.iter().find(|s| s.step_id == step_id)
+    }
+
+    /// The budget of the run-time input `source` (`user_question`, a variable, …), when a step
+    /// renders it.
+    pub fn input(&self, source: &str) -> Option<&InputBudget> {
+        self.inputs.iter().find(|b| b.source == source)
+    }
+
+    /// The budget of the question (`user_question`, else `user_question_en`), when a step
+    /// renders it.
+    pub fn question(&self) -> Option<&InputBudget> {
+        self.input("user_question").or_else(|| self.input("user_question_en"))
     }
 
     /// `settings` with the limits in effect (the clamped `max_context_tokens`).
@@ -235,12 +280,26 @@ struct Terms<'c, 'a> {
     output: OutputLimit,
     /// Whether `fixed` and `tools` are counts or estimates.
     counting: Counting,
+    /// The user message's values besides the context, declared, derived or waiting for the
+    /// default.
+    inputs: Vec<Pending>,
 }
 
 impl Terms<'_, '_> {
-    /// Everything but the context budget, in `u128` so no configuration can overflow it.
+    /// Everything but the context budget and the undeclared inputs, in `u128` so no
+    /// configuration can overflow it.
     fn rest(&self, margin: usize) -> u128 {
-        self.fixed as u128 + self.tools as u128 + self.history as u128 + self.output.tokens as u128 + margin as u128
+        self.fixed as u128
+            + self.tools as u128
+            + self.history as u128
+            + inputs::known_sum(&self.inputs).0
+            + self.output.tokens as u128
+            + margin as u128
+    }
+
+    /// How many of the step's inputs take the default budget.
+    fn defaults(&self) -> usize {
+        inputs::known_sum(&self.inputs).1
     }
 
     /// The context budget this step's request can hold: `max_context_tokens` (`ctx`), or 0 for a
@@ -284,7 +343,10 @@ pub fn check_contract(
     if model.context_window == 0 {
         issues.push(invalid_context_window(root.key("model").key("context_window"), "context_window", 0));
     }
-    if settings.max_context_tokens == 0 {
+    // Only a pipeline whose requests never render the context may have a context budget of 0.
+    let renders_context =
+        steps.iter().any(|c| c.context.is_none() && c.spec.parts().iter().any(|p| p.source == "context_blocks"));
+    if settings.max_context_tokens == 0 && renders_context {
         issues.push(invalid_max_context_tokens(root.key("settings").key("max_context_tokens"), 0));
     }
 
@@ -331,27 +393,52 @@ pub fn check_contract(
                 history,
                 output,
                 counting: counter.format().counting(),
+                inputs: Vec::new(),
             });
         }
     }
+    // The inputs' budgets: declared in the settings, or derived from the other declarations (a
+    // reply is at most the largest output limit); a step assembling a context has none.
+    let largest_output = terms.iter().map(|t| (t.output.tokens, t.check.step_id)).max_by_key(|(n, _)| *n);
+    let declared = Declared {
+        question: settings.max_question_tokens,
+        variable: settings.max_variable_tokens,
+        max_context_tokens: settings.max_context_tokens,
+        largest_output,
+    };
+    for t in &mut terms {
+        if t.check.context.is_none() {
+            t.inputs = inputs::pending_inputs(t.check.spec, &declared);
+        }
+    }
     let unusable = model.context_window == 0
-        || settings.max_context_tokens == 0
+        || (settings.max_context_tokens == 0 && renders_context)
         || terms.iter().any(|t| t.model.context_window == 0);
 
     match settings.policy {
         LimitsPolicy::FailFast => {
+            let mut default = None;
             if !unusable {
                 issues.extend(terms.iter().filter_map(|t| violation(t, settings)));
                 issues.extend(terms.iter().filter_map(|t| turn_budget_issue(t, settings, None)));
+                let outputs = vec![None; terms.len()];
+                match default_budget(&terms, settings, settings.max_context_tokens, &outputs) {
+                    Ok(d) => default = d,
+                    // A step over the window says so already; its room is not the question.
+                    Err(found) if issues.is_empty() => issues.extend(found),
+                    Err(_) => {}
+                }
             }
             if !issues.is_empty() {
                 return Err(issues);
             }
-            let steps = terms.iter().map(|t| budget(t, settings, settings.max_context_tokens, None)).collect();
+            let steps: Vec<StepBudget> =
+                terms.iter().map(|t| budget(t, settings, settings.max_context_tokens, None, default)).collect();
             Ok(ContractReport {
                 policy: LimitsPolicy::FailFast,
                 context_window: model.context_window,
                 max_context_tokens: settings.max_context_tokens,
+                inputs: report_inputs(&steps),
                 steps,
                 clamps: Vec::new(),
                 counting: counter.format().counting(),
@@ -363,9 +450,102 @@ pub fn check_contract(
     }
 }
 
-fn budget(t: &Terms<'_, '_>, settings: &Settings, context: usize, output: Option<usize>) -> StepBudget {
+/// The budget every undeclared input takes, with the step that sets it: the least, over the
+/// steps rendering one, of the room the window leaves them after every other term (with the
+/// context budget `context` and the output limits in effect, `outputs[i]` or the configured one),
+/// shared evenly among that step's undeclared inputs. `None` when no step renders one; the
+/// `INPUT_BUDGET_NO_ROOM` issues of the steps that leave no room.
+fn default_budget<'a>(
+    terms: &[Terms<'_, 'a>],
+    settings: &Settings,
+    context: usize,
+    outputs: &[Option<usize>],
+) -> Result<Option<(usize, &'a str)>, Vec<ConfigIssue>> {
+    let mut least: Option<(usize, &'a str)> = None;
+    let mut issues = Vec::new();
+    for (t, out) in terms.iter().zip(outputs) {
+        let n = t.defaults();
+        if n == 0 {
+            continue;
+        }
+        let output = out.unwrap_or(t.output.tokens) as u128;
+        let used =
+            t.rest(settings.safety_margin_tokens) - t.output.tokens as u128 + output + t.context(context) as u128;
+        let room = (t.model.context_window as u128).saturating_sub(used);
+        let share = usize::try_from(room / n as u128).unwrap_or(usize::MAX);
+        if share == 0 {
+            issues.push(no_room(t, settings, context));
+        } else if least.is_none_or(|(l, _)| share < l) {
+            least = Some((share, t.check.step_id));
+        }
+    }
+    if issues.is_empty() { Ok(least) } else { Err(issues) }
+}
+
+/// The issue of a step whose undeclared inputs the window leaves no room.
+fn no_room(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> ConfigIssue {
+    let names: Vec<String> = t
+        .inputs
+        .iter()
+        .filter_map(|p| match p {
+            Pending::Default { source, .. } => Some(format!("`{source}`")),
+            Pending::Known(_) => None,
+        })
+        .collect();
+    let settings_keys: Vec<&str> = {
+        let mut keys: Vec<&str> = t
+            .inputs
+            .iter()
+            .filter_map(|p| match p {
+                Pending::Default { setting, .. } => Some(*setting),
+                Pending::Known(_) => None,
+            })
+            .collect();
+        keys.dedup();
+        keys
+    };
+    ConfigIssue::new(
+        Code::InputBudgetNoRoom,
+        t.check.at.clone(),
+        format!(
+            "{} step `{}` renders {} with no budget declared, and {} leaves it no room: {}",
+            t.check.kind(),
+            t.check.step_id,
+            names.join(", "),
+            t.window_named(),
+            spell_out(t, settings, context),
+        ),
+    )
+    .with_help(format!(
+        "declare {} in `settings` (the longest value a run may bring) and lower the budgets above to make room for it",
+        settings_keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and ")
+    ))
+}
+
+/// Every step's input budgets, once per source (the first step's, which all steps share: the
+/// declared and derived budgets are the pipeline's, and the default is one for all).
+fn report_inputs(steps: &[StepBudget]) -> Vec<InputBudget> {
+    let mut out: Vec<InputBudget> = Vec::new();
+    for b in steps.iter().flat_map(|s| &s.inputs) {
+        // A second `context_blocks` is the context term again, not an input of its own.
+        if b.source != "context_blocks" && !out.iter().any(|o| o.source == b.source) {
+            out.push(b.clone());
+        }
+    }
+    out
+}
+
+fn budget(
+    t: &Terms<'_, '_>,
+    settings: &Settings,
+    context: usize,
+    output: Option<usize>,
+    default: Option<(usize, &str)>,
+) -> StepBudget {
     let output_tokens = output.unwrap_or(t.output.tokens);
-    StepBudget {
+    let inputs = inputs::resolve(&t.inputs, default);
+    let input_tokens = inputs.iter().fold(0usize, |sum, b| sum.saturating_add(b.tokens));
+    let mut step = StepBudget {
         step_id: t.check.step_id.to_owned(),
         at: t.check.at.clone(),
         fixed_prompt_tokens: t.fixed,
@@ -383,7 +563,14 @@ fn budget(t: &Terms<'_, '_>, settings: &Settings, context: usize, output: Option
         safety_margin_tokens: settings.safety_margin_tokens,
         context_window: t.model.context_window,
         model: t.check.model.map(|m| m.name.to_owned()),
-    }
+        inputs,
+        input_tokens,
+        reply_priming_tokens: t.priming,
+        worst_request_tokens: 0,
+    };
+    step.worst_request_tokens =
+        super::worst_input_tokens(&step, t.check.agent.is_some()).saturating_add(step.output_tokens);
+    step
 }
 
 /// The sum with every term named, e.g. `fixed prompt 41 (…) + max_history_tokens 0 (…) + … = 9000`.
@@ -407,9 +594,22 @@ fn spell_out(t: &Terms<'_, '_>, settings: &Settings, context: usize) -> String {
         "history 0 (no use_history)".to_owned()
     };
     let total = t.rest(settings.safety_margin_tokens) + context as u128;
+    let inputs: String = t
+        .inputs
+        .iter()
+        .map(|p| match p {
+            Pending::Known(b) => format!(" + {} {} (from {})", b.label(), b.tokens, b.origin.describe()),
+            // Its budget is what the sum leaves of the window: none, in a sum over it.
+            Pending::Default { source, setting } => format!(
+                " + {} 0 (`{setting}` not set: it gets the room the window leaves)",
+                inputs::InputBudget::new(source.clone(), 0, inputs::BudgetOrigin::Derived { by: String::new() })
+                    .label()
+            ),
+        })
+        .collect();
     format!(
         "fixed prompt {} (system prompt `{}`, user_parts templates, chat overhead) + {tools}{history} + max_context_tokens \
-         {context} + max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {total}",
+         {context}{inputs} + max_output_tokens {} (from {}) + budget_safety_margin_tokens {} = {total}",
         t.fixed,
         t.check.spec.prompt_key,
         t.output.tokens,
@@ -486,40 +686,7 @@ fn violation(t: &Terms<'_, '_>, settings: &Settings) -> Option<ConfigIssue> {
             )),
         );
     }
-    let mut fixes = Vec::new();
-    if (ctx as u128) > over {
-        fixes.push(format!("lower `settings.max_context_tokens` from {ctx} to {}", ctx as u128 - over));
-    }
-    if (t.output.tokens as u128) > over {
-        let to = t.output.tokens as u128 - over;
-        fixes.push(match t.output.source {
-            OutputSource::StepMaxOutputTokens => {
-                format!("lower `steps.{id}.max_output_tokens` from {} to {to}", t.output.tokens)
-            }
-            OutputSource::StepMaxTokens => format!("lower `steps.{id}.max_tokens` from {} to {to}", t.output.tokens),
-            OutputSource::ModelMaxTokens => {
-                format!(
-                    "set `max_output_tokens: {to}` on step `{id}` (it falls back to the model's {})",
-                    t.output.tokens
-                )
-            }
-        });
-    }
-    if t.check.spec.use_history && (t.history as u128) >= over {
-        fixes.push(format!("lower `settings.max_history_tokens` from {} to {}", t.history, t.history as u128 - over));
-    }
-    match &t.check.context {
-        Some(c) if (t.fixed as u128) > over => fixes.push(format!(
-            "lower `input_budget.max_tokens` of context `{}` from {} to {}",
-            c.name,
-            t.fixed,
-            t.fixed as u128 - over
-        )),
-        None if (t.fixed as u128) > over => {
-            fixes.push(format!("shorten the system prompt `{}` by {over} tokens", t.check.spec.prompt_key));
-        }
-        _ => {}
-    }
+    let mut fixes = lowering_fixes(t, ctx, over);
     fixes.push(format!("use a model whose context window is at least {total}"));
     Some(
         ConfigIssue::new(
@@ -536,6 +703,61 @@ fn violation(t: &Terms<'_, '_>, settings: &Settings) -> Option<ConfigIssue> {
         )
         .with_help(format!("{}; or, in dev/test only, opt into `limits_policy: auto_clamp`", fixes.join("; or "))),
     )
+}
+
+/// The fixes that lower one term by the overflow `over`, each only when what it leaves is usable
+/// (see `usable.rs`: the output floor, a context budget above the evidence budget, a history
+/// budget above 0, a system prompt or a context's input budget not emptied).
+fn lowering_fixes(t: &Terms<'_, '_>, ctx: usize, over: u128) -> Vec<String> {
+    let id = t.check.step_id;
+    let mut fixes = Vec::new();
+    if let Some(to) = lowered(ctx, over, least_context(t.check.evidence_tokens)) {
+        fixes.push(format!("lower `settings.max_context_tokens` from {ctx} to {to}"));
+    }
+    if let Some(to) = lowered(t.output.tokens, over, least_output()) {
+        fixes.push(match t.output.source {
+            OutputSource::StepMaxOutputTokens => {
+                format!("lower `steps.{id}.max_output_tokens` from {} to {to}", t.output.tokens)
+            }
+            OutputSource::StepMaxTokens => format!("lower `steps.{id}.max_tokens` from {} to {to}", t.output.tokens),
+            OutputSource::ModelMaxTokens => {
+                format!(
+                    "set `max_output_tokens: {to}` on step `{id}` (it falls back to the model's {})",
+                    t.output.tokens
+                )
+            }
+        });
+    }
+    // A declared input budget is the user's own number: lowering it is a fix like the others.
+    let mut lowered_inputs: Vec<&str> = Vec::new();
+    for p in &t.inputs {
+        if let Pending::Known(b) = p
+            && let inputs::BudgetOrigin::Declared { setting } = b.origin
+            && !lowered_inputs.contains(&setting)
+            && let Some(to) = lowered(b.tokens, over, 1)
+        {
+            lowered_inputs.push(setting);
+            fixes.push(format!("lower `settings.{setting}` from {} to {to}", b.tokens));
+        }
+    }
+    if t.check.spec.use_history
+        && let Some(to) = lowered(t.history, over, 1)
+    {
+        fixes.push(format!("lower `settings.max_history_tokens` from {} to {to}", t.history));
+    }
+    match &t.check.context {
+        Some(c) if (t.fixed as u128) > over => fixes.push(format!(
+            "lower `input_budget.max_tokens` of context `{}` from {} to {}",
+            c.name,
+            t.fixed,
+            t.fixed as u128 - over
+        )),
+        None if (t.fixed as u128) > over => {
+            fixes.push(format!("shorten the system prompt `{}` by {over} tokens", t.check.spec.prompt_key));
+        }
+        _ => {}
+    }
+    fixes
 }
 
 /// What a message says after counts that are estimates, so no estimate reads as a count.
@@ -652,6 +874,15 @@ fn auto_clamp(
     for (t, out) in terms.iter().zip(&outputs) {
         issues.extend(turn_budget_issue(t, settings, *out));
     }
+    // The undeclared inputs take what the clamped budgets leave: a clamp fills the window, so a
+    // step it touched leaves none (declare the budget, and the clamp makes room for it).
+    let mut default = None;
+    if issues.is_empty() {
+        match default_budget(terms, settings, context, &outputs) {
+            Ok(d) => default = d,
+            Err(found) => issues.extend(found),
+        }
+    }
     if !issues.is_empty() {
         return Err(issues);
     }
@@ -672,11 +903,13 @@ fn auto_clamp(
             c.after
         );
     }
-    let steps = terms.iter().zip(outputs).map(|(t, out)| budget(t, settings, context, out)).collect();
+    let steps: Vec<StepBudget> =
+        terms.iter().zip(outputs).map(|(t, out)| budget(t, settings, context, out, default)).collect();
     Ok(ContractReport {
         policy: LimitsPolicy::AutoClamp,
         context_window: model.context_window,
         max_context_tokens: context,
+        inputs: report_inputs(&steps),
         steps,
         clamps,
         counting,

@@ -15,7 +15,8 @@
 //!   requests cost at worst, so the bound is one run's cost, not the sum of every branch.
 //! * **Requests per run**: 1 for `call_model`, `max_tool_calls + 1` for `agent`.
 //! * **Worst input**: the contract's terms of the step, the margin included (fixed prompt, tool
-//!   schemas, `max_history_tokens`, `max_context_tokens`, `budget_safety_margin_tokens`); for an
+//!   schemas, `max_history_tokens`, `max_context_tokens`, the budgets of the question and the other
+//!   values the user message carries, `budget_safety_margin_tokens`); for an
 //!   `agent`, whose later requests also carry the turn's tool results, at least its turn budget
 //!   with the tool schemas and the margin, and never more than the window less the output. All of
 //!   it priced as uncached input ([`Price::worst_input`]: or as a cache write, when the provider
@@ -60,7 +61,8 @@ pub struct StepCost {
     pub input_tokens: usize,
     /// The most output tokens one request asks for: the output limit in effect.
     pub output_tokens: usize,
-    /// What one request costs at worst, in billionths of a US dollar.
+    /// What one request costs at worst, in billionths of a US dollar: its tokens times the
+    /// bound's [`CostBound::billed_token_ratio`] (rounded up), at the model's rates.
     pub request_nano_usd: u64,
     /// `runs × requests_per_run × request_nano_usd`.
     pub nano_usd: u64,
@@ -89,6 +91,10 @@ pub struct CostBound {
     /// The price it was computed at: the default model's, or with named models the first model
     /// step's (each step's own is [`StepCost::price`]).
     pub price: Price,
+    /// The most tokens a provider is assumed to bill per token ctx counts
+    /// (`settings.billed_token_ratio`, default 1): every request's tokens are priced times it,
+    /// so the bound holds for any provider that bills at most this ratio.
+    pub billed_token_ratio: f64,
 }
 
 impl CostBound {
@@ -116,14 +122,20 @@ impl CostBound {
     fn term(&self, s: &StepCost) -> String {
         let plural = |n: u64, one: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {one}s") };
         let on = s.model.as_ref().map(|m| format!(" on model `{m}`")).unwrap_or_default();
+        let r = self.billed_token_ratio;
+        // Counted tokens, and what they are billed as when the provider is assumed to bill more.
+        let tokens = |n: usize| match r > 1.0 {
+            true => format!("{} (billed as {})", thousands(n), thousands(billed(n, r))),
+            false => thousands(n),
+        };
         format!(
             "step `{}`{on} {} × {} × ({} input × {}/M + {} output × {}/M = {}) = {}",
             s.step_id,
             plural(s.runs, "run"),
             plural(s.requests_per_run, "request"),
-            thousands(s.input_tokens),
+            tokens(s.input_tokens),
             usd(rate_nano(s.price.worst_input())),
-            thousands(s.output_tokens),
+            tokens(s.output_tokens),
             usd(rate_nano(s.price.output)),
             usd(s.request_nano_usd),
             usd(s.nano_usd),
@@ -170,11 +182,13 @@ pub fn worst_input_tokens(budget: &StepBudget, agent: bool) -> usize {
         return terms;
     }
     let window_room = budget.context_window.saturating_sub(budget.output_tokens);
+    // A later request is the turn's messages (within the turn budget), the tool schemas and the
+    // reply priming; the margin stands for the priming when larger, as in the other terms.
     let turn = budget
         .turn_budget_tokens
         .unwrap_or(window_room)
         .saturating_add(budget.tool_schema_tokens)
-        .saturating_add(budget.safety_margin_tokens)
+        .saturating_add(budget.safety_margin_tokens.max(budget.reply_priming_tokens))
         .min(window_room);
     terms.max(turn)
 }
@@ -203,6 +217,40 @@ pub fn cost_bound_priced(
     price: impl Fn(usize) -> Option<Price>,
     limit: impl Fn(usize) -> u64,
 ) -> Option<CostBound> {
+    cost_bound_billed(def, report, price, limit, 1.0)
+}
+
+/// The tokens a provider bills for `n` counted ones at `ratio` billed per counted, rounded up
+/// (exactly `n` at 1).
+pub fn billed(n: usize, ratio: f64) -> usize {
+    if ratio <= 1.0 || !ratio.is_finite() {
+        return n;
+    }
+    // Ratios are a few digits; f64 holds every product of them and a token count exactly
+    // enough that rounding up never falls short of the true product.
+    (n as f64 * ratio).ceil() as usize
+}
+
+/// [`cost_bound_priced`] for a provider that bills at most `ratio` tokens per token ctx counts
+/// (`settings.billed_token_ratio`; below 1 counts as 1): each request's input and output tokens
+/// are priced times `ratio`, rounded up.
+///
+/// ```
+/// use ctx::config::Price;
+/// use ctx::contract::billed;
+///
+/// let price = Price::new(2.5, 2.5, 2.5, 10.0);
+/// // 1,000 counted input tokens and 100 output, billed at 1.5 per counted token.
+/// assert_eq!(price.worst_nano_usd(billed(1_000, 1.5), billed(100, 1.5)), 1_500 * 2_500 + 150 * 10_000);
+/// ```
+pub fn cost_bound_billed(
+    def: &PipelineDef,
+    report: &ContractReport,
+    price: impl Fn(usize) -> Option<Price>,
+    limit: impl Fn(usize) -> u64,
+    ratio: f64,
+) -> Option<CostBound> {
+    let ratio = if ratio.is_finite() && ratio > 1.0 { ratio } else { 1.0 };
     // Each model step: its requests per run and what one request costs at worst, at its price.
     let mut per_step: Vec<Option<Worst>> = Vec::with_capacity(def.steps.len());
     for (i, step) in def.steps.iter().enumerate() {
@@ -222,7 +270,7 @@ pub fn cost_bound_priced(
         let requests = u64::try_from(budget.max_model_requests).unwrap_or(u64::MAX);
         let input = worst_input_tokens(budget, agent);
         let output = budget.output_tokens;
-        let one = price.worst_nano_usd(input, output);
+        let one = price.worst_nano_usd(billed(input, ratio), billed(output, ratio));
         per_step.push(Some((requests, input, output, one, price)));
     }
     let visit = |i: usize| per_step[i].map_or(0, |(requests, _, _, one, _)| requests.saturating_mul(one));
@@ -254,7 +302,14 @@ pub fn cost_bound_priced(
         Some(first) => first.price,
         None => (0..def.steps.len()).find_map(&price).unwrap_or(Price::uncached(0.0, 0.0)),
     };
-    Some(CostBound { requests, nano_usd: run.bound.max, exact: run.bound.exact, price, steps })
+    Some(CostBound {
+        requests,
+        nano_usd: run.bound.max,
+        exact: run.bound.exact,
+        price,
+        steps,
+        billed_token_ratio: ratio,
+    })
 }
 
 /// The loops `loop_guard` step `i` of `def` allows under `settings` (0 for other steps, and for a
@@ -299,6 +354,18 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
         usd(cap_nano),
         bound.arithmetic(),
     );
+    // A question whose budget is the room the window leaves is priced at that room.
+    let question_default = def.settings.max_question_tokens.is_none()
+        && def.steps.iter().filter_map(|s| s.kind.model_request()).any(|c| {
+            c.context.is_none()
+                && c.parts().iter().any(|p| super::InputKind::of(&p.source) == super::InputKind::Question)
+        });
+    let question_note = if question_default {
+        "; the question is priced at the room the window leaves it, as `max_question_tokens` is not set: declare \
+         the longest question a run accepts"
+    } else {
+        ""
+    };
     let help = match dominant {
         Some(s) if s.kind == "agent" => format!(
             "lower step `{}`'s `max_tool_calls`, its output limit or its budgets (or the loop limit that repeats it), \
@@ -313,7 +380,7 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
             usd(bound.nano_usd)
         ),
         None => format!("raise `max_cost_per_run` to at least {}", usd(bound.nano_usd)),
-    };
+    } + question_note;
     vec![
         ConfigIssue::new(
             Code::MaxCostPerRunExceeded,

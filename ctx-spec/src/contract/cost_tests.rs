@@ -41,7 +41,12 @@ fn each_step_runs_as_often_as_the_heaviest_run_and_costs_its_worst_request() {
     for s in &b.steps {
         let budget = report.step(&s.step_id).unwrap();
         // The contract's terms, margin included; the output limit in effect (the model's 1,024).
-        assert_eq!(s.input_tokens, budget.fixed_prompt_tokens + budget.context_tokens + budget.safety_margin_tokens);
+        // The question's budget too: here the default, the room the window leaves.
+        assert!(budget.input_tokens > 0);
+        assert_eq!(
+            s.input_tokens,
+            budget.fixed_prompt_tokens + budget.context_tokens + budget.input_tokens + budget.safety_margin_tokens
+        );
         assert_eq!(s.output_tokens, 1_024);
         // Exact nano-dollars: input × 2,500 + output × 10,000 per token.
         assert_eq!(s.request_nano_usd, s.input_tokens as u64 * 2_500 + 1_024 * 10_000);
@@ -189,4 +194,46 @@ fn a_step_assembling_a_context_is_priced_at_its_input_budget() {
     let s = &bound(&d).steps[0];
     assert_eq!((s.input_tokens, s.output_tokens), (2_500 + 128, 1_024));
     assert_eq!(s.request_nano_usd, (2_500 + 128) * 2_500 + 1_024 * 10_000);
+}
+
+/// A provider assumed to bill more than ctx counts (`settings.billed_token_ratio`): every
+/// request's tokens are priced at that ratio, rounded up, so the bound holds for such a
+/// provider; the arithmetic shows the counted and the billed tokens; the validated definition's
+/// bound is the same one.
+#[test]
+fn a_declared_billed_token_ratio_prices_every_request_at_it() {
+    let d = priced(compaction_loop(), None);
+    let (report, settings) = report(&d);
+    let price = crate::config::model_price(&d).unwrap();
+    let at_one = cost_bound(&d, &report, &price, |i| loop_limit(&d, &settings, i)).unwrap();
+    let at =
+        |ratio: f64| cost_bound_billed(&d, &report, |_| Some(price), |i| loop_limit(&d, &settings, i), ratio).unwrap();
+    // At or below 1 (and for a ratio that is not a number) the bound is ctx's count.
+    for r in [1.0, 0.5, f64::NAN] {
+        assert_eq!(at(r).nano_usd, at_one.nano_usd, "{r}");
+    }
+    let b = at(1.5);
+    assert_eq!(b.billed_token_ratio, 1.5);
+    for (s, one) in b.steps.iter().zip(&at_one.steps) {
+        assert_eq!((s.input_tokens, s.output_tokens), (one.input_tokens, one.output_tokens), "counted tokens");
+        let billed_in = (s.input_tokens * 3).div_ceil(2) as u64;
+        let billed_out = (s.output_tokens * 3).div_ceil(2) as u64;
+        assert_eq!(s.request_nano_usd, billed_in * 2_500 + billed_out * 10_000);
+    }
+    assert!(b.nano_usd > at_one.nano_usd);
+    let first = &b.steps[0];
+    assert!(
+        b.arithmetic().contains(&format!("(billed as {})", thousands(billed(first.input_tokens, 1.5)))),
+        "{}",
+        b.arithmetic()
+    );
+    // The rules price the bound at the declared ratio too.
+    let declared = d.clone().settings(d.settings.clone().billed_token_ratio(Some(1.5)));
+    let issues = validate_definition(
+        &declared.clone().settings(declared.settings.clone().max_cost_per_run(Some(0.000_001))),
+        &ValidateOptions::default(),
+    );
+    let over = issues.iter().find(|i| i.code == crate::codes::Code::MaxCostPerRunExceeded).expect("over the cap");
+    assert!(over.message.contains("billed as"), "{}", over.message);
+    assert!(over.message.contains(&usd(b.nano_usd)), "{} should state {}", over.message, usd(b.nano_usd));
 }

@@ -131,6 +131,9 @@ impl FingerprintBuilder {
         self.part(b'H', &optional(settings.max_history_tokens));
         self.part(b'S', &(settings.safety_margin_tokens as u64).to_le_bytes());
         self.part(b'L', settings.policy.name().as_bytes());
+        // The inputs' budgets are terms of the inequality too.
+        self.part(b'Q', &optional(settings.max_question_tokens));
+        self.part(b'V', &optional(settings.max_variable_tokens));
         self
     }
 

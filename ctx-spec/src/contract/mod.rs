@@ -4,9 +4,13 @@
 //! For each `call_model` step:
 //!
 //! ```text
-//! fixed_prompt_tokens(step) + max_history_tokens + max_context_tokens
+//! fixed_prompt_tokens(step) + max_history_tokens + max_context_tokens + Σ input budgets
 //!     + max_output_tokens(step) + budget_safety_margin_tokens  <=  model_context_window
 //! ```
+//!
+//! - [`inputs`]: the budget of every run-time value a step renders besides the context (the
+//!   question: `max_question_tokens`; each variable: `max_variable_tokens`; an earlier reply: the
+//!   largest output limit), so the proof holds for every input a run accepts.
 //!
 //! - [`output_limit`] / [`max_output_tokens`]: the step's output limit (`max_output_tokens`, then
 //!   `max_tokens`, then the model's `max_tokens`).
@@ -54,23 +58,28 @@ mod cost;
 mod error;
 mod fingerprint;
 mod guard;
+pub mod inputs;
 mod terms;
+mod usable;
 
 use std::collections::BTreeMap;
 
 pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, StepModel, check_contract};
 pub use context::{ContextTerm, context_term};
 pub use cost::{
-    CostBound, StepCost, cost_bound, cost_bound_priced, cost_issues, loop_limit, nano_usd, usd, worst_input_tokens,
+    CostBound, StepCost, billed, cost_bound, cost_bound_billed, cost_bound_priced, cost_issues, loop_limit, nano_usd,
+    usd, worst_input_tokens,
 };
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;
+pub use inputs::{BudgetOrigin, InputBudget, InputKind, proof_statement};
 pub(crate) use terms::invalid_output_limit;
 pub use terms::{
     OutputLimit, OutputSource, fixed_prompt_tokens, max_output_tokens, output_limit, prompt_messages, render_template,
     render_user_message,
 };
+pub use usable::OUTPUT_FLOOR_TOKENS;
 
 use crate::codes::Code;
 use crate::pipeline::definition::{PipelineDef, StepKind};
@@ -106,6 +115,16 @@ pub fn call_model_checks_split<'a>(
 ) -> (Vec<CallModelCheck<'a>>, Vec<ConfigIssue>) {
     let mut checks = Vec::new();
     let mut issues = Vec::new();
+    // A context budget the help suggests must stay above every evidence budget (`usable.rs`).
+    let evidence_tokens = def
+        .steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StepKind::FetchNodeTexts(f) => usize::try_from(f.evidence_tokens).ok(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     for step in &def.steps {
         let (spec, agent) = match &step.kind {
             StepKind::CallModel(spec) => (spec, None),
@@ -117,7 +136,8 @@ pub fn call_model_checks_split<'a>(
         let inline = def.prompts.iter().find(|p| p.key == key).and_then(|p| p.text.as_deref());
         match inline.or_else(|| prompts.get(key).map(String::as_str)) {
             Some(system_prompt) => {
-                let mut check = CallModelCheck::new(at.clone(), &step.id, spec, system_prompt);
+                let mut check = CallModelCheck::new(at.clone(), &step.id, spec, system_prompt)
+                    .with_evidence_tokens(evidence_tokens);
                 if let Some(agent) = agent {
                     check = check.with_agent(agent);
                 }

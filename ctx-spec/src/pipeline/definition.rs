@@ -123,12 +123,28 @@ pub struct SettingsSpec {
     /// `max_cost_per_run`: the most a run may spend, in US dollars; needs a price for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_per_run: Option<f64>,
+    /// `billed_token_ratio`: the most tokens the provider is assumed to bill per token ctx
+    /// counts (prompt and output alike), a number >= 1 (default 1). The run-time spend caps
+    /// price each request at the larger of it and the highest ratio the provider's reported
+    /// usage has shown for that model in the conversation; before any usage is seen, it is the
+    /// only guard against a provider that counts more than ctx does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billed_token_ratio: Option<f64>,
     /// `carry_context: true`: a conversation keeps `context_blocks` from one question to the
     /// next (as the specification's turns do), so a `manage_context_budget` step meets the
     /// earlier context and its `on_over` can summarise it. Without it each question of a
     /// conversation starts with an empty context. `None` is `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carry_context: Option<bool>,
+    /// `max_question_tokens`: the budget of the question (`user_question`, `user_question_en`),
+    /// a term of the contract of every step that renders it; a run whose question is longer is
+    /// refused before any request. `None`: the room the window leaves (see the contract).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_question_tokens: Option<i64>,
+    /// `max_variable_tokens`: the budget of each variable a `user_parts` entry renders, a term of
+    /// the contract of every step that renders it. `None`: the room the window leaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_variable_tokens: Option<i64>,
     /// Any other named setting, e.g. `max_turn_loops`, by name.
     pub extra: BTreeMap<String, i64>,
 }
@@ -306,6 +322,41 @@ pub struct AgentSpec {
     /// default the window less the output limit, the tool schemas, the chat format's reply
     /// priming and the safety margin.
     pub turn_budget_tokens: Option<i64>,
+    /// `mcp_servers: [ files { command: "…", args: […] } ]`: MCP servers whose tools the model
+    /// may also call. Their tools are listed when the pipeline is loaded (ctx-runtime's `mcp`
+    /// feature) and added after `tools`, each then checked like a declared one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerSpec>,
+}
+
+/// One MCP server of an `agent` step, as written: how to reach it (a command spawned with its
+/// standard input and output as the transport, or a Streamable HTTP URL) and which of its tools
+/// the step offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct McpServerSpec {
+    /// The server's name in the pipeline, in messages and reports (1 to 64 ASCII letters,
+    /// digits, `_` or `-`).
+    pub name: String,
+    /// `command`: the program to spawn (found on `PATH` when not a path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// `args`: the command's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// `url`: a Streamable HTTP endpoint (`http://…` or `https://…`), instead of a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `tools: [read_file, …]`: only these tools of the server are offered; all when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+}
+
+impl McpServerSpec {
+    /// A server named `name` with no transport yet.
+    pub fn new(name: impl Into<String>) -> Self {
+        McpServerSpec { name: name.into(), ..McpServerSpec::default() }
+    }
 }
 
 /// One tool of an `agent` step, as written.
@@ -497,7 +548,7 @@ macro_rules! setters {
 setters!(PipelineDef { name: String, model: ModelSource, models: Vec<(String, ModelSpec)>, settings: SettingsSpec, prompts: Vec<PromptSpec>, steps: Vec<StepDef> });
 setters!(ModelSpec { model: Option<String>, context_window: Option<i64>, max_tokens: Option<i64>, encoding: Option<String>, tokenizer: Option<String>, price: Option<PriceSpec> });
 setters!(PriceSpec { input: Option<f64>, cached_input: Option<f64>, cache_write: Option<f64>, output: Option<f64> });
-setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, extra: BTreeMap<String, i64> });
+setters!(SettingsSpec { max_context_tokens: Option<i64>, max_history_tokens: Option<i64>, budget_safety_margin_tokens: Option<i64>, limits_policy: Option<String>, compactors: Vec<String>, node_frame: Option<String>, carry_context: Option<bool>, history_trim: Option<String>, history_low_water_percent: Option<i64>, max_cost_per_run: Option<f64>, billed_token_ratio: Option<f64>, max_question_tokens: Option<i64>, max_variable_tokens: Option<i64>, extra: BTreeMap<String, i64> });
 setters!(ModelParams { temperature: Option<f64>, top_p: Option<f64>, presence_penalty: Option<f64>, frequency_penalty: Option<f64>, stop: Vec<String>, seed: Option<i64>, response_format: Option<ResponseFormat> });
 // Apart from the lines above, so the keys added with the context engine stand on their own.
 setters!(PipelineDef { contexts: EngineSpec });
@@ -512,6 +563,8 @@ setters!(CompactRuleSpec { language: String, policy: String, threshold: Option<f
 setters!(CallModelSpec { prompt_key: String, model: Option<String>, max_output_tokens: Option<i64>, max_tokens: Option<i64>, user_parts: Vec<UserPartSpec>, use_history: bool, params: ModelParams, next: String });
 setters!(AgentSpec { call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64, turn_budget_tokens: Option<i64> });
 setters!(ToolSpec { name: String, description: String, parameters: String });
+setters!(AgentSpec { mcp_servers: Vec<McpServerSpec> });
+setters!(McpServerSpec { name: String, command: Option<String>, args: Vec<String>, url: Option<String>, tools: Vec<String> });
 setters!(UserPartSpec { source: String, template: String });
 setters!(LoopGuardSpec { max_turn_loops_from_settings: String, on_allow: String, on_deny: String });
 setters!(SetVariablesSpec { rules: Vec<SetRuleSpec>, next: String });
@@ -601,7 +654,7 @@ impl CallModelSpec {
 impl AgentSpec {
     /// `agent { … }`: `call` plus `tools`, at most `max_tool_calls` of them per run.
     pub fn new(call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64) -> Self {
-        AgentSpec { call, tools, max_tool_calls, turn_budget_tokens: None }
+        AgentSpec { call, tools, max_tool_calls, turn_budget_tokens: None, mcp_servers: Vec::new() }
     }
 }
 

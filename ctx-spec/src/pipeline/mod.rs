@@ -14,10 +14,12 @@ pub mod context_flow;
 pub mod dataflow;
 pub mod decode;
 pub mod definition;
+pub mod evidence_flow;
 #[doc(hidden)]
 pub mod graph;
 mod mermaid;
 mod model_files;
+mod produced;
 #[doc(hidden)]
 pub mod resolve;
 mod resolve_models;
@@ -26,6 +28,7 @@ pub mod slot;
 #[doc(hidden)]
 pub mod suggest;
 mod transition;
+mod unused;
 #[doc(hidden)]
 pub mod validate;
 mod validate_agent;
@@ -45,6 +48,7 @@ pub mod testing;
 /// The sampling parameters a model step declares.
 pub use crate::params::{ModelParams, ResponseFormat};
 pub use definition::*;
+pub use evidence_flow::{pipeline_needs_context_budget, step_renders_context, steps_taking_fetched_texts};
 pub use graph::{Target, variant_name};
 pub use mermaid::{to_dot, to_mermaid};
 pub use transition::Transition;

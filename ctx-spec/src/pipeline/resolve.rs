@@ -19,7 +19,7 @@ use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{
     ContractCache, ContractReport, CostBound, FingerprintBuilder, StepModel, call_model_checks_split, check_contract,
-    cost_bound_priced, cost_issues, loop_limit,
+    cost_bound_billed, cost_issues, loop_limit,
 };
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
@@ -61,6 +61,9 @@ pub struct ResolveInput<'a> {
     pub config_price: Option<crate::config::Price>,
     /// `config.json`'s named models, once it is read.
     pub config_models: Option<&'a [crate::config::ConfigModel]>,
+    /// The billed-to-counted token ratio the cost bound is priced at, overriding
+    /// `settings.billed_token_ratio` (`LoadOptions::billed_token_ratio`).
+    pub billed_token_ratio: Option<f64>,
 }
 
 /// What the checks resolved; complete only when every check passed.
@@ -73,7 +76,7 @@ pub struct Resolved {
     /// The counter of the model's own files (`model { tokenizer: … }`), when it has them.
     pub files_counter: Option<TokenCounter>,
     /// The most a run can cost, when every model a step uses has a price
-    /// (`contract::cost_bound_priced`).
+    /// (`contract::cost_bound_billed`).
     pub cost: Option<CostBound>,
     /// The named models (`models { … }`), in declaration order.
     pub models: Vec<NamedModel>,
@@ -137,11 +140,11 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         ModelInput::Config(model) => Some(model),
         ModelInput::Unknown => None,
     };
-    let settings = Settings::from_spec_with(
+    let settings = Settings::for_pipeline(
         &def.settings,
         // A step with `use_history` but no history budget is reported under that step (by the
         // structural rules), not here under the settings.
-        false,
+        (false, super::evidence_flow::pipeline_needs_context_budget(def)),
         &root.key("settings"),
         input.allow_auto_clamp,
         input.env_policy,
@@ -227,7 +230,12 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         None => price,
     };
     let cost = match (&report, &settings) {
-        (Some(report), Some(settings)) => cost_bound_priced(def, report, step_price, |i| loop_limit(def, settings, i)),
+        (Some(report), Some(settings)) => {
+            // Priced at what the provider is assumed to bill per counted token: the caller's
+            // override, else the settings' (an invalid one is reported by the price rules).
+            let ratio = input.billed_token_ratio.or(def.settings.billed_token_ratio).unwrap_or(1.0);
+            cost_bound_billed(def, report, step_price, |i| loop_limit(def, settings, i), ratio)
+        }
         _ => None,
     };
     found.extend(cost_issues(def, cost.as_ref()));

@@ -26,6 +26,8 @@ pub struct NamedModel {
     pub price: Option<Price>,
 }
 
+crate::setters!(NamedModel { counter: TokenCounter });
+
 impl NamedModel {
     /// A resolved named model; its counter is its encoding's with its chat format.
     pub fn new(name: impl Into<String>, config: ModelConfig, price: Option<Price>) -> Self {

@@ -50,6 +50,9 @@ pub enum ValueType {
     Price,
     /// The name of a context the pipeline's `contexts` declares.
     ContextName,
+    /// `[ name { command: "…", args: [ "…" ], url?: "…", tools?: [ name ] } ]`: an agent's MCP
+    /// servers.
+    McpServers,
 }
 
 /// One key of a step kind (or, with `T` the block's spec, of `model` or `settings`): everything
@@ -202,6 +205,7 @@ pub const STEP_SCHEMAS: &[StepSchema] = &[
             key("tools", Tools, false, slot!(AgentSpec, tools)),
             key("max_tool_calls", Integer, true, slot!(AgentSpec, max_tool_calls)),
             key("turn_budget_tokens", Integer, false, slot!(AgentSpec, turn_budget_tokens)),
+            key("mcp_servers", McpServers, false, slot!(AgentSpec, mcp_servers)),
         ),
         empty: || StepKind::Agent(AgentSpec::default()),
     },
@@ -256,6 +260,9 @@ pub const SETTINGS_KEYS: &[KeySchema<SettingsSpec>] = &[
     key("history_trim", Keyword, false, field!(SettingsSpec, history_trim)),
     key("history_low_water_percent", Integer, false, field!(SettingsSpec, history_low_water_percent)),
     key("max_cost_per_run", Number, false, field!(SettingsSpec, max_cost_per_run)),
+    key("billed_token_ratio", Number, false, field!(SettingsSpec, billed_token_ratio)),
+    key("max_question_tokens", Integer, false, field!(SettingsSpec, max_question_tokens)),
+    key("max_variable_tokens", Integer, false, field!(SettingsSpec, max_variable_tokens)),
 ];
 
 /// A `T` (a [`ModelSpec`], a [`SettingsSpec`]) with each `(key, value)` of `fields` set through
@@ -274,6 +281,32 @@ pub fn from_fields<T: Default>(keys: &[KeySchema<T>], fields: Vec<(&str, FieldVa
 /// rows' order: what an export writes, and what [`from_fields`] reads back to an equal `T`.
 pub fn to_fields<T>(keys: &[KeySchema<T>], spec: &T) -> Vec<(&'static str, FieldValue)> {
     keys.iter().filter_map(|k| (k.slot.get)(spec).map(|v| (k.name, v))).collect()
+}
+
+/// The keys of the nested forms the decoder's readers accept (`price`, compaction rules, user
+/// parts, …), listed once for the readers and for the JSON Schema of pipeline files, so that the
+/// two cannot list different keys.
+pub(crate) mod forms {
+    /// `price: { … }`: US dollars per million tokens.
+    pub(crate) const PRICE: [&str; 4] = ["input", "cached_input", "cache_write", "output"];
+    /// YAML's `compact_code: { rules: [ … ] }`.
+    pub(crate) const COMPACT_CODE: [&str; 1] = ["rules"];
+    /// One compaction rule.
+    pub(crate) const COMPACT_RULE: [&str; 4] = ["language", "policy", "threshold", "inbox_key"];
+    /// One user part.
+    pub(crate) const USER_PART: [&str; 2] = ["source", "template"];
+    /// YAML's `set_variables` rule.
+    pub(crate) const SET_RULE: [&str; 4] = ["set", "from", "transform", "value"];
+    /// The words `response_format` takes for a JSON object.
+    pub(crate) const JSON_FORMATS: [&str; 2] = ["json", "json_object"];
+    /// YAML's `response_format: { json_schema: … }`.
+    pub(crate) const RESPONSE_FORMAT: [&str; 1] = ["json_schema"];
+    /// `json_schema { … }`.
+    pub(crate) const JSON_SCHEMA: [&str; 3] = ["name", "schema", "strict"];
+    /// YAML's tool: `{ name, description, parameters }` (the DSL's `name { … }` has the last two).
+    pub(crate) const TOOL: [&str; 3] = ["name", "description", "parameters"];
+    /// One MCP server of an agent's `mcp_servers` (YAML's list form adds `name`).
+    pub(crate) const MCP_SERVER: [&str; 4] = ["command", "args", "url", "tools"];
 }
 
 impl StepKind {
@@ -330,7 +363,10 @@ mod tests {
             .compactors(vec!["yaml".into()])
             .carry_context(Some(false))
             .history_trim(Some("fold".into()))
-            .max_cost_per_run(Some(0.05));
+            .max_cost_per_run(Some(0.05))
+            .billed_token_ratio(Some(1.25))
+            .max_question_tokens(Some(1_000))
+            .max_variable_tokens(Some(200));
         assert_eq!(from_fields(SETTINGS_KEYS, to_fields(SETTINGS_KEYS, &settings)), settings);
     }
 }

@@ -33,6 +33,8 @@ pub enum FieldValue {
     Tools(Vec<ToolSpec>),
     /// A model's `price`.
     Price(PriceSpec),
+    /// An agent's MCP servers.
+    McpServers(Vec<McpServerSpec>),
 }
 
 /// Reads and writes one field of a `T`: a step kind ([`StepKind`], the default), or the
@@ -153,6 +155,7 @@ part!(Vec<(String, String)>, Outcomes, Vec::is_empty);
 part!(ResponseFormat, ResponseFormat, |_| false);
 part!(Vec<ToolSpec>, Tools, Vec::is_empty);
 part!(PriceSpec, Price, |_| false);
+part!(Vec<McpServerSpec>, McpServers, Vec::is_empty);
 
 /// The slot of `field` (a path such as `params.top_p`) of the spec struct `$spec`.
 macro_rules! slot {

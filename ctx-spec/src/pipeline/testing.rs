@@ -146,6 +146,7 @@ pub fn agent(id: &str, next: &str) -> StepDef {
             }],
             max_tool_calls: 2,
             turn_budget_tokens: None,
+            mcp_servers: Vec::new(),
         }),
     )
 }

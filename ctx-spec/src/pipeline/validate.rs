@@ -65,12 +65,17 @@ pub fn validate_definition(def: &PipelineDef, opts: &ValidateOptions) -> Vec<Con
 
 /// What does not stop a pipeline from compiling or loading but is likely a mistake, each with its
 /// code and the path of the value: a variable read where some path from the first step has not
-/// set it (`VARIABLE_MAYBE_UNSET`) and an `on_over` no conversation can take
-/// (`BUDGET_ON_OVER_NEVER_TAKEN`). The loader logs them and keeps them
-/// (`LoadedPipeline::warnings`), and `ctx check` prints them.
+/// set it (`VARIABLE_MAYBE_UNSET`), an `on_over` no conversation can take
+/// (`BUDGET_ON_OVER_NEVER_TAKEN`), a model reply replaced before anything reads it
+/// (`DATAFLOW_RESPONSE_OVERWRITTEN`), a variable no step reads (`DATAFLOW_VARIABLE_UNREAD`) and a
+/// prompt, named model, context or setting nothing uses (`DATAFLOW_*_UNUSED`). The loader logs
+/// them and keeps them (`LoadedPipeline::warnings`), `ctx check` prints them, and `pipeline!`
+/// shows them as warnings at the token.
 pub fn definition_warnings(def: &PipelineDef) -> Vec<ConfigIssue> {
     let mut warnings = super::dataflow::variables_maybe_unset(def);
     warnings.extend(super::context_flow::on_over_never_taken(def));
+    warnings.extend(super::produced::unconsumed_warnings(def));
+    warnings.extend(super::unused::unused_declarations(def));
     warnings
 }
 
@@ -111,6 +116,7 @@ pub(crate) fn validate_with_config_report(
         base_dir: opts.base_dir.as_deref(),
         config_price: config.and_then(|c| c.price),
         config_models: config.map(|c| c.models.as_slice()),
+        billed_token_ratio: None,
     };
     let resolved = resolve(def, input, &mut issues);
     let report = resolved.filter(|_| issues.is_empty()).map(|r| r.report);
@@ -128,6 +134,9 @@ pub fn structural_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     for (i, step) in def.steps.iter().enumerate() {
         step_issues(def, i, step, &variables, &mut checked_settings, &mut issues);
     }
+    // Evidence no request carries, hits no step reads: after the step rules, so a step's own
+    // mistakes read first.
+    issues.extend(super::produced::unconsumed_issues(def));
     issues
 }
 

@@ -27,13 +27,15 @@ pub fn is_tool_name(name: &str) -> bool {
 
 /// Every problem of agent step `id` (at `path`) that is not a `call_model` rule.
 pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec<ConfigIssue>) {
-    if s.tools.is_empty() {
+    mcp_server_issues(path, id, s, issues);
+    if s.tools.is_empty() && s.mcp_servers.is_empty() {
         issues.push(
             ConfigIssue::new(Code::AgentWithoutTools, path.key("tools"), format!("agent step `{id}` declares no tools"))
                 .with_help(
                     "declare the tools the model may call, e.g. `tools: [ search_docs { description: \"Search the \
                      docs\", parameters: r#\"{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\"}}}\"# } \
-                     ]`, or make it a call_model step",
+                     ]`, or MCP servers to take tools from (`mcp_servers: [ files { command: \"…\" } ]`), or \
+                     make it a call_model step",
                 ),
         );
     }
@@ -101,6 +103,65 @@ pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &m
                  use what the window leaves after the output, the tools and the margin",
             ),
         );
+    }
+}
+
+/// The rules of the step's `mcp_servers`: each named as a tool is (1 to 64 ASCII letters,
+/// digits, `_` or `-`) and once, each with exactly one transport.
+fn mcp_server_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec<ConfigIssue>) {
+    let mut seen = HashSet::new();
+    for (j, server) in s.mcp_servers.iter().enumerate() {
+        let at = path.key("mcp_servers").index(j);
+        let name = server.name.as_str();
+        if !is_tool_name(name) {
+            issues.push(
+                ConfigIssue::new(
+                    Code::AgentMcpServerName,
+                    at.key("name"),
+                    format!("MCP server {j} of agent step `{id}` is named `{name}`"),
+                )
+                .with_help(format!(
+                    "name servers with 1 to {MAX_TOOL_NAME_LEN} ASCII letters, digits, `_` or `-`, e.g. `files`"
+                )),
+            );
+        } else if !seen.insert(name) {
+            issues.push(
+                ConfigIssue::new(
+                    Code::AgentMcpServerName,
+                    at.key("name"),
+                    format!("agent step `{id}` declares MCP server `{name}` twice"),
+                )
+                .with_help(
+                    "give each MCP server of a step its own name, and list all the tools it offers in one block",
+                ),
+            );
+        }
+        let command = server.command.as_deref().filter(|c| !c.trim().is_empty());
+        let url = server.url.as_deref();
+        let problem = match (command, url) {
+            (None, None) => Some((at.clone(), "has neither `command` nor `url`".to_owned())),
+            (Some(_), Some(_)) => Some((at.key("url"), "has both `command` and `url`".to_owned())),
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                Some((at.key("url"), format!("has the URL `{u}`, which is not `http://…` or `https://…`")))
+            }
+            (None, Some(_)) if !server.args.is_empty() => {
+                Some((at.key("args"), "has `args` without a `command`".to_owned()))
+            }
+            _ => None,
+        };
+        if let Some((at, what)) = problem {
+            issues.push(
+                ConfigIssue::new(
+                    Code::AgentMcpServerTransport,
+                    at,
+                    format!("MCP server `{name}` of agent step `{id}` {what}"),
+                )
+                .with_help(
+                    "give the server one transport: `command: \"node\", args: [\"server.js\"]` (spawned, spoken to over \
+                     its standard input and output) or `url: \"http://127.0.0.1:3001/mcp\"` (Streamable HTTP)",
+                ),
+            );
+        }
     }
 }
 
@@ -228,6 +289,45 @@ mod tests {
                 ("INVALID_TURN_BUDGET", "steps[0].turn_budget_tokens".into()),
             ]
         );
+    }
+
+    #[test]
+    fn mcp_servers_are_a_tool_source_named_once_with_one_transport() {
+        use crate::pipeline::definition::McpServerSpec;
+        let server = |name: &str| McpServerSpec::new(name).command(Some("node".into())).args(vec!["s.js".into()]);
+        // Tools from a server alone make an agent step.
+        let def = agent_def(|s| {
+            s.tools.clear();
+            s.mcp_servers.push(server("files"));
+        });
+        assert_eq!(check(&def), vec![]);
+        let def = agent_def(|s| {
+            s.mcp_servers = vec![
+                server("files"),
+                server("files"),
+                server("a b"),
+                McpServerSpec::new("none"),
+                server("both").url(Some("http://127.0.0.1:3001/mcp".into())),
+                McpServerSpec::new("ftp").url(Some("ftp://host".into())),
+                McpServerSpec::new("http").url(Some("https://h/mcp".into())).args(vec!["x".into()]),
+                McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into())),
+            ];
+        });
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(
+            codes(&issues),
+            vec![
+                ("AGENT_MCP_SERVER_NAME", "steps[0].mcp_servers[1].name".into()),
+                ("AGENT_MCP_SERVER_NAME", "steps[0].mcp_servers[2].name".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[3]".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[4].url".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[5].url".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[6].args".into()),
+            ]
+        );
+        let message = |path: &str| issues.iter().find(|i| i.path.to_string() == path).unwrap().message.clone();
+        assert!(message("steps[0].mcp_servers[1].name").contains("`files` twice"));
+        assert!(message("steps[0].mcp_servers[3]").contains("neither `command` nor `url`"));
     }
 
     #[test]

@@ -283,6 +283,9 @@ fn the_contract_is_checked_with_the_real_tokenizer() {
     assert_eq!(codes(&check(&d)), vec![]);
     // Under auto_clamp (chosen by the environment), the contract clamps instead of failing.
     let clamp = ValidateOptions { env_limits_policy: Some("auto_clamp".into()), ..ValidateOptions::default() };
+    // A clamp fills the window: the question it clamped for must have a declared budget.
+    assert_eq!(codes(&validate_definition(&d, &clamp)), [("INPUT_BUDGET_NO_ROOM", "steps[4]".to_owned())]);
+    d.settings.max_question_tokens = Some(200);
     assert_eq!(codes(&validate_definition(&d, &clamp)), vec![]);
 }
 
@@ -428,4 +431,37 @@ fn an_output_limit_larger_than_the_window_is_reported_under_that_value() {
     assert!(c.contains(&("OUTPUT_EXCEEDS_WINDOW", "steps[4].max_output_tokens".into())), "{c:?}");
     let issue = issues.iter().find(|i| i.code == "OUTPUT_EXCEEDS_WINDOW").expect("reported");
     assert!(issue.message.contains("20000") && issue.message.contains("`summarize`"), "{}", issue.message);
+}
+
+#[test]
+fn a_pipeline_whose_requests_never_render_the_context_needs_no_context_budget() {
+    // A tools-only agent: its user message is the question.
+    let mut d = def(vec![agent("answer", "end")]);
+    for budget in [None, Some(0)] {
+        d.settings.max_context_tokens = budget;
+        assert_eq!(codes(&check(&d)), vec![], "{budget:?}");
+        // The contract and the cost bound too, with the real tokenizer.
+        assert_eq!(codes(&validate_definition(&d, &ValidateOptions::default())), vec![], "{budget:?}");
+    }
+    assert!(!crate::pipeline::pipeline_needs_context_budget(&d));
+    d.settings.max_context_tokens = Some(-1);
+    assert_eq!(codes(&check(&d)), [("INVALID_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
+
+    // The default parts render the context, so they need its budget.
+    let StepKind::Agent(a) = &mut d.steps[0].kind else { unreachable!() };
+    a.call.user_parts.clear();
+    assert!(crate::pipeline::pipeline_needs_context_budget(&d));
+    d.settings.max_context_tokens = None;
+    assert_eq!(codes(&check(&d)), [("MISSING_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
+    d.settings.max_context_tokens = Some(0);
+    assert_eq!(codes(&check(&d)), [("INVALID_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
+
+    // So does a manage_context_budget step, or a fetch, whatever the model steps render.
+    // (The fetch's texts reach no request here, which the dataflow check reports on its own.)
+    for first in [budget("b", "answer", "answer"), fetch("f", "answer")] {
+        let mut d = def(vec![first, agent("answer", "end")]);
+        d.settings.max_context_tokens = None;
+        let found: Vec<_> = codes(&check(&d)).into_iter().filter(|(c, _)| !c.starts_with("DATAFLOW_")).collect();
+        assert_eq!(found, [("MISSING_MAX_CONTEXT_TOKENS", "settings.max_context_tokens".to_owned())]);
+    }
 }

@@ -15,6 +15,8 @@ pub enum RoutedStep {
     Classify,
     ///Before step `search`.
     Search,
+    ///Before step `fetch`.
+    Fetch,
     ///Before step `answer`.
     Answer,
     /// The run is over.
@@ -42,12 +44,13 @@ impl ::core::fmt::Display for RoutedStep {
 }
 impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
     const NAME: &'static str = "Routed";
-    const MERMAID: &'static str = "flowchart TD\n    s0{\"classify<br/><i>custom</i>\"}\n    s1[\"search<br/><i>search_nodes</i>\"]\n    s2[\"answer<br/><i>call_model</i>\"]\n    stop(((end)))\n    s0 -->|code| s1\n    s0 -->|chat| s2\n    s1 -->|next| s2\n    s2 -->|next| stop\n";
+    const MERMAID: &'static str = "flowchart TD\n    s0{\"classify<br/><i>custom</i>\"}\n    s1[\"search<br/><i>search_nodes</i>\"]\n    s2[\"fetch<br/><i>fetch_node_texts</i>\"]\n    s3[\"answer<br/><i>call_model</i>\"]\n    stop(((end)))\n    s0 -->|code| s1\n    s0 -->|chat| s3\n    s1 -->|next| s2\n    s2 -->|next| s3\n    s3 -->|next| stop\n";
     const FIRST: Self = Self::Classify;
     const END: Self = Self::End;
     const ALL: &'static [Self] = &[
         Self::Classify,
         Self::Search,
+        Self::Fetch,
         Self::Answer,
         Self::End,
     ];
@@ -89,6 +92,11 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
                     ::ctx::__private::spec::STEP_SCHEMAS[0usize]
                     .build(::std::vec![("top_k",
                     ::ctx::__private::spec::FieldValue::Int(10i64)), ("next",
+                    ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("fetch")))])),
+                    ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("fetch"),
+                    ::ctx::__private::spec::STEP_SCHEMAS[2usize]
+                    .build(::std::vec![("evidence_tokens",
+                    ::ctx::__private::spec::FieldValue::Int(2000i64)), ("next",
                     ::ctx::__private::spec::FieldValue::Text(::std::string::String::from("answer")))])),
                     ::ctx::__private::pipeline::StepDef::new(::std::string::String::from("answer"),
                     ::ctx::__private::spec::STEP_SCHEMAS[4usize]
@@ -103,6 +111,7 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
         match self {
             Self::Classify => "classify",
             Self::Search => "search",
+            Self::Fetch => "fetch",
             Self::Answer => "answer",
             Self::End => "end",
         }
@@ -111,7 +120,8 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
         match self {
             Self::Classify => ::core::option::Option::Some(0usize),
             Self::Search => ::core::option::Option::Some(1usize),
-            Self::Answer => ::core::option::Option::Some(2usize),
+            Self::Fetch => ::core::option::Option::Some(2usize),
+            Self::Answer => ::core::option::Option::Some(3usize),
             Self::End => ::core::option::Option::None,
         }
     }
@@ -127,6 +137,9 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
                 ::core::option::Option::Some(Self::Answer)
             }
             (Self::Search, ::ctx::__private::pipeline::Transition::Next) => {
+                ::core::option::Option::Some(Self::Fetch)
+            }
+            (Self::Fetch, ::ctx::__private::pipeline::Transition::Next) => {
                 ::core::option::Option::Some(Self::Answer)
             }
             (Self::Answer, ::ctx::__private::pipeline::Transition::Next) => {
@@ -141,6 +154,8 @@ impl ::ctx::__private::pipeline::StepMachine for RoutedStep {
 pub struct RoutedEnv<'a> {
     /// Finds nodes for `search_nodes`.
     pub search: &'a dyn ::ctx::__private::pipeline::NodeSearchDyn,
+    /// Holds node texts and dependencies for `fetch_node_texts` and `expand_dependency_tree`.
+    pub store: &'a dyn ::ctx::__private::pipeline::NodeStoreDyn,
     /// Answers `call_model` and `agent` steps.
     pub model: &'a dyn ::ctx::__private::ChatModelDyn,
     ///Performs the `custom` steps: an implementation of [`RoutedCustom`] (`custom: &Steps`).
@@ -150,6 +165,7 @@ impl<'a> ::ctx::__private::pipeline::Backends<RoutedStep> for RoutedEnv<'a> {
     fn step_env(&self) -> ::ctx::__private::pipeline::StepEnv<'_> {
         ::ctx::__private::pipeline::StepEnv::builder()
             .search(self.search)
+            .store(self.store)
             .model(self.model)
     }
     fn run_custom<'s>(

@@ -1,9 +1,10 @@
 //! `agent`: a `call_model` step that offers tools and runs the calls the model requests, within
 //! one turn budget and a declared number of calls.
 //!
-//! * The first request is laid out, negotiated and guarded exactly as `call_model`'s (system
-//!   prompt, history trimmed to `max_history_tokens`, the user message from `user_parts`), with
-//!   the tool schemas added.
+//! * The first request is laid out, negotiated and guarded exactly as `call_model`'s (fetched
+//!   texts waiting in `node_texts` appended to the context when the user message renders it,
+//!   system prompt, history trimmed to `max_history_tokens`, the user message from `user_parts`),
+//!   with the tool schemas added.
 //! * A [`TurnLedger`] holds the turn: the messages of that request, then every tool call and
 //!   result, each counted once with its exact chat-format cost and each document once by id. Its
 //!   budget is `turn_budget_tokens`, by default the window less the output limit, the tool
@@ -45,7 +46,7 @@ use crate::state::PipelineState;
 use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
 
 use super::request::{self, Guarded};
-use super::{Done, StepDetail, Transition, need, need_model};
+use super::{Done, StepDetail, Transition, evidence, need, need_model};
 
 mod batch;
 
@@ -157,11 +158,18 @@ pub struct AgentReport {
     pub history_messages: usize,
     /// History messages dropped (over `max_history_tokens`, or for the output floor).
     pub history_removed: usize,
+    /// What the trim to `max_history_tokens` dropped, when it dropped something (see
+    /// [`CallReport::history_trim`](crate::pipeline::CallReport::history_trim)).
+    pub history_trim: Option<crate::history::HistoryTrimReport>,
     /// How the loop ended.
     pub end: AgentEnd,
     /// For a step that assembles a declared context (`context: NAME`): what the assembly
     /// fetched, compacted and counted, pack by pack.
     pub context: Option<crate::engine::AssemblyReport>,
+    /// The fetched texts this step found waiting in `node_texts` and appended to the context
+    /// before rendering it, as `manage_context_budget` appends them (its report, under this
+    /// step's id); `None` when no text was waiting or the step does not render the context.
+    pub evidence: Option<crate::budget::BudgetReport>,
 }
 
 /// What the loop carries from one request to the next.
@@ -210,6 +218,7 @@ pub(crate) async fn agent(
     // Load-time validation keeps max_tool_calls in 1..=MAX_TOOL_CALLS_CAP.
     let max_calls = usize::try_from(spec.max_tool_calls.clamp(1, MAX_TOOL_CALLS_CAP)).unwrap_or(1);
     let counter = p.step_model(step).counter;
+    let evidence = evidence::take_pending(p, step, state)?;
     let rendered = request::render(p, (step, "agent"), &spec.call, state, env).await?;
     let history_len = rendered.history.len();
     let (assembly, kept_history) = rendered.context.unzip();
@@ -264,10 +273,7 @@ pub(crate) async fn agent(
         let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
         let negotiation = guarded.negotiated.meta.clone();
         let (response, anatomy) = request::send(model, step, guarded, &spec.call.params, env).await?;
-        let spend = request::spend(p, step, prompt_tokens, &response)?;
-        if let Some(s) = &spend {
-            state.spend.add(s.nano_usd);
-        }
+        let spend = request::spend(p, step, prompt_tokens, &response, &mut state.spend)?;
         requests.push(ModelRequestReport {
             prompt_tokens,
             max_output_tokens,
@@ -337,8 +343,10 @@ pub(crate) async fn agent(
         context_window: p.step_model(step).config.context_window,
         history_messages: turn.history.len(),
         history_removed,
+        history_trim: rendered.history_trim,
         end,
         context: assembly,
+        evidence,
     };
     tracing::info!(
         target: "ctx::pipeline",

@@ -5,6 +5,9 @@
 //! `contract::prompt_messages`), so the prompt the contract measured at load time is the prompt
 //! sent here.
 //!
+//! * Evidence: when the user message renders `context_blocks`, the texts a `fetch_node_texts`
+//!   step left in `node_texts` are appended to the context first, as `manage_context_budget`
+//!   appends them (`evidence.rs`; [`CallReport::evidence`] says what was appended).
 //! * System prompt: the text of `prompt_key`.
 //! * User message: each `user_parts` entry's template with its `{}` replaced once, verbatim, by
 //!   the source's text (`PipelineState::render_source`); the value is never expanded again, so a
@@ -39,6 +42,7 @@
 
 use serde::Serialize;
 
+use crate::budget::BudgetReport;
 use crate::engine::AssemblyReport;
 use crate::error::CtxError;
 use crate::llm::{Spend, Usage};
@@ -49,7 +53,7 @@ use crate::pipeline::loaded::LoadedPipeline;
 use crate::report::LazyAnatomy;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, need_model, request};
+use super::{Done, StepDetail, Transition, evidence, need_model, request};
 
 /// The least output a `call_model` step negotiates down to (never more than the step asks for).
 pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
@@ -70,6 +74,10 @@ pub struct CallReport {
     /// negotiation dropped to make room for the output floor
     /// (`negotiation.history_messages_dropped`).
     pub history_removed: usize,
+    /// What the trim to `max_history_tokens` dropped (`settings.history_trim`, the tokens before
+    /// and after, each message), when it dropped something; the messages negotiation dropped for
+    /// the output floor are in `negotiation`.
+    pub history_trim: Option<crate::history::HistoryTrimReport>,
     /// How the output limit was negotiated: the exact input, the limit requested and granted,
     /// whether it was reduced and how much history was dropped for the floor.
     pub negotiation: NegotiationMeta,
@@ -85,6 +93,10 @@ pub struct CallReport {
     /// For a step that assembles a declared context (`context: NAME`): what the assembly
     /// fetched, compacted and counted, pack by pack.
     pub context: Option<AssemblyReport>,
+    /// The fetched texts this step found waiting in `node_texts` and appended to the context
+    /// before rendering it, as `manage_context_budget` appends them (its report, under this
+    /// step's id); `None` when no text was waiting or the step does not render the context.
+    pub evidence: Option<BudgetReport>,
 }
 
 pub(crate) async fn call_model(
@@ -95,6 +107,7 @@ pub(crate) async fn call_model(
     env: &StepEnv<'_>,
 ) -> Result<Done, CtxError> {
     let model = need_model(p, env, step, "call_model")?;
+    let evidence = evidence::take_pending(p, step, state)?;
     let rendered = request::render(p, (step, "call_model"), spec, state, env).await?;
     let context_window = p.step_model(step).config.context_window;
     let history = rendered.history;
@@ -128,22 +141,21 @@ pub(crate) async fn call_model(
     );
     request::within_caps(p, step, &state.spend, &guarded)?;
     let (response, anatomy) = request::send(model, step, guarded, &spec.params, env).await?;
-    let spend = request::spend(p, step, prompt_tokens, &response)?;
-    if let Some(s) = &spend {
-        state.spend.add(s.nano_usd);
-    }
+    let spend = request::spend(p, step, prompt_tokens, &response, &mut state.spend)?;
     let report = CallReport {
         prompt_tokens,
         max_output_tokens: max_tokens,
         context_window,
         history_messages: sent_history.len(),
         history_removed,
+        history_trim: rendered.history_trim,
         negotiation: meta,
         usage: response.usage,
         finish_reason: response.finish_reason.clone(),
         anatomy,
         spend,
         context: assembly,
+        evidence,
     };
     if spec.use_history {
         state.history_dialog = request::extended_history(sent_history, &state.user_question, &response.content);
@@ -358,71 +370,28 @@ mod tests {
         (text, n)
     }
 
+    /// A context over `max_context_tokens` (put there by other means than
+    /// `manage_context_budget`) is a term over its budget: the request is not sent, and the
+    /// state is unchanged. Within the budgets the contract proves, negotiation never has to cut
+    /// the output below its limit or drop history (its own tests, `tests/negotiate.rs`, drive it
+    /// directly).
     #[tokio::test]
-    async fn an_input_over_its_budget_gets_a_smaller_output_instead_of_an_overflow() {
-        let (p, mut spec) = pipeline(false, vec![part("context_blocks", "{}")]);
-        spec.max_output_tokens = Some(2_000);
-        let p = {
-            let mut def = p.definition().clone();
-            def.steps[0].kind = StepKind::CallModel(spec.clone());
-            testing::loaded(def)
-        };
-        let model = Model::replying("short");
-        let mut state = PipelineState::new("q");
-        // 14,500 context tokens: the 2,000 requested would overflow the 16,384-token window.
-        let (context, tokens) = context_of(&p, 14_500);
-        assert!(tokens + 2_000 > 16_384);
-        state.context_blocks = vec![context];
-        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
-        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        let request = &model.requests()[0];
-        let input = p.counter().count_messages(&request.messages).unwrap();
-        let n = &report.negotiation;
-        assert_eq!(n.input_tokens, input);
-        assert!(n.reduced);
-        // Exactly what is left of the window after the input and the margin.
-        assert_eq!(request.max_tokens, 16_384 - input - 128);
-        assert_eq!(
-            (report.max_output_tokens, n.adjusted_max_tokens, n.requested_max_tokens),
-            (request.max_tokens, request.max_tokens, 2_000)
-        );
-        assert!(request.max_tokens >= OUTPUT_FLOOR_TOKENS);
-        assert_eq!(state.last_model_response.as_deref(), Some("short"));
-    }
-
-    #[tokio::test]
-    async fn history_is_dropped_to_make_room_for_the_output_floor() {
+    async fn a_context_over_its_budget_is_refused_before_the_request() {
         let (p, spec) = pipeline(true, vec![part("context_blocks", "{}"), part("user_question", "\n{}")]);
-        let model = Model::replying("Because of tax.");
-        let mut state = PipelineState::new("Why is it higher?");
-        // History within max_history_tokens (2_000), plus a context that leaves the output floor
-        // room only once some of that history is gone.
-        for i in 0..12 {
-            state.history_dialog.push(ChatMessage::user(format!("question {i}")));
-            state.history_dialog.push(ChatMessage::assistant("An answer about invoices and totals. ".repeat(15)));
-        }
-        let full_history = crate::history::history_tokens(p.counter(), &state.history_dialog).unwrap();
-        assert!((1_000..=2_000).contains(&full_history), "{full_history}");
-        let (context, tokens) = context_of(&p, 15_000);
-        assert!(tokens + full_history + 128 + 500 > 16_384 && tokens + 128 + 500 + 50 < 16_384, "{tokens}");
+        let model = Model::replying("never");
+        let mut state = PipelineState::new("q");
+        let (context, tokens) = context_of(&p, 14_500);
+        assert!(tokens > p.max_context_tokens());
         state.context_blocks = vec![context];
-        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
-        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        let n = &report.negotiation;
-        assert!(n.history_messages_dropped > 0);
-        assert_eq!(report.history_removed, n.history_messages_dropped);
-        let request = &model.requests()[0];
-        let input = p.counter().count_messages(&request.messages).unwrap();
-        assert_eq!((report.prompt_tokens, n.input_tokens), (input, input));
-        assert!(input + 128 + request.max_tokens <= 16_384);
-        assert_eq!(request.max_tokens, 500);
-        // The sent history is the newest part, and the dialog continues from it.
-        let sent_history = &request.messages[1..request.messages.len() - 1];
-        assert_eq!(sent_history.len(), report.history_messages);
-        assert_eq!(sent_history.len(), 24 - n.history_messages_dropped);
-        let dialog = &state.history_dialog;
-        assert_eq!(&dialog[..dialog.len() - 2], sent_history);
-        assert_eq!(dialog[dialog.len() - 1], ChatMessage::assistant("Because of tax."));
+        let before = state.clone();
+        let err = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap_err();
+        assert_eq!(err.code(), "PIPELINE_INPUT_OVER_BUDGET");
+        let message = err.to_string();
+        for part in ["step `answer`", "`context_blocks`", &format!("is {tokens} tokens"), "budget of 9000"] {
+            assert!(message.contains(part), "{part} missing from: {message}");
+        }
+        assert!(model.requests().is_empty());
+        assert_eq!(state, before);
     }
 
     #[tokio::test]
@@ -436,7 +405,8 @@ mod tests {
         state.context_blocks = vec![context];
         let before = state.clone();
         let err = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap_err();
-        assert_eq!(err.code(), "NEGOTIATION_NO_ROOM");
+        // Over `max_context_tokens`: refused before negotiation would have to.
+        assert_eq!(err.code(), "PIPELINE_INPUT_OVER_BUDGET");
         assert!(err.to_string().contains("step `answer`"), "{err}");
         assert!(model.requests().is_empty());
         assert_eq!(state, before);
@@ -454,5 +424,152 @@ mod tests {
         assert_eq!(state, before);
         let err = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder()).await.unwrap_err();
         assert_eq!(err.code(), "PIPELINE_MISSING_BACKEND");
+    }
+
+    /// `fetch → answer`, the answer step with `parts`: the step takes the fetched texts.
+    fn after_fetch(parts: Vec<UserPartSpec>) -> (LoadedPipeline, CallModelSpec) {
+        // A fetch straight before a step that leaves the context out is refused at load
+        // (`DATAFLOW_EVIDENCE_UNUSED`); such a step still meets texts a custom step or the caller
+        // left in `node_texts`, so it is loaded on its own.
+        let renders = parts.is_empty() || parts.iter().any(|p| p.source == "context_blocks");
+        let answer = testing::call("answer", "answer", "end");
+        let mut def = match renders {
+            true => testing::def(vec![testing::fetch("fetch", "answer"), answer]),
+            false => testing::def(vec![answer]),
+        };
+        let StepKind::CallModel(spec) = &mut def.steps.last_mut().unwrap().kind else { unreachable!() };
+        spec.user_parts = parts;
+        spec.max_output_tokens = Some(500);
+        let spec = spec.clone();
+        let p = testing::loaded(def);
+        assert!(p.takes_fetched_texts("answer") == spec.parts().iter().any(|p| p.source == "context_blocks"));
+        (p, spec)
+    }
+
+    /// Two fetched texts, as `fetch_node_texts` leaves them in `node_texts`.
+    fn fetched(state: &mut PipelineState) {
+        use crate::state::NodeText;
+        state.node_texts = vec![
+            NodeText::new("rounding.md", "Invoice totals are rounded half-even to the cent.")
+                .with_path("docs/rounding.md"),
+            NodeText::new("usp_Total", "SELECT SUM(NetAmount) FROM dbo.InvoiceLines;").with_path("sql/usp_Total.sql"),
+        ];
+    }
+
+    /// `state` after a `manage_context_budget` step with no rule took its `node_texts`.
+    fn after_budget_step(p: &LoadedPipeline, state: &PipelineState) -> PipelineState {
+        let spec = crate::pipeline::definition::ManageBudgetSpec::new("answer", "answer");
+        let cfg = crate::budget::validate_manage_budget(&spec, &crate::FieldPath::root()).unwrap();
+        let mut expected = state.clone();
+        let report = crate::budget::manage_context_budget_with(
+            "manage_budget",
+            &cfg,
+            p.max_context_tokens(),
+            &mut expected,
+            p.counter(),
+            p.budget_options(),
+        )
+        .unwrap();
+        assert_eq!(report.decision, crate::budget::BudgetDecision::Ok);
+        expected
+    }
+
+    #[tokio::test]
+    async fn fetched_texts_reach_the_request_as_manage_context_budget_appends_them() {
+        // The default parts render the context: `search → fetch → answer` answers from the texts.
+        let (p, spec) = after_fetch(Vec::new());
+        let model = Model::replying("Half-even.");
+        let mut state = PipelineState::new("How are invoice totals rounded?");
+        state.context_blocks = vec!["An earlier block.".into()];
+        fetched(&mut state);
+        let expected = after_budget_step(&p, &state);
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        assert_eq!(state.context_blocks, expected.context_blocks);
+        assert_eq!(state.context_blocks.len(), 3);
+        assert!(state.context_blocks[1].starts_with("--- NODE ---\nid: rounding.md\npath: docs/rounding.md\n"));
+        assert!(state.node_texts.is_empty());
+        let context = crate::state::render_context_blocks(&expected.context_blocks);
+        let request = &model.requests()[0];
+        assert_eq!(
+            request.messages[1].content,
+            format!("### Context:\n{context}\n\n### User:\nHow are invoice totals rounded?\n\n")
+        );
+        // The report says who appended what, with the budget action's exact counts.
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        let evidence = report.evidence.as_ref().expect("the evidence was appended");
+        assert_eq!((evidence.step_id.as_str(), evidence.decision), ("answer", crate::budget::BudgetDecision::Ok));
+        let ids: Vec<&str> = evidence.nodes.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(ids, ["rounding.md", "usp_Total"]);
+        assert_eq!(evidence.context_tokens_before, p.counter().count("An earlier block.").unwrap());
+        assert_eq!(evidence.context_tokens_after, p.counter().count(&context).unwrap());
+        // The anatomy shows the context node by node, as after a manage_context_budget step.
+        use crate::report::PartKind;
+        let nodes: Vec<Vec<String>> =
+            report.anatomy.parts.iter().filter(|p| p.kind == PartKind::Context).map(|p| p.nodes.clone()).collect();
+        assert!(nodes.contains(&vec!["rounding.md".to_owned()]) && nodes.contains(&vec!["usp_Total".to_owned()]));
+        assert_eq!(report.anatomy.parts_total(), report.prompt_tokens);
+    }
+
+    #[tokio::test]
+    async fn a_step_that_does_not_render_the_context_leaves_the_fetched_texts_alone() {
+        let (p, spec) = after_fetch(vec![part("user_question", "Q: {}")]);
+        let model = Model::replying("42");
+        let mut state = PipelineState::new("q");
+        fetched(&mut state);
+        let before = state.node_texts.clone();
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        assert_eq!(state.node_texts, before);
+        assert!(state.context_blocks.is_empty());
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        assert_eq!(report.evidence, None);
+        assert_eq!(model.requests()[0].messages[1].content, "Q: q");
+    }
+
+    #[tokio::test]
+    async fn fetched_texts_that_do_not_fit_beside_the_context_fail_the_step_and_change_nothing() {
+        let (p, spec) = after_fetch(Vec::new());
+        let model = Model::replying("never");
+        let mut state = PipelineState::new("q");
+        // A context carried from an earlier question, just under max_context_tokens (9,000).
+        let (context, tokens) = context_of(&p, 8_990);
+        assert!((8_900..=9_000).contains(&tokens), "{tokens}");
+        state.context_blocks = vec![context];
+        fetched(&mut state);
+        let before = state.clone();
+        let err = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap_err();
+        assert_eq!(err.code(), "PIPELINE_EVIDENCE_OVER_BUDGET");
+        let message = err.to_string();
+        for needle in
+            ["step `answer`", "2 fetched node(s)", &format!("from {tokens} to "), "(9000)", "manage_context_budget"]
+        {
+            assert!(message.contains(needle), "{needle:?} in {message}");
+        }
+        assert!(model.requests().is_empty());
+        assert_eq!(state, before);
+    }
+
+    #[tokio::test]
+    async fn the_default_parts_send_no_context_header_without_a_context() {
+        let (p, spec) = pipeline(false, Vec::new());
+        let model = Model::replying("42");
+        let mut state = PipelineState::new("How are totals rounded?");
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        let request = &model.requests()[0];
+        assert_eq!(request.messages[1].content, "### User:\nHow are totals rounded?\n\n");
+        let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
+        use crate::report::PartKind;
+        let kinds: Vec<_> = report.anatomy.parts.iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, [PartKind::System, PartKind::Question, PartKind::ChatFormat]);
+        assert_eq!(report.anatomy.parts_total(), p.counter().count_messages(&request.messages).unwrap());
+        // Parts a step writes are sent as written, an empty context's header included: the
+        // default parts' request is the shorter one, within what the contract measured.
+        let written =
+            vec![part("context_blocks", "### Context:\n{}\n\n"), part("user_question_en", "### User:\n{}\n\n")];
+        let (p, spec) = pipeline(false, written);
+        let (_, detail) = call_model(&p, "answer", &spec, &mut state, &StepEnv::builder().model(&model)).await.unwrap();
+        let with_header = &model.requests()[1];
+        assert_eq!(with_header.messages[1].content, "### Context:\n\n\n### User:\nHow are totals rounded?\n\n");
+        let StepDetail::CallModel(written) = detail else { panic!("{detail:?}") };
+        assert!(report.prompt_tokens < written.prompt_tokens, "{} < {}", report.prompt_tokens, written.prompt_tokens);
     }
 }

@@ -6,6 +6,8 @@
 //! * Inputs: each `{input.<name>}` the context declares is read from the state as a `user_parts`
 //!   source is ([`PipelineState::render_source`]: a text field or a variable); a variable the state
 //!   does not hold fails the step with `PIPELINE_MISSING_SOURCE` before anything is assembled.
+//!   A context that takes `context_blocks` as an input gets the fetched texts waiting in
+//!   `node_texts` appended to it first, as any step that renders the context (`evidence.rs`).
 //! * The base system prompt is the text of the step's `prompt_key`; the user message falls back
 //!   to the question (`user_question`) when the context has no `user` message.
 //! * History: the pipeline's `history_dialog` goes to a context that declares a `history`

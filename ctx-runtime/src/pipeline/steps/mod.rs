@@ -6,6 +6,7 @@ pub(crate) mod budget;
 pub(crate) mod call_model;
 mod context;
 pub(crate) mod control;
+mod evidence;
 pub(crate) mod fetch;
 pub(crate) mod request;
 pub(crate) mod search;

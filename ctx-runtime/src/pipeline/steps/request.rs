@@ -19,7 +19,7 @@ use crate::error::CtxError;
 use crate::history;
 use crate::llm::{ChatModel, ChatModelDyn, ChatRequest, ChatResponse, ModelParams, Spend};
 use crate::negotiate::{Negotiated, NegotiationConfig, NegotiationRequest, negotiate_max_output};
-use crate::pipeline::definition::CallModelSpec;
+use crate::pipeline::definition::{CallModelSpec, UserPartSpec};
 use crate::pipeline::env::StepEnv;
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
@@ -45,6 +45,8 @@ pub(crate) struct Rendered<'p> {
     pub(crate) history: Vec<ChatMessage>,
     /// History messages dropped for `max_history_tokens`.
     pub(crate) history_over_budget: usize,
+    /// What the trim to `max_history_tokens` dropped, when it dropped something.
+    pub(crate) history_trim: Option<history::HistoryTrimReport>,
     /// For a step that assembles a declared context: what the assembly did, and the pipeline's
     /// history as it kept it when the context draws history (see `context.rs`).
     pub(crate) context: Option<(crate::engine::AssemblyReport, Option<Vec<ChatMessage>>)>,
@@ -76,11 +78,12 @@ pub(crate) async fn render<'p>(
             segments,
             history: assembly.history,
             history_over_budget: assembly.report.history_dropped,
+            history_trim: None,
             context: Some((assembly.report, kept)),
         });
     }
-    let parts = spec.parts();
-    let values = parts
+    let all_parts = spec.parts();
+    let values = all_parts
         .iter()
         .map(|part| {
             // What the run may still spend is computed now, from the caps and the state's spend.
@@ -92,6 +95,20 @@ pub(crate) async fn render<'p>(
                 .ok_or_else(|| PipelineError::MissingSource { step: step.to_owned(), source_name: part.source.clone() })
         })
         .collect::<Result<Vec<String>, _>>()?;
+    // The default layout leaves its context part out, header and all, when there is no context:
+    // a bare `### Context:` tells the model nothing. The contract counts the header, so the
+    // message sent is never longer than the one it measured. Parts a step writes are its own.
+    let omit_empty_context = spec.user_parts.is_empty();
+    let (parts, values): (Vec<&UserPartSpec>, Vec<String>) = all_parts
+        .iter()
+        .zip(values)
+        .filter(|(part, value)| !(omit_empty_context && part.source == "context_blocks" && value.is_empty()))
+        .unzip();
+    // Each value within its budget in the contract, or the request is not sent.
+    let counter = p.step_model(step).counter;
+    for (part, value) in parts.iter().zip(&values) {
+        crate::pipeline::inputs::check_value(p, Some(step), part, value, counter)?;
+    }
     let user = contract::render_user_message(
         parts.iter().zip(&values).map(|(part, value)| (part.template.as_str(), value.as_str())),
     );
@@ -103,14 +120,17 @@ pub(crate) async fn render<'p>(
             UserSegment::new(&part.source, &part.template, value, blocks)
         })
         .collect();
-    let (history, history_over_budget) = if spec.use_history {
+    let (history, history_over_budget, history_trim) = if spec.use_history {
         // Load-time validation requires max_history_tokens for a step that uses history.
         let budget = p.max_history_tokens().unwrap_or(0);
         let counter = p.step_model(step).counter;
         let trim = history::trim_history_with(&state.history_dialog, budget, p.history_trim(), counter)?;
-        (trim.kept(&state.history_dialog), trim.removed)
+        let report = (trim.removed > 0)
+            .then(|| history::HistoryTrimReport::new(&trim, &state.history_dialog, budget, p.history_trim(), counter))
+            .transpose()?;
+        (trim.kept(&state.history_dialog), trim.removed, report)
     } else {
-        (Vec::new(), 0)
+        (Vec::new(), 0, None)
     };
     Ok(Rendered {
         system: system.into(),
@@ -119,6 +139,7 @@ pub(crate) async fn render<'p>(
         segments,
         history,
         history_over_budget,
+        history_trim,
         context: None,
     })
 }
@@ -133,7 +154,8 @@ pub(crate) struct Guarded {
     /// the history messages sent, the user message's segments, the margin and the window. The
     /// cut is made only when read ([`LazyAnatomy`]).
     pub(crate) layout: RequestLayout,
-    /// The step's worst case as the contract proved it (prompt, output and margin).
+    /// The step's worst request as the contract proved it (prompt, output and margin; an agent's
+    /// with the turn's tool calls and results).
     pub(crate) worst_case: Option<usize>,
 }
 
@@ -190,7 +212,7 @@ pub(crate) fn negotiate_and_guard(
         safety_margin_tokens: p.settings().safety_margin_tokens,
         context_window,
     };
-    let worst_case = p.contract_report().step(step).map(|b| b.total_tokens());
+    let worst_case = p.contract_report().step(step).map(|b| b.worst_request_tokens);
     Ok(Guarded { negotiated, prompt_tokens, layout, worst_case })
 }
 
@@ -265,9 +287,11 @@ pub(crate) async fn send(
     Ok((response, anatomy))
 }
 
-/// Checks the guarded request against the spend caps before it is sent: priced at its exact
-/// prompt (at the highest input rate) plus its whole output limit, it must fit what the run and
-/// the conversation have left (`crate::pipeline::spend`).
+/// Checks the guarded request against the spend caps before it is sent: its exact prompt and
+/// its whole output limit, each scaled by the larger of the declared `billed_token_ratio` and the
+/// highest ratio the step's model's provider has shown in this conversation, priced at the
+/// highest input rate and the output rate, must fit what the run and the conversation have left
+/// (`crate::pipeline::spend`).
 pub(crate) fn within_caps(
     p: &LoadedPipeline,
     step: &str,
@@ -280,8 +304,10 @@ pub(crate) fn within_caps(
         return Ok(());
     };
     let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
-    let request = crate::pipeline::spend::worst_request(&price, prompt_tokens, max_output_tokens);
-    match caps.over(spent, request) {
+    let seen = spent.seen_ratios(p.step_model_key(step));
+    let worst =
+        crate::pipeline::WorstRequest::new(&price, prompt_tokens, max_output_tokens, p.billed_token_ratio(), seen);
+    match caps.over(spent, worst.nano_usd) {
         None => Ok(()),
         Some(over) => {
             tracing::warn!(
@@ -290,7 +316,9 @@ pub(crate) fn within_caps(
                 scope = over.scope.name(),
                 cap_usd = over.cap as f64 / 1e9,
                 spent_usd = over.spent as f64 / 1e9,
-                request_usd = request as f64 / 1e9,
+                request_usd = worst.nano_usd as f64 / 1e9,
+                input_ratio = worst.input_ratio,
+                output_ratio = worst.output_ratio,
                 "a spend cap stops the request"
             );
             Err(PipelineError::SpendCapReached {
@@ -298,23 +326,28 @@ pub(crate) fn within_caps(
                 scope: over.scope,
                 cap_nano_usd: over.cap,
                 spent_nano_usd: over.spent,
-                request_nano_usd: request,
+                request_nano_usd: worst.nano_usd,
                 prompt_tokens,
                 max_output_tokens,
+                worst: Box::new(worst),
             })
         }
     }
 }
 
-/// What the request that `response` answers cost at the pipeline's model price
-/// ([`LoadedPipeline::price`]): from the provider's usage when reported, else from ctx's exact
-/// counts (the guard's `prompt_tokens`, and the reply's text and tool-call arguments). `None`
-/// when the model has no price. Traced with the usage, so a trace shows cache hits and spend.
+/// What the request that `response` answers cost at the step's model price, added to `spent`:
+/// from the provider's usage when reported, else from ctx's exact counts (the guard's
+/// `prompt_tokens`, and the reply's text and tool-call arguments). A reported usage is also
+/// recorded as the provider's ratios of billed to counted tokens for the step's model
+/// ([`SpendTotals::observe`](crate::state::SpendTotals::observe)), which later requests are
+/// priced with. `None` when the model has no price. Traced with the usage, so a trace shows
+/// cache hits, spend and ratios.
 pub(crate) fn spend(
     p: &LoadedPipeline,
     step: &str,
     prompt_tokens: usize,
     response: &ChatResponse,
+    spent: &mut crate::state::SpendTotals,
 ) -> Result<Option<Spend>, CtxError> {
     let model = p.step_model(step);
     let Some(price) = model.price else {
@@ -331,17 +364,26 @@ pub(crate) fn spend(
         }
         return Ok(None);
     };
+    // ctx's count of the reply: what the output is billed from without a usage, and what a
+    // usage's completion tokens are compared with.
+    let counter = model.counter;
+    let mut reply_tokens = counter.count(&response.content)?;
+    for call in &response.tool_calls {
+        reply_tokens = reply_tokens.saturating_add(counter.count(&call.arguments)?);
+    }
     let spend = match &response.usage {
         Some(usage) => Spend::from_usage(usage, &price),
-        None => {
-            let counter = model.counter;
-            let mut output = counter.count(&response.content)?;
-            for call in &response.tool_calls {
-                output = output.saturating_add(counter.count(&call.arguments)?);
-            }
-            Spend::from_counts(prompt_tokens, output, &price)
-        }
+        None => Spend::from_counts(prompt_tokens, reply_tokens, &price),
     };
+    spent.add(spend.nano_usd);
+    if spend.reported {
+        // Every prompt token billed, at whichever rate: the input the worst case prices.
+        let b = spend.billed;
+        let billed_input = b.input.saturating_add(b.cached_input).saturating_add(b.cache_write);
+        let ratio = |billed: usize, counted: usize| crate::state::TokenRatio::new(billed as u64, counted as u64);
+        spent.observe(p.step_model_key(step), ratio(billed_input, prompt_tokens), ratio(b.output, reply_tokens));
+    }
+    let seen = spent.seen_ratios(p.step_model_key(step));
     tracing::info!(
         target: "ctx::pipeline",
         step,
@@ -349,6 +391,10 @@ pub(crate) fn spend(
         cache_read_tokens = spend.billed.cached_input,
         cache_write_tokens = spend.billed.cache_write,
         output_tokens = spend.billed.output,
+        counted_prompt_tokens = prompt_tokens,
+        counted_reply_tokens = reply_tokens,
+        highest_input_ratio = seen.input.get(),
+        highest_output_ratio = seen.output.get(),
         reported = spend.reported,
         usd = spend.usd(),
         "model usage and spend"

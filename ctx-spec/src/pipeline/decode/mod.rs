@@ -11,6 +11,7 @@
 mod block;
 mod blocks;
 mod decoder;
+mod mcp;
 mod steps;
 mod value;
 

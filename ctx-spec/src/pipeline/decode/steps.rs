@@ -9,7 +9,7 @@ use crate::codes::Code;
 use crate::params::ResponseFormat;
 use crate::pipeline::definition::PriceSpec;
 use crate::pipeline::definition::{CompactRuleSpec, END, SetRuleSpec, SetValueSpec, StepKind, ToolSpec, UserPartSpec};
-use crate::pipeline::schema::{KeySchema, STEP_SCHEMAS, StepSchema, ValueType};
+use crate::pipeline::schema::{KeySchema, STEP_SCHEMAS, StepSchema, ValueType, forms};
 use crate::pipeline::slot::FieldValue;
 use crate::validation::{FieldPath, PathSegment};
 
@@ -196,6 +196,7 @@ fn read(dec: &mut Decoder, ty: ValueType, value: &Value, path: &FieldPath, what:
         T::Keyword => dec.name_or_text(value, path, what).map(FieldValue::Text),
         T::Names => names(dec, value, path, what).map(FieldValue::TextList),
         T::Price => price(dec, value, path, what).map(FieldValue::Price),
+        T::McpServers => super::mcp::mcp_servers(dec, value, path, what).map(FieldValue::McpServers),
     }
 }
 
@@ -218,8 +219,7 @@ fn names(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Opti
 /// `{ input, cached_input?, cache_write?, output }`: numbers; which are required and their
 /// ranges are the price rule's (`Price::from_spec`).
 fn price(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<PriceSpec> {
-    let keys = ["input", "cached_input", "cache_write", "output"];
-    let b = Block::read(dec, value, format!("`price` of {what}"), path, &keys)?;
+    let b = Block::read(dec, value, format!("`price` of {what}"), path, &forms::PRICE)?;
     let mut rate = |key: &str| b.get(key).and_then(|(_, v)| dec.number(v, &path.key(key), &format!("`price.{key}`")));
     Some(PriceSpec {
         input: rate("input"),
@@ -245,7 +245,9 @@ fn list<'v>(dec: &mut Decoder, value: &'v Value, path: &FieldPath, what: &str, e
 fn compact_rules(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<Vec<CompactRuleSpec>> {
     dec.locate(path, value.at);
     let value = match (&value.kind, dec.dialect) {
-        (Kind::Map(_), Dialect::Yaml) => Block::read(dec, value, what, path, &["rules"])?.require(dec, "rules")?,
+        (Kind::Map(_), Dialect::Yaml) => {
+            Block::read(dec, value, what, path, &forms::COMPACT_CODE)?.require(dec, "rules")?
+        }
         _ => value,
     };
     let items = list(dec, value, path, what, "a list of rules `{ language: …, policy: … }`")?;
@@ -253,8 +255,7 @@ fn compact_rules(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str)
     for (j, item) in items.iter().enumerate() {
         let at = path.index(j);
         let label = format!("compact_code rule {j} of {what}");
-        let allowed = ["language", "policy", "threshold", "inbox_key"];
-        let Some(b) = Block::read(dec, item, label, &at, &allowed) else {
+        let Some(b) = Block::read(dec, item, label, &at, &forms::COMPACT_RULE) else {
             rules.push(CompactRuleSpec::default());
             continue;
         };
@@ -330,7 +331,7 @@ fn user_parts(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) ->
             Some(n) => format!("user part `{}` of {what}", n.text),
             None => format!("user part {j} of {what}"),
         };
-        let Some(b) = Block::read(dec, body, label, &at, &["source", "template"]) else { continue };
+        let Some(b) = Block::read(dec, body, label, &at, &forms::USER_PART) else { continue };
         let source = match (b.get("source"), name) {
             (Some((_, v)), _) => dec.text(v, &at.key("source"), &format!("`source` in {}", b.what)),
             (None, Some(n)) => {
@@ -398,7 +399,7 @@ fn set_rules(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> 
             }
             Kind::Map(_) if dec.dialect == Dialect::Yaml => {
                 let label = format!("rule {j} of {what}");
-                let Some(b) = Block::read(dec, item, label, &at, &["set", "from", "transform", "value"]) else {
+                let Some(b) = Block::read(dec, item, label, &at, &forms::SET_RULE) else {
                     continue;
                 };
                 match set_rule(dec, &b, &at) {
@@ -525,10 +526,12 @@ fn outcomes(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> O
 fn response_format(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<ResponseFormat> {
     dec.locate(path, value.at);
     let body = match &value.kind {
-        Kind::Word(w) | Kind::Str(w) if w == "json" || w == "json_object" => return Some(ResponseFormat::JsonObject),
+        Kind::Word(w) | Kind::Str(w) if forms::JSON_FORMATS.contains(&w.as_str()) => {
+            return Some(ResponseFormat::JsonObject);
+        }
         Kind::Named { name, body } if name.text == "json_schema" => &**body,
         Kind::Map(_) if dec.dialect == Dialect::Yaml => {
-            Block::read(dec, value, what, path, &["json_schema"])?.require(dec, "json_schema")?
+            Block::read(dec, value, what, path, &forms::RESPONSE_FORMAT)?.require(dec, "json_schema")?
         }
         _ => {
             let expected = match dec.dialect {
@@ -539,7 +542,7 @@ fn response_format(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &st
             return None;
         }
     };
-    let b = Block::read(dec, body, format!("`json_schema` of {what}"), path, &["name", "schema", "strict"])?;
+    let b = Block::read(dec, body, format!("`json_schema` of {what}"), path, &forms::JSON_SCHEMA)?;
     let name = b.require(dec, "name").and_then(|v| dec.text(v, &path.key("name"), "`name` of `json_schema`"));
     let schema = b.require(dec, "schema").and_then(|v| dec.json_text(v, &path.key("schema"), "`schema`"));
     let strict = match b.get("strict") {
@@ -564,12 +567,12 @@ fn tools(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Opti
             Kind::Named { name, body } => {
                 dec.locate(&at.key("name"), name.at);
                 let label = format!("tool `{}`", name.text);
-                let Some(b) = Block::read(dec, body, label, &at, &["description", "parameters"]) else { continue };
+                let Some(b) = Block::read(dec, body, label, &at, &forms::TOOL[1..]) else { continue };
                 (Some(name.text.clone()), b)
             }
             Kind::Map(_) if dec.dialect == Dialect::Yaml => {
                 let label = format!("tool {j} of {what}");
-                let Some(b) = Block::read(dec, item, label, &at, &["name", "description", "parameters"]) else {
+                let Some(b) = Block::read(dec, item, label, &at, &forms::TOOL) else {
                     continue;
                 };
                 (b.require(dec, "name").and_then(|v| dec.text(v, &at.key("name"), "`name` of a tool")), b)

@@ -26,11 +26,11 @@ use crate::engine::{ContextDeclaration, EngineSpec, RetrieverDecl};
 use crate::validation::{FieldPath, did_you_mean};
 
 /// The keys of each mapping of the engine's form, by where the mapping sits.
-const ENGINE: &[&str] = &["contexts", "retrievers", "compactors"];
-const CONTEXT: &[&str] = &["name", "inputs", "policy", "messages"];
-const RETRIEVER: &[&str] = &["name", "query", "limit"];
-const MESSAGE: &[&str] = &["type", "content", "name", "ratio", "placement"];
-const POLICY: &[&str] = &["input_budget", "pack_budget", "overflow", "compactor", "expansion"];
+pub(super) const ENGINE: &[&str] = &["contexts", "retrievers", "compactors"];
+pub(super) const CONTEXT: &[&str] = &["name", "inputs", "policy", "messages"];
+pub(super) const RETRIEVER: &[&str] = &["name", "query", "limit"];
+pub(super) const MESSAGE: &[&str] = &["type", "content", "name", "ratio", "placement"];
+pub(super) const POLICY: &[&str] = &["input_budget", "pack_budget", "overflow", "compactor", "expansion"];
 
 /// Decodes `contexts:`. `None` (with the problems reported) when a declaration cannot be read.
 pub(crate) fn decode_contexts(sink: &mut Sink, node: &Node) -> Option<EngineSpec> {
@@ -146,7 +146,7 @@ fn locate_all(sink: &mut Sink, path: &FieldPath, node: &Node) {
 
 /// A node as JSON: a plain scalar as YAML reads it (null, boolean, integer, number or text), a
 /// quoted one as text.
-fn json(node: &Node) -> serde_json::Value {
+pub(super) fn json(node: &Node) -> serde_json::Value {
     use serde_json::Value as J;
     match &node.value {
         Value::Scalar { text, plain: false } => J::String(text.clone()),

@@ -65,6 +65,63 @@ fn agent_steps_with_tools_and_model_parameters_decode() {
 }
 
 #[test]
+fn mcp_servers_decode_as_a_mapping_or_a_list_and_are_located() {
+    let file = load(
+        "- id: answer
+  action: agent
+  prompt_key: answer
+  max_tool_calls: 3
+  mcp_servers:
+    files:
+      command: node
+      args: [server.js, ./docs]
+      tools: [read_text_file, list_directory]
+    web: { url: \"http://127.0.0.1:3001/mcp\" }
+  next: again
+- id: again
+  action: agent
+  prompt_key: answer
+  max_tool_calls: 1
+  mcp_servers:
+    - { name: files, command: node, args: [server.js] }
+  next: end
+",
+    )
+    .unwrap();
+    let steps = &file.definition().steps;
+    let StepKind::Agent(agent) = &steps[0].kind else { panic!("an agent") };
+    let files = McpServerSpec::new("files")
+        .command(Some("node".into()))
+        .args(vec!["server.js".into(), "./docs".into()])
+        .tools(vec!["read_text_file".into(), "list_directory".into()]);
+    let web = McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into()));
+    assert_eq!(agent.mcp_servers, [files, web]);
+    assert!(agent.tools.is_empty());
+    let StepKind::Agent(again) = &steps[1].kind else { panic!("an agent") };
+    assert_eq!(
+        again.mcp_servers,
+        [McpServerSpec::new("files").command(Some("node".into())).args(vec!["server.js".into()])]
+    );
+    let at = file.locations().get(&FieldPath::parse("steps[0].mcp_servers[1].name")).unwrap();
+    assert_eq!((at.line, at.column), (15, 5));
+
+    // A misspelt key of a server, and a server without a transport, each where written.
+    assert_eq!(
+        issues(
+            "- id: answer
+  action: agent
+  prompt_key: answer
+  max_tool_calls: 3
+  mcp_servers:
+    files: { comand: node }
+  next: end
+"
+        ),
+        [(6, 14, "YAML_UNKNOWN_KEY"), (6, 5, "AGENT_MCP_SERVER_TRANSPORT")]
+    );
+}
+
+#[test]
 fn custom_steps_set_rules_and_user_part_names_decode() {
     let file = load(
         "- id: route
@@ -200,7 +257,7 @@ fn validation_issues_fall_back_to_the_nearest_located_ancestor() {
 #[test]
 fn auto_clamps_are_kept_and_located_as_warnings() {
     let text = "model: { model: gpt-4o, context_window: 4000, max_tokens: 800 }
-settings: { max_context_tokens: 3900, limits_policy: auto_clamp }
+settings: { max_context_tokens: 3900, max_question_tokens: 100, limits_policy: auto_clamp }
 prompts:
   answer: \"Answer from the context.\"
 steps:
@@ -250,7 +307,7 @@ fn a_wrong_type_and_a_rule_in_other_steps_are_reported_in_one_run() {
         "- id: search
   action: search_nodes
   top_k: many
-  next: budget
+  next: fetch
 - id: budget
   action: manage_context_budget
   compact_code:
@@ -262,6 +319,10 @@ fn a_wrong_type_and_a_rule_in_other_steps_are_reported_in_one_run() {
   action: call_model
   prompt_key: answer
   next: end
+- id: fetch
+  action: fetch_node_texts
+  evidence_tokens: 1000
+  next: budget
 ",
     );
     assert_eq!(found.len(), 2, "{found:?}");

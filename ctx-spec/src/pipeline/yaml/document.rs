@@ -17,6 +17,9 @@ use crate::validation::FieldPath;
 pub const TOP_LEVEL_KEYS: [&str; 9] =
     ["name", "extends", "model", "models", "config", "settings", "prompts", "steps", "contexts"];
 
+/// The keys of a prompt written as a mapping: one of the two.
+pub(crate) const PROMPT_KEYS: [&str; 2] = ["file", "text"];
+
 /// The decoded definition, with the `config.json` it names (resolved against the file that
 /// names it) and where that was written.
 pub(crate) struct Decoded {
@@ -172,7 +175,7 @@ fn prompts(sink: &mut Sink, node: &Node) -> Option<Vec<PromptSpec>> {
         } else if let Some(t) = value.as_text() {
             Some(Some(t.to_owned()))
         } else {
-            Fields::read(sink, value, format!("prompt `{key}`"), &["file", "text"]).and_then(|p| {
+            Fields::read(sink, value, format!("prompt `{key}`"), &PROMPT_KEYS).and_then(|p| {
                 match (p.get("file"), p.get("text")) {
                     (Some(file), None) => {
                         let name = sink.text(file, &at, &format!("`file` of prompt `{key}`"))?;

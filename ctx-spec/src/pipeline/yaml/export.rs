@@ -169,6 +169,28 @@ fn field(w: &mut String, name: &str, value: FieldValue) {
                 line(w, 4, &format!("parameters: {}", quote(&t.parameters)));
             }
         }
+        FieldValue::McpServers(servers) => {
+            line(w, 2, &format!("{name}:"));
+            for s in &servers {
+                line(w, 3, &format!("{}:", quote(&s.name)));
+                if let Some(command) = &s.command {
+                    line(w, 4, &format!("command: {}", quote(command)));
+                }
+                if !s.args.is_empty() {
+                    line(w, 4, &format!("args: {}", list(&s.args)));
+                }
+                if let Some(url) = &s.url {
+                    line(w, 4, &format!("url: {}", quote(url)));
+                }
+                if !s.tools.is_empty() {
+                    line(w, 4, &format!("tools: {}", list(&s.tools)));
+                }
+                if s.command.is_none() && s.args.is_empty() && s.url.is_none() && s.tools.is_empty() {
+                    // A server with nothing set is still a mapping the decoder reads back.
+                    line(w, 4, "{}");
+                }
+            }
+        }
     }
 }
 

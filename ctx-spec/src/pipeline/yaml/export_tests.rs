@@ -33,6 +33,8 @@ fn round_trip(def: &PipelineDef) {
     let text = to_yaml(def);
     let back = PipelineFile::decode(&text, "/nowhere/export.yaml").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(&back, def, "\n{text}");
+    // What the loader reads back, the editors' schema accepts.
+    super::super::json_schema::tests::assert_valid(&text);
 }
 
 fn call(next: &str) -> CallModelSpec {
@@ -81,6 +83,9 @@ fn the_top_level_round_trips() {
         history_trim: Some(TRICKY.to_owned()),
         history_low_water_percent: Some(-1),
         max_cost_per_run: Some(0.1),
+        billed_token_ratio: Some(1.5),
+        max_question_tokens: Some(-3),
+        max_variable_tokens: Some(250),
         extra: [("max_turn_loops".to_owned(), 3), (TRICKY.to_owned(), -7)].into_iter().collect(),
     };
     d.model = ModelSource::Inline(ModelSpec {
@@ -150,10 +155,24 @@ fn agent_round_trips() {
         description: TRICKY.to_owned(),
         parameters: r#"{"type":"object","properties":{}}"#.to_owned(),
     }];
-    for (tools, budget) in [(tools, Some(4000)), (Vec::new(), None)] {
+    let servers = vec![
+        McpServerSpec::new("files")
+            .command(Some("node".into()))
+            .args(vec!["server.js".into(), TRICKY.to_owned()])
+            .tools(vec!["read_file".into(), "list-directory".into()]),
+        McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into())),
+        McpServerSpec::new("bare"),
+    ];
+    for (tools, budget, mcp_servers) in [(tools, Some(4000), Vec::new()), (Vec::new(), None, servers)] {
         round_trip(&def(vec![step(
             "agent",
-            StepKind::Agent(AgentSpec { call: call(END), tools, max_tool_calls: 4, turn_budget_tokens: budget }),
+            StepKind::Agent(AgentSpec {
+                call: call(END),
+                tools,
+                max_tool_calls: 4,
+                turn_budget_tokens: budget,
+                mcp_servers,
+            }),
         )]));
     }
 }

@@ -64,7 +64,8 @@
 //!   `frequency_penalty`, `stop` (a string or a list),
 //!   `seed` and `response_format` (`json`, or `{ json_schema: { name, schema, strict } }` with
 //!   `schema` a mapping or JSON text); `agent` adds `tools: [ { name, description, parameters } ]`,
-//!   `max_tool_calls`, `turn_budget_tokens`; `custom` has `outcomes: { outcome: step }`.
+//!   `max_tool_calls`, `turn_budget_tokens`, `mcp_servers: { name: { command, args, url, tools } }`
+//!   (or a list of `{ name, … }`); `custom` has `outcomes: { outcome: step }`.
 //! * `contexts` declares the context engine's contexts, retrievers and compactors in the
 //!   engine's own form (`{ contexts: [ { name, inputs, policy, messages } ], retrievers: [ { name,
 //!   query, limit } ], compactors: [ … ] }`, messages as `{ type: system, content: "…" }`); a
@@ -94,6 +95,7 @@ mod error;
 mod export;
 mod extends;
 mod fields;
+mod json_schema;
 mod node;
 mod pipeline_file;
 mod sources;
@@ -108,5 +110,6 @@ pub use cache::PipelineCache;
 pub use document::TOP_LEVEL_KEYS;
 pub use error::{Location, PipelineFileError, YamlIssue};
 pub use export::to_yaml;
+pub use json_schema::{CONFIG_SCHEMA_URL, PIPELINE_SCHEMA_URL, config_json_schema, json_schema};
 pub use pipeline_file::{LoadedFile, LocationMap, PipelineFile};
 pub use sources::SourceFile;

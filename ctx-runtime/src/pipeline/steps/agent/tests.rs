@@ -290,6 +290,40 @@ async fn a_handler_error_names_step_and_tool_and_changes_nothing() {
     assert_eq!(state, before);
 }
 
+/// A tool that fails with an error of ctx's own: the step's error is still `AGENT_TOOL_FAILED`
+/// (one behaviour for every error a handler returns, as `ToolHandlers::call` and the guide say),
+/// and the tool's own error, with its code, is its source.
+#[tokio::test]
+async fn a_ctx_error_from_a_tool_is_agent_tool_failed_with_the_original_as_source() {
+    struct Failing;
+    impl crate::pipeline::ToolHandlers for Failing {
+        async fn call(&self, _step: &str, _request: crate::pipeline::ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+            let inner: CtxError =
+                PipelineError::MissingSource { step: "lookup".into(), source_name: "notes".into() }.into();
+            Err(inner.into())
+        }
+    }
+    let (p, spec) = pipeline(2, None);
+    let model = Scripted::always_calling(1);
+    let mut state = PipelineState::new("q");
+    let before = state.clone();
+    let env = StepEnv::builder().model(&model).tools(&Failing);
+    let err = agent(&p, "answer", &spec, &mut state, &env).await.unwrap_err();
+    assert_eq!(err.code(), "AGENT_TOOL_FAILED");
+    let mut chain = std::error::Error::source(&err);
+    let source = loop {
+        match chain {
+            Some(e) => match e.downcast_ref::<CtxError>() {
+                Some(inner) => break inner,
+                None => chain = e.source(),
+            },
+            None => panic!("the tool's CtxError is not in the source chain of {err:?}"),
+        }
+    };
+    assert_eq!(source.code(), "PIPELINE_MISSING_SOURCE");
+    assert_eq!(state, before);
+}
+
 #[tokio::test]
 async fn missing_backends_are_named() {
     let (p, spec) = pipeline(2, None);
@@ -415,6 +449,79 @@ async fn a_spend_cap_asks_for_the_answer_without_tools_when_that_fits_and_stops_
     assert_eq!((*spent_nano_usd, *cap_nano_usd), (first, first + plain - 1));
     assert_eq!(model.requests().len(), 1);
     assert_eq!(state.spend.run_nano_usd, first);
-    state.spend = before.spend;
+    state.spend = before.spend.clone();
     assert_eq!(state, before);
+}
+
+#[tokio::test]
+async fn an_agent_that_renders_the_context_appends_the_fetched_texts_first_and_one_that_does_not_leaves_them() {
+    // The default user parts render the context.
+    let mut def = testing::def(vec![testing::fetch("fetch", "answer"), testing::agent("answer", "end")]);
+    let StepKind::Agent(spec) = &mut def.steps[1].kind else { unreachable!() };
+    spec.call.user_parts = Vec::new();
+    let spec = spec.clone();
+    let p = testing::loaded(def);
+    let model = Scripted::new(vec![], "the answer");
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("When does the deploy run?");
+    state.node_texts = vec![crate::state::NodeText::new("deploy.md", "The deploy runs at noon.")];
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    let evidence = report.evidence.as_ref().expect("appended");
+    assert_eq!((evidence.step_id.as_str(), evidence.nodes.len()), ("answer", 1));
+    assert!(state.node_texts.is_empty());
+    assert_eq!(state.context_blocks.len(), 1);
+    let block = &state.context_blocks[0];
+    assert!(block.starts_with("--- NODE ---\nid: deploy.md\n") && block.ends_with("text:\nThe deploy runs at noon."));
+    let sent = model.requests();
+    let user = &sent[0].messages.last().unwrap().content;
+    assert!(user.starts_with("### Context:\n--- NODE ---\nid: deploy.md\n"), "{user}");
+    assert!(user.ends_with("### User:\nWhen does the deploy run?\n\n"), "{user}");
+    let nodes: Vec<&[String]> = report.requests[0]
+        .anatomy
+        .parts
+        .iter()
+        .filter(|p| p.kind == crate::report::PartKind::Context)
+        .map(|p| p.nodes.as_slice())
+        .collect();
+    assert_eq!(nodes, [["deploy.md".to_owned()].as_slice()]);
+
+    // The fixture's own parts (the question only) leave the texts where they are (texts a
+    // custom step or the caller left: straight after a fetch, such a step is refused at load).
+    let mut def = testing::def(vec![testing::agent("answer", "end")]);
+    let StepKind::Agent(spec) = &mut def.steps[0].kind else { unreachable!() };
+    let spec = spec.clone();
+    let p = testing::loaded(def);
+    assert!(!p.takes_fetched_texts("answer"));
+    let model = Scripted::new(vec![], "the answer");
+    let mut state = PipelineState::new("When does the deploy run?");
+    state.node_texts = vec![crate::state::NodeText::new("deploy.md", "The deploy runs at noon.")];
+    let report = run(&p, &spec, &mut state, &model, &tools).await.unwrap();
+    assert_eq!(report.evidence, None);
+    assert_eq!(state.node_texts.len(), 1);
+    assert!(state.context_blocks.is_empty());
+}
+
+#[tokio::test]
+async fn a_tools_only_agent_runs_without_a_context_budget_and_its_worst_case_counts_no_context() {
+    // The fixture's agent sends the question as its user message: no request renders the context.
+    let mut def = testing::def(vec![testing::agent("answer", "end")]);
+    // A declared question budget: by default the question takes the room the window leaves,
+    // which would hide what the context budget costs.
+    def.settings.max_question_tokens = Some(500);
+    let with_budget = testing::loaded(def.clone());
+    def.settings.max_context_tokens = None;
+    let p = testing::loaded(def);
+    assert_eq!(p.max_context_tokens(), 0);
+    let worst = p.contract_report().step("answer").unwrap();
+    let before = with_budget.contract_report().step("answer").unwrap();
+    assert_eq!((worst.context_tokens, before.context_tokens), (0, 9_000));
+    assert_eq!(before.total_tokens() - worst.total_tokens(), 9_000);
+    let StepKind::Agent(spec) = &p.definition().steps[0].kind else { unreachable!() };
+    let model = Scripted::new(vec![calls(&[("c1", "search_docs")])], "the answer");
+    let tools = Tools::new(vec![]);
+    let mut state = PipelineState::new("How do I rotate keys?");
+    let report = run(&p, spec, &mut state, &model, &tools).await.unwrap();
+    assert_eq!(report.requests.len(), 2);
+    assert_guarded(&p, &model.requests());
+    assert_eq!(state.last_model_response.as_deref(), Some("the answer"));
 }

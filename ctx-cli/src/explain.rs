@@ -1,0 +1,264 @@
+//! `ctx explain`: an error code's meaning, or a pipeline file's budget contract and the
+//! worst-case tokens and cost of a run (as text tables, JSON, or an HTML page).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use annotate_snippets::Level;
+use ctx::codes::Code;
+use ctx::pipeline::yaml::LoadedFile;
+use ctx::pipeline::{LoadOptions, LoadedPipeline};
+
+use crate::render::{render, render_as};
+use crate::{Format, write_html};
+
+/// `target` when it is written like an error code (capitals, digits and `_`) and is not a file.
+pub(crate) fn error_code(target: &Path) -> Option<&str> {
+    let text = target.to_str()?;
+    let code_like = text.starts_with(|c: char| c.is_ascii_uppercase())
+        && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    (code_like && !target.exists()).then_some(text)
+}
+
+/// `ctx explain CODE`, as `rustc --explain`: the code's area and explanation.
+pub(crate) fn explain_code(text: &str) -> Result<ExitCode, String> {
+    let Some(code) = Code::parse(text) else {
+        let near = Code::suggest(text).map(Code::as_str);
+        return Err(match near {
+            Some(near) => format!("unknown error code `{text}`; did you mean `{near}`?"),
+            None => format!("unknown error code `{text}`"),
+        });
+    };
+    println!("{code} ({} area)\n\n{}", code.area(), code.explanation());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<ExitCode, String> {
+    let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
+        Ok(p) => p,
+        Err(e) => {
+            render(e.issues());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if let Some(path) = html {
+        let page = ctx::report::contract_to_html(pipeline.name(), pipeline.contract_report());
+        // The cost table goes at the end of the contract's page.
+        let page = match pipeline.cost_bound() {
+            Some(bound) => page.replacen("</body>", &format!("{}</body>", cost_html(bound)), 1),
+            None => page,
+        };
+        write_html(path, &page)?;
+    }
+    let report = pipeline.contract_report();
+    if format == Format::Json {
+        let cap = pipeline.spend_caps().per_run_nano_usd;
+        let json = serde_json::json!({
+            "pipeline": pipeline.name(),
+            "context_window": pipeline.context_window(),
+            "counting": report.counting.to_string(),
+            "contract": report,
+            "step_bound": pipeline.step_bound(),
+            "model_request_bound": pipeline.model_request_bound(),
+            "cost": pipeline.cost_bound().map(cost_json),
+            "max_cost_per_run_nano_usd": cap,
+            "proof": ctx::contract::proof_statement(report, pipeline.cost_bound()),
+        });
+        println!("{json:#}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The clamps the load made, located in the file, before the table that shows their result.
+    let mut warnings = file.warnings();
+    warnings.extend(report.clamps.iter().map(|c| file.clamp_warning(c)));
+    render_as(&warnings, Level::WARNING);
+    println!("{} — context window {}", pipeline.name(), pipeline.context_window());
+    // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
+    println!("prompt counts: {}", report.counting);
+    // With named models each step says which one its window and counts are of.
+    let named = !pipeline.named_models().is_empty();
+    if named {
+        for m in pipeline.named_models() {
+            let name = m.config.model.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            println!(
+                "model `{}`{name}: context window {}, {}",
+                m.name,
+                m.config.context_window,
+                m.config.encoding.name()
+            );
+        }
+    }
+    let model_column = if named { " model |" } else { "" };
+    let model_rule = if named { "---|" } else { "" };
+    println!(
+        "| step |{model_column} fixed prompt | tool schemas | history | context | inputs | tool results | output | margin | total | window |\n|---|{model_rule}---|---|---|---|---|---|---|---|---|---|"
+    );
+    for s in &report.steps {
+        let model = if named { format!(" {} |", s.model.as_deref().unwrap_or("default")) } else { String::new() };
+        // An agent's later requests also carry the turn's tool calls and results.
+        let tool_results = s.worst_request_tokens.saturating_sub(s.total_tokens());
+        println!(
+            "| {} |{model} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.step_id,
+            s.fixed_prompt_tokens,
+            s.tool_schema_tokens,
+            s.history_tokens,
+            s.context_tokens,
+            s.input_tokens,
+            tool_results,
+            s.output_tokens,
+            s.safety_margin_tokens,
+            s.worst_request_tokens,
+            s.context_window
+        );
+    }
+    // Each input's budget and where it comes from: a default says so.
+    for b in &report.inputs {
+        println!("input {}: at most {} tokens ({})", b.label(), b.tokens, b.origin.describe());
+    }
+    println!("at most {} steps and {} model requests per run", pipeline.step_bound(), pipeline.model_request_bound());
+    print_cost(&pipeline);
+    for line in ctx::contract::proof_statement(report, pipeline.cost_bound()) {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The worst-case tokens and cost of a run, step by step (`ctx explain`).
+fn print_cost(pipeline: &LoadedPipeline) {
+    use ctx::contract::usd;
+    let Some(bound) = pipeline.cost_bound() else {
+        println!("worst-case cost: a model has no price (give it a `price` block to bound what a run costs)");
+        return;
+    };
+    if pipeline.named_models().is_empty() {
+        println!(
+            "\nworst-case cost per run, input tokens at {} and output tokens at {}/M:",
+            input_rate(&bound.price),
+            usd(ctx::contract::nano_usd(bound.price.output))
+        );
+        println!(
+            "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
+        );
+        for s in &bound.steps {
+            println!("| {} | {} |", s.step_id, cost_cells(s).join(" | "));
+        }
+    } else {
+        // Each step at its own model's price.
+        println!("\nworst-case cost per run, each step at its model's price:");
+        println!(
+            "| step | model | input tokens at | output $/M | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|---|---|---|"
+        );
+        for s in &bound.steps {
+            println!(
+                "| {} | {} | {} | {} | {} |",
+                s.step_id,
+                s.model.as_deref().unwrap_or("default"),
+                input_rate(&s.price),
+                usd(ctx::contract::nano_usd(s.price.output)),
+                cost_cells(s).join(" | ")
+            );
+        }
+    }
+    let (input, output) = bound.steps.iter().fold((0u64, 0u64), |(i, o), s| {
+        let n = s.requests();
+        (
+            i.saturating_add(n.saturating_mul(s.input_tokens as u64)),
+            o.saturating_add(n.saturating_mul(s.output_tokens as u64)),
+        )
+    });
+    let exact = if bound.exact { "" } else { " (an upper bound: the loop limits are too large for the exact one)" };
+    println!(
+        "at most {} per run{exact}: {} model requests, {input} input and {output} output tokens",
+        usd(bound.nano_usd),
+        bound.requests
+    );
+    if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
+        println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
+    }
+    println!("{}", ratio_note(pipeline));
+}
+
+/// The rate a worst case prices input tokens at, named: the input price, or the cache-write rate
+/// with the input price beside it when the provider bills cache writes higher.
+fn input_rate(price: &ctx::config::Price) -> String {
+    use ctx::contract::{nano_usd, usd};
+    if price.worst_input() > price.input {
+        format!(
+            "the cache-write rate {}/M (input price {}/M)",
+            usd(nano_usd(price.worst_input())),
+            usd(nano_usd(price.input))
+        )
+    } else {
+        format!("the input price {}/M", usd(nano_usd(price.input)))
+    }
+}
+
+/// What the run-time spend caps assume of the provider's count, under the cost table.
+fn ratio_note(pipeline: &LoadedPipeline) -> String {
+    format!(
+        "counted tokens, priced at billed_token_ratio {r} (the most a provider is assumed to bill per counted \
+         token); at run time the spend caps price each request at max({r}, the highest billed-to-counted ratio \
+         the provider's usage has shown for its model) × its exact count",
+        r = pipeline.billed_token_ratio()
+    )
+}
+
+/// A step's cells of the worst-case cost table after its id: runs, requests per run, input and
+/// output tokens per request, cost per request, cost of its runs.
+fn cost_cells(s: &ctx::contract::StepCost) -> [String; 6] {
+    use ctx::contract::usd;
+    [
+        s.runs.to_string(),
+        s.requests_per_run.to_string(),
+        s.input_tokens.to_string(),
+        s.output_tokens.to_string(),
+        usd(s.request_nano_usd),
+        usd(s.nano_usd),
+    ]
+}
+
+/// The worst-case cost as an HTML section: the same table as the text, every value escaped.
+fn cost_html(bound: &ctx::contract::CostBound) -> String {
+    use ctx::contract::usd;
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    };
+    let mut html = format!(
+        "<h2>Worst-case cost of a run</h2>\n<p class=\"meta\">input tokens at {}, output tokens at {}/M: at most {} per run, {} model requests{}.</p>\n<table>\n<tr><th>step</th><th class=\"n\">runs</th><th class=\"n\">requests per run</th><th class=\"n\">input tokens</th><th class=\"n\">output tokens</th><th class=\"n\">per request</th><th class=\"n\">cost</th></tr>\n",
+        escape(&input_rate(&bound.price)),
+        usd(ctx::contract::nano_usd(bound.price.output)),
+        usd(bound.nano_usd),
+        bound.requests,
+        if bound.exact { "" } else { " (an upper bound)" },
+    );
+    for s in &bound.steps {
+        let cells: String = cost_cells(s).iter().map(|c| format!("<td class=\"n\">{c}</td>")).collect();
+        // A step on a named model says so, with that model's rates.
+        let model = s.model.as_ref().map(|m| {
+            format!(
+                " <small>on model <code>{}</code>, input tokens at {}, output at {}/M</small>",
+                escape(m),
+                escape(&input_rate(&s.price)),
+                usd(ctx::contract::nano_usd(s.price.output))
+            )
+        });
+        html.push_str(&format!(
+            "<tr><td><code>{}</code>{}</td>{cells}</tr>\n",
+            escape(&s.step_id),
+            model.unwrap_or_default()
+        ));
+    }
+    html.push_str("</table>\n");
+    html
+}
+
+/// The cost bound as JSON, with the dollars written out next to the billionths.
+fn cost_json(bound: &ctx::contract::CostBound) -> serde_json::Value {
+    let mut json = serde_json::to_value(bound).unwrap_or_default();
+    json["usd"] = serde_json::json!(bound.usd());
+    json
+}

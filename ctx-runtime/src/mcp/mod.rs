@@ -1,0 +1,299 @@
+//! Tools from MCP servers (feature `mcp`), through the official Rust SDK, `rmcp`.
+//!
+//! An `agent` step names the servers whose tools it offers (`mcp_servers: [ files { command:
+//! "node", args: ["server.js", "docs"] } ]`, in `pipeline!`, YAML or a built definition).
+//! [`McpTools::connect`] starts every server the steps of a definition name (one process per
+//! distinct command line, shared by the steps that declare it), completes the protocol's
+//! handshake and lists each server's tools. Then:
+//!
+//! * **Loading**: [`McpTools::load_options`] hands the listed tools to the loader, which adds
+//!   them to their steps after the tools the steps declare, and runs every rule of declared
+//!   tools on them, and the budget contract with the model's tool rule: a server whose schemas
+//!   no longer fit is a load error naming it and its largest tools (`MCP_TOOLS_DO_NOT_FIT`), a
+//!   tool that breaks a rule one naming it (`MCP_TOOL_REJECTED`), never a 400 from the model's
+//!   server. A pipeline that names servers and is loaded without their listing does not load
+//!   (`MCP_SERVER_NOT_CONNECTED`).
+//! * **Running**: `McpTools` is a [`ToolHandlers`]: each call goes to the server that listed the
+//!   tool for that step, and the result's content comes back as text, which the agent step cuts
+//!   at a token boundary to what the turn has left (the progressive budget), like any tool's. A
+//!   result the server marks `isError` is told to the model, as the protocol intends (it may
+//!   call again); a protocol error, a server that died ([`McpError::Closed`]) and a result over
+//!   [`McpOptions::max_result_bytes`](method@McpOptions::max_result_bytes) fail the step with `AGENT_TOOL_FAILED`, the [`McpError`]
+//!   as its source.
+//!
+//! ```no_run
+//! # async fn run(def: ctx::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
+//! use ctx::mcp::{McpOptions, McpTools};
+//! use ctx::pipeline::{LoadOptions, LoadedPipeline, StepEnv};
+//!
+//! let mcp = McpTools::connect(&def, McpOptions::new()).await?;
+//! let pipeline = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new()))?;
+//! let env = StepEnv::builder().tools(&mcp);
+//! # let _ = (pipeline, env);
+//! mcp.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Servers are reached over their standard input and output: the command is spawned as a child
+//! of this process, killed when the connections are dropped or closed. Streamable HTTP (`url:`)
+//! is part of the declaration and its rules, but this build does not connect to it: such a
+//! server fails to start with `MCP_SERVER_START`, saying so.
+
+mod error;
+mod server;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+pub use error::McpError;
+
+use crate::config::{ConfigFile, apply_config_mcp_servers};
+use crate::pipeline::definition::{ModelSource, PipelineDef, StepKind, ToolSpec};
+use crate::pipeline::mcp_listing::ListedTools;
+use crate::pipeline::{BoxError, LoadOptions, ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
+use server::Server;
+
+/// How [`McpTools`] talks to its servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpOptions {
+    /// Where a pipeline's `config.json` is looked up, as [`LoadOptions::base_dir`] (by default
+    /// the current directory): its `mcp_servers` say where the servers run.
+    pub base_dir: Option<std::path::PathBuf>,
+    /// The most a tool result's text may hold, in bytes (default 64 MiB): a larger one fails the
+    /// call with [`McpError::ResultTooLarge`] rather than being counted. Within it, a result is
+    /// cut to the turn's budget. The transport reads a result whole before it is measured, so
+    /// this bounds what is counted and kept, not what is read.
+    pub max_result_bytes: usize,
+    /// How long a server may take to start, answer the handshake and list its tools (default
+    /// 60 s: `npx` may install a package first).
+    pub start_timeout: Duration,
+    /// How long one tool call may take (default 120 s); a call without an answer by then fails
+    /// with [`McpError::ToolFailed`].
+    pub call_timeout: Duration,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        McpOptions {
+            base_dir: None,
+            max_result_bytes: 64 * 1024 * 1024,
+            start_timeout: Duration::from_secs(60),
+            call_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl McpOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the field `base_dir`: load the pipeline with the same.
+    #[must_use]
+    pub fn base_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets the field `max_result_bytes`.
+    #[must_use]
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
+    /// Sets the field `start_timeout`.
+    #[must_use]
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
+    /// Sets the field `call_timeout`.
+    #[must_use]
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+}
+
+/// One tool an MCP server listed for an agent step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpTool {
+    /// The agent step.
+    pub step: String,
+    /// The server, as the step names it.
+    pub server: String,
+    /// The tool, as the model is offered it (its name, description and parameters schema).
+    pub tool: ToolSpec,
+}
+
+/// Connections to the MCP servers of a definition's agent steps, with the tools each listed;
+/// the [`ToolHandlers`] of those steps' MCP tools.
+#[derive(Debug)]
+pub struct McpTools {
+    servers: Vec<Server>,
+    /// Per agent step and server name (as the step names it), the server's index.
+    by_step: Vec<(String, String, usize)>,
+    /// Which server answers a step's tool.
+    routes: BTreeMap<(String, String), usize>,
+    options: McpOptions,
+}
+
+impl McpTools {
+    /// Starts every MCP server the agent steps of `def` name and lists their tools. Steps that
+    /// declare the same command line (or URL) share one server. The first server that cannot be
+    /// started, answer the handshake or list its tools is the error; those already started are
+    /// stopped.
+    pub async fn connect(def: &PipelineDef, options: McpOptions) -> Result<McpTools, McpError> {
+        let placed = placed_by_config(def, &options);
+        let def = placed.as_ref().unwrap_or(def);
+        let timeout = options.start_timeout;
+        let mut tools = McpTools { servers: Vec::new(), by_step: Vec::new(), routes: BTreeMap::new(), options };
+        for step in &def.steps {
+            let StepKind::Agent(spec) = &step.kind else { continue };
+            for declared in &spec.mcp_servers {
+                let same = |s: &Server| {
+                    s.spec.command == declared.command && s.spec.args == declared.args && s.spec.url == declared.url
+                };
+                let index = match tools.servers.iter().position(same) {
+                    Some(i) => i,
+                    None => match Server::start(declared, timeout).await {
+                        Ok(server) => {
+                            tools.servers.push(server);
+                            tools.servers.len() - 1
+                        }
+                        Err(e) => {
+                            tools.close().await;
+                            return Err(e);
+                        }
+                    },
+                };
+                tools.by_step.push((step.id.clone(), declared.name.clone(), index));
+                for tool in &tools.servers[index].tools {
+                    if declared.tools.is_empty() || declared.tools.contains(&tool.name) {
+                        tools.routes.entry((step.id.clone(), tool.name.clone())).or_insert(index);
+                    }
+                }
+            }
+        }
+        Ok(tools)
+    }
+
+    /// `opts` with the tools the servers listed, for loading the definition they were connected
+    /// for (`LoadedPipeline::load`, `load_file`, `load_with_counter`): the loader adds them to
+    /// their steps and checks them with every rule of declared tools and the budget contract.
+    pub fn load_options(&self, opts: LoadOptions) -> LoadOptions {
+        let listed = self
+            .by_step
+            .iter()
+            .map(|(step, server, i)| ListedTools {
+                step: step.clone(),
+                server: server.clone(),
+                tools: self.servers[*i].tools.clone(),
+            })
+            .collect();
+        opts.listed_tools(listed)
+    }
+
+    /// Every tool each server listed, per agent step and server, in the servers' order (before
+    /// a server's `tools: [ … ]` chooses among them).
+    pub fn listed(&self) -> Vec<McpTool> {
+        self.by_step
+            .iter()
+            .flat_map(|(step, server, i)| {
+                self.servers[*i].tools.iter().map(|tool| McpTool {
+                    step: step.clone(),
+                    server: server.clone(),
+                    tool: tool.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// These tools, then `others` for every tool no server offers the step (the tools the
+    /// pipeline declares in Rust).
+    pub fn with_handlers<'a>(&'a self, others: &'a dyn ToolHandlersDyn) -> McpToolsWith<'a> {
+        McpToolsWith { mcp: self, others }
+    }
+
+    /// Ends every session and stops the servers (dropping the connections kills them too).
+    pub async fn close(self) {
+        for server in self.servers {
+            server.close().await;
+        }
+    }
+
+    /// The server that answers `tool` for `step`.
+    fn route(&self, step: &str, tool: &str) -> Option<&Server> {
+        self.routes.get(&(step.to_owned(), tool.to_owned())).map(|&i| &self.servers[i])
+    }
+
+    async fn call_server(&self, server: &Server, request: &ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+        // Arguments that are not a JSON object are the model's to fix: `args` says so, and the
+        // step tells the model rather than failing.
+        let arguments: Map<String, Value> =
+            if request.arguments.trim().is_empty() { Map::new() } else { request.args()? };
+        let (text, is_error) =
+            server.call(request.name, arguments, self.options.call_timeout, self.options.max_result_bytes).await?;
+        if is_error {
+            tracing::warn!(target: "ctx::mcp", server = %server.name, tool = request.name, "the tool reported an error; the model is told");
+            return Ok(ToolOutput::Text(format!("error: {text}")));
+        }
+        Ok(ToolOutput::Text(text))
+    }
+}
+
+/// `def` with its servers where its `config.json` places them, when its model comes from one that
+/// reads and places any; else `None`. A file that cannot be read, or names a server no step
+/// has, changes nothing here: loading the pipeline reports it, at the file's key.
+fn placed_by_config(def: &PipelineDef, options: &McpOptions) -> Option<PipelineDef> {
+    let ModelSource::ConfigFile(path) = &def.model else { return None };
+    let path = match &options.base_dir {
+        Some(base) => base.join(path),
+        None => std::path::PathBuf::from(path),
+    };
+    let file = ConfigFile::load(path).ok()?;
+    if file.mcp_servers.is_empty() {
+        return None;
+    }
+    let mut placed = def.clone();
+    let _ = apply_config_mcp_servers(&mut placed, &file.mcp_servers);
+    Some(placed)
+}
+
+impl ToolHandlers for McpTools {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+        let Some(server) = self.route(step_id, request.name) else {
+            return Err(McpError::NotConnected { step: step_id.to_owned(), tool: request.name.to_owned() }.into());
+        };
+        self.call_server(server, &request).await
+    }
+}
+
+/// [`McpTools`] with the handlers of the tools no server offers ([`McpTools::with_handlers`]).
+#[derive(Clone, Copy)]
+pub struct McpToolsWith<'a> {
+    mcp: &'a McpTools,
+    others: &'a dyn ToolHandlersDyn,
+}
+
+impl std::fmt::Debug for McpToolsWith<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolsWith").field("mcp", self.mcp).finish_non_exhaustive()
+    }
+}
+
+impl ToolHandlers for McpToolsWith<'_> {
+    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
+        match self.mcp.route(step_id, request.name) {
+            Some(server) => self.mcp.call_server(server, &request).await,
+            None => self.others.call(step_id, request).await,
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! One connection to an MCP server through `rmcp`: the process spawned with its standard input
+//! and output as the transport, the handshake, the tool list, and tool calls turned into text.
+//!
+//! The process is ctx's own child (`kill_on_drop`), not the SDK's, so that dropping a
+//! connection outside an async runtime kills it without needing one, and so that a server that
+//! died can be told apart from one that failed a call (its exit status). Its standard error is
+//! drained as it is written, the last [`STDERR_TAIL`] bytes kept for the error messages.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+use super::McpError;
+use crate::pipeline::definition::{McpServerSpec, ToolSpec};
+
+/// How much of a server's standard error is kept for messages.
+pub(super) const STDERR_TAIL: usize = 4 * 1024;
+
+/// A running server.
+pub(super) struct Server {
+    /// The name the (first) step that declares it gives it.
+    pub(super) name: String,
+    /// Its command line, for messages.
+    pub(super) transport: String,
+    /// What it was declared with: steps that declare the same transport share the connection.
+    pub(super) spec: McpServerSpec,
+    service: RunningService<RoleClient, ()>,
+    child: Mutex<Child>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Every tool it listed, as declared tools are written.
+    pub(super) tools: Vec<ToolSpec>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.name).field("transport", &self.transport).finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Spawns `spec`'s command, completes the handshake and lists its tools.
+    pub(super) async fn start(spec: &McpServerSpec, timeout: Duration) -> Result<Server, McpError> {
+        let name = spec.name.clone();
+        let transport = transport_text(spec);
+        let fail = |reason: String, stderr: String| McpError::Start {
+            server: name.clone(),
+            transport: transport.clone(),
+            reason,
+            stderr,
+        };
+        let Some(command) = spec.command.as_deref() else {
+            let reason = match &spec.url {
+                Some(url) => {
+                    format!("`{url}`: this build reaches MCP servers by command only (Streamable HTTP is not built in)")
+                }
+                None => "it has neither `command` nor `url`".to_owned(),
+            };
+            return Err(fail(reason, String::new()));
+        };
+        let mut child = Command::new(command)
+            .args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| fail(e.to_string(), String::new()))?;
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = None;
+        if let Some(mut pipe) = child.stderr.take() {
+            let tail = Arc::clone(&stderr);
+            reader = Some(tokio::spawn(async move {
+                let mut buf = vec![0u8; 8 * 1024];
+                while let Ok(n) = pipe.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    tail.extend_from_slice(&buf[..n]);
+                    let over = tail.len().saturating_sub(STDERR_TAIL);
+                    tail.drain(..over);
+                }
+            }));
+        }
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err(fail("its standard input or output could not be opened".into(), String::new()));
+        };
+        let handshake = tokio::time::timeout(timeout, ().serve((stdout, stdin)));
+        let service = match handshake.await {
+            Ok(Ok(service)) => service,
+            Ok(Err(e)) => {
+                return Err(fail(
+                    format!("the handshake failed: {e}"),
+                    settle(&mut child, reader.take(), &stderr).await,
+                ));
+            }
+            Err(_) => {
+                return Err(fail(
+                    format!("no handshake within {timeout:?}"),
+                    settle(&mut child, reader.take(), &stderr).await,
+                ));
+            }
+        };
+        let listed = tokio::time::timeout(timeout, service.peer().list_all_tools()).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(e)) => {
+                return Err(fail(
+                    format!("listing its tools failed: {e}"),
+                    settle(&mut child, reader.take(), &stderr).await,
+                ));
+            }
+            Err(_) => {
+                return Err(fail(
+                    format!("no tool list within {timeout:?}"),
+                    settle(&mut child, reader.take(), &stderr).await,
+                ));
+            }
+        };
+        let tools = tools.iter().map(tool_spec).collect::<Result<Vec<_>, _>>().map_err(|e| fail(e, String::new()))?;
+        Ok(Server { name, transport, spec: spec.clone(), service, child: Mutex::new(child), stderr, tools })
+    }
+
+    /// Calls `tool` with `arguments` (a JSON object), within `timeout`: the result's content as
+    /// text, and whether the server marked it an error.
+    pub(super) async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<(String, bool), McpError> {
+        let params: CallToolRequestParams =
+            serde_json::from_value(serde_json::json!({ "name": tool, "arguments": arguments })).map_err(|e| {
+                McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message: e.to_string() }
+            })?;
+        let result = match tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(ServiceError::McpError(e))) => {
+                return Err(McpError::ToolFailed {
+                    server: self.name.clone(),
+                    tool: tool.to_owned(),
+                    message: format!("{} (JSON-RPC error {})", e.message, e.code.0),
+                });
+            }
+            Ok(Err(e)) => return Err(self.closed_or_failed(tool, e.to_string()).await),
+            Err(_) => {
+                return Err(McpError::ToolFailed {
+                    server: self.name.clone(),
+                    tool: tool.to_owned(),
+                    message: format!("no answer within {timeout:?}"),
+                });
+            }
+        };
+        let value = serde_json::to_value(&result).map_err(|e| McpError::ToolFailed {
+            server: self.name.clone(),
+            tool: tool.to_owned(),
+            message: e.to_string(),
+        })?;
+        let text = result_text(&value);
+        if text.len() > max_bytes {
+            return Err(McpError::ResultTooLarge {
+                server: self.name.clone(),
+                tool: tool.to_owned(),
+                bytes: text.len(),
+                limit: max_bytes,
+            });
+        }
+        Ok((text, value.get("isError").and_then(Value::as_bool).unwrap_or(false)))
+    }
+
+    /// A transport failure: [`McpError::Closed`] when the process has ended (or ends within a
+    /// moment: the connection closes before the exit is reaped), else a failed call.
+    async fn closed_or_failed(&self, tool: &str, message: String) -> McpError {
+        for _ in 0..20 {
+            let status = self.child.lock().unwrap_or_else(std::sync::PoisonError::into_inner).try_wait();
+            match status {
+                Ok(Some(status)) => {
+                    return McpError::Closed {
+                        server: self.name.clone(),
+                        tool: tool.to_owned(),
+                        status: Some(exit_text(status)),
+                        stderr: self.stderr_text(),
+                    };
+                }
+                Ok(None) => tokio::time::sleep(Duration::from_millis(25)).await,
+                Err(_) => break,
+            }
+        }
+        if self.service.is_closed() {
+            return McpError::Closed {
+                server: self.name.clone(),
+                tool: tool.to_owned(),
+                status: None,
+                stderr: self.stderr_text(),
+            };
+        }
+        McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message }
+    }
+
+    fn stderr_text(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&tail).into_owned()
+    }
+
+    /// Ends the session and the process.
+    pub(super) async fn close(self) {
+        let Server { mut service, child, .. } = self;
+        let _ = service.close().await;
+        let mut child = child.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+/// What a server that failed to start wrote, once it has had a moment to exit and its standard
+/// error has been read to the end.
+async fn settle(
+    child: &mut Child,
+    reader: Option<tokio::task::JoinHandle<()>>,
+    stderr: &Arc<Mutex<Vec<u8>>>,
+) -> String {
+    if tokio::time::timeout(Duration::from_secs(1), child.wait()).await.is_err() {
+        let _ = child.kill().await;
+    }
+    if let Some(reader) = reader {
+        let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
+    }
+    let tail = stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    String::from_utf8_lossy(&tail).into_owned()
+}
+
+fn exit_text(status: std::process::ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => format!("was ended by a signal ({status})"),
+    }
+}
+
+/// The command line (`node server.js docs`) or URL of a server, for messages.
+pub(super) fn transport_text(spec: &McpServerSpec) -> String {
+    match (&spec.command, &spec.url) {
+        (Some(command), _) => {
+            std::iter::once(command.as_str()).chain(spec.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+        }
+        (None, Some(url)) => url.clone(),
+        (None, None) => "no transport".to_owned(),
+    }
+}
+
+/// A listed tool as a declared one: its name, its description (else its title, else empty,
+/// which the tool rules then report), its input schema as JSON text.
+fn tool_spec(tool: &rmcp::model::Tool) -> Result<ToolSpec, String> {
+    let value = serde_json::to_value(tool).map_err(|e| format!("a listed tool cannot be read: {e}"))?;
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    let name = text("name").unwrap_or_default();
+    let description =
+        text("description").filter(|d| !d.trim().is_empty()).or_else(|| text("title")).unwrap_or_default();
+    let schema = value.get("inputSchema").cloned().unwrap_or(Value::Null);
+    let parameters = serde_json::to_string(&schema).map_err(|e| format!("the schema of tool `{name}`: {e}"))?;
+    Ok(ToolSpec::new(name, description, parameters))
+}
+
+/// A result's content as one text, block after block: text as it is, a resource's text or its
+/// URI, binary content (an image, audio, a blob) as a line saying what it was, never its
+/// base64; the structured content as JSON when there is no other content.
+pub(super) fn result_text(result: &Value) -> String {
+    let mut parts = Vec::new();
+    for block in result.get("content").and_then(Value::as_array).into_iter().flatten() {
+        let text = |key: &str| block.get(key).and_then(Value::as_str);
+        let part = match text("type").unwrap_or_default() {
+            "text" => text("text").unwrap_or_default().to_owned(),
+            "resource" => {
+                let resource = block.get("resource").unwrap_or(&Value::Null);
+                let field = |key: &str| resource.get(key).and_then(Value::as_str);
+                match (field("text"), field("uri")) {
+                    (Some(t), _) => t.to_owned(),
+                    (None, Some(uri)) => format!("[binary resource {uri}]"),
+                    (None, None) => "[resource]".to_owned(),
+                }
+            }
+            "resource_link" => format!("[resource {}]", text("uri").unwrap_or_default()),
+            kind => {
+                let mime = text("mimeType").unwrap_or("unknown type");
+                format!("[{kind} content, {mime}]")
+            }
+        };
+        parts.push(part);
+    }
+    if parts.is_empty()
+        && let Some(structured) = result.get("structuredContent")
+    {
+        return structured.to_string();
+    }
+    parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_blocks_become_one_text_without_base64() {
+        let result = serde_json::json!({
+            "content": [
+                { "type": "text", "text": "first" },
+                { "type": "image", "data": "AAAA", "mimeType": "image/png" },
+                { "type": "resource", "resource": { "uri": "file:///a", "text": "body" } },
+                { "type": "resource", "resource": { "uri": "file:///b", "blob": "AAAA" } },
+                { "type": "resource_link", "uri": "file:///c", "name": "c" }
+            ]
+        });
+        assert_eq!(
+            result_text(&result),
+            "first\n[image content, image/png]\nbody\n[binary resource file:///b]\n[resource file:///c]"
+        );
+        let structured = serde_json::json!({ "content": [], "structuredContent": { "sum": 3 } });
+        assert_eq!(result_text(&structured), r#"{"sum":3}"#);
+    }
+
+    #[test]
+    fn a_transport_is_named_by_its_command_line_or_url() {
+        let spec = McpServerSpec::new("files").command(Some("node".into())).args(vec!["s.js".into(), "docs".into()]);
+        assert_eq!(transport_text(&spec), "node s.js docs");
+        assert_eq!(
+            transport_text(&McpServerSpec::new("w").url(Some("http://127.0.0.1:1/mcp".into()))),
+            "http://127.0.0.1:1/mcp"
+        );
+    }
+}

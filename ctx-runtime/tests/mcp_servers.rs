@@ -1,0 +1,359 @@
+//! Agent steps whose tools come from real MCP servers: `@modelcontextprotocol/server-filesystem`
+//! and `@modelcontextprotocol/server-everything` from npm, installed by `scripts/mcp-servers.sh`
+//! and spawned by each test over stdio. Listing, calling, a tool that reports an error, a
+//! server that dies mid-run, a result of several MiB cut to the turn's budget, a result over
+//! the byte limit, and a server whose tool list changes between runs.
+//!
+//! Outside CI, without the servers (`CTX_MCP_*` unset), each test says so and passes; under
+//! `CI=true` a missing server fails it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ctx_runtime::codes::ErrorCode;
+use ctx_runtime::llm::offline::OfflineModel;
+use ctx_runtime::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx_runtime::mcp::{McpError, McpOptions, McpTools};
+use ctx_runtime::pipeline::{
+    AgentReport, AgentSpec, CallModelSpec, LoadOptions, LoadedPipeline, McpServerSpec, ModelSource, ModelSpec,
+    PipelineDef, PipelineError, PromptSpec, SettingsSpec, StepDef, StepDetail, StepEnv, StepKind, StepReport,
+    ToolCallKind, UserPartSpec,
+};
+use ctx_runtime::{CtxError, PipelineState, Role, ToolCall};
+
+/// The servers' entry points and node, or `None` (with the reason printed) to skip.
+struct Servers {
+    node: String,
+    everything: String,
+    filesystem: String,
+}
+
+fn servers(test: &str) -> Option<Servers> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    match (var("CTX_MCP_NODE"), var("CTX_MCP_EVERYTHING"), var("CTX_MCP_FILESYSTEM")) {
+        (Some(node), Some(everything), Some(filesystem)) => Some(Servers { node, everything, filesystem }),
+        _ => {
+            assert!(
+                std::env::var("CI").ok().as_deref() != Some("true"),
+                "CTX_MCP_* are not set under CI: .ci/run must run scripts/mcp-servers.sh provision and eval its env"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped {test}: no MCP servers (scripts/mcp-servers.sh provision; eval \"$(scripts/mcp-servers.sh env)\")"
+            );
+            None
+        }
+    }
+}
+
+impl Servers {
+    fn filesystem(&self, name: &str, root: &Path) -> McpServerSpec {
+        McpServerSpec::new(name)
+            .command(Some(self.node.clone()))
+            .args(vec![self.filesystem.clone(), root.display().to_string()])
+    }
+}
+
+/// A pipeline with one agent step `answer` whose tools are `servers`' (cl100k, `window`
+/// tokens, 500 of output).
+fn definition(window: i64, servers: Vec<McpServerSpec>) -> PipelineDef {
+    PipelineDef::new("Files")
+        .model(ModelSource::Inline(
+            ModelSpec::default()
+                .context_window(Some(window))
+                .max_tokens(Some(500))
+                .encoding(Some("cl100k_base".into())),
+        ))
+        .settings(SettingsSpec::default().max_context_tokens(Some(1)).budget_safety_margin_tokens(Some(64)))
+        .prompts(vec![PromptSpec::new("answer", Some("Answer from the files the tools read.".into()))])
+        .steps(vec![StepDef::new(
+            "answer",
+            StepKind::Agent(
+                AgentSpec::new(
+                    CallModelSpec::new("answer", "end")
+                        .max_output_tokens(Some(500))
+                        .user_parts(vec![UserPartSpec::new("user_question", "{}")]),
+                    Vec::new(),
+                    3,
+                )
+                .mcp_servers(servers),
+            ),
+        )])
+}
+
+fn agent(reports: &[StepReport]) -> &AgentReport {
+    match reports.iter().map(|r| &r.detail).next() {
+        Some(StepDetail::Agent(report)) => report,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A model that replies from a script and keeps every request; `before` runs before each reply
+/// (with the reply's index).
+struct Scripted {
+    replies: Mutex<Vec<ChatResponse>>,
+    seen: Mutex<Vec<ChatRequest>>,
+    before: Box<dyn Fn(usize) + Send + Sync>,
+}
+
+impl Scripted {
+    fn new(replies: Vec<ChatResponse>) -> Self {
+        Scripted { replies: Mutex::new(replies), seen: Mutex::new(Vec::new()), before: Box::new(|_| {}) }
+    }
+
+    fn call(tool: &str, arguments: serde_json::Value) -> ChatResponse {
+        ChatResponse::new("").tool_calls(vec![ToolCall::new("c1", tool, arguments.to_string())])
+    }
+
+    /// The content of every tool result the model was sent.
+    fn tool_results(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        let last = seen.last().map(|r| r.messages.clone()).unwrap_or_default();
+        last.iter().filter(|m| m.role == Role::Tool).map(|m| m.content.clone()).collect()
+    }
+}
+
+impl ChatModel for Scripted {
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let index = {
+            let mut seen = self.seen.lock().unwrap();
+            seen.push(request.clone());
+            seen.len() - 1
+        };
+        (self.before)(index);
+        let mut replies = self.replies.lock().unwrap();
+        Ok(if replies.is_empty() { ChatResponse::new("done") } else { replies.remove(0) })
+    }
+}
+
+/// A directory with `release-notes.md` and a file of `big_bytes` bytes, `big.txt`.
+fn docs(big_bytes: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = "# Release notes\n\nThe release train leaves on Thursdays at 10:00.\n";
+    std::fs::write(dir.path().join("release-notes.md"), notes).unwrap();
+    let line = "Every line of this file is a line of the big file, numbered by nothing at all.\n";
+    std::fs::write(dir.path().join("big.txt"), line.repeat(big_bytes / line.len() + 1)).unwrap();
+    dir
+}
+
+/// The canonical path the filesystem server reports and accepts (it resolves symlinks).
+fn real(path: PathBuf) -> String {
+    std::fs::canonicalize(path).unwrap().display().to_string()
+}
+
+fn mcp_source(err: &CtxError) -> &McpError {
+    match err {
+        CtxError::Pipeline(PipelineError::Tool { source, .. }) => {
+            source.downcast_ref::<McpError>().unwrap_or_else(|| panic!("not an MCP error: {err}"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_tools_are_listed_counted_by_the_contract_and_called() {
+    let Some(s) = servers("the_tools_are_listed_counted_by_the_contract_and_called") else { return };
+    let dir = docs(1_000);
+    let server = s.filesystem("files", dir.path()).tools(vec!["read_text_file".into(), "list_directory".into()]);
+    let def = definition(16_384, vec![server]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let listed = mcp.listed();
+    let names: Vec<&str> = listed.iter().map(|t| t.tool.name.as_str()).collect();
+    for expected in ["read_text_file", "list_directory", "write_file", "search_files"] {
+        assert!(names.contains(&expected), "{expected} not in {names:?}");
+    }
+    assert!(listed.iter().all(|t| t.step == "answer" && t.server == "files"));
+
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    let StepKind::Agent(spec) = &p.definition().steps[0].kind else { unreachable!() };
+    let offered: Vec<&str> = spec.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(offered, ["read_text_file", "list_directory"], "in the server's order, only the allowed");
+    // The contract counted exactly the schemas sent, with the model's tool rule.
+    let counter = p.counter();
+    let exact = counter.format().count_tools(counter, &spec.schemas()).unwrap();
+    assert!(exact > 0);
+    assert_eq!(p.contract_report().step("answer").unwrap().tool_schema_tokens, exact);
+
+    // The offline model calls the first tool with the question as its `path`, and answers with
+    // the lines of the result that share a term with it (`release`).
+    let model = OfflineModel::new(p.counter().clone());
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let question = real(dir.path().join("release-notes.md"));
+    let (state, reports) = p.run(PipelineState::new(question), &env).await.unwrap();
+    let report = agent(&reports);
+    assert_eq!(report.tool_calls.len(), 1);
+    assert_eq!(
+        (report.tool_calls[0].name.as_str(), report.tool_calls[0].kind),
+        ("read_text_file", ToolCallKind::Handled)
+    );
+    assert_eq!(report.tool_schema_tokens, exact);
+    let answer = state.last_model_response.unwrap();
+    assert!(answer.contains("Thursdays at 10:00"), "{answer}");
+    for r in &report.requests {
+        assert!(r.prompt_tokens + r.max_output_tokens <= 16_384);
+        assert_eq!(r.usage.map(|u| u.prompt_tokens), Some(r.prompt_tokens));
+    }
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_tool_error_is_told_to_the_model_and_a_protocol_error_fails_the_step() {
+    let Some(s) = servers("a_tool_error_is_told_to_the_model_and_a_protocol_error_fails_the_step") else { return };
+    let dir = docs(1_000);
+    let def = definition(16_384, vec![s.filesystem("files", dir.path()).tools(vec!["read_text_file".into()])]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    // A path outside the allowed directory: the server answers with a result marked `isError`.
+    let model = Scripted::new(vec![Scripted::call("read_text_file", serde_json::json!({ "path": "/etc/hostname" }))]);
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let (state, reports) = p.run(PipelineState::new("q"), &env).await.unwrap();
+    assert_eq!(agent(&reports).tool_calls[0].kind, ToolCallKind::Handled);
+    let results = model.tool_results();
+    assert_eq!(results.len(), 1);
+    assert!(results[0].starts_with("error: "), "{}", results[0]);
+    assert!(results[0].to_lowercase().contains("denied"), "{}", results[0]);
+    assert_eq!(state.last_model_response.as_deref(), Some("done"));
+
+    // Arguments the server's schema rejects: whichever way the server answers, the model is
+    // told (a result marked `isError`) or the step fails naming the server and the tool.
+    let model = Scripted::new(vec![Scripted::call("read_text_file", serde_json::json!({ "path": 42 }))]);
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    match p.run(PipelineState::new("q"), &env).await {
+        Ok(_) => assert!(model.tool_results()[0].starts_with("error: "), "{:?}", model.tool_results()),
+        Err(err) => {
+            assert_eq!(err.code(), "AGENT_TOOL_FAILED");
+            let mcp_err = mcp_source(&err);
+            assert_eq!(mcp_err.code(), "MCP_TOOL_FAILED");
+            assert!(mcp_err.to_string().contains("`files` failed tool `read_text_file`"), "{mcp_err}");
+        }
+    }
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_run_fails_the_step_naming_it() {
+    let Some(s) = servers("a_server_that_dies_mid_run_fails_the_step_naming_it") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    // The server records its own process id, so the test kills exactly the process it started.
+    let script = format!("echo $$ > '{}'; exec '{}' '{}' stdio", pidfile.display(), s.node, s.everything);
+    let server = McpServerSpec::new("everything")
+        .command(Some("sh".into()))
+        .args(vec!["-c".into(), script])
+        .tools(vec!["echo".into()]);
+    let def = definition(16_384, vec![server]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    let mut model = Scripted::new(vec![Scripted::call("echo", serde_json::json!({ "message": "hello" }))]);
+    let pid: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    model.before = Box::new(move |index| {
+        if index == 0 {
+            let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+            assert!(killed.success());
+        }
+    });
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let state = PipelineState::new("q");
+    let err = p.run(state, &env).await.unwrap_err();
+    assert_eq!(err.code(), "AGENT_TOOL_FAILED", "{err}");
+    let mcp_err = mcp_source(&err);
+    assert_eq!(mcp_err.code(), "MCP_SERVER_CLOSED", "{mcp_err}");
+    let text = mcp_err.to_string();
+    assert!(text.contains("`everything`") && text.contains("`echo`"), "{text}");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_result_of_several_mib_is_cut_to_the_turn_and_one_over_the_limit_is_refused() {
+    let Some(s) = servers("a_result_of_several_mib_is_cut_to_the_turn_and_one_over_the_limit_is_refused") else {
+        return;
+    };
+    let dir = docs(5 * 1024 * 1024);
+    let def = definition(8_192, vec![s.filesystem("files", dir.path()).tools(vec!["read_text_file".into()])]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let p = LoadedPipeline::load(def.clone(), mcp.load_options(LoadOptions::new())).unwrap();
+    let model = OfflineModel::new(p.counter().clone());
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let question = real(dir.path().join("big.txt"));
+    let (_, reports) = p.run(PipelineState::new(question.clone()), &env).await.unwrap();
+    let report = agent(&reports);
+    let call = &report.tool_calls[0];
+    assert!(call.truncated, "5 MiB cannot fit an 8K window");
+    assert!(call.tokens <= call.available, "{call:?}");
+    for r in &report.requests {
+        assert!(r.prompt_tokens + r.max_output_tokens <= 8_192, "{r:?}");
+    }
+    mcp.close().await;
+
+    let mcp = McpTools::connect(&def, McpOptions::new().max_result_bytes(1024 * 1024)).await.unwrap();
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let err = p.run(PipelineState::new(question), &env).await.unwrap_err();
+    let mcp_err = mcp_source(&err);
+    assert_eq!(mcp_err.code(), "MCP_RESULT_TOO_LARGE");
+    assert!(matches!(mcp_err, McpError::ResultTooLarge { bytes, limit: 1_048_576, .. } if *bytes > 5 * 1024 * 1024));
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_server_whose_tool_list_changes_between_runs_is_a_load_error_naming_it() {
+    let Some(s) = servers("a_server_whose_tool_list_changes_between_runs_is_a_load_error_naming_it") else { return };
+    let dir = docs(1_000);
+    // One declaration, a command whose server changes between two loads (an upgrade behind
+    // the same command line): first the everything server, then the filesystem server.
+    let script = dir.path().join("server.sh");
+    let write = |target: &str| std::fs::write(&script, format!("exec '{}' {target}\n", s.node)).unwrap();
+    let server = McpServerSpec::new("tools").command(Some("sh".into())).args(vec![script.display().to_string()]);
+    // The everything server's schemas cost 638 tokens, the filesystem server's 1,177 (cl100k):
+    // with 500 of output, 64 of margin and the prompt, the first fit 1,600 tokens, the second not.
+    let def = definition(1_600, vec![server.clone()]);
+
+    write(&format!("'{}' stdio", s.everything));
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let first = LoadedPipeline::load(def.clone(), mcp.load_options(LoadOptions::new()));
+    let fits = first.expect("the everything server's tools fit a 1,600-token window");
+    assert!(fits.contract_report().step("answer").unwrap().tool_schema_tokens > 0);
+    mcp.close().await;
+
+    write(&format!("'{}' '{}'", s.filesystem, dir.path().display()));
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let Err(CtxError::Config(issues)) = LoadedPipeline::load(def.clone(), mcp.load_options(LoadOptions::new())) else {
+        panic!("the filesystem server's tools should not fit");
+    };
+    let issue = &issues.issues[0];
+    assert_eq!(issue.code, "MCP_TOOLS_DO_NOT_FIT", "{issues}");
+    assert_eq!(issue.path.to_string(), "steps[0].mcp_servers[0]");
+    assert!(issue.message.contains("MCP server `tools`") && issue.message.contains("(largest: `"), "{}", issue.message);
+    mcp.close().await;
+
+    // A tool the step chose that the new server does not list.
+    let def = definition(16_384, vec![server.tools(vec!["echo".into()])]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let Err(CtxError::Config(issues)) = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())) else {
+        panic!("`echo` is gone");
+    };
+    assert_eq!(issues.issues[0].code, "MCP_TOOL_REJECTED", "{issues}");
+    assert_eq!(issues.issues[0].path.to_string(), "steps[0].mcp_servers[0].tools[0]");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_named_with_what_it_said() {
+    let Some(s) = servers("a_server_that_cannot_start_is_named_with_what_it_said") else { return };
+    let missing = McpServerSpec::new("missing").command(Some("/nonexistent/mcp-server".into()));
+    let err = McpTools::connect(&definition(16_384, vec![missing]), McpOptions::new()).await.unwrap_err();
+    assert_eq!(err.code(), "MCP_SERVER_START");
+    assert!(err.to_string().contains("`missing` (/nonexistent/mcp-server)"), "{err}");
+
+    let exits = McpServerSpec::new("exits")
+        .command(Some(s.node.clone()))
+        .args(vec!["-e".into(), "console.error('no config given'); process.exit(3)".into()]);
+    let err = McpTools::connect(&definition(16_384, vec![exits]), McpOptions::new()).await.unwrap_err();
+    assert_eq!(err.code(), "MCP_SERVER_START");
+    assert!(err.to_string().contains("no config given"), "{err}");
+}
