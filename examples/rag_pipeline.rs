@@ -14,7 +14,7 @@
 //! most twice per question, under a `loop_guard`), and answers with the conversation's history.
 //! Every request is counted with the real tokenizer before it is sent. Without `CTX_BASE_URL`
 //! the model is offline and extractive: it quotes the lines of the context that match the
-//! question, with the ids of their files. `tests/rag_pipeline.rs` runs the same code.
+//! question, with the ids of their files. `ctx-tests/tests/rag_pipeline.rs` runs the same code.
 
 #[path = "rag_pipeline/mod.rs"]
 mod rag;
@@ -25,7 +25,7 @@ use ctx::llm::llama_cpp::LocalModel;
 use ctx::pipeline::LoadOptions;
 
 use rag::pipeline::CodebaseQa;
-use rag::{Args, CODEBASE_DIR, Demo, Model, USAGE, choose_model};
+use rag::{Args, Demo, Model, USAGE, choose_model, codebase_dir};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -58,17 +58,17 @@ async fn run(args: &Args) -> Result<(), ctx::CtxError> {
     let local = if args.offline { None } else { LocalModel::from_env()? };
     let (demo, model) = match &local {
         Some(local) => (
-            Demo::with_local_model(CODEBASE_DIR, local, LoadOptions::from_env())?,
+            Demo::with_local_model(codebase_dir(), local, LoadOptions::from_env())?,
             Model::Server(local.client().clone()),
         ),
         None => {
-            let demo = Demo::new(CODEBASE_DIR, LoadOptions::from_env())?;
+            let demo = Demo::new(codebase_dir(), LoadOptions::from_env())?;
             let model =
                 choose_model(args.offline, |name| std::env::var(name).ok(), demo.pipeline().pipeline().counter())?;
             (demo, model)
         }
     };
-    println!("Code base: {CODEBASE_DIR} ({} files indexed with BM25).", demo.index().len());
+    println!("Code base: {} ({} files indexed with BM25).", codebase_dir().display(), demo.index().len());
     println!("Model: {}.", model.describe());
     let trace = demo.conversation(&args.questions, model.as_chat_model()).await?;
     print!("{}", trace.render());

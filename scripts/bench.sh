@@ -3,7 +3,7 @@
 # ctx-runtime (token counting against tiktoken-rs, worst-case scaling, manage_context_budget on
 # 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-sides with
 # LangChain's trim_messages on the same conversation and with quicktok and Hugging Face tokenizers
-# on the token corpus (benches/peers), and the macro's 40-step expansion.
+# on the token corpus (ctx-tests/benches/peers), and the macro's 40-step expansion.
 #
 #   scripts/bench.sh                # everything (about 20-30 minutes on 2 busy cores)
 #   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
@@ -51,17 +51,17 @@ done
 python_json=""
 if [ -z "${CTX_BENCH_NO_PEERS:-}" ]; then
     echo "== peers: history trim, ctx (Rust) and LangChain (Python) on the same JSON" >&2
-    cargo bench -q -p ctx-llm --bench peers -- "${crit_args[@]}" >"$out/peers.log" 2>&1 \
+    cargo bench -q -p ctx-tests --bench peers -- "${crit_args[@]}" >"$out/peers.log" 2>&1 \
         || { echo "bench peers failed; see $out/peers.log" >&2; exit 1; }
-    eval "$(benches/peers/setup.sh)"
+    eval "$(ctx-tests/benches/peers/setup.sh)"
     # No network for the Python side: an unreachable proxy makes any download attempt fail.
     TIKTOKEN_CACHE_DIR="$TIKTOKEN_CACHE_DIR" HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
-        "$PEERS_PYTHON" benches/peers/trim_langchain.py "$out" "${CTX_PEERS_RUNS:-10}" >&2
+        "$PEERS_PYTHON" ctx-tests/benches/peers/trim_langchain.py "$out" "${CTX_PEERS_RUNS:-10}" >&2
     python_json="$out/peers_python.json"
     echo "== peers: counting beside quicktok, and tokenizers for the open models (thread CPU time, interleaved)" >&2
     # The open models' rows need llama.cpp's vocabularies (scripts/model-fixtures.sh provision).
     vocab_env=$(scripts/model-fixtures.sh env 2>/dev/null || true)
-    (eval "$vocab_env"; PEERS_PYTHON="$PEERS_PYTHON" cargo bench -q -p ctx-llm --features hf --bench peers_count) \
+    (eval "$vocab_env"; PEERS_PYTHON="$PEERS_PYTHON" cargo bench -q -p ctx-tests --features hf --bench peers_count) \
         >"$out/peers_count.log" 2>&1 || { echo "bench peers_count failed; see $out/peers_count.log" >&2; failed+=(peers_count); }
 fi
 

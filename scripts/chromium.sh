@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless Chromium for the run report's rendering test (tests/report_chromium.rs): Debian's
+# Headless Chromium for the run report's rendering test (ctx-tests/tests/report_chromium.rs): Debian's
 # `chromium` package, run once per page to take a screenshot and dump the rendered DOM.
 #
 #   scripts/chromium.sh provision              install Debian's chromium when it is missing (apt-get, as root)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Arize Phoenix, an OpenTelemetry tracing backend that reads the GenAI semantic conventions, for
-# tests/report_phoenix.rs (feature `otel`): ctx's spans are exported to it over OTLP/HTTP and
+# ctx-tests/tests/report_phoenix.rs (feature `otel`): ctx's spans are exported to it over OTLP/HTTP and
 # read back through its REST API. Installed from PyPI (arize-phoenix) into a venv in a cache and
 # run on 127.0.0.1 only, with telemetry off.
 #

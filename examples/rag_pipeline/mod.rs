@@ -1,4 +1,4 @@
-//! The logic of `examples/rag_pipeline.rs`, kept apart from `main` so that `tests/rag_pipeline.rs`
+//! The logic of `examples/rag_pipeline.rs`, kept apart from `main` so that `ctx-tests/tests/rag_pipeline.rs`
 //! runs exactly what the example runs.
 //!
 //! [`Demo`] indexes the sample code base with BM25 ([`Bm25Index`]), loads the
@@ -15,7 +15,7 @@ pub mod cost;
 pub mod pipeline;
 pub mod trace;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ctx::llm::llama_cpp::LocalModel;
 use ctx::llm::offline::OfflineModel;
@@ -30,8 +30,17 @@ use cost::CostPlan;
 use pipeline::{CodebaseQa, CodebaseQaEnv, CodebaseQaStep, NextBatch};
 use trace::{BudgetTrace, StepTrace, TurnTrace};
 
-/// The code base shipped with the repository.
-pub const CODEBASE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/codebase");
+/// The code base shipped with the repository, `examples/codebase`. This module is compiled by the
+/// example (its manifest is the workspace's) and by the suites of `ctx-tests/` (one folder down),
+/// so the folder is looked up from the compiling crate's manifest upwards.
+pub fn codebase_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .map(|dir| dir.join("examples/codebase"))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| manifest.join("examples/codebase"))
+}
 
 /// The question asked when none is given.
 pub const SAMPLE_QUESTION: &str = "How is the invoice total computed?";
@@ -139,10 +148,13 @@ pub fn choose_model(
 
 /// The shortest complete use of the pipeline, shown in the guide (`docs/tour.md`): one question,
 /// the offline model, no trace.
-#[allow(dead_code, reason = "the guide's worked example and tests/rag_pipeline.rs call it; `main` traces instead")]
+#[allow(
+    dead_code,
+    reason = "the guide's worked example and ctx-tests/tests/rag_pipeline.rs call it; `main` traces instead"
+)]
 pub async fn answer_once(question: &str) -> Result<String, CtxError> {
     let qa = CodebaseQa::new()?;
-    let index = Bm25Index::from_dir(CODEBASE_DIR, &IndexOptions::default())?;
+    let index = Bm25Index::from_dir(codebase_dir(), &IndexOptions::default())?;
     let model = OfflineModel::default();
     // One field per model the pipeline declares; the same client may serve both.
     let env =
@@ -169,7 +181,10 @@ impl Demo {
 
     /// [`Self::new`] for a locally served model: the pipeline is loaded with the server's
     /// context window and counts every prompt with the server's tokenizer and chat template.
-    #[allow(dead_code, reason = "the example's `main` and tests/llama_demo.rs call it; tests/rag_pipeline.rs does not")]
+    #[allow(
+        dead_code,
+        reason = "the example's `main` and ctx-tests/tests/llama_demo.rs call it; ctx-tests/tests/rag_pipeline.rs does not"
+    )]
     pub fn with_local_model(
         codebase: impl AsRef<Path>,
         local: &LocalModel,

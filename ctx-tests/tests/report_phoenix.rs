@@ -10,7 +10,7 @@
 //! The OTLP wire format itself is checked without any backend by ctx-runtime's
 //! `tests/otel_export.rs`, against a receiver of its own.
 
-#[path = "../examples/rag_pipeline/mod.rs"]
+#[path = "../../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
 mod rag;
 
@@ -24,7 +24,7 @@ use ctx::report::{OtlpTracing, RunReport};
 use serde_json::Value;
 use tracing_subscriber::layer::SubscriberExt as _;
 
-use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
+use rag::{Demo, SAMPLE_QUESTION, codebase_dir};
 
 /// Phoenix files spans without an `openinference.project.name` resource attribute here.
 const PROJECT: &str = "default";
@@ -54,7 +54,7 @@ fn phoenix_url() -> Option<String> {
 /// The README's run, offline, inside a span of the test's own that carries `nonce`, so the run's
 /// trace can be found among whatever else the server holds.
 fn readme_run(runtime: &tokio::runtime::Runtime, otlp: &OtlpTracing, nonce: &str) -> RunReport {
-    let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
+    let demo = Demo::new(codebase_dir(), LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
     let env = demo.env(&model);
     let qa = demo.pipeline();

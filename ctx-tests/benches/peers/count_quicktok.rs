@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use ctx::tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
 
-#[path = "../../ctx-runtime/tests/corpus/mod.rs"]
+#[path = "../../../ctx-runtime/tests/corpus/mod.rs"]
 mod corpus;
 
 /// CPU time of the calling thread.

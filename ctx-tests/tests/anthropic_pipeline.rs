@@ -2,7 +2,7 @@
 //! unchanged through `AnthropicClient` against a scripted Anthropic API on 127.0.0.1, and loaded
 //! with the exact `count_tokens` counter.
 
-#[path = "../ctx-runtime/tests/anthropic_support/mod.rs"]
+#[path = "../../ctx-runtime/tests/anthropic_support/mod.rs"]
 mod anthropic_support;
 
 use anthropic_support::{MockAnthropic, Reply, message};

@@ -10,7 +10,7 @@
 //!
 //! Output directory: `$CTX_BENCH_OUT`, else `$CARGO_TARGET_DIR/ctx-bench`, else `target/ctx-bench`.
 
-#[path = "../../ctx-runtime/tests/history_corpus/mod.rs"]
+#[path = "../../../ctx-runtime/tests/history_corpus/mod.rs"]
 mod history_corpus;
 
 use std::hint::black_box;

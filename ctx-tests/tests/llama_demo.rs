@@ -7,7 +7,7 @@
 //!
 //! Without `CTX_LLAMA_BASE_URL` the test is skipped with a message (and fails under CI).
 
-#[path = "../examples/rag_pipeline/mod.rs"]
+#[path = "../../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test uses the demo's local-model path only")]
 mod rag;
 
@@ -17,7 +17,7 @@ use ctx::ErrorCode;
 use ctx::llm::llama_cpp::{ENV_BASE_URL, LocalModel};
 use ctx::pipeline::{LoadOptions, StepDetail};
 
-use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
+use rag::{Demo, SAMPLE_QUESTION, codebase_dir};
 
 #[tokio::test]
 async fn the_demo_runs_in_the_local_servers_window_with_its_tokenizer() {
@@ -29,7 +29,7 @@ async fn the_demo_runs_in_the_local_servers_window_with_its_tokenizer() {
         );
         return;
     };
-    let loaded = Demo::with_local_model(CODEBASE_DIR, &local, LoadOptions::new());
+    let loaded = Demo::with_local_model(codebase_dir(), &local, LoadOptions::new());
     if local.window() < 8_192 {
         let err = loaded.err().expect("an 8k pipeline cannot load into a smaller window");
         let text = err.to_string();

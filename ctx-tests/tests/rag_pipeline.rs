@@ -2,7 +2,7 @@
 //! budget trace against independent counts, then runs it against a scripted OpenAI-compatible
 //! server on 127.0.0.1, as `CTX_BASE_URL` would.
 
-#[path = "../examples/rag_pipeline/mod.rs"]
+#[path = "../../examples/rag_pipeline/mod.rs"]
 mod rag;
 
 use std::collections::HashMap;
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use rag::pipeline::{CodebaseQa, CodebaseQaCustom, CodebaseQaNextBatchOutcome, NextBatch, node_ids};
 use rag::trace::BudgetTrace;
-use rag::{Args, CODEBASE_DIR, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model};
+use rag::{Args, Demo, Model, SAMPLE_QUESTION, USAGE, answer_once, choose_model, codebase_dir};
 
 /// A model that records every request before passing it on.
 struct Recording<M> {
@@ -54,7 +54,7 @@ impl<M: ChatModel> ChatModel for Recording<M> {
 }
 
 fn demo() -> Demo {
-    Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base and the pipeline load")
+    Demo::new(codebase_dir(), LoadOptions::new()).expect("the sample code base and the pipeline load")
 }
 
 async fn offline_run(demo: &Demo, questions: &[&str]) -> (BudgetTrace, Vec<ChatRequest>) {
@@ -299,7 +299,7 @@ async fn with_ctx_base_url_the_same_run_talks_to_a_server() {
 
 #[test]
 fn the_guides_worked_example_is_this_example() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("readable");
     let tour = read("docs/tour.md");
     let block = |fence: &str, nth: usize| -> String {
@@ -335,8 +335,11 @@ fn the_models_are_priced_at_the_price_tables_list_prices() {
         assert_eq!(used.config.context_window, 8_192, "{step}");
     }
     // The comment that names the prices' source names the table's date.
-    let source = std::fs::read_to_string(format!("{}/examples/rag_pipeline/pipeline.rs", env!("CARGO_MANIFEST_DIR")))
-        .expect("readable");
+    let source = std::fs::read_to_string(format!(
+        "{}/examples/rag_pipeline/pipeline.rs",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/..")
+    ))
+    .expect("readable");
     assert!(source.contains("gpt-4.1-mini and gpt-4.1") && source.contains(PRICE_TABLE_DATE), "pipeline.rs");
 }
 
@@ -406,7 +409,8 @@ async fn each_models_cost_is_its_proven_worst_case_and_what_its_requests_were_bi
 
 #[tokio::test]
 async fn the_readmes_cost_figures_are_what_the_example_prints() {
-    let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).expect("readable");
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", concat!(env!("CARGO_MANIFEST_DIR"), "/.."))).expect("readable");
     let start = readme.find("\n## What a run costs\n").expect("the README's section on cost");
     let section = &readme[start + 1..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];

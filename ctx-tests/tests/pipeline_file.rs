@@ -8,11 +8,11 @@ use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 
 ctx::pipeline! {
     /// The specification's minimal `manage_context_budget` pipeline, kept in a file.
-    pub pipeline Minimal { file: "examples/pipelines/minimal.yaml" }
+    pub pipeline Minimal { file: "../examples/pipelines/minimal.yaml" }
 }
 
 // The short form: the type is named after the file's `name` (`CompactionLoop`).
-ctx::pipeline!(file = "examples/pipelines/compaction_loop.yaml");
+ctx::pipeline!(file = "../examples/pipelines/compaction_loop.yaml");
 
 /// The runtime's reading of `path`, as the macro embeds it: named after the Rust type, the
 /// `config.json` path relative to the crate.
@@ -29,9 +29,12 @@ fn loaded(path: &str, name: &str) -> PipelineDef {
 
 #[test]
 fn the_macro_embeds_what_the_loader_reads() {
-    assert_eq!(MinimalStep::definition(), loaded("examples/pipelines/minimal.yaml", "Minimal"));
-    assert_eq!(CompactionLoopStep::definition(), loaded("examples/pipelines/compaction_loop.yaml", "CompactionLoop"));
-    assert_eq!(MinimalStep::definition().model, ModelSource::ConfigFile("examples/pipelines/config.json".into()));
+    assert_eq!(MinimalStep::definition(), loaded("../examples/pipelines/minimal.yaml", "Minimal"));
+    assert_eq!(
+        CompactionLoopStep::definition(),
+        loaded("../examples/pipelines/compaction_loop.yaml", "CompactionLoop")
+    );
+    assert_eq!(MinimalStep::definition().model, ModelSource::ConfigFile("../examples/pipelines/config.json".into()));
 }
 
 #[test]
@@ -62,7 +65,7 @@ async fn a_file_pipeline_runs_with_its_typed_environment() {
     let pipeline = Minimal::new().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(pipeline.pipeline().context_window(), 9600);
     let index = Bm25Index::from_dir(
-        "examples/docs_support/docs",
+        "../examples/docs_support/docs",
         &IndexOptions::default().chunking(Some(ChunkOptions::new(300))),
     )
     .unwrap();

@@ -13,7 +13,7 @@
 //! The README's screenshot, `docs/img/run-report.png`, is this test's, rewritten when asked:
 //!
 //! ```text
-//! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test --test report_chromium
+//! CTX_REPORT_SCREENSHOT=docs/img/run-report.png cargo test -p ctx-tests --test report_chromium
 //! ```
 //!
 //! (a path relative to the workspace): the page of the same run, priced at the example's own
@@ -21,7 +21,7 @@
 //! cut to the model requests: the first request's bar, parts with their prices, counts, cost and
 //! worst case.
 
-#[path = "../examples/rag_pipeline/mod.rs"]
+#[path = "../../examples/rag_pipeline/mod.rs"]
 #[allow(dead_code, reason = "this test runs the demo's pipeline only, not its trace or its CLI")]
 mod rag;
 
@@ -34,15 +34,15 @@ use ctx::llm::offline::OfflineModel;
 use ctx::pipeline::LoadOptions;
 use ctx::report::{ChangeKind, RunReport};
 
-use rag::{CODEBASE_DIR, Demo, SAMPLE_QUESTION};
+use rag::{Demo, SAMPLE_QUESTION, codebase_dir};
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
 /// The README's run, offline, and its report.
 async fn readme_run() -> RunReport {
-    let demo = Demo::new(CODEBASE_DIR, LoadOptions::new()).expect("the sample code base loads");
+    let demo = Demo::new(codebase_dir(), LoadOptions::new()).expect("the sample code base loads");
     let model = OfflineModel::default();
     let env = demo.env(&model);
     let qa = demo.pipeline();

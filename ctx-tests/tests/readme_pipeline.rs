@@ -29,7 +29,8 @@ ctx::pipeline! {
 
 /// The README's first ```rust block.
 fn readme_example() -> String {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README.md");
+    let readme =
+        fs::read_to_string(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("README.md")).expect("README.md");
     let start = readme.find("```rust\n").expect("a rust block in README.md") + "```rust\n".len();
     let end = start + readme[start..].find("\n```").expect("the block closes");
     readme[start..end].to_owned()
