@@ -9,6 +9,7 @@ mod responses_support;
 
 use client_support::{KEY, MockServer, Reply, fast_retries};
 use ctx_runtime::chat::SignedThinking;
+use ctx_runtime::contract::{ContractError, guard_request};
 use ctx_runtime::llm::openai::{ReasoningEffort, ResponsesOptions, RetryPolicy};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ModelError, ModelParams, Usage};
 use ctx_runtime::tokens::REASONING_ITEM_SPECIALS;
@@ -121,6 +122,30 @@ async fn encrypted_reasoning_without_a_count_is_refused_by_the_counter() {
     assert!(err.to_string().contains("`rs_9`"), "{err}");
 }
 
+#[test]
+fn the_last_guard_counts_the_carried_reasoning_and_refuses_a_request_it_overflows() {
+    let counter = TokenCounter::for_encoding(Encoding::O200kBase);
+    let carried = |hidden: usize| {
+        vec![
+            ChatMessage::user("What is the budget?"),
+            ChatMessage::assistant_tool_calls("", vec![ToolCall::new("call_1", "search", "{}")])
+                .with_thinking(vec![SignedThinking::new(reasoning_item("rs_1", "Search."))])
+                .with_reasoning_tokens(Some(hidden)),
+            ChatMessage::tool_result("call_1", "4,096 tokens."),
+        ]
+    };
+    let small = counter.count_request(&carried(10), &[]).unwrap();
+    let window = small + 100;
+    // 10 reasoning tokens fit beside 100 of output; 11 do not, by exactly one token.
+    assert_eq!(guard_request("answer", &carried(10), &[], 100, window, &counter), Ok(small));
+    match guard_request("answer", &carried(11), &[], 100, window, &counter) {
+        Err(err @ ContractError::RequestTooLarge { overflow: 1, .. }) => {
+            assert_eq!(err.code().as_str(), "REQUEST_EXCEEDS_CONTEXT_WINDOW")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn streaming_hands_over_the_deltas_and_returns_the_last_events_response() {
     let done = response(vec![reasoning_item("rs_1", ""), message("Hello there")], usage(12, 0, 40, 37));
@@ -149,9 +174,8 @@ async fn a_stream_that_fails_before_any_text_is_retried_and_after_text_is_not() 
         Reply::sse(&events(&["fine"], &done).iter().map(String::as_str).collect::<Vec<_>>()),
     ])
     .await;
-    let client = client(&server, fast_retries(2), ResponsesOptions::default());
     let mut pieces = Vec::new();
-    let reply = client.chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect("retried");
+    let reply = client_of(&server, 2).chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect("retried");
     assert_eq!((server.hits(), pieces.as_slice(), reply.content.as_str()), (2, &["fine".to_owned()][..], "fine"));
 
     // Text reached the caller, then the response failed: a retry would hand it over twice.
@@ -163,9 +187,8 @@ async fn a_stream_that_fails_before_any_text_is_retried_and_after_text_is_not() 
         Reply::ok(response(vec![message("again")], usage(5, 0, 1, 0))),
     ])
     .await;
-    let client = client(&server, fast_retries(2), ResponsesOptions::default());
     let mut pieces = Vec::new();
-    let err = client.chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect_err("not retried");
+    let err = client_of(&server, 2).chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect_err("not retried");
     assert_eq!((server.hits(), pieces.as_slice()), (1, &["partial".to_owned()][..]));
     assert!(err.to_string().contains("overloaded"), "{err}");
 
