@@ -13,7 +13,7 @@ use ctx_runtime::contract::{ContractError, guard_request};
 use ctx_runtime::llm::openai::{ReasoningEffort, ResponsesOptions, RetryPolicy};
 use ctx_runtime::llm::{ChatModel, ChatRequest, ModelError, ModelParams, Usage};
 use ctx_runtime::tokens::REASONING_ITEM_SPECIALS;
-use ctx_runtime::{ChatMessage, Encoding, ErrorCode, ToolCall, ToolSchema, TokenCounter};
+use ctx_runtime::{ChatMessage, Encoding, ErrorCode, TokenCounter, ToolCall, ToolSchema};
 use responses_support::{client, events, function_call, message, read_input, reasoning_item, response, usage};
 use serde_json::json;
 
@@ -93,10 +93,16 @@ async fn reasoning_items_come_back_on_the_reply_and_go_out_again_before_their_ca
     let input = sent[1].body["input"].as_array().expect("input").clone();
     // The item exactly as received, right before the call it led to.
     assert_eq!(input[2], item);
-    assert_eq!(input[3], json!({"type": "function_call", "call_id": "call_1", "name": "search",
-                                "arguments": "{\"query\":\"budget\"}"}));
-    assert_eq!(input[4], json!({"type": "function_call_output", "call_id": "call_1",
-                                "output": "The budget is 4,096 tokens."}));
+    assert_eq!(
+        input[3],
+        json!({"type": "function_call", "call_id": "call_1", "name": "search",
+                                "arguments": "{\"query\":\"budget\"}"})
+    );
+    assert_eq!(
+        input[4],
+        json!({"type": "function_call_output", "call_id": "call_1",
+                                "output": "The budget is 4,096 tokens."})
+    );
 
     // Recounted from the body alone: the same count as ctx's messages, and the reasoning in it is
     // its visible summary counted exactly plus the 280 tokens the server reported.
@@ -175,7 +181,8 @@ async fn a_stream_that_fails_before_any_text_is_retried_and_after_text_is_not() 
     ])
     .await;
     let mut pieces = Vec::new();
-    let reply = client_of(&server, 2).chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect("retried");
+    let reply =
+        client_of(&server, 2).chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect("retried");
     assert_eq!((server.hits(), pieces.as_slice(), reply.content.as_str()), (2, &["fine".to_owned()][..], "fine"));
 
     // Text reached the caller, then the response failed: a retry would hand it over twice.
@@ -188,7 +195,10 @@ async fn a_stream_that_fails_before_any_text_is_retried_and_after_text_is_not() 
     ])
     .await;
     let mut pieces = Vec::new();
-    let err = client_of(&server, 2).chat_stream(&request(), &mut |p| pieces.push(p.to_owned())).await.expect_err("not retried");
+    let err = client_of(&server, 2)
+        .chat_stream(&request(), &mut |p| pieces.push(p.to_owned()))
+        .await
+        .expect_err("not retried");
     assert_eq!((server.hits(), pieces.as_slice()), (1, &["partial".to_owned()][..]));
     assert!(err.to_string().contains("overloaded"), "{err}");
 
@@ -243,8 +253,9 @@ async fn retryable_failures_are_retried_and_final_ones_are_typed() {
     let err = client_of(&server, 0).chat(&request()).await.expect_err("no output");
     assert!(matches!(err, ModelError::MalformedBody { .. }), "{err:?}");
 
-    let server = MockServer::start(vec![Reply::Text { status: 404, content_type: "text/plain", body: "Not Found".into() }])
-        .await;
+    let server =
+        MockServer::start(vec![Reply::Text { status: 404, content_type: "text/plain", body: "Not Found".into() }])
+            .await;
     let err = client_of(&server, 0).chat(&request()).await.expect_err("no such API");
     assert!(err.to_string().contains("/v1/responses") && err.to_string().contains("Responses API"), "{err}");
 }

@@ -58,7 +58,10 @@ async fn the_reasoning_goes_back_with_its_call_and_every_body_is_the_count_that_
     let p = priced(WINDOW);
     let server = MockServer::start(vec![
         calls_the_tool(REASONING),
-        Reply::ok(response(vec![reasoning_item("rs_2", ""), message("It integrates with LDAP [A].")], usage(1_500, 0, 90, 60))),
+        Reply::ok(response(
+            vec![reasoning_item("rs_2", ""), message("It integrates with LDAP [A].")],
+            usage(1_500, 0, 90, 60),
+        )),
     ])
     .await;
     let client = client(&server, fast_retries(0), ResponsesOptions::default());
@@ -89,7 +92,10 @@ async fn the_reasoning_goes_back_with_its_call_and_every_body_is_the_count_that_
     let with = counter.count_request(&messages, &tools).unwrap();
     messages[2] = messages[2].clone().with_thinking(Vec::new()).with_reasoning_tokens(None);
     let frame = REASONING_ITEM_SPECIALS + counter.count("assistant").unwrap() + counter.count("analysis").unwrap();
-    assert_eq!(with - counter.count_request(&messages, &tools).unwrap(), frame + counter.count(SUMMARY).unwrap() + REASONING);
+    assert_eq!(
+        with - counter.count_request(&messages, &tools).unwrap(),
+        frame + counter.count(SUMMARY).unwrap() + REASONING
+    );
 
     // The spend ledger priced the reported usage: 512 of the first request's 700 input tokens
     // read from the cache, the reasoning billed as output.

@@ -129,7 +129,13 @@ impl Usage {
     /// Usage of `prompt_tokens` read and `completion_tokens` generated, with no prompt-cache
     /// counts reported.
     pub fn new(prompt_tokens: usize, completion_tokens: usize) -> Self {
-        Usage { prompt_tokens, completion_tokens, cache_read_tokens: None, cache_write_tokens: None, reasoning_tokens: None }
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            reasoning_tokens: None,
+        }
     }
 
     /// The same usage with the prompt-cache counts the provider reported.

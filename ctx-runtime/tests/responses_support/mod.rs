@@ -84,7 +84,11 @@ pub fn read_input(body: &Value, reasoning_tokens: Option<usize>) -> (Vec<ChatMes
                 match messages.last_mut() {
                     Some(last) if open => last.tool_calls.push(call),
                     _ => {
-                        messages.push(assistant(ChatMessage::assistant_tool_calls("", vec![call]), &mut thinking, reasoning_tokens));
+                        messages.push(assistant(
+                            ChatMessage::assistant_tool_calls("", vec![call]),
+                            &mut thinking,
+                            reasoning_tokens,
+                        ));
                         open = true;
                     }
                 }
@@ -94,7 +98,11 @@ pub fn read_input(body: &Value, reasoning_tokens: Option<usize>) -> (Vec<ChatMes
                 open = false;
             }
             (_, Some("assistant")) => {
-                messages.push(assistant(ChatMessage::assistant(text(&item["content"])), &mut thinking, reasoning_tokens));
+                messages.push(assistant(
+                    ChatMessage::assistant(text(&item["content"])),
+                    &mut thinking,
+                    reasoning_tokens,
+                ));
                 open = true;
             }
             (_, Some("system")) => {

@@ -122,7 +122,8 @@ mod tests {
         let added = f.message_cost(&c, &two, None).unwrap() - f.message_cost(&c, &bare, None).unwrap();
         assert_eq!(added, 2 * frame + c.count(summary).unwrap() + 700);
         // Visible reasoning (open-weight servers) needs no reported count.
-        let open = carrying(vec![json!({"type": "reasoning", "content": [{"type": "reasoning_text", "text": "x+1"}]})], None);
+        let open =
+            carrying(vec![json!({"type": "reasoning", "content": [{"type": "reasoning_text", "text": "x+1"}]})], None);
         let added = f.message_cost(&c, &open, None).unwrap() - f.message_cost(&c, &bare, None).unwrap();
         assert_eq!(added, frame + c.count("x+1").unwrap());
         // Anthropic's blocks are not the OpenAI format's to count (its client never sends them).
@@ -133,7 +134,8 @@ mod tests {
     #[test]
     fn encrypted_reasoning_without_a_count_is_refused_not_counted_short() {
         let c = TokenCounter::for_encoding(Encoding::O200kBase);
-        let m = carrying(vec![json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"})], None);
+        let m =
+            carrying(vec![json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"})], None);
         let messages = [ChatMessage::user("q"), m];
         let err = ChatFormat::openai().count_messages(&c, &messages).unwrap_err();
         assert_eq!(err, TokenError::UncountedReasoning { item: "rs_1".into() });

@@ -181,7 +181,12 @@ impl ResponsesClient {
         transport_error(&c.model, &self.endpoint, err, phase, c.connect_timeout, received_bytes, c.api_key.as_ref())
     }
 
-    fn status_error(&self, status: reqwest::StatusCode, headers: &reqwest::header::HeaderMap, bytes: &[u8]) -> ModelError {
+    fn status_error(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &reqwest::header::HeaderMap,
+        bytes: &[u8],
+    ) -> ModelError {
         let mut err = status_error(self.model(), status, headers, bytes, self.config.api_key.as_ref());
         // A bare 404 is most often a server without this API (or a base URL without `/v1`).
         if let ModelError::Http { status: 404, message, error_type: None, error_code: None, .. } = &mut err {

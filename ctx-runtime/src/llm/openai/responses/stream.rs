@@ -49,7 +49,8 @@ impl StreamState {
                 }
             }
             "response.completed" | "response.incomplete" => {
-                let response = value.get("response").ok_or_else(|| malformed(format!("`{kind}` without a response")))?;
+                let response =
+                    value.get("response").ok_or_else(|| malformed(format!("`{kind}` without a response")))?;
                 self.reply = Some(read_response(response, carry_reasoning).map_err(malformed)?);
             }
             "response.failed" => {
@@ -134,7 +135,9 @@ mod tests {
         let junk = SseEvent { event: None, data: "{not json".into() };
         assert!(matches!(StreamState::default().on_event(&junk, true, &mut |_| {}), Err(ChunkError::Malformed { .. })));
         let mut state = StreamState::default();
-        state.on_event(&event(json!({"type": "response.output_text.delta", "delta": "Hi"})), true, &mut |_| {}).unwrap();
+        state
+            .on_event(&event(json!({"type": "response.output_text.delta", "delta": "Hi"})), true, &mut |_| {})
+            .unwrap();
         assert!(matches!(state.finish("m", 10), Err(ModelError::TruncatedBody { received_bytes: 10, .. })));
     }
 }

@@ -258,8 +258,8 @@ mod tests {
 
     #[test]
     fn parameters_the_api_lacks_are_refused_before_sending() {
-        let request = ChatRequest::new(vec![ChatMessage::user("q")], 8)
-            .params(ModelParams::default().stop(vec!["###".into()]));
+        let request =
+            ChatRequest::new(vec![ChatMessage::user("q")], 8).params(ModelParams::default().stop(vec!["###".into()]));
         match WireRequest::new("m", &request, &ResponsesOptions::default(), false) {
             Err(ModelError::UnsupportedRequest { message, .. }) => assert!(message.contains("`stop`"), "{message}"),
             other => panic!("expected a refusal, got {other:?}"),
@@ -294,7 +294,10 @@ mod tests {
         let refused = json!({"status": "completed", "output": [{"type": "message", "content": [
             {"type": "refusal", "refusal": "I can't help with that."}]}]});
         let reply = read_response(&refused, true).expect("a response");
-        assert_eq!((reply.content.as_str(), reply.finish_reason.as_deref()), ("I can't help with that.", Some("refusal")));
+        assert_eq!(
+            (reply.content.as_str(), reply.finish_reason.as_deref()),
+            ("I can't help with that.", Some("refusal"))
+        );
         assert!(read_response(&json!({"status": "completed"}), true).is_err());
     }
 }
