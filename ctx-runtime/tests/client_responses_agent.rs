@@ -15,6 +15,7 @@ use agent_support::{Retriever, article, definition, load, search_tool};
 use client_support::{MockServer, Reply, fast_retries};
 use ctx_runtime::llm::openai::ResponsesOptions;
 use ctx_runtime::pipeline::{AgentEnd, AgentReport, ModelSource, PriceSpec, StepDetail, StepEnv, StepReport};
+use ctx_runtime::state::TokenRatio;
 use ctx_runtime::tokens::REASONING_ITEM_SPECIALS;
 use ctx_runtime::{ErrorCode, PipelineState};
 use responses_support::{client, function_call, message, read_input, reasoning_item, response, usage};
@@ -105,6 +106,15 @@ async fn the_reasoning_goes_back_with_its_call_and_every_body_is_the_count_that_
     assert_eq!((b.input, b.cached_input, b.output), (188, 512, REASONING + 20));
     assert_eq!(spend.nano_usd, 188 * 2_500 + 512 * 1_250 + 420 * 10_000);
     assert_eq!(report.requests[0].usage.and_then(|u| u.reasoning_tokens), Some(REASONING));
+    // The provider's output ratio, which prices later requests' worst case, is of the visible
+    // reply only: the first reply's 20 visible tokens for its call's arguments, not 420.
+    let arguments = p.counter().count(r#"{"query":"integrations"}"#).unwrap() as u64;
+    let seen = state.spend.seen_ratios("default").output;
+    assert_eq!(
+        seen,
+        TokenRatio::new(20, arguments)
+            .max(TokenRatio::new(90 - 60, p.counter().count("It integrates with LDAP [A].").unwrap() as u64))
+    );
     // The history keeps the question and the answer; the turn's reasoning stays in the turn.
     assert!(state.history_dialog.iter().all(|m| m.thinking.is_empty() && m.tool_calls.is_empty()));
 }

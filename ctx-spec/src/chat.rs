@@ -215,6 +215,11 @@ mod tests {
             ChatMessage::assistant_tool_calls("", vec![call]).with_thinking(vec![SignedThinking::new(block.clone())]);
         let json = serde_json::to_value(&message).unwrap();
         assert_eq!(json["thinking"], serde_json::json!([block]));
+        assert!(json.get("reasoning_tokens").is_none());
+        // The count of an OpenAI reasoning item's hidden tokens travels with its message.
+        let counted = message.clone().with_reasoning_tokens(Some(812));
+        let back: ChatMessage = serde_json::from_value(serde_json::to_value(&counted).unwrap()).unwrap();
+        assert_eq!((back.reasoning_tokens, &back), (Some(812), &counted));
         let back: ChatMessage = serde_json::from_value(json).unwrap();
         assert_eq!(back, message);
         // A message without thinking serializes as before.
