@@ -98,7 +98,9 @@ pub struct ResponsesOptions {
     /// Ask for reasoning items whole and hand them back on the reply, to be sent again with the
     /// tool calls they led to (default `true`). Sends `store: false` and
     /// `include: ["reasoning.encrypted_content"]`. `false` sends neither and drops the items: a
-    /// reasoning model then starts its reasoning afresh after each tool result.
+    /// reasoning model then starts its reasoning afresh after each tool result. A server may
+    /// refuse that `include` for a model that does not reason: turn this off for such a model
+    /// (the refusal comes back as the server's HTTP error, nothing is retried).
     pub carry_reasoning: bool,
 }
 
