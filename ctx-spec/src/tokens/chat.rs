@@ -40,6 +40,10 @@ use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, Role, ToolSchema};
 use crate::tokens::TokenError;
 
+/// The name the Anthropic format gives in a refusal of what it has no place for (OpenAI's
+/// reasoning items: neither Anthropic's API nor its count has a place for them).
+const ANTHROPIC_FORMAT: &str = "Anthropic Messages";
+
 /// Token constants of the OpenAI chat format for one model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenAiOverhead {
@@ -144,7 +148,10 @@ impl ChatFormat {
         tools: &[ToolSchema],
     ) -> Result<usize, TokenError> {
         match self {
-            ChatFormat::Anthropic(a) => a.count_request(counter, messages, tools),
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                a.count_request(counter, messages, tools)
+            }
             ChatFormat::Template(t) => {
                 refuse_in_template(t.name(), messages)?;
                 t.count_request(counter, messages, tools)
@@ -178,7 +185,10 @@ impl ChatFormat {
                 refuse_in_template(t.name(), messages)?;
                 return t.count_messages(counter, messages);
             }
-            ChatFormat::Anthropic(a) => return a.count_messages(counter, messages),
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                return a.count_messages(counter, messages);
+            }
         };
         Ok(o.reply_priming + self.message_costs(counter, messages)?.iter().sum::<usize>())
     }
@@ -193,7 +203,10 @@ impl ChatFormat {
                 refuse_in_template(t.name(), messages)?;
                 return t.message_costs(counter, messages);
             }
-            ChatFormat::Anthropic(a) => return a.message_costs(counter, messages),
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                return a.message_costs(counter, messages);
+            }
             ChatFormat::OpenAi(_) => {}
         }
         let mut costs = Vec::with_capacity(messages.len());
@@ -229,7 +242,10 @@ impl ChatFormat {
                 refuse_in_template(t.name(), std::slice::from_ref(m))?;
                 return t.message_cost(counter, m);
             }
-            ChatFormat::Anthropic(a) => return a.message_cost(counter, m, answered_function),
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, std::slice::from_ref(m))?;
+                return a.message_cost(counter, m, answered_function);
+            }
         };
         let mut total = 0usize;
         match m.role {

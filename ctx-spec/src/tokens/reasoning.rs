@@ -23,8 +23,8 @@
 //!   A message carrying encrypted reasoning with no such count is refused
 //!   ([`TokenError::UncountedReasoning`]) rather than counted short.
 //!
-//! A format that renders a chat template cannot place reasoning items: a request carrying them
-//! is refused there ([`TokenError::TemplateUnsupported`]).
+//! A format that renders a chat template, and Anthropic's, cannot place reasoning items: a
+//! request carrying them is refused there ([`TokenError::TemplateUnsupported`]).
 
 use serde_json::Value;
 
@@ -79,7 +79,8 @@ pub(crate) fn reasoning_cost(counter: &TokenCounter, m: &ChatMessage) -> Result<
     Ok(total)
 }
 
-/// Refuses `messages` when one carries reasoning items: a chat template has no place for them.
+/// Refuses `messages` when one carries reasoning items: a chat template (or Anthropic's format,
+/// named `template` here) has no place for them.
 pub(crate) fn refuse_in_template(template: &str, messages: &[ChatMessage]) -> Result<(), TokenError> {
     match messages.iter().position(|m| m.thinking.iter().any(|t| is_reasoning_item(&t.block))) {
         None => Ok(()),
@@ -129,6 +130,20 @@ mod tests {
         // Anthropic's blocks are not the OpenAI format's to count (its client never sends them).
         let anthropic = carrying(vec![json!({"type": "thinking", "thinking": "t", "signature": "s"})], None);
         assert_eq!(f.message_cost(&c, &anthropic, None).unwrap(), f.message_cost(&c, &bare, None).unwrap());
+    }
+
+    #[test]
+    fn formats_without_a_place_for_reasoning_items_refuse_them() {
+        let c = TokenCounter::for_encoding(Encoding::O200kBase);
+        let m = carrying(vec![json!({"type": "reasoning", "id": "rs_1", "summary": []})], Some(3));
+        let messages = [ChatMessage::user("q"), m];
+        let anthropic = ChatFormat::anthropic_estimated(10);
+        for result in [anthropic.count_request(&c, &messages, &[]), anthropic.message_cost(&c, &messages[1], None)] {
+            assert!(matches!(result, Err(TokenError::TemplateUnsupported { .. })), "{result:?}");
+        }
+        // Anthropic's own thinking blocks are its format's to count.
+        let own = carrying(vec![json!({"type": "thinking", "thinking": "t", "signature": "s"})], None);
+        assert!(anthropic.message_cost(&c, &own, None).is_ok());
     }
 
     #[test]
