@@ -100,8 +100,9 @@ enum Command {
     /// and variables carried). Each model has its own client: the default model the
     /// OpenAI-compatible server at `CTX_BASE_URL` (with `CTX_MODEL`, `OPENAI_API_KEY`), a named
     /// model `NAME` the one at `CTX_MODEL_<NAME>_BASE_URL` (with `CTX_MODEL_<NAME>_MODEL` and
-    /// `CTX_MODEL_<NAME>_API_KEY`), else `CTX_BASE_URL`'s; a model with no server, or every
-    /// model with `--offline`, answers with the offline extractive model.
+    /// `CTX_MODEL_<NAME>_API_KEY`), else `CTX_BASE_URL`'s; `CTX_API=responses` (or
+    /// `CTX_MODEL_<NAME>_API`) speaks OpenAI's Responses API instead of chat completions; a model
+    /// with no server, or every model with `--offline`, answers with the offline extractive model.
     Run {
         /// The pipeline file.
         file: PathBuf,

@@ -10,14 +10,15 @@
 //! | `CTX_MODEL_<NAME>_BASE_URL` | its OpenAI-compatible server | `CTX_BASE_URL`, else offline |
 //! | `CTX_MODEL_<NAME>_MODEL` | the model name sent | the `model` it declares, else an error |
 //! | `CTX_MODEL_<NAME>_API_KEY` | the bearer token | `OPENAI_API_KEY`, else none |
+//! | `CTX_MODEL_<NAME>_API` | the API it speaks: `chat` (chat completions) or `responses` (OpenAI's Responses API) | `CTX_API`, else `chat` |
 //!
 //! The default model reads `CTX_BASE_URL`, `CTX_MODEL` (else the `model` it declares, else
-//! `default`) and `OPENAI_API_KEY`. `--offline` answers every model offline. A model with no
+//! `default`), `OPENAI_API_KEY` and `CTX_API`. `--offline` answers every model offline. A model with no
 //! server is the offline extractive model counting with that model's own counter.
 
 use ctx::llm::ChatModelDyn;
 use ctx::llm::offline::OfflineModel;
-use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
+use ctx::llm::openai::{OpenAiClient, OpenAiConfig, ResponsesClient};
 use ctx::pipeline::LoadedPipeline;
 
 /// One model's client.
@@ -25,6 +26,8 @@ pub(crate) enum Client {
     Offline(OfflineModel),
     /// A server, with what to print about it: the model name sent and where.
     Server(Box<OpenAiClient>, String),
+    /// A server of OpenAI's Responses API, with what to print about it.
+    Responses(Box<ResponsesClient>, String),
 }
 
 impl Client {
@@ -32,6 +35,7 @@ impl Client {
         match self {
             Client::Offline(m) => m,
             Client::Server(c, _) => c.as_ref(),
+            Client::Responses(c, _) => c.as_ref(),
         }
     }
 
@@ -39,7 +43,7 @@ impl Client {
     pub(crate) fn describe(&self) -> &str {
         match self {
             Client::Offline(_) => "offline",
-            Client::Server(_, what) => what,
+            Client::Server(_, what) | Client::Responses(_, what) => what,
         }
     }
 }
@@ -65,11 +69,13 @@ pub(crate) fn clients(
     // Empty values count as unset, as `OpenAiConfig::from_lookup` reads them.
     let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     let shared = if offline { None } else { get("CTX_BASE_URL") };
+    let shared_api = get("CTX_API");
     let default = match &shared {
         None => Client::Offline(OfflineModel::new(pipeline.counter().clone())),
         Some(url) => {
             let model = get("CTX_MODEL").or_else(|| pipeline.model().model.clone()).unwrap_or_else(|| "default".into());
-            server(url, &model, get("OPENAI_API_KEY"))?
+            let api = Api::read("CTX_API", shared_api.as_deref())?;
+            server(url, &model, get("OPENAI_API_KEY"), api)?
         }
     };
     let mut named = Vec::new();
@@ -96,7 +102,12 @@ pub(crate) fn clients(
                         var("MODEL")
                     )
                 })?;
-                server(&url, &model, get(&var("API_KEY")).or_else(|| get("OPENAI_API_KEY")))?
+                let (api_var, api) = match get(&var("API")) {
+                    Some(api) => (var("API"), Some(api)),
+                    None => ("CTX_API".to_owned(), shared_api.clone()),
+                };
+                let api = Api::read(&api_var, api.as_deref())?;
+                server(&url, &model, get(&var("API_KEY")).or_else(|| get("OPENAI_API_KEY")), api)?
             }
         };
         named.push((m.name.clone(), client));
@@ -104,25 +115,62 @@ pub(crate) fn clients(
     Ok(Clients { default, named })
 }
 
-/// A client of the OpenAI-compatible server at `url`, sending `model`.
-fn server(url: &str, model: &str, key: Option<String>) -> Result<Client, String> {
+/// The API a model's server speaks (`CTX_API`, `CTX_MODEL_<NAME>_API`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    /// `chat`: chat completions (`/chat/completions`), the default.
+    Chat,
+    /// `responses`: OpenAI's Responses API (`/responses`).
+    Responses,
+}
+
+impl Api {
+    /// The API the variable `name` holding `value` names; unset is `chat`.
+    fn read(name: &str, value: Option<&str>) -> Result<Api, String> {
+        match value {
+            None | Some("chat") => Ok(Api::Chat),
+            Some("responses") => Ok(Api::Responses),
+            Some(other) => Err(format!("`{name}` is `{other}`: expected `chat` or `responses`")),
+        }
+    }
+}
+
+/// A client of the OpenAI-compatible server at `url`, sending `model` through `api`.
+fn server(url: &str, model: &str, key: Option<String>, api: Api) -> Result<Client, String> {
     let mut config = OpenAiConfig::new(url, model);
     if let Some(key) = key {
         config = config.with_api_key(key);
     }
-    let client = OpenAiClient::new(config).map_err(|e| e.to_string())?;
     // A URL with `user:password@` holds a credential: not printed.
     let at = if url.contains('@') { "its server" } else { url };
-    Ok(Client::Server(Box::new(client), format!("{model} at {at}")))
+    Ok(match api {
+        Api::Chat => {
+            let client = OpenAiClient::new(config).map_err(|e| e.to_string())?;
+            Client::Server(Box::new(client), format!("{model} at {at}"))
+        }
+        Api::Responses => {
+            let client = ResponsesClient::new(config).map_err(|e| e.to_string())?;
+            Client::Responses(Box::new(client), format!("{model} at {at} (Responses API)"))
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::suffix;
+    use super::{Api, suffix};
 
     #[test]
     fn a_name_becomes_its_variables_suffix() {
         assert_eq!(suffix("small"), "SMALL");
         assert_eq!(suffix("gpt-4o.mini"), "GPT_4O_MINI");
+    }
+
+    #[test]
+    fn the_api_is_chat_unless_responses_is_named() {
+        assert_eq!(Api::read("CTX_API", None), Ok(Api::Chat));
+        assert_eq!(Api::read("CTX_API", Some("chat")), Ok(Api::Chat));
+        assert_eq!(Api::read("CTX_MODEL_SMALL_API", Some("responses")), Ok(Api::Responses));
+        let err = Api::read("CTX_MODEL_SMALL_API", Some("completions")).unwrap_err();
+        assert!(err.contains("`CTX_MODEL_SMALL_API`") && err.contains("`responses`"), "{err}");
     }
 }

@@ -105,6 +105,34 @@ fn a_named_model_without_a_name_to_send_is_an_error_naming_its_variable() {
     assert!(server.bodies().is_empty());
 }
 
+#[test]
+fn a_model_speaks_the_responses_api_when_its_variable_says_so() {
+    let dir = scratch("responses-api");
+    let file = write(&dir, "tiered.yaml", TWO_MODELS);
+    let shared = Server::start("From the Responses API.");
+    let out = ctx(
+        &["run", &file, "--", "Which services run on VMs?"],
+        &[("CTX_BASE_URL", &shared.url), ("CTX_MODEL_STRONG_API", "responses")],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let bodies = shared.bodies();
+    assert_eq!(bodies.len(), 2, "{stderr}");
+    // The small model keeps chat completions; the strong one sends `input` items.
+    assert!(bodies[0].get("messages").is_some() && bodies[0].get("input").is_none(), "{}", bodies[0]);
+    assert_eq!(bodies[1]["model"], "gpt-4o");
+    assert!(bodies[1]["input"][0]["content"].as_str().is_some_and(|s| s.starts_with("Answer")), "{}", bodies[1]);
+    assert!(bodies[1]["max_output_tokens"].as_u64().is_some_and(|n| n > 200 && n <= 512), "{}", bodies[1]);
+    assert!(stdout.contains("From the Responses API."), "{stdout}");
+    assert!(stderr.contains("(Responses API)]"), "{stderr}");
+
+    // `CTX_API` is every model's default; a value that names no API is refused before sending.
+    let out = ctx(&["run", &file, "--", "q"], &[("CTX_BASE_URL", &shared.url), ("CTX_API", "completions")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`CTX_API` is `completions`"), "{}", text(&out.stderr));
+    assert_eq!(shared.bodies().len(), 2);
+}
+
 /// Issue 37 item 15: `-- "q1" "q2"` is a two-question conversation, as the tour shows it.
 #[test]
 fn several_questions_are_one_conversation_asked_in_order() {

@@ -82,8 +82,9 @@ impl ToolSchema {
 
 /// A reasoning block the provider signed, kept exactly as it arrived so that it can be sent
 /// back unchanged: Anthropic's `thinking` block (its text and `signature`) or
-/// `redacted_thinking` block. The API refuses a tool-use turn whose thinking was dropped or
-/// edited, so ctx never splits it from the assistant message that carries it, never reorders
+/// `redacted_thinking` block, or an OpenAI Responses `reasoning` item (its `id`, `summary` and
+/// `encrypted_content`). The APIs refuse (or reason worse over) a tool-use turn whose thinking
+/// was dropped or edited, so ctx never splits it from the assistant message that carries it, never reorders
 /// it and never rewrites it (a trim keeps or drops the whole message; nothing compacts it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -117,10 +118,20 @@ pub struct ChatMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// For an assistant message: the signed reasoning blocks that came before its text and tool
-    /// calls, in order, as the provider sent them (Anthropic's extended thinking). Only the
-    /// Anthropic client sends them; they are part of the message's unit and never edited.
+    /// calls, in order, as the provider sent them (Anthropic's extended thinking, OpenAI's
+    /// Responses reasoning items). Only the client of the API that produced them sends them
+    /// back; they are part of the message's unit and never edited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<SignedThinking>,
+    /// For an assistant message whose `thinking` holds OpenAI Responses reasoning items with
+    /// `encrypted_content`: how many reasoning tokens those items hold, which no local tokenizer
+    /// can see. Set from the reply's `usage.output_tokens_details.reasoning_tokens` when the
+    /// server reported it, else from the output limit of the request that produced them (the
+    /// reasoning is generated inside it, so it cannot be larger). Counted as part of the message
+    /// in every later request; a message with encrypted reasoning and no count is refused by the
+    /// counter (`REASONING_UNCOUNTED`) rather than counted short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<usize>,
 }
 
 crate::setters!(ChatMessage { tool_calls: Vec<ToolCall>, tool_call_id: Option<String> });
@@ -139,6 +150,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             thinking: Vec::new(),
+            reasoning_tokens: None,
         }
     }
 
@@ -174,6 +186,14 @@ impl ChatMessage {
         self
     }
 
+    /// This message with the count of the hidden reasoning its `thinking` carries (see
+    /// [`ChatMessage::reasoning_tokens`]).
+    #[must_use]
+    pub fn with_reasoning_tokens(mut self, tokens: Option<usize>) -> Self {
+        self.reasoning_tokens = tokens;
+        self
+    }
+
     /// This message with a participant name.
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
@@ -195,6 +215,11 @@ mod tests {
             ChatMessage::assistant_tool_calls("", vec![call]).with_thinking(vec![SignedThinking::new(block.clone())]);
         let json = serde_json::to_value(&message).unwrap();
         assert_eq!(json["thinking"], serde_json::json!([block]));
+        assert!(json.get("reasoning_tokens").is_none());
+        // The count of an OpenAI reasoning item's hidden tokens travels with its message.
+        let counted = message.clone().with_reasoning_tokens(Some(812));
+        let back: ChatMessage = serde_json::from_value(serde_json::to_value(&counted).unwrap()).unwrap();
+        assert_eq!((back.reasoning_tokens, &back), (Some(812), &counted));
         let back: ChatMessage = serde_json::from_value(json).unwrap();
         assert_eq!(back, message);
         // A message without thinking serializes as before.

@@ -105,6 +105,14 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<serde_json::Value>>, reply: &st
             "choices": [{ "index": 0, "message": { "role": "assistant", "content": reply }, "finish_reason": "stop" }],
         });
         ("200 OK", answer)
+    } else if request_line.starts_with("POST /v1/responses ") {
+        // OpenAI's Responses API (`CTX_API=responses`).
+        let answer = serde_json::json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": model, "error": null,
+            "output": [{ "type": "message", "role": "assistant",
+                         "content": [{ "type": "output_text", "text": reply }] }],
+        });
+        ("200 OK", answer)
     } else {
         ("404 Not Found", serde_json::json!({ "error": { "message": request_line.trim() } }))
     };

@@ -6,6 +6,8 @@
 //!
 //! - `openai::OpenAiClient` (feature `openai`): any OpenAI-compatible chat-completions server
 //!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
+//! - `openai::ResponsesClient` (feature `openai`): OpenAI's Responses API (`POST /responses`),
+//!   with reasoning items carried across the requests of an agent turn and counted.
 //! - `anthropic::AnthropicClient` (feature `anthropic`): Anthropic's Messages API, with exact
 //!   prompt counts from its `count_tokens` endpoint (`anthropic::AnthropicTokenCounter`).
 //! - `llama_cpp::LocalModel` (feature `llama`): a llama-cpp-python server on this machine.
@@ -116,13 +118,24 @@ pub struct Usage {
     /// `cache_creation_input_tokens`, billed above the input price), when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_tokens: Option<usize>,
+    /// Of `completion_tokens`, those the model spent reasoning (OpenAI's
+    /// `output_tokens_details.reasoning_tokens`), when reported: billed as output and generated
+    /// inside the request's output limit, but never part of the reply's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<usize>,
 }
 
 impl Usage {
     /// Usage of `prompt_tokens` read and `completion_tokens` generated, with no prompt-cache
     /// counts reported.
     pub fn new(prompt_tokens: usize, completion_tokens: usize) -> Self {
-        Usage { prompt_tokens, completion_tokens, cache_read_tokens: None, cache_write_tokens: None }
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            reasoning_tokens: None,
+        }
     }
 
     /// The same usage with the prompt-cache counts the provider reported.
@@ -130,6 +143,14 @@ impl Usage {
     pub fn with_cache(mut self, read: Option<usize>, write: Option<usize>) -> Self {
         self.cache_read_tokens = read;
         self.cache_write_tokens = write;
+        self
+    }
+
+    /// The same usage with the reasoning tokens the provider reported (part of
+    /// `completion_tokens`).
+    #[must_use]
+    pub fn with_reasoning(mut self, reasoning: Option<usize>) -> Self {
+        self.reasoning_tokens = reasoning;
         self
     }
 

@@ -104,7 +104,11 @@ impl MockServer {
     /// Starts a server that answers with `script`.
     pub async fn start(script: Vec<Reply>) -> Self {
         let shared = Arc::new(Shared { script: Mutex::new(script.into()), recorded: Mutex::new(Vec::new()) });
-        let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(Arc::clone(&shared));
+        // The same script answers either OpenAI API (`ResponsesClient` posts to `/v1/responses`).
+        let app = Router::new()
+            .route("/v1/chat/completions", post(handle))
+            .route("/v1/responses", post(handle))
+            .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         tokio::spawn(async move {

@@ -575,6 +575,12 @@ registry! {
         /// own `raise_exception`, such as "roles must alternate user/assistant").
         /// Fix: send the messages in the order the template requires.
         ChatTemplateRender = "CHAT_TEMPLATE_RENDER",
+        /// An assistant message carries an OpenAI Responses reasoning item whose reasoning is
+        /// encrypted (`encrypted_content`), and no count of its tokens (`reasoning_tokens`), so the
+        /// request cannot be counted: ctx refuses it rather than count it short.
+        /// Fix: keep the message as ctx's agent step or `ResponsesClient` built it (they set the
+        /// count from the reply's usage), or set `ChatMessage::reasoning_tokens` yourself.
+        ReasoningUncounted = "REASONING_UNCOUNTED",
     }
     Run {
         /// A loaded pipeline is given a definition whose steps differ from its own.

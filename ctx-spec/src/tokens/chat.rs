@@ -24,6 +24,9 @@
 //!   each special token one token and each text between them counted exactly. An assistant
 //!   message that only calls tools has no text message of its own in that format. This part is
 //!   an estimate that no published API number pins.
+//! - **Reasoning items** (OpenAI's Responses API) carried on an assistant message: framed as
+//!   harmony frames reasoning, their visible text counted exactly and their encrypted part by
+//!   the count the server reported (see `reasoning.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,9 +35,14 @@ use serde_json::Value;
 
 use super::TokenCounter;
 use super::anthropic::{AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, RequestCounter};
+use super::reasoning::{reasoning_cost, refuse_in_template};
 use super::template::ChatTemplate;
 use crate::chat::{ChatMessage, Role, ToolSchema};
 use crate::tokens::TokenError;
+
+/// The name the Anthropic format gives in a refusal of what it has no place for (OpenAI's
+/// reasoning items: neither Anthropic's API nor its count has a place for them).
+const ANTHROPIC_FORMAT: &str = "Anthropic Messages";
 
 /// Token constants of the OpenAI chat format for one model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +148,14 @@ impl ChatFormat {
         tools: &[ToolSchema],
     ) -> Result<usize, TokenError> {
         match self {
-            ChatFormat::Anthropic(a) => a.count_request(counter, messages, tools),
-            ChatFormat::Template(t) => t.count_request(counter, messages, tools),
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                a.count_request(counter, messages, tools)
+            }
+            ChatFormat::Template(t) => {
+                refuse_in_template(t.name(), messages)?;
+                t.count_request(counter, messages, tools)
+            }
             ChatFormat::OpenAi(_) => Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?),
         }
     }
@@ -167,8 +181,14 @@ impl ChatFormat {
     pub fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
-            ChatFormat::Template(t) => return t.count_messages(counter, messages),
-            ChatFormat::Anthropic(a) => return a.count_messages(counter, messages),
+            ChatFormat::Template(t) => {
+                refuse_in_template(t.name(), messages)?;
+                return t.count_messages(counter, messages);
+            }
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                return a.count_messages(counter, messages);
+            }
         };
         Ok(o.reply_priming + self.message_costs(counter, messages)?.iter().sum::<usize>())
     }
@@ -179,8 +199,14 @@ impl ChatFormat {
     /// trimming drop messages from the front with a running total instead of recounting.
     pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
         match self {
-            ChatFormat::Template(t) => return t.message_costs(counter, messages),
-            ChatFormat::Anthropic(a) => return a.message_costs(counter, messages),
+            ChatFormat::Template(t) => {
+                refuse_in_template(t.name(), messages)?;
+                return t.message_costs(counter, messages);
+            }
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, messages)?;
+                return a.message_costs(counter, messages);
+            }
             ChatFormat::OpenAi(_) => {}
         }
         let mut costs = Vec::with_capacity(messages.len());
@@ -212,8 +238,14 @@ impl ChatFormat {
     ) -> Result<usize, TokenError> {
         let o = match self {
             ChatFormat::OpenAi(o) => o,
-            ChatFormat::Template(t) => return t.message_cost(counter, m),
-            ChatFormat::Anthropic(a) => return a.message_cost(counter, m, answered_function),
+            ChatFormat::Template(t) => {
+                refuse_in_template(t.name(), std::slice::from_ref(m))?;
+                return t.message_cost(counter, m);
+            }
+            ChatFormat::Anthropic(a) => {
+                refuse_in_template(ANTHROPIC_FORMAT, std::slice::from_ref(m))?;
+                return a.message_cost(counter, m, answered_function);
+            }
         };
         let mut total = 0usize;
         match m.role {
@@ -232,6 +264,8 @@ impl ChatFormat {
                     total += counter.count(m.role.as_str())?;
                     total += counter.count(&m.content)?;
                 }
+                // The reasoning that led to the message comes before it.
+                total += reasoning_cost(counter, m)?;
                 for call in &m.tool_calls {
                     total += o.tool_call_specials;
                     total += counter.count(Role::Assistant.as_str())?;

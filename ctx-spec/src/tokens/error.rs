@@ -61,6 +61,17 @@ pub enum TokenError {
         /// The engine's or the template's words.
         reason: String,
     },
+    /// An assistant message carries an OpenAI Responses reasoning item with `encrypted_content`
+    /// but no count of the reasoning tokens it holds (`ChatMessage::reasoning_tokens`), which no
+    /// local tokenizer can see.
+    #[error(
+        "reasoning item `{item}` carries encrypted reasoning that no local tokenizer can count, and its message has \
+         no `reasoning_tokens`; set it to the reasoning tokens the server reported for the reply that produced it"
+    )]
+    UncountedReasoning {
+        /// The item's `id`.
+        item: String,
+    },
     /// Token ids that do not decode to UTF-8 text.
     #[error("token ids do not decode to valid UTF-8 under `{encoding}`")]
     Decode {
@@ -77,6 +88,7 @@ impl ErrorCode for TokenError {
             TokenError::Backend { .. } => Code::TokenizerBackend,
             TokenError::Decode { .. } => Code::TokenDecode,
             TokenError::TemplateUnsupported { .. } => Code::ChatTemplateUnsupported,
+            TokenError::UncountedReasoning { .. } => Code::ReasoningUncounted,
             TokenError::ModelFile { .. } => Code::ModelFile,
             TokenError::TemplateRender { .. } => Code::ChatTemplateRender,
         }

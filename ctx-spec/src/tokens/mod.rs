@@ -50,6 +50,7 @@ mod model_files;
 mod openai_vocab;
 mod pieces;
 mod pretokenize;
+mod reasoning;
 mod template;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
@@ -89,6 +90,7 @@ pub use model_files::ModelFiles;
 #[doc(hidden)]
 pub use openai_vocab::TokenBytes;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
+pub use reasoning::{REASONING_ITEM_SPECIALS, is_reasoning_item};
 pub use template::ChatTemplate;
 
 use crate::chat::{ChatMessage, ToolSchema};

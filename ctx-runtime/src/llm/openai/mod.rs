@@ -1,5 +1,7 @@
 //! [`OpenAiClient`]: a [`ChatModel`] for any OpenAI-compatible `/chat/completions` server —
-//! OpenAI, Ollama, vLLM, llama.cpp's `llama-server` — over reqwest with rustls.
+//! OpenAI, Ollama, vLLM, llama.cpp's `llama-server` — over reqwest with rustls. Beside it,
+//! [`ResponsesClient`] speaks OpenAI's Responses API (`/responses`) with the same configuration;
+//! see its documentation for what that API adds (reasoning items carried and counted).
 //!
 //! - configuration from [`OpenAiConfig`] or the environment ([`OpenAiConfig::from_env`]);
 //! - a per-request timeout, a connect timeout and, when streaming, a limit on silence between
@@ -41,6 +43,7 @@
 //! ```
 
 mod config;
+mod responses;
 mod sse;
 mod wire;
 
@@ -58,6 +61,7 @@ use crate::llm::http::sse::SseParser;
 pub use config::{
     DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_BASE_URL, MaxTokensParam, OpenAiConfig,
 };
+pub use responses::{ReasoningEffort, ResponsesClient, ResponsesOptions};
 use sse::{ChunkError, StreamState};
 use wire::{WireCompletion, WireRequest};
 
@@ -403,7 +407,7 @@ impl ChatModel for OpenAiClient {
 /// than the API it speaks, and the conventions set the attribute from the instrumentation's best
 /// knowledge, the API's flavour, with `gen_ai.request.model` and the server's address telling
 /// the actual system apart.
-fn provider_of(base_url: &str) -> &'static str {
+pub(crate) fn provider_of(base_url: &str) -> &'static str {
     let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);

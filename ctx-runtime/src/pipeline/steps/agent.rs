@@ -309,7 +309,14 @@ pub(crate) async fn agent(
         }
         let calls: &[ToolCall] = &response.tool_calls;
         let run = batch::Batch { step, spec, state, handlers, max_calls };
-        match run.answer(&mut ledger, (&response.content, &response.thinking), calls, &mut executed).await? {
+        // Encrypted reasoning (OpenAI Responses) is counted in later requests by what the server
+        // reported for it, else by the output limit it was generated inside: never less.
+        let hidden = response
+            .thinking
+            .iter()
+            .any(|t| crate::tokens::is_reasoning_item(&t.block))
+            .then(|| response.usage.and_then(|u| u.reasoning_tokens).unwrap_or(max_output_tokens));
+        match run.answer(&mut ledger, (&response.content, &response.thinking, hidden), calls, &mut executed).await? {
             Some((messages, reports)) => {
                 turn.transcript.extend(messages);
                 tool_calls.extend(reports);

@@ -381,7 +381,11 @@ pub(crate) fn spend(
         let b = spend.billed;
         let billed_input = b.input.saturating_add(b.cached_input).saturating_add(b.cache_write);
         let ratio = |billed: usize, counted: usize| crate::state::TokenRatio::new(billed as u64, counted as u64);
-        spent.observe(p.step_model_key(step), ratio(billed_input, prompt_tokens), ratio(b.output, reply_tokens));
+        // Reasoning is billed as output but is no text ctx counted, and it is generated inside the
+        // output limit: the output ratio compares the visible reply with ctx's count of it.
+        let reasoning = response.usage.and_then(|u| u.reasoning_tokens).unwrap_or(0);
+        let visible_output = b.output.saturating_sub(reasoning);
+        spent.observe(p.step_model_key(step), ratio(billed_input, prompt_tokens), ratio(visible_output, reply_tokens));
     }
     let seen = spent.seen_ratios(p.step_model_key(step));
     tracing::info!(

@@ -38,14 +38,16 @@ impl Batch<'_> {
     pub(super) async fn answer(
         &self,
         ledger: &mut TurnLedger,
-        (content, thinking): (&str, &[SignedThinking]),
+        (content, thinking, reasoning_tokens): (&str, &[SignedThinking], Option<usize>),
         calls: &[ToolCall],
         executed: &mut usize,
     ) -> Result<Option<Answered>, CtxError> {
         let counter = ledger.counter().clone();
         let turn_error = |source: TurnError| PipelineError::Turn { step: self.step.to_owned(), source };
         // The reply's signed thinking stays on the message of its calls, unchanged (one unit).
-        let assistant = ChatMessage::assistant_tool_calls(content, calls.to_vec()).with_thinking(thinking.to_vec());
+        let assistant = ChatMessage::assistant_tool_calls(content, calls.to_vec())
+            .with_thinking(thinking.to_vec())
+            .with_reasoning_tokens(reasoning_tokens);
         let mut runs = *executed;
         let mut plan = Vec::with_capacity(calls.len());
         for call in calls {
