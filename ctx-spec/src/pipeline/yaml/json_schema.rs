@@ -199,7 +199,8 @@ fn type_description(ty: ValueType) -> &'static str {
         T::ContextName => "The name of a context declared under `contexts`.",
         T::McpServers => {
             "The MCP servers whose tools the step offers: `name: { command, args?, tools? }` (or \
-                          `{ url }`), or a list of `{ name, command, args?, url?, tools? }`."
+                          `{ url, bearer_token_env? }`), or a list of `{ name, command, args?, url?, \
+                          bearer_token_env?, tools? }`."
         }
     }
 }
