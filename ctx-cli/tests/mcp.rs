@@ -25,7 +25,10 @@ fn filesystem_server(test: &str) -> Option<(String, String)> {
 /// with `command` and `args`.
 fn pipeline(dir: &Path, command: &str, args: &[&str]) -> std::path::PathBuf {
     let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
-    let server = format!("command: {command:?}\n      args: [{}]\n      tools: [read_text_file, list_directory]", args.join(", "));
+    let server = format!(
+        "command: {command:?}\n      args: [{}]\n      tools: [read_text_file, list_directory]",
+        args.join(", ")
+    );
     pipeline_with(dir, "files", &server)
 }
 

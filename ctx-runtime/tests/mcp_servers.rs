@@ -450,7 +450,10 @@ ctx::pipeline! {
 struct Shout;
 
 impl EchoesTools for Shout {
-    async fn shout(&self, request: ctx::pipeline::ToolRequest<'_>) -> Result<ctx::pipeline::ToolOutput, ctx::pipeline::BoxError> {
+    async fn shout(
+        &self,
+        request: ctx::pipeline::ToolRequest<'_>,
+    ) -> Result<ctx::pipeline::ToolOutput, ctx::pipeline::BoxError> {
         let args: serde_json::Value = request.args()?;
         Ok(ctx::pipeline::ToolOutput::Text(args["message"].as_str().unwrap_or_default().to_uppercase()))
     }

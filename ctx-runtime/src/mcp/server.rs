@@ -71,9 +71,9 @@ impl Server {
         let mut reader = None;
         let handshake = match (spec.command.as_deref(), spec.url.as_deref()) {
             (Some(command), _) => {
-                let (spawned, drain, pipes) = spawn(command, &spec.args).map_err(|e| fail(e, String::new()))?;
-                (process, reader) = (Some(spawned), drain);
-                tokio::time::timeout(timeout, ().serve(pipes)).await
+                let spawned = spawn(command, &spec.args).map_err(|e| fail(e, String::new()))?;
+                (process, reader) = (Some(spawned.process), spawned.reader);
+                tokio::time::timeout(timeout, ().serve(spawned.pipes)).await
             }
             (None, Some(url)) => {
                 let http = http::transport(spec, url, options.max_result_bytes).map_err(|e| fail(e, String::new()))?;
@@ -166,10 +166,13 @@ impl Server {
             status,
             stderr,
         };
-        let failed = |message: String| McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message };
+        let failed =
+            |message: String| McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message };
         let Some(process) = &self.process else {
             return match http::failure(&error) {
-                Failure::Unreachable(why) => closed(Some(format!("stopped answering at {}: {why}", self.transport)), String::new()),
+                Failure::Unreachable(why) => {
+                    closed(Some(format!("stopped answering at {}: {why}", self.transport)), String::new())
+                }
                 Failure::TooLarge => failed(format!(
                     "its answer is larger than the {} bytes read for a result of at most {max_bytes} bytes \
                      (`max_result_bytes`, escaped in JSON)",
@@ -212,12 +215,16 @@ impl Process {
     }
 }
 
-/// Spawns `command` with `args`, its standard error drained into the process's tail by the
-/// task returned; the reason when it cannot be.
-fn spawn(
-    command: &str,
-    args: &[String],
-) -> Result<(Process, Option<tokio::task::JoinHandle<()>>, (ChildStdout, ChildStdin)), String> {
+/// A process just spawned: the task draining its standard error, and the pipes to speak over.
+struct Spawned {
+    process: Process,
+    reader: Option<tokio::task::JoinHandle<()>>,
+    pipes: (ChildStdout, ChildStdin),
+}
+
+/// Spawns `command` with `args`, its standard error drained into the process's tail; the reason
+/// when it cannot be.
+fn spawn(command: &str, args: &[String]) -> Result<Spawned, String> {
     let mut child = Command::new(command)
         .args(args)
         .stdin(Stdio::piped())
@@ -246,7 +253,7 @@ fn spawn(
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err("its standard input or output could not be opened".into());
     };
-    Ok((Process { child: Mutex::new(child), stderr }, reader, (stdout, stdin)))
+    Ok(Spawned { process: Process { child: Mutex::new(child), stderr }, reader, pipes: (stdout, stdin) })
 }
 
 /// An error with its causes, for a message: an HTTP client's error alone says "error sending

@@ -40,9 +40,13 @@ fn skip<T>(test: &str, missing: &str, how: &str) -> Option<T> {
 /// The installed servers, or `None` (the reason printed) to skip `test`.
 pub fn servers(test: &str) -> Option<Servers> {
     match (var("CTX_MCP_NODE"), var("CTX_MCP_EVERYTHING"), var("CTX_MCP_FILESYSTEM"), var("CTX_MCP_SCRIPT")) {
-        (Some(node), Some(everything), Some(filesystem), Some(script)) => {
-            Some(Servers { node, everything, filesystem, script: PathBuf::from(script), http_url: var("CTX_MCP_HTTP_URL") })
-        }
+        (Some(node), Some(everything), Some(filesystem), Some(script)) => Some(Servers {
+            node,
+            everything,
+            filesystem,
+            script: PathBuf::from(script),
+            http_url: var("CTX_MCP_HTTP_URL"),
+        }),
         _ => skip(test, "no MCP servers: CTX_MCP_* are not set", "scripts/mcp-servers.sh provision"),
     }
 }
@@ -53,7 +57,9 @@ pub fn http_server(test: &str) -> Option<(Servers, String)> {
     let servers = servers(test)?;
     match servers.http_url.clone() {
         Some(url) => Some((servers, url)),
-        None => skip(test, "no Streamable HTTP MCP server: CTX_MCP_HTTP_URL is not set", "scripts/mcp-servers.sh start"),
+        None => {
+            skip(test, "no Streamable HTTP MCP server: CTX_MCP_HTTP_URL is not set", "scripts/mcp-servers.sh start")
+        }
     }
 }
 
@@ -69,11 +75,8 @@ pub struct OwnHttpServer {
 impl OwnHttpServer {
     /// Starts it; panics with the script's words when it cannot.
     pub fn start(servers: &Servers, port: u16) -> OwnHttpServer {
-        let server = OwnHttpServer {
-            script: servers.script.clone(),
-            port,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        };
+        let server =
+            OwnHttpServer { script: servers.script.clone(), port, url: format!("http://127.0.0.1:{port}/mcp") };
         server.run("start");
         server
     }
@@ -96,11 +99,8 @@ impl OwnHttpServer {
 
 impl Drop for OwnHttpServer {
     fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(&self.script)
-            .arg("stop")
-            .env("CTX_MCP_HTTP_PORT", self.port.to_string())
-            .output();
+        let _ =
+            Command::new("bash").arg(&self.script).arg("stop").env("CTX_MCP_HTTP_PORT", self.port.to_string()).output();
     }
 }
 

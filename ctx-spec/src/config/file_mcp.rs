@@ -118,10 +118,10 @@ fn one_server(
         }
     };
     let transport = match (&command, &url) {
+        (Some(_), None) if bearer_token_env.is_some() => Some("has `bearer_token_env` without a `url`"),
         (Some(_), None) | (None, Some(_)) => None,
         (None, None) => Some("has neither `command` nor `url`"),
         (Some(_), Some(_)) => Some("has both `command` and `url`"),
-        (Some(_), None) if bearer_token_env.is_some() => Some("has `bearer_token_env` without a `url`"),
     };
     if let Some(what) = transport {
         issues.push(

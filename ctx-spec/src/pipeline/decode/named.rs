@@ -72,7 +72,8 @@ pub(super) fn named_blocks<'v>(
                 let mut keys = vec!["name"];
                 keys.extend(form.keys);
                 let Some(block) = Block::read(dec, item, label, &at, &keys) else { continue };
-                let name = block.require(dec, "name").and_then(|v| (form.name)(dec, v, &at.key("name"), form.name_what));
+                let name =
+                    block.require(dec, "name").and_then(|v| (form.name)(dec, v, &at.key("name"), form.name_what));
                 out.push(Named { at, name, block });
                 continue;
             }
