@@ -103,6 +103,36 @@ pub(super) fn failure(error: &rmcp::ServiceError) -> Failure {
     }
 }
 
+/// Why a handshake or a listing over this transport failed, when an HTTP error is the cause:
+/// the client's error with its causes ("error sending request …: Connection refused"), or the
+/// server's HTTP answer (a 401 when the token is missing or refused). `None` for other errors.
+pub(super) fn cause(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest_mcp::Error>>() {
+            return Some(match http {
+                StreamableHttpError::Client(e) => describe(e),
+                other => {
+                    let mut text = other.to_string();
+                    let mut source = std::error::Error::source(other);
+                    while let Some(cause) = source {
+                        text.push_str(": ");
+                        text.push_str(&cause.to_string());
+                        source = cause.source();
+                    }
+                    text
+                }
+            });
+        }
+        current = match e.downcast_ref::<rmcp::service::ClientInitializeError>() {
+            // The handshake's transport error is its message, not its source.
+            Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) => Some(error),
+            _ => e.source(),
+        };
+    }
+    None
+}
+
 /// A reqwest error with its causes ("error sending request …: connection refused").
 fn describe(error: &reqwest_mcp::Error) -> String {
     let mut text = error.to_string();

@@ -85,7 +85,8 @@ impl Server {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
                 let stderr = settle(process.as_mut(), reader.take()).await;
-                return Err(fail(format!("the handshake failed: {}", chain(&e)), stderr));
+                let why = http::cause(&e).unwrap_or_else(|| chain(&e));
+                return Err(fail(format!("the handshake failed: {why}"), stderr));
             }
             Err(_) => {
                 let stderr = settle(process.as_mut(), reader.take()).await;
@@ -97,7 +98,8 @@ impl Server {
             Ok(Ok(tools)) => tools,
             Ok(Err(e)) => {
                 let stderr = settle(process.as_mut(), reader.take()).await;
-                return Err(fail(format!("listing its tools failed: {}", chain(&e)), stderr));
+                let why = http::cause(&e).unwrap_or_else(|| chain(&e));
+                return Err(fail(format!("listing its tools failed: {why}"), stderr));
             }
             Err(_) => {
                 let stderr = settle(process.as_mut(), reader.take()).await;
