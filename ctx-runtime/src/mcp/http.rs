@@ -149,8 +149,9 @@ fn describe(error: &reqwest_mcp::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_token_is_read_from_the_variable_the_declaration_names() {
+    // The transport starts its worker task at once: on a runtime, as `McpTools::connect` is.
+    #[tokio::test]
+    async fn a_token_is_read_from_the_variable_the_declaration_names() {
         let spec = McpServerSpec::new("web").url(Some("http://127.0.0.1:9/mcp".into()));
         // No variable named: no token, and a client (TLS set up with ring) all the same.
         assert!(transport(&spec, "http://127.0.0.1:9/mcp", 1024).is_ok());
