@@ -486,3 +486,34 @@ async fn a_typed_pipeline_runs_with_the_tools_its_servers_list_and_its_own() {
     assert_eq!(state.last_model_response.as_deref(), Some("done"));
     mcp.close().await;
 }
+
+// The DSL's declaration of a server by URL, read by the one decoder YAML uses too (not run).
+ctx::pipeline! {
+    /// Offers the tools of a server reached by URL with a token from `MCP_TOKEN`.
+    pub pipeline ByUrl {
+        model { context_window: 16_384, max_tokens: 500, encoding: cl100k_base }
+        settings { max_context_tokens: 1, budget_safety_margin_tokens: 64 }
+        prompts { answer: "Answer with what the tools return." }
+        steps {
+            answer: agent {
+                prompt_key: answer,
+                mcp_servers: [
+                    web { url: "https://mcp.example.com/mcp", bearer_token_env: "MCP_TOKEN", tools: [echo] },
+                ],
+                max_tool_calls: 1,
+                max_output_tokens: 500,
+                next: end,
+            },
+        }
+    }
+}
+
+#[test]
+fn the_dsl_declares_a_server_by_url_with_the_variable_of_its_token() {
+    let StepKind::Agent(spec) = &ByUrl::definition().steps[0].kind else { unreachable!() };
+    let web = McpServerSpec::new("web")
+        .url(Some("https://mcp.example.com/mcp".into()))
+        .bearer_token_env(Some("MCP_TOKEN".into()))
+        .tools(vec!["echo".into()]);
+    assert_eq!(spec.mcp_servers, [web]);
+}
