@@ -2,19 +2,29 @@
 # The reference MCP servers ctx's MCP tests run against (feature `mcp`): the npm packages
 # @modelcontextprotocol/server-everything (every protocol feature, including tools that fail and
 # tools whose results are large) and @modelcontextprotocol/server-filesystem (files under the
-# directories it is given), pinned, installed into a cache and run by the tests themselves over
-# stdio: each test spawns the `node` command this script prints, so no server outlives its test
-# and nothing listens on a port.
+# directories it is given), pinned and installed into a cache. Over stdio the tests spawn the
+# `node` command this script prints themselves, so no such server outlives its test; over
+# Streamable HTTP this script runs server-everything on a port of 127.0.0.1, its pid recorded.
 #
 #   scripts/mcp-servers.sh provision    install both servers into the cache (once; a few seconds with npm's cache warm)
 #   scripts/mcp-servers.sh installed    exit 0 when both are in the cache (tests skip otherwise, outside CI)
-#   scripts/mcp-servers.sh env          print the variables ctx's tests read (eval it)
+#   scripts/mcp-servers.sh start        provision, start server-everything over Streamable HTTP, wait until it answers
+#   scripts/mcp-servers.sh status       say whether that server runs and answers
+#   scripts/mcp-servers.sh stop         stop the server this script started (by its recorded process id)
+#   scripts/mcp-servers.sh env          print the variables ctx's tests read (eval it); CTX_MCP_HTTP_URL while it runs
 #
-# Settings (environment): CTX_MCP_CACHE (~/.cache/ctx/mcp).
+# Settings (environment): CTX_MCP_CACHE (~/.cache/ctx/mcp), CTX_MCP_HTTP_PORT (18391; one server
+# per port, so a test can start and stop one of its own), CTX_MCP_RUN_DIR (<cache>/run-<port>:
+# log and pid).
 #
-# npm's install scripts are not run; the servers reach nothing but their stdin, stdout and (for
-# the filesystem server) the directories named on their command line.
+# npm's install scripts are not run; the servers reach nothing but their stdin, stdout, their
+# port and (for the filesystem server) the directories named on their command line. The HTTP
+# server binds the port alone, which Node listens to on every interface: it is started with
+# mcp-loopback.cjs preloaded, which binds it to 127.0.0.1, and the start fails unless the port
+# is then open on 127.0.0.1 only.
 set -euo pipefail
+# recorded_pid, stop_recorded
+source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION_EVERYTHING=2026.8.31
 VERSION_FILESYSTEM=2026.8.31
@@ -24,6 +34,13 @@ INSTALL="$CACHE_DIR/servers-$VERSION_EVERYTHING-$VERSION_FILESYSTEM"
 READY="$INSTALL/.ctx-ready"
 EVERYTHING="$INSTALL/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 FILESYSTEM="$INSTALL/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+PRELOAD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mcp-loopback.cjs"
+HOST=127.0.0.1
+HTTP_PORT=${CTX_MCP_HTTP_PORT:-18391}
+RUN_DIR=${CTX_MCP_RUN_DIR:-$CACHE_DIR/run-$HTTP_PORT}
+PIDFILE="$RUN_DIR/server.pid"
+LOGFILE="$RUN_DIR/server.log"
+HTTP_URL="http://$HOST:$HTTP_PORT/mcp"
 
 die() {
     echo "mcp-servers.sh: $*" >&2
@@ -56,19 +73,91 @@ provision() {
     flock -u 9
 }
 
+# Is $1 this port's server (and not some other process that got the id)?
+is_our_server() {
+    local pid=$1
+    [[ -r "/proc/$pid/cmdline" && -r "/proc/$pid/environ" ]] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$EVERYTHING streamableHttp" || return 1
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx -- "PORT=$HTTP_PORT"
+}
+
+# Any HTTP answer on the endpoint (a GET without a session is a 400): the server is up.
+answers() {
+    local code
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$HTTP_URL") || return 1
+    [[ "$code" != 000 ]]
+}
+
+# The port is listened to on 127.0.0.1 and on no other address.
+loopback_only() {
+    local listening
+    listening=$(ss -Hltn "sport = :$HTTP_PORT" | awk '{print $4}')
+    [[ -n "$listening" ]] && ! grep -qv -- "^$HOST:$HTTP_PORT\$" <<<"$listening"
+}
+
+start() {
+    provision
+    mkdir -p "$RUN_DIR"
+    local pid
+    if pid=$(recorded_pid) && answers; then
+        echo "mcp-servers.sh: already running (pid $pid) at $HTTP_URL" >&2
+        return 0
+    fi
+    if answers; then
+        die "port $HTTP_PORT already serves something this script did not start; set CTX_MCP_HTTP_PORT"
+    fi
+    : >"$LOGFILE"
+    PORT=$HTTP_PORT nohup node --require "$PRELOAD" "$EVERYTHING" streamableHttp >>"$LOGFILE" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$PIDFILE"
+    local waited=0
+    until answers; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$LOGFILE" >&2 || true
+            rm -f "$PIDFILE"
+            die "the server exited before answering (log: $LOGFILE)"
+        fi
+        ((waited++ < 150)) || { stop; die "the server did not answer within 30 s (log: $LOGFILE)"; }
+        sleep 0.2
+    done
+    loopback_only || { stop; die "the server listens on more than $HOST:$HTTP_PORT: $(ss -Hltn "sport = :$HTTP_PORT")"; }
+    echo "mcp-servers.sh: running (pid $pid) at $HTTP_URL" >&2
+}
+
+stop() {
+    stop_recorded mcp-servers.sh 10
+}
+
+status() {
+    local pid
+    if pid=$(recorded_pid) && answers; then
+        echo "running (pid $pid) at $HTTP_URL"
+    else
+        echo "not running"
+        return 1
+    fi
+}
+
 print_env() {
     [[ -f "$READY" ]] || die "not installed: run $0 provision"
     echo "export CTX_MCP_NODE=$(command -v node)"
     echo "export CTX_MCP_EVERYTHING=$EVERYTHING"
     echo "export CTX_MCP_FILESYSTEM=$FILESYSTEM"
+    echo "export CTX_MCP_SCRIPT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mcp-servers.sh"
+    if recorded_pid >/dev/null && answers; then
+        echo "export CTX_MCP_HTTP_URL=$HTTP_URL"
+    fi
 }
 
 case "${1:-}" in
 provision) provision ;;
 installed) [[ -f "$READY" ]] ;;
+start) start ;;
+status) status ;;
+stop) stop ;;
 env) print_env ;;
 *)
-    echo "usage: $0 {provision|installed|env}" >&2
+    echo "usage: $0 {provision|installed|start|status|stop|env}" >&2
     exit 2
     ;;
 esac

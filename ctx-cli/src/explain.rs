@@ -34,7 +34,9 @@ pub(crate) fn explain_code(text: &str) -> Result<ExitCode, String> {
 }
 
 pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) -> Result<ExitCode, String> {
-    let pipeline = match LoadedPipeline::load_file(file, LoadOptions::from_env()) {
+    // The tools MCP servers list now join their steps' tool-schema terms, as in a run.
+    let (options, mcp_lines) = crate::mcp::listed_for_explain(file, LoadOptions::from_env())?;
+    let pipeline = match LoadedPipeline::load_file(file, options) {
         Ok(p) => p,
         Err(e) => {
             render(e.issues());
@@ -110,6 +112,9 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
             s.worst_request_tokens,
             s.context_window
         );
+    }
+    for line in &mcp_lines {
+        println!("{line}");
     }
     // Each input's budget and where it comes from: a default says so.
     for b in &report.inputs {

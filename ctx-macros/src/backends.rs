@@ -82,6 +82,8 @@ pub(crate) struct Needs {
     named_models: Vec<String>,
     customs: Vec<CustomStep>,
     tools: Vec<Tool>,
+    /// An `agent` step names MCP servers: the environment holds the connections to them.
+    mcp: bool,
 }
 
 impl Needs {
@@ -166,6 +168,7 @@ impl Needs {
             retriever: !lowered.def.contexts.retrievers.is_empty(),
             customs,
             tools: tools(cx, pipeline, lowered),
+            mcp: kinds().any(|k| matches!(k, StepKind::Agent(a) if !a.mcp_servers.is_empty())),
         }
     }
 }
@@ -307,6 +310,14 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
             pub tools: &'a dyn #tools_dyn,
         });
     }
+    if needs.mcp {
+        fields.push(quote! {
+            /// Runs the calls of the tools the `agent` steps' MCP servers list: the `McpTools`
+            /// (feature `mcp`) whose listing the pipeline was loaded with
+            /// (`Pipeline::load(mcp.load_options(…))`).
+            pub mcp: &'a dyn #p::ToolHandlersDyn,
+        });
+    }
     let lifetime = (!fields.is_empty()).then(|| quote!(<'a>));
     let env_doc = format!(
         "What a run of [`{name}`] needs: one field per backend its steps use, so none can be forgotten. \
@@ -334,6 +345,13 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
             }
         }
     });
+    let mcp_tools = needs.mcp.then(|| {
+        quote! {
+            fn mcp_tools(&self) -> ::core::option::Option<&dyn #p::ToolHandlersDyn> {
+                ::core::option::Option::Some(self.mcp)
+            }
+        }
+    });
     let custom_items = has_custom.then(|| custom_trait(input, needs, enum_name, &trait_name, &custom_dyn, rt));
     let tools_items = has_tools.then(|| tools_trait_items(input, needs, enum_name, &tools_trait, &tools_dyn, rt));
     quote! {
@@ -350,6 +368,7 @@ pub(crate) fn items(input: &PipelineInput, needs: &Needs, enum_name: &Ident, rt:
 
             #run_custom
             #run_tool
+            #mcp_tools
         }
 
         #named_impl

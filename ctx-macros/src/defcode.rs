@@ -193,6 +193,7 @@ fn field_value(rt: &TokenStream, value: &FieldValue) -> TokenStream {
             let servers = servers.iter().map(|s| {
                 let name = string(&s.name);
                 let (command, url) = (opt_string(&s.command), opt_string(&s.url));
+                let bearer_token_env = opt_string(&s.bearer_token_env);
                 let args = s.args.iter().map(|a| string(a));
                 let tools = s.tools.iter().map(|t| string(t));
                 quote! {
@@ -200,6 +201,7 @@ fn field_value(rt: &TokenStream, value: &FieldValue) -> TokenStream {
                         .command(#command)
                         .args(::std::vec![#(#args),*])
                         .url(#url)
+                        .bearer_token_env(#bearer_token_env)
                         .tools(::std::vec![#(#tools),*])
                 }
             });

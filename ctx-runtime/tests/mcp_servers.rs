@@ -1,13 +1,14 @@
 //! Agent steps whose tools come from real MCP servers: `@modelcontextprotocol/server-filesystem`
 //! and `@modelcontextprotocol/server-everything` from npm, installed by `scripts/mcp-servers.sh`
-//! and spawned by each test over stdio. Listing, calling, a tool that reports an error, a
-//! server that dies mid-run, a result of several MiB cut to the turn's budget, a result over
-//! the byte limit, and a server whose tool list changes between runs.
+//! and spawned by each test over stdio, or server-everything over Streamable HTTP on 127.0.0.1
+//! (started by the same script). Listing, calling, a tool that reports an error, a server that
+//! dies mid-run (a process killed, a URL stopped), a result of several MiB cut to the turn's
+//! budget, a result over the byte limit, a server whose tool list changes between runs, and a
+//! typed `pipeline!` whose agent offers a server's tools beside its own.
 //!
 //! Outside CI, without the servers (`CTX_MCP_*` unset), each test says so and passes; under
 //! `CI=true` a missing server fails it.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -22,37 +23,11 @@ use ctx_runtime::pipeline::{
 };
 use ctx_runtime::{CtxError, PipelineState, Role, ToolCall};
 
-/// The servers' entry points and node, or `None` (with the reason printed) to skip.
-struct Servers {
-    node: String,
-    everything: String,
-    filesystem: String,
-}
+mod mcp_support;
+use mcp_support::{Servers, servers};
 
-fn servers(test: &str) -> Option<Servers> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    match (var("CTX_MCP_NODE"), var("CTX_MCP_EVERYTHING"), var("CTX_MCP_FILESYSTEM")) {
-        (Some(node), Some(everything), Some(filesystem)) => Some(Servers { node, everything, filesystem }),
-        _ => {
-            assert!(
-                std::env::var("CI").ok().as_deref() != Some("true"),
-                "CTX_MCP_* are not set under CI: .ci/run must run scripts/mcp-servers.sh provision and eval its env"
-            );
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped {test}: no MCP servers (scripts/mcp-servers.sh provision; eval \"$(scripts/mcp-servers.sh env)\")"
-            );
-            None
-        }
-    }
-}
-
-impl Servers {
-    fn filesystem(&self, name: &str, root: &Path) -> McpServerSpec {
-        McpServerSpec::new(name)
-            .command(Some(self.node.clone()))
-            .args(vec![self.filesystem.clone(), root.display().to_string()])
-    }
+fn filesystem(s: &Servers, name: &str, root: &Path) -> McpServerSpec {
+    McpServerSpec::new(name).command(Some(s.node.clone())).args(vec![s.filesystem.clone(), root.display().to_string()])
 }
 
 /// A pipeline with one agent step `answer` whose tools are `servers`' (cl100k, `window`
@@ -159,7 +134,7 @@ fn mcp_source(err: &CtxError) -> &McpError {
 async fn the_tools_are_listed_counted_by_the_contract_and_called() {
     let Some(s) = servers("the_tools_are_listed_counted_by_the_contract_and_called") else { return };
     let dir = docs(1_000);
-    let server = s.filesystem("files", dir.path()).tools(vec!["read_text_file".into(), "list_directory".into()]);
+    let server = filesystem(&s, "files", dir.path()).tools(vec!["read_text_file".into(), "list_directory".into()]);
     let def = definition(16_384, vec![server]);
     let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
     let listed = mcp.listed();
@@ -205,7 +180,7 @@ async fn the_tools_are_listed_counted_by_the_contract_and_called() {
 async fn a_tool_error_is_told_to_the_model_and_a_protocol_error_fails_the_step() {
     let Some(s) = servers("a_tool_error_is_told_to_the_model_and_a_protocol_error_fails_the_step") else { return };
     let dir = docs(1_000);
-    let def = definition(16_384, vec![s.filesystem("files", dir.path()).tools(vec!["read_text_file".into()])]);
+    let def = definition(16_384, vec![filesystem(&s, "files", dir.path()).tools(vec!["read_text_file".into()])]);
     let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
     let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
     // A path outside the allowed directory: the server answers with a result marked `isError`.
@@ -274,7 +249,7 @@ async fn a_result_of_several_mib_is_cut_to_the_turn_and_one_over_the_limit_is_re
         return;
     };
     let dir = docs(5 * 1024 * 1024);
-    let def = definition(8_192, vec![s.filesystem("files", dir.path()).tools(vec!["read_text_file".into()])]);
+    let def = definition(8_192, vec![filesystem(&s, "files", dir.path()).tools(vec!["read_text_file".into()])]);
     let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
     let p = LoadedPipeline::load(def.clone(), mcp.load_options(LoadOptions::new())).unwrap();
     let model = OfflineModel::new(p.counter().clone());
@@ -356,4 +331,189 @@ async fn a_server_that_cannot_start_is_named_with_what_it_said() {
     let err = McpTools::connect(&definition(16_384, vec![exits]), McpOptions::new()).await.unwrap_err();
     assert_eq!(err.code(), "MCP_SERVER_START");
     assert!(err.to_string().contains("no config given"), "{err}");
+}
+
+// Streamable HTTP: server-everything on 127.0.0.1, started by `scripts/mcp-servers.sh start`
+// (`.ci/run`), or by a test itself when it stops the server.
+
+/// A server reached by `url`, offering `echo`.
+fn by_url(url: &str) -> McpServerSpec {
+    McpServerSpec::new("everything").url(Some(url.to_owned())).tools(vec!["echo".into()])
+}
+
+#[tokio::test]
+async fn a_server_by_url_is_listed_counted_and_called() {
+    let Some((_, url)) = mcp_support::http_server("a_server_by_url_is_listed_counted_and_called") else { return };
+    let def = definition(16_384, vec![by_url(&url)]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let names: Vec<String> = mcp.listed().into_iter().map(|t| t.tool.name).collect();
+    assert!(names.iter().any(|n| n == "echo"), "{names:?}");
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    let StepKind::Agent(spec) = &p.definition().steps[0].kind else { unreachable!() };
+    assert_eq!(spec.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo"]);
+    let counter = p.counter();
+    let exact = counter.format().count_tools(counter, &spec.schemas()).unwrap();
+    assert_eq!(p.contract_report().step("answer").unwrap().tool_schema_tokens, exact);
+
+    let model = Scripted::new(vec![Scripted::call("echo", serde_json::json!({ "message": "over HTTP" }))]);
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let (_, reports) = p.run(PipelineState::new("q"), &env).await.unwrap();
+    assert_eq!(agent(&reports).tool_calls[0].kind, ToolCallKind::Handled);
+    assert_eq!(model.tool_results(), ["Echo: over HTTP"]);
+
+    // A call the server's schema refuses: the model is told (`isError`), or the step fails
+    // naming the server and the tool.
+    let model = Scripted::new(vec![Scripted::call("echo", serde_json::json!({ "message": 42 }))]);
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    match p.run(PipelineState::new("q"), &env).await {
+        Ok(_) => assert!(model.tool_results()[0].starts_with("error: "), "{:?}", model.tool_results()),
+        Err(err) => {
+            assert_eq!(err.code(), "AGENT_TOOL_FAILED");
+            let mcp_err = mcp_source(&err);
+            assert_eq!(mcp_err.code(), "MCP_TOOL_FAILED");
+            assert!(mcp_err.to_string().contains("`everything` failed tool `echo`"), "{mcp_err}");
+        }
+    }
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_server_by_url_stopped_mid_run_fails_the_step_naming_it() {
+    let Some(s) = servers("a_server_by_url_stopped_mid_run_fails_the_step_naming_it") else { return };
+    // A server of this test's own, on a port of its own, stopped by the script before the call.
+    let server = std::sync::Arc::new(mcp_support::OwnHttpServer::start(&s, 18_397));
+    let def = definition(16_384, vec![by_url(&server.url)]);
+    let mcp = McpTools::connect(&def, McpOptions::new()).await.unwrap();
+    let p = LoadedPipeline::load(def, mcp.load_options(LoadOptions::new())).unwrap();
+    let mut model = Scripted::new(vec![Scripted::call("echo", serde_json::json!({ "message": "hello" }))]);
+    let stopping = std::sync::Arc::clone(&server);
+    model.before = Box::new(move |index| {
+        if index == 0 {
+            stopping.stop();
+        }
+    });
+    let env = StepEnv::builder().model(&model).tools(&mcp);
+    let err = p.run(PipelineState::new("q"), &env).await.unwrap_err();
+    assert_eq!(err.code(), "AGENT_TOOL_FAILED", "{err}");
+    assert!(err.to_string().contains("`answer`"), "the step is named: {err}");
+    let mcp_err = mcp_source(&err);
+    assert_eq!(mcp_err.code(), "MCP_SERVER_CLOSED", "{mcp_err}");
+    let text = mcp_err.to_string();
+    assert!(text.contains("`everything`") && text.contains("`echo`") && text.contains(&server.url), "{text}");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_server_by_url_that_is_not_there_or_has_no_token_does_not_start() {
+    let missing = by_url("http://127.0.0.1:9/mcp");
+    let err = McpTools::connect(&definition(16_384, vec![missing.clone()]), McpOptions::new()).await.unwrap_err();
+    assert_eq!(err.code(), "MCP_SERVER_START");
+    assert!(err.to_string().contains("`everything` (http://127.0.0.1:9/mcp) could not be started"), "{err}");
+    let token = missing.bearer_token_env(Some("CTX_TEST_MCP_TOKEN_NEVER_SET".into()));
+    let err = McpTools::connect(&definition(16_384, vec![token]), McpOptions::new()).await.unwrap_err();
+    assert_eq!(err.code(), "MCP_SERVER_START");
+    assert!(err.to_string().contains("`CTX_TEST_MCP_TOKEN_NEVER_SET` (its `bearer_token_env`) is not set"), "{err}");
+}
+
+// The typed API: a `pipeline!` whose agent step has a tool of its own and the tools of an MCP
+// server, whose command (a shell) finds the server where `scripts/mcp-servers.sh env` says.
+ctx::pipeline! {
+    /// Echoes through the everything server and shouts through a Rust tool.
+    pub pipeline Echoes {
+        model { context_window: 16_384, max_tokens: 500, encoding: cl100k_base }
+        settings { max_context_tokens: 1, budget_safety_margin_tokens: 64 }
+        prompts { answer: "Answer with what the tools return." }
+        steps {
+            answer: agent {
+                prompt_key: answer,
+                tools: [
+                    shout {
+                        description: "Says the message in capitals",
+                        parameters: r#"{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}"#,
+                    },
+                ],
+                mcp_servers: [
+                    everything {
+                        command: "sh",
+                        args: ["-c", "exec \"$CTX_MCP_NODE\" \"$CTX_MCP_EVERYTHING\" stdio"],
+                        tools: [echo],
+                    },
+                ],
+                max_tool_calls: 2,
+                max_output_tokens: 500,
+                next: end,
+            },
+        }
+    }
+}
+
+struct Shout;
+
+impl EchoesTools for Shout {
+    async fn shout(
+        &self,
+        request: ctx::pipeline::ToolRequest<'_>,
+    ) -> Result<ctx::pipeline::ToolOutput, ctx::pipeline::BoxError> {
+        let args: serde_json::Value = request.args()?;
+        Ok(ctx::pipeline::ToolOutput::Text(args["message"].as_str().unwrap_or_default().to_uppercase()))
+    }
+}
+
+#[tokio::test]
+async fn a_typed_pipeline_runs_with_the_tools_its_servers_list_and_its_own() {
+    let Some(_) = servers("a_typed_pipeline_runs_with_the_tools_its_servers_list_and_its_own") else { return };
+    // Loaded without the servers' listing, it does not load: its contract would leave them out.
+    let Err(CtxError::Config(issues)) = Echoes::new() else { panic!("loaded without its MCP tools") };
+    assert_eq!(issues.issues[0].code, "MCP_SERVER_NOT_CONNECTED", "{issues}");
+
+    let mcp = McpTools::connect(&Echoes::definition(), McpOptions::new()).await.unwrap();
+    let pipeline = Echoes::load(mcp.load_options(LoadOptions::new())).unwrap();
+    let StepKind::Agent(spec) = &pipeline.pipeline().definition().steps[0].kind else { unreachable!() };
+    assert_eq!(spec.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["shout", "echo"]);
+    let counter = pipeline.pipeline().counter();
+    let exact = counter.format().count_tools(counter, &spec.schemas()).unwrap();
+    assert_eq!(pipeline.pipeline().contract_report().step("answer").unwrap().tool_schema_tokens, exact);
+
+    let call = |id: &str, tool: &str| {
+        ChatResponse::new("").tool_calls(vec![ToolCall::new(id, tool, r#"{"message":"typed"}"#.to_owned())])
+    };
+    let model = Scripted::new(vec![call("c1", "echo"), call("c2", "shout")]);
+    let env = EchoesEnv { model: &model, tools: &Shout, mcp: &mcp };
+    let (state, reports) = pipeline.run(PipelineState::new("q"), &env).await.unwrap();
+    let report = agent(&reports);
+    assert!(report.tool_calls.iter().all(|c| c.kind == ToolCallKind::Handled), "{:?}", report.tool_calls);
+    assert_eq!(model.tool_results(), ["Echo: typed", "TYPED"]);
+    assert_eq!(state.last_model_response.as_deref(), Some("done"));
+    mcp.close().await;
+}
+
+// The DSL's declaration of a server by URL, read by the one decoder YAML uses too (not run).
+ctx::pipeline! {
+    /// Offers the tools of a server reached by URL with a token from `MCP_TOKEN`.
+    pub pipeline ByUrl {
+        model { context_window: 16_384, max_tokens: 500, encoding: cl100k_base }
+        settings { max_context_tokens: 1, budget_safety_margin_tokens: 64 }
+        prompts { answer: "Answer with what the tools return." }
+        steps {
+            answer: agent {
+                prompt_key: answer,
+                mcp_servers: [
+                    web { url: "https://mcp.example.com/mcp", bearer_token_env: "MCP_TOKEN", tools: [echo] },
+                ],
+                max_tool_calls: 1,
+                max_output_tokens: 500,
+                next: end,
+            },
+        }
+    }
+}
+
+#[test]
+fn the_dsl_declares_a_server_by_url_with_the_variable_of_its_token() {
+    let StepKind::Agent(spec) = &ByUrl::definition().steps[0].kind else { unreachable!() };
+    let web = McpServerSpec::new("web")
+        .url(Some("https://mcp.example.com/mcp".into()))
+        .bearer_token_env(Some("MCP_TOKEN".into()))
+        .tools(vec!["echo".into()]);
+    assert_eq!(spec.mcp_servers, [web]);
 }

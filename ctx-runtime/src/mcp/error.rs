@@ -21,7 +21,9 @@ pub enum McpError {
         /// The end of what it wrote on its standard error.
         stderr: String,
     },
-    /// The server's connection closed (the process exited or was killed) before it answered.
+    /// The server's connection closed before it answered: its process exited or was killed,
+    /// or, for a server reached by URL, the request got no answer (the connection was refused
+    /// or dropped: the server stopped).
     #[error(
         "MCP server `{server}` closed its connection during a call of tool `{tool}`{}{}",
         exit(status),
@@ -32,7 +34,7 @@ pub enum McpError {
         server: String,
         /// The tool being called.
         tool: String,
-        /// How the process ended, when it did and that is known.
+        /// How the process ended, when it did and that is known; for a URL, why no answer came.
         status: Option<String>,
         /// The end of what it wrote on its standard error.
         stderr: String,

@@ -34,12 +34,15 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Servers are reached over their standard input and output: the command is spawned as a child
-//! of this process, killed when the connections are dropped or closed. Streamable HTTP (`url:`)
-//! is part of the declaration and its rules, but this build does not connect to it: such a
-//! server fails to start with `MCP_SERVER_START`, saying so.
+//! A server declared with a `command` is spawned as a child of this process and spoken to over
+//! its standard input and output; it is killed when the connections are dropped or closed. One
+//! declared with a `url` is reached over Streamable HTTP (rmcp's client on reqwest, TLS by
+//! rustls with the webpki roots, redirects not followed), with `Authorization: Bearer …` from
+//! the environment variable its `bearer_token_env` names, read when it is connected; a call that
+//! gets no answer from it (the connection refused or dropped) fails as [`McpError::Closed`].
 
 mod error;
+mod http;
 mod server;
 
 use std::collections::BTreeMap;
@@ -64,8 +67,10 @@ pub struct McpOptions {
     pub base_dir: Option<std::path::PathBuf>,
     /// The most a tool result's text may hold, in bytes (default 64 MiB): a larger one fails the
     /// call with [`McpError::ResultTooLarge`] rather than being counted. Within it, a result is
-    /// cut to the turn's budget. The transport reads a result whole before it is measured, so
-    /// this bounds what is counted and kept, not what is read.
+    /// cut to the turn's budget. Over standard input and output a result is read whole before
+    /// it is measured, so this bounds what is counted and kept, not what is read; over HTTP the
+    /// response is not read past six times this (the text escaped in JSON) plus 64 KiB, and
+    /// one larger fails the call with [`McpError::ToolFailed`].
     pub max_result_bytes: usize,
     /// How long a server may take to start, answer the handshake and list its tools (default
     /// 60 s: `npx` may install a package first).
@@ -153,17 +158,19 @@ impl McpTools {
     pub async fn connect(def: &PipelineDef, options: McpOptions) -> Result<McpTools, McpError> {
         let placed = placed_by_config(def, &options);
         let def = placed.as_ref().unwrap_or(def);
-        let timeout = options.start_timeout;
         let mut tools = McpTools { servers: Vec::new(), by_step: Vec::new(), routes: BTreeMap::new(), options };
         for step in &def.steps {
             let StepKind::Agent(spec) = &step.kind else { continue };
             for declared in &spec.mcp_servers {
                 let same = |s: &Server| {
-                    s.spec.command == declared.command && s.spec.args == declared.args && s.spec.url == declared.url
+                    s.spec.command == declared.command
+                        && s.spec.args == declared.args
+                        && s.spec.url == declared.url
+                        && s.spec.bearer_token_env == declared.bearer_token_env
                 };
                 let index = match tools.servers.iter().position(same) {
                     Some(i) => i,
-                    None => match Server::start(declared, timeout).await {
+                    None => match Server::start(declared, &tools.options).await {
                         Ok(server) => {
                             tools.servers.push(server);
                             tools.servers.len() - 1

@@ -1,10 +1,13 @@
-//! One connection to an MCP server through `rmcp`: the process spawned with its standard input
-//! and output as the transport, the handshake, the tool list, and tool calls turned into text.
+//! One connection to an MCP server through `rmcp`: the transport (a spawned process's standard
+//! input and output, or Streamable HTTP to a URL, [`super::http`]), the handshake, the tool
+//! list, and tool calls turned into text.
 //!
-//! The process is ctx's own child (`kill_on_drop`), not the SDK's, so that dropping a
+//! A spawned process is ctx's own child (`kill_on_drop`), not the SDK's, so that dropping a
 //! connection outside an async runtime kills it without needing one, and so that a server that
 //! died can be told apart from one that failed a call (its exit status). Its standard error is
-//! drained as it is written, the last [`STDERR_TAIL`] bytes kept for the error messages.
+//! drained as it is written, the last [`STDERR_TAIL`] bytes kept for the error messages. A
+//! server reached by URL has no process here: a call that gets no answer (the connection
+//! refused or dropped) is what says it stopped.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -15,9 +18,10 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::McpError;
+use super::http::{self, Failure};
+use super::{McpError, McpOptions};
 use crate::pipeline::definition::{McpServerSpec, ToolSpec};
 
 /// How much of a server's standard error is kept for messages.
@@ -27,15 +31,21 @@ pub(super) const STDERR_TAIL: usize = 4 * 1024;
 pub(super) struct Server {
     /// The name the (first) step that declares it gives it.
     pub(super) name: String,
-    /// Its command line, for messages.
+    /// Its command line or URL, for messages.
     pub(super) transport: String,
     /// What it was declared with: steps that declare the same transport share the connection.
     pub(super) spec: McpServerSpec,
     service: RunningService<RoleClient, ()>,
-    child: Mutex<Child>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    /// The process of a server spawned by command; `None` for a URL.
+    process: Option<Process>,
     /// Every tool it listed, as declared tools are written.
     pub(super) tools: Vec<ToolSpec>,
+}
+
+/// A spawned server's process and the end of its standard error.
+struct Process {
+    child: Mutex<Child>,
+    stderr: Arc<Mutex<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -45,8 +55,10 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Spawns `spec`'s command, completes the handshake and lists its tools.
-    pub(super) async fn start(spec: &McpServerSpec, timeout: Duration) -> Result<Server, McpError> {
+    /// Spawns `spec`'s command (or connects to its URL), completes the handshake and lists its
+    /// tools, each within `options.start_timeout`.
+    pub(super) async fn start(spec: &McpServerSpec, options: &McpOptions) -> Result<Server, McpError> {
+        let timeout = options.start_timeout;
         let name = spec.name.clone();
         let transport = transport_text(spec);
         let fail = |reason: String, stderr: String| McpError::Start {
@@ -55,77 +67,47 @@ impl Server {
             reason,
             stderr,
         };
-        let Some(command) = spec.command.as_deref() else {
-            let reason = match &spec.url {
-                Some(url) => {
-                    format!("`{url}`: this build reaches MCP servers by command only (Streamable HTTP is not built in)")
-                }
-                None => "it has neither `command` nor `url`".to_owned(),
-            };
-            return Err(fail(reason, String::new()));
-        };
-        let mut child = Command::new(command)
-            .args(&spec.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| fail(e.to_string(), String::new()))?;
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut process = None;
         let mut reader = None;
-        if let Some(mut pipe) = child.stderr.take() {
-            let tail = Arc::clone(&stderr);
-            reader = Some(tokio::spawn(async move {
-                let mut buf = vec![0u8; 8 * 1024];
-                while let Ok(n) = pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    tail.extend_from_slice(&buf[..n]);
-                    let over = tail.len().saturating_sub(STDERR_TAIL);
-                    tail.drain(..over);
-                }
-            }));
-        }
-        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-            return Err(fail("its standard input or output could not be opened".into(), String::new()));
+        let handshake = match (spec.command.as_deref(), spec.url.as_deref()) {
+            (Some(command), _) => {
+                let spawned = spawn(command, &spec.args).map_err(|e| fail(e, String::new()))?;
+                (process, reader) = (Some(spawned.process), spawned.reader);
+                tokio::time::timeout(timeout, ().serve(spawned.pipes)).await
+            }
+            (None, Some(url)) => {
+                let http = http::transport(spec, url, options.max_result_bytes).map_err(|e| fail(e, String::new()))?;
+                tokio::time::timeout(timeout, ().serve(http)).await
+            }
+            (None, None) => return Err(fail("it has neither `command` nor `url`".to_owned(), String::new())),
         };
-        let handshake = tokio::time::timeout(timeout, ().serve((stdout, stdin)));
-        let service = match handshake.await {
+        let service = match handshake {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
-                return Err(fail(
-                    format!("the handshake failed: {e}"),
-                    settle(&mut child, reader.take(), &stderr).await,
-                ));
+                let stderr = settle(process.as_mut(), reader.take()).await;
+                let why = http::cause(&e).unwrap_or_else(|| chain(&e));
+                return Err(fail(format!("the handshake failed: {why}"), stderr));
             }
             Err(_) => {
-                return Err(fail(
-                    format!("no handshake within {timeout:?}"),
-                    settle(&mut child, reader.take(), &stderr).await,
-                ));
+                let stderr = settle(process.as_mut(), reader.take()).await;
+                return Err(fail(format!("no handshake within {timeout:?}"), stderr));
             }
         };
         let listed = tokio::time::timeout(timeout, service.peer().list_all_tools()).await;
         let tools = match listed {
             Ok(Ok(tools)) => tools,
             Ok(Err(e)) => {
-                return Err(fail(
-                    format!("listing its tools failed: {e}"),
-                    settle(&mut child, reader.take(), &stderr).await,
-                ));
+                let stderr = settle(process.as_mut(), reader.take()).await;
+                let why = http::cause(&e).unwrap_or_else(|| chain(&e));
+                return Err(fail(format!("listing its tools failed: {why}"), stderr));
             }
             Err(_) => {
-                return Err(fail(
-                    format!("no tool list within {timeout:?}"),
-                    settle(&mut child, reader.take(), &stderr).await,
-                ));
+                let stderr = settle(process.as_mut(), reader.take()).await;
+                return Err(fail(format!("no tool list within {timeout:?}"), stderr));
             }
         };
         let tools = tools.iter().map(tool_spec).collect::<Result<Vec<_>, _>>().map_err(|e| fail(e, String::new()))?;
-        Ok(Server { name, transport, spec: spec.clone(), service, child: Mutex::new(child), stderr, tools })
+        Ok(Server { name, transport, spec: spec.clone(), service, process, tools })
     }
 
     /// Calls `tool` with `arguments` (a JSON object), within `timeout`: the result's content as
@@ -150,7 +132,7 @@ impl Server {
                     message: format!("{} (JSON-RPC error {})", e.message, e.code.0),
                 });
             }
-            Ok(Err(e)) => return Err(self.closed_or_failed(tool, e.to_string()).await),
+            Ok(Err(e)) => return Err(self.closed_or_failed(tool, e, max_bytes).await),
             Err(_) => {
                 return Err(McpError::ToolFailed {
                     server: self.name.clone(),
@@ -176,66 +158,134 @@ impl Server {
         Ok((text, value.get("isError").and_then(Value::as_bool).unwrap_or(false)))
     }
 
-    /// A transport failure: [`McpError::Closed`] when the process has ended (or ends within a
-    /// moment: the connection closes before the exit is reaped), else a failed call.
-    async fn closed_or_failed(&self, tool: &str, message: String) -> McpError {
-        for _ in 0..20 {
-            let status = self.child.lock().unwrap_or_else(std::sync::PoisonError::into_inner).try_wait();
-            match status {
-                Ok(Some(status)) => {
-                    return McpError::Closed {
-                        server: self.name.clone(),
-                        tool: tool.to_owned(),
-                        status: Some(exit_text(status)),
-                        stderr: self.stderr_text(),
-                    };
+    /// A transport failure of a call of `tool`: [`McpError::Closed`] when the server stopped —
+    /// its process has ended (or ends within a moment: the connection closes before the exit is
+    /// reaped), or, by URL, no answer reached ctx — else a failed call.
+    async fn closed_or_failed(&self, tool: &str, error: ServiceError, max_bytes: usize) -> McpError {
+        let closed = |status: Option<String>, stderr: String| McpError::Closed {
+            server: self.name.clone(),
+            tool: tool.to_owned(),
+            status,
+            stderr,
+        };
+        let failed =
+            |message: String| McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message };
+        let Some(process) = &self.process else {
+            return match http::failure(&error) {
+                Failure::Unreachable(why) => {
+                    closed(Some(format!("stopped answering at {}: {why}", self.transport)), String::new())
                 }
+                Failure::TooLarge => failed(format!(
+                    "its answer is larger than the {} bytes read for a result of at most {max_bytes} bytes \
+                     (`max_result_bytes`, escaped in JSON)",
+                    http::max_response_bytes(max_bytes)
+                )),
+                Failure::Answered(message) => failed(message),
+            };
+        };
+        for _ in 0..20 {
+            let status = process.child.lock().unwrap_or_else(std::sync::PoisonError::into_inner).try_wait();
+            match status {
+                Ok(Some(status)) => return closed(Some(exit_text(status)), process.stderr_text()),
                 Ok(None) => tokio::time::sleep(Duration::from_millis(25)).await,
                 Err(_) => break,
             }
         }
         if self.service.is_closed() {
-            return McpError::Closed {
-                server: self.name.clone(),
-                tool: tool.to_owned(),
-                status: None,
-                stderr: self.stderr_text(),
-            };
+            return closed(None, process.stderr_text());
         }
-        McpError::ToolFailed { server: self.name.clone(), tool: tool.to_owned(), message }
+        failed(error.to_string())
     }
 
-    fn stderr_text(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&tail).into_owned()
-    }
-
-    /// Ends the session and the process.
+    /// Ends the session and the process. A server reached by URL is told the session ends
+    /// (within a few seconds: one that stopped answering is not waited for).
     pub(super) async fn close(self) {
-        let Server { mut service, child, .. } = self;
-        let _ = service.close().await;
-        let mut child = child.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Server { mut service, process, .. } = self;
+        let _ = tokio::time::timeout(Duration::from_secs(5), service.close()).await;
+        let Some(process) = process else { return };
+        let mut child = process.child.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
             let _ = child.kill().await;
         }
     }
 }
 
-/// What a server that failed to start wrote, once it has had a moment to exit and its standard
-/// error has been read to the end.
-async fn settle(
-    child: &mut Child,
+impl Process {
+    fn stderr_text(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&tail).into_owned()
+    }
+}
+
+/// A process just spawned: the task draining its standard error, and the pipes to speak over.
+struct Spawned {
+    process: Process,
     reader: Option<tokio::task::JoinHandle<()>>,
-    stderr: &Arc<Mutex<Vec<u8>>>,
-) -> String {
+    pipes: (ChildStdout, ChildStdin),
+}
+
+/// Spawns `command` with `args`, its standard error drained into the process's tail; the reason
+/// when it cannot be.
+fn spawn(command: &str, args: &[String]) -> Result<Spawned, String> {
+    let mut child = Command::new(command)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = None;
+    if let Some(mut pipe) = child.stderr.take() {
+        let tail = Arc::clone(&stderr);
+        reader = Some(tokio::spawn(async move {
+            let mut buf = vec![0u8; 8 * 1024];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                tail.extend_from_slice(&buf[..n]);
+                let over = tail.len().saturating_sub(STDERR_TAIL);
+                tail.drain(..over);
+            }
+        }));
+    }
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err("its standard input or output could not be opened".into());
+    };
+    Ok(Spawned { process: Process { child: Mutex::new(child), stderr }, reader, pipes: (stdout, stdin) })
+}
+
+/// An error with its causes, for a message: an HTTP client's error alone says "error sending
+/// request", its causes why ("connection refused").
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// What a spawned server that failed to start wrote, once it has had a moment to exit and its
+/// standard error has been read to the end (nothing for a server reached by URL).
+async fn settle(process: Option<&mut Process>, reader: Option<tokio::task::JoinHandle<()>>) -> String {
+    let Some(process) = process else { return String::new() };
+    let child = process.child.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
     if tokio::time::timeout(Duration::from_secs(1), child.wait()).await.is_err() {
         let _ = child.kill().await;
     }
     if let Some(reader) = reader {
         let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
     }
-    let tail = stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    String::from_utf8_lossy(&tail).into_owned()
+    process.stderr_text()
 }
 
 fn exit_text(status: std::process::ExitStatus) -> String {

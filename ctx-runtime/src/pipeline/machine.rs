@@ -28,7 +28,7 @@ use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
 use super::stream::{StepSink, Typed};
-use super::tools::{ToolHandlers, ToolOutput, ToolRequest};
+use super::tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
 
 /// A future a custom step or a tool returns through [`Backends::run_custom`] and
 /// [`Backends::run_tool`]: the caller's own error, as for every backend.
@@ -87,6 +87,14 @@ pub trait Backends<S: StepMachine>: Sync {
     fn run_custom<'a>(&'a self, step: S, state: &'a mut PipelineState) -> StepFuture<'a, &'static str> {
         let _ = state;
         Box::pin(async move { Err(PipelineError::NotCustom { step: step.id().to_owned() }.into()) })
+    }
+
+    /// The handlers of the tools the agent steps' MCP servers list (the `McpTools` the
+    /// pipeline was loaded with, feature `mcp`): a call of a tool the step does not declare goes
+    /// there, the others to [`Self::run_tool`]. The generated implementation returns the
+    /// environment's field `mcp`, which a pipeline naming MCP servers has.
+    fn mcp_tools(&self) -> Option<&dyn ToolHandlersDyn> {
+        None
     }
 
     /// Runs one tool call of the agent step `step`. Only called for agent steps whose
@@ -313,10 +321,27 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> CustomSteps for Dispatch<'_, S, B>
     }
 }
 
+/// Whether agent step `step` declares `tool` itself (as written, before MCP servers add theirs).
+fn declares<S: StepMachine>(step: S, tool: &str) -> bool {
+    let def = S::definition();
+    let declared = step.index().and_then(|i| match &def.steps.get(i)?.kind {
+        super::definition::StepKind::Agent(agent) => Some(agent.tools.iter().any(|t| t.name == tool)),
+        _ => None,
+    });
+    declared.unwrap_or(false)
+}
+
 impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B> {
     async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
         let step = S::from_id(step_id)
             .ok_or_else(|| PipelineError::NotTool { step: step_id.to_owned(), tool: request.name.to_owned() })?;
+        // A tool the step declares is a method of the tools trait; any other was listed by one
+        // of its MCP servers when the pipeline was loaded.
+        if let Some(mcp) = self.backends.mcp_tools()
+            && !declares(step, request.name)
+        {
+            return mcp.call(step_id, request).await;
+        }
         self.backends.run_tool(step, request).await
     }
 }

@@ -6,10 +6,11 @@
 //!   "mcp_servers": { "files": { "command": "node", "args": ["/srv/fs/index.js", "/srv/docs"] } } }
 //! ```
 //!
-//! Each entry replaces the `command`, `args` and `url` of every agent step's server of that name
-//! (which of its tools a step offers stays the step's): the pipeline says what a server is for,
-//! the deployment where it runs. An entry needs exactly one of `command` and `url` (the rule of a
-//! step's own servers), and only those keys and `args`.
+//! Each entry replaces the `command`, `args`, `url` and `bearer_token_env` of every agent step's
+//! server of that name (which of its tools a step offers stays the step's): the pipeline says what
+//! a server is for, the deployment where it runs and which environment variable holds its token.
+//! An entry needs exactly one of `command` and `url` (the rule of a step's own servers), and only
+//! those keys, `args` and (with a `url`) `bearer_token_env`.
 
 use serde_json::{Map, Value};
 
@@ -21,7 +22,7 @@ use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
 pub(crate) const MCP_SERVERS: &str = "mcp_servers";
 
 /// The keys of one server.
-pub(crate) const SERVER_KEYS: [&str; 3] = ["command", "args", "url"];
+pub(crate) const SERVER_KEYS: [&str; 4] = ["command", "args", "url", "bearer_token_env"];
 
 /// The servers of `value` (the key's value), every problem appended to `issues`.
 pub(super) fn mcp_servers(value: Option<&Value>, issues: &mut Vec<ConfigIssue>) -> Vec<McpServerSpec> {
@@ -98,7 +99,7 @@ fn one_server(
             None
         }
     };
-    let (command, url) = (text("command"), text("url"));
+    let (command, url, bearer_token_env) = (text("command"), text("url"), text("bearer_token_env"));
     let args = match keys.get("args") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
@@ -117,6 +118,7 @@ fn one_server(
         }
     };
     let transport = match (&command, &url) {
+        (Some(_), None) if bearer_token_env.is_some() => Some("has `bearer_token_env` without a `url`"),
         (Some(_), None) | (None, Some(_)) => None,
         (None, None) => Some("has neither `command` nor `url`"),
         (Some(_), Some(_)) => Some("has both `command` and `url`"),
@@ -127,7 +129,8 @@ fn one_server(
                 .with_help(r#"give the server one transport: `"command": "node", "args": ["server.js"]` or `"url": "http://127.0.0.1:3001/mcp"`"#),
         );
     }
-    (issues.len() == before).then(|| McpServerSpec::new(name).command(command).args(args).url(url))
+    (issues.len() == before)
+        .then(|| McpServerSpec::new(name).command(command).args(args).url(url).bearer_token_env(bearer_token_env))
 }
 
 /// Gives every agent step's server named in `servers` the transport `servers` gives it; a name
@@ -168,6 +171,7 @@ pub fn apply_config_mcp_servers(def: &mut PipelineDef, servers: &[McpServerSpec]
                 declared.command.clone_from(&placed.command);
                 declared.args.clone_from(&placed.args);
                 declared.url.clone_from(&placed.url);
+                declared.bearer_token_env.clone_from(&placed.bearer_token_env);
             }
         }
     }
@@ -188,11 +192,12 @@ mod tests {
     fn a_config_file_places_the_pipelines_servers() {
         let file = ConfigFile::from_json_str(
             r#"{"model_context_window": 16384, "encoding": "cl100k_base",
-                "mcp_servers": {"files": {"command": "node", "args": ["fs.js", "/srv"]}, "web": {"url": "http://127.0.0.1:9/mcp"}}}"#,
+                "mcp_servers": {"files": {"command": "node", "args": ["fs.js", "/srv"]}, "web": {"url": "http://127.0.0.1:9/mcp", "bearer_token_env": "WEB_TOKEN"}}}"#,
             "config.json",
         )
         .unwrap();
         assert_eq!(file.mcp_servers.len(), 2);
+        assert_eq!(file.mcp_servers[1].bearer_token_env.as_deref(), Some("WEB_TOKEN"));
         let mut def = testing::def(vec![testing::agent("answer", "end")]);
         let StepKind::Agent(agent) = &mut def.steps[0].kind else { unreachable!() };
         agent.mcp_servers =
@@ -212,7 +217,8 @@ mod tests {
         let err = ConfigFile::from_json_str(
             r#"{"model_context_window": 16384, "encoding": "cl100k_base",
                 "mcp_servers": {"a": {"comand": "node"}, "b": {"command": "x", "url": "http://h"}, "c": {"url": 3},
-                                "d": {"command": "x", "args": "y"}, "e": 1}}"#,
+                                "d": {"command": "x", "args": "y"}, "e": 1,
+                                "f": {"command": "x", "bearer_token_env": "T"}}}"#,
             "config.json",
         )
         .unwrap_err();
@@ -227,6 +233,7 @@ mod tests {
                 ("AGENT_MCP_SERVER_TRANSPORT".to_owned(), "mcp_servers.c".to_owned()),
                 ("INVALID_CONFIG_VALUE".to_owned(), "mcp_servers.d.args".to_owned()),
                 ("INVALID_CONFIG_VALUE".to_owned(), "mcp_servers.e".to_owned()),
+                ("AGENT_MCP_SERVER_TRANSPORT".to_owned(), "mcp_servers.f".to_owned()),
             ]
         );
         assert!(issues[0].help.as_deref().unwrap().contains("`command`"), "{:?}", issues[0]);

@@ -347,6 +347,11 @@ pub struct McpServerSpec {
     /// `url`: a Streamable HTTP endpoint (`http://…` or `https://…`), instead of a command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// `bearer_token_env`: with a `url`, the name of the environment variable whose value is
+    /// sent as `Authorization: Bearer …` with every request to the server. The pipeline names
+    /// the variable, never the secret; it is read when the server is connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
     /// `tools: [read_file, …]`: only these tools of the server are offered; all when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
@@ -564,7 +569,7 @@ setters!(CallModelSpec { prompt_key: String, model: Option<String>, max_output_t
 setters!(AgentSpec { call: CallModelSpec, tools: Vec<ToolSpec>, max_tool_calls: i64, turn_budget_tokens: Option<i64> });
 setters!(ToolSpec { name: String, description: String, parameters: String });
 setters!(AgentSpec { mcp_servers: Vec<McpServerSpec> });
-setters!(McpServerSpec { name: String, command: Option<String>, args: Vec<String>, url: Option<String>, tools: Vec<String> });
+setters!(McpServerSpec { name: String, command: Option<String>, args: Vec<String>, url: Option<String>, bearer_token_env: Option<String>, tools: Vec<String> });
 setters!(UserPartSpec { source: String, template: String });
 setters!(LoopGuardSpec { max_turn_loops_from_settings: String, on_allow: String, on_deny: String });
 setters!(SetVariablesSpec { rules: Vec<SetRuleSpec>, next: String });

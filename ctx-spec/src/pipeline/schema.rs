@@ -306,7 +306,7 @@ pub(crate) mod forms {
     /// YAML's tool: `{ name, description, parameters }` (the DSL's `name { … }` has the last two).
     pub(crate) const TOOL: [&str; 3] = ["name", "description", "parameters"];
     /// One MCP server of an agent's `mcp_servers` (YAML's list form adds `name`).
-    pub(crate) const MCP_SERVER: [&str; 4] = ["command", "args", "url", "tools"];
+    pub(crate) const MCP_SERVER: [&str; 5] = ["command", "args", "url", "bearer_token_env", "tools"];
 }
 
 impl StepKind {

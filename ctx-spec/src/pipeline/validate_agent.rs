@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::definition::AgentSpec;
+use super::definition::{AgentSpec, McpServerSpec};
 use super::validate_params::{SchemaProblem, object_schema};
 
 /// The most `max_tool_calls` an agent step may declare.
@@ -147,21 +147,52 @@ fn mcp_server_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec
             (None, Some(_)) if !server.args.is_empty() => {
                 Some((at.key("args"), "has `args` without a `command`".to_owned()))
             }
-            _ => None,
+            _ => bearer_token_problem(server).map(|what| (at.key("bearer_token_env"), what)),
         };
         if let Some((at, what)) = problem {
+            let help = if at.to_string().ends_with("bearer_token_env") {
+                "name the environment variable that holds the server's token (`bearer_token_env: MCP_TOKEN`), \
+                 on a server reached by `url`"
+            } else {
+                "give the server one transport: `command: \"node\", args: [\"server.js\"]` (spawned, spoken to over \
+                 its standard input and output) or `url: \"http://127.0.0.1:3001/mcp\"` (Streamable HTTP)"
+            };
             issues.push(
                 ConfigIssue::new(
                     Code::AgentMcpServerTransport,
                     at,
                     format!("MCP server `{name}` of agent step `{id}` {what}"),
                 )
-                .with_help(
-                    "give the server one transport: `command: \"node\", args: [\"server.js\"]` (spawned, spoken to over \
-                     its standard input and output) or `url: \"http://127.0.0.1:3001/mcp\"` (Streamable HTTP)",
-                ),
+                .with_help(help),
             );
         }
+    }
+}
+
+/// What is wrong with a server's `bearer_token_env`: it goes with a `url` (a spawned command is
+/// given its secrets by its own environment), and it is the name of an environment variable
+/// (ASCII letters, digits and `_`, not starting with a digit), never the token itself.
+fn bearer_token_problem(server: &McpServerSpec) -> Option<String> {
+    let name = server.bearer_token_env.as_deref()?;
+    if server.url.is_none() {
+        return Some("has `bearer_token_env` without a `url`".to_owned());
+    }
+    let is_variable = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (!is_variable).then(|| {
+        format!(
+            "has `bearer_token_env: {:?}`, which is not the name of an environment variable (the token \
+             belongs in the variable, never in the pipeline)",
+            truncated(name)
+        )
+    })
+}
+
+/// The start of what may be a secret written where a name belongs, for a message.
+fn truncated(text: &str) -> String {
+    match text.char_indices().nth(4) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
     }
 }
 
@@ -328,6 +359,34 @@ mod tests {
         let message = |path: &str| issues.iter().find(|i| i.path.to_string() == path).unwrap().message.clone();
         assert!(message("steps[0].mcp_servers[1].name").contains("`files` twice"));
         assert!(message("steps[0].mcp_servers[3]").contains("neither `command` nor `url`"));
+    }
+
+    #[test]
+    fn a_bearer_token_is_named_by_its_variable_on_a_url_server() {
+        use crate::pipeline::definition::McpServerSpec;
+        let web = |name: &str| McpServerSpec::new(name).url(Some("http://127.0.0.1:3001/mcp".into()));
+        let def = agent_def(|s| {
+            s.mcp_servers = vec![
+                web("ok").bearer_token_env(Some("MCP_TOKEN".into())),
+                McpServerSpec::new("spawned").command(Some("node".into())).bearer_token_env(Some("T".into())),
+                web("secret").bearer_token_env(Some("sk-live-abcdef".into())),
+                web("digit").bearer_token_env(Some("1TOKEN".into())),
+            ];
+        });
+        let issues = validate_definition(&def, &ValidateOptions::default());
+        assert_eq!(
+            codes(&issues),
+            vec![
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[1].bearer_token_env".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[2].bearer_token_env".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[3].bearer_token_env".into()),
+            ]
+        );
+        assert!(issues[0].message.contains("without a `url`"), "{}", issues[0].message);
+        // What may be a token written in the variable's place is not repeated whole.
+        assert!(issues[1].message.contains("\"sk-l…\""), "{}", issues[1].message);
+        assert!(!issues[1].message.contains("abcdef"));
+        assert!(issues[1].help.as_deref().unwrap().contains("bearer_token_env: MCP_TOKEN"));
     }
 
     #[test]

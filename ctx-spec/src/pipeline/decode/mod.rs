@@ -12,6 +12,7 @@ mod block;
 mod blocks;
 mod decoder;
 mod mcp;
+mod named;
 mod steps;
 mod value;
 

@@ -4,6 +4,7 @@
 
 use super::block::Block;
 use super::decoder::{AliasUse, Decoder, Dialect};
+use super::named::{Named, NamedForm, named_blocks};
 use super::value::{Kind, Loc, Value};
 use crate::codes::Code;
 use crate::params::ResponseFormat;
@@ -554,41 +555,18 @@ fn response_format(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &st
 
 /// `[ name { description, parameters }, … ]`; YAML's `[ { name, description, parameters } ]`.
 fn tools(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Option<Vec<ToolSpec>> {
-    let expected = match dec.dialect {
-        Dialect::Dsl => "a list of tools `[ name { description: \"…\", parameters: r#\"{…}\"# } ]`",
-        Dialect::Yaml => "a list of `{ name, description, parameters }`",
+    let form = NamedForm {
+        noun: "tool",
+        a_noun: "a tool",
+        keys: &forms::TOOL[1..],
+        yaml_mapping: false,
+        expected_dsl: "a list of tools `[ name { description: \"…\", parameters: r#\"{…}\"# } ]`",
+        expected_yaml: "a list of `{ name, description, parameters }`",
+        name: Decoder::text,
+        name_what: "`name` of a tool",
     };
-    let items = list(dec, value, path, what, expected)?;
     let mut tools = Vec::new();
-    for (j, item) in items.iter().enumerate() {
-        let at = path.index(j);
-        dec.locate(&at, item.at);
-        let (name, b) = match &item.kind {
-            Kind::Named { name, body } => {
-                dec.locate(&at.key("name"), name.at);
-                let label = format!("tool `{}`", name.text);
-                let Some(b) = Block::read(dec, body, label, &at, &forms::TOOL[1..]) else { continue };
-                (Some(name.text.clone()), b)
-            }
-            Kind::Map(_) if dec.dialect == Dialect::Yaml => {
-                let label = format!("tool {j} of {what}");
-                let Some(b) = Block::read(dec, item, label, &at, &forms::TOOL) else {
-                    continue;
-                };
-                (b.require(dec, "name").and_then(|v| dec.text(v, &at.key("name"), "`name` of a tool")), b)
-            }
-            _ => {
-                dec.poison(&at);
-                dec.report(
-                    item.at,
-                    Code::YamlWrongType,
-                    &at,
-                    format!("expected a tool in {what}"),
-                    format!("write {expected}"),
-                );
-                continue;
-            }
-        };
+    for Named { at, name, block: b } in named_blocks(dec, value, path, what, &form)? {
         let description =
             b.require(dec, "description").and_then(|v| dec.text(v, &at.key("description"), "`description`"));
         let parameters =

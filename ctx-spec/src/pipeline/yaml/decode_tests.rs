@@ -76,7 +76,7 @@ fn mcp_servers_decode_as_a_mapping_or_a_list_and_are_located() {
       command: node
       args: [server.js, ./docs]
       tools: [read_text_file, list_directory]
-    web: { url: \"http://127.0.0.1:3001/mcp\" }
+    web: { url: \"http://127.0.0.1:3001/mcp\", bearer_token_env: WEB_TOKEN }
   next: again
 - id: again
   action: agent
@@ -94,7 +94,9 @@ fn mcp_servers_decode_as_a_mapping_or_a_list_and_are_located() {
         .command(Some("node".into()))
         .args(vec!["server.js".into(), "./docs".into()])
         .tools(vec!["read_text_file".into(), "list_directory".into()]);
-    let web = McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into()));
+    let web = McpServerSpec::new("web")
+        .url(Some("http://127.0.0.1:3001/mcp".into()))
+        .bearer_token_env(Some("WEB_TOKEN".into()));
     assert_eq!(agent.mcp_servers, [files, web]);
     assert!(agent.tools.is_empty());
     let StepKind::Agent(again) = &steps[1].kind else { panic!("an agent") };

@@ -182,10 +182,18 @@ fn field(w: &mut String, name: &str, value: FieldValue) {
                 if let Some(url) = &s.url {
                     line(w, 4, &format!("url: {}", quote(url)));
                 }
+                if let Some(variable) = &s.bearer_token_env {
+                    line(w, 4, &format!("bearer_token_env: {}", quote(variable)));
+                }
                 if !s.tools.is_empty() {
                     line(w, 4, &format!("tools: {}", list(&s.tools)));
                 }
-                if s.command.is_none() && s.args.is_empty() && s.url.is_none() && s.tools.is_empty() {
+                if s.command.is_none()
+                    && s.args.is_empty()
+                    && s.url.is_none()
+                    && s.bearer_token_env.is_none()
+                    && s.tools.is_empty()
+                {
                     // A server with nothing set is still a mapping the decoder reads back.
                     line(w, 4, "{}");
                 }

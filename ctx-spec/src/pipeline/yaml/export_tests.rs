@@ -161,6 +161,7 @@ fn agent_round_trips() {
             .args(vec!["server.js".into(), TRICKY.to_owned()])
             .tools(vec!["read_file".into(), "list-directory".into()]),
         McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into())),
+        McpServerSpec::new("auth").url(Some("https://h/mcp".into())).bearer_token_env(Some("MCP_TOKEN".into())),
         McpServerSpec::new("bare"),
     ];
     for (tools, budget, mcp_servers) in [(tools, Some(4000), Vec::new()), (Vec::new(), None, servers)] {

@@ -199,7 +199,8 @@ fn type_description(ty: ValueType) -> &'static str {
         T::ContextName => "The name of a context declared under `contexts`.",
         T::McpServers => {
             "The MCP servers whose tools the step offers: `name: { command, args?, tools? }` (or \
-                          `{ url }`), or a list of `{ name, command, args?, url?, tools? }`."
+                          `{ url, bearer_token_env? }`), or a list of `{ name, command, args?, url?, \
+                          bearer_token_env?, tools? }`."
         }
     }
 }
@@ -495,7 +496,8 @@ fn config_keys(keys: &[&str]) -> Map<String, Value> {
                 described(
                     json!({ "type": ["object", "null"], "additionalProperties": server }),
                     "Where the pipeline's MCP servers run in this deployment, by server name: a `command` \
-                     with its `args`, or a `url`; it replaces the pipeline's own.",
+                     with its `args`, or a `url` (with `bearer_token_env`, the variable holding its token); \
+                     it replaces the pipeline's own.",
                 )
             } else {
                 config_model_key(key, required.contains(&Value::from(*key)))

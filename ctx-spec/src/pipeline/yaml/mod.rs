@@ -64,7 +64,7 @@
 //!   `frequency_penalty`, `stop` (a string or a list),
 //!   `seed` and `response_format` (`json`, or `{ json_schema: { name, schema, strict } }` with
 //!   `schema` a mapping or JSON text); `agent` adds `tools: [ { name, description, parameters } ]`,
-//!   `max_tool_calls`, `turn_budget_tokens`, `mcp_servers: { name: { command, args, url, tools } }`
+//!   `max_tool_calls`, `turn_budget_tokens`, `mcp_servers: { name: { command, args, url, bearer_token_env, tools } }`
 //!   (or a list of `{ name, … }`); `custom` has `outcomes: { outcome: step }`.
 //! * `contexts` declares the context engine's contexts, retrievers and compactors in the
 //!   engine's own form (`{ contexts: [ { name, inputs, policy, messages } ], retrievers: [ { name,
