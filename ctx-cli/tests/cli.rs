@@ -309,10 +309,11 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
     assert!(stdout.contains("max(1, the highest billed-to-counted ratio"), "{stdout}");
     assert!(stdout.contains("| cost | why it costs nothing |\n"), "{stdout}");
     assert!(
-        stdout.contains(
-            "| call_summarize_context | 0 | 1 |") && stdout.contains("| only behind `on_over` of `manage_budget`, which a run \
+        stdout.contains("| call_summarize_context | 0 | 1 |")
+            && stdout.contains(
+                "| only behind `on_over` of `manage_budget`, which a run \
              from an empty context never takes (BUDGET_ON_OVER_NEVER_TAKEN) |\n"
-        ),
+            ),
         "{stdout}"
     );
     assert!(stdout.contains("| call_model_answer | 1 | 1 |"), "{stdout}");

@@ -39,8 +39,8 @@ use serde::Serialize;
 
 use crate::codes::Code;
 use crate::config::{Price, Settings};
-use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::pipeline::context_flow::{fresh_run_graph, on_over_never_taken_steps};
+use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::pipeline::graph::{Resolved, StepGraph, Target};
 use crate::validation::{ConfigIssue, FieldPath};
 

@@ -259,10 +259,7 @@ fn a_branch_behind_an_on_over_never_taken_costs_nothing_and_says_why() {
     let runs: Vec<(&str, u64)> = fresh.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect();
     assert_eq!(runs, [("summarize", 0), ("answer", 1)]);
     let (summarize, answer) = (&fresh.steps[0], &fresh.steps[1]);
-    assert_eq!(
-        summarize.unpaid,
-        Some(Unpaid::BehindNeverTakenOnOver { steps: vec!["manage_budget".to_owned()] })
-    );
+    assert_eq!(summarize.unpaid, Some(Unpaid::BehindNeverTakenOnOver { steps: vec!["manage_budget".to_owned()] }));
     assert!(summarize.unpaid.as_ref().unwrap().describe().contains("`on_over` of `manage_budget`"));
     assert_eq!((summarize.nano_usd, answer.unpaid.clone()), (0, None));
     // The answer alone, one request: its worst input at $2.50/M and 1,024 output tokens at $10/M.
@@ -306,7 +303,12 @@ fn a_misspelled_prompt_key_does_not_hide_the_cost_cap() {
     assert!(found.iter().any(|(_, path)| path.starts_with("steps[6].prompt_key")), "{found:?}");
     let over = issues.iter().find(|i| i.code == crate::codes::Code::MaxCostPerRunExceeded).expect("the cap");
     assert!(over.message.contains("step `summarize` 3 runs"), "{}", over.message);
-    assert!(over.message.ends_with("at least: step `answer` is not priced yet (fix its issue first), so a run can cost more still"), "{}", over.message);
+    assert!(
+        over.message
+            .ends_with("at least: step `answer` is not priced yet (fix its issue first), so a run can cost more still"),
+        "{}",
+        over.message
+    );
     // A cap the checked steps stay under says nothing yet: the answer may still pass it.
     let roomy = priced(tight.clone(), Some(100.0));
     assert!(!codes(&validate_definition(&roomy, &opts)).iter().any(|(c, _)| *c == "MAX_COST_PER_RUN_EXCEEDED"));

@@ -92,8 +92,9 @@ pub fn on_over_never_taken_steps(def: &PipelineDef) -> Vec<usize> {
         if !from_start[m] {
             continue; // UNREACHABLE_STEP says so.
         }
-        let fills_context = (0..n)
-            .any(|w| from_start[w] && writes_context(&def.steps[w].kind) && reachable(n, &successors(w), &successors)[m]);
+        let fills_context = (0..n).any(|w| {
+            from_start[w] && writes_context(&def.steps[w].kind) && reachable(n, &successors(w), &successors)[m]
+        });
         if !fills_context {
             never.push(m);
         }
@@ -113,9 +114,9 @@ pub fn fresh_run_graph(def: &PipelineDef) -> StepGraph<'_> {
 /// threshold not reached) while the misconfiguration check, which applies every rule, finds that
 /// the batch would fit.
 fn may_go_over_alone(spec: &ManageBudgetSpec) -> bool {
-    spec.compact_code.iter().any(|rule| {
-        !spec.compact_code.iter().any(|r| r.language == rule.language && r.policy == "always")
-    })
+    spec.compact_code
+        .iter()
+        .any(|rule| !spec.compact_code.iter().any(|r| r.language == rule.language && r.policy == "always"))
 }
 
 /// Whether a step of this kind may leave something in `context_blocks`.
@@ -360,4 +361,3 @@ mod fresh_run_bound {
         }
     }
 }
-
