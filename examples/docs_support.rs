@@ -13,6 +13,9 @@
 //! - The reply streams to stdout as it is generated; the second question is answered with the
 //!   first exchange in the history.
 //!
+//! The guide's chapter *Agents, streaming and conversations* brings this file in as a module
+//! (hence the `pub` items), so its examples show the code a reader writes, not this set-up again.
+//!
 //! Run with `cargo run --example docs_support`; `cargo test` runs it too. Without a server the
 //! model is ctx's offline stand-in (it calls the first tool once, then quotes what it found);
 //! `scripted_page_reader` shows a model that reads a page larger than the turn has room for.
@@ -28,7 +31,7 @@ use ctx::turn::RankedDocument;
 use ctx::{CtxError, ToolCall};
 
 /// Where the documentation lives, from the crate root.
-const DOCS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/docs_support/docs");
+pub const DOCS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/docs_support/docs");
 
 ctx::pipeline! {
     /// Answers questions about Ledgerly from its documentation.
@@ -70,8 +73,9 @@ ctx::pipeline! {
 }
 
 /// The tools, over the chunked index.
-struct DocsTools<'a> {
-    index: &'a Bm25Index,
+pub struct DocsTools<'a> {
+    /// What both tools read.
+    pub index: &'a Bm25Index,
 }
 
 // A tool's arguments, typed: serde comes with ctx (`ctx::serde`), no dependency of your own.
@@ -218,11 +222,11 @@ async fn run() -> Result<(), CtxError> {
             );
         }
         println!(
-            "[{} model requests, {} tool calls ({}), ended {:?}]",
+            "[{} model requests, {} tool calls ({}), {}]",
             report.requests.len(),
             report.tool_calls.len(),
             report.tool_calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
-            report.end
+            report.end.describe()
         );
         assert!(answer.text.contains("Roll key") || answer.text.contains("overlap"), "{}", answer.text);
     }

@@ -149,6 +149,9 @@ pub mod __private {
     }
 }
 
+#[cfg(test)]
+mod guide_markdown;
+
 /// The guide, one chapter a module. Each chapter is a file of `docs/` in the repository; its
 /// Rust examples are compiled and run as doc tests.
 pub mod guide {

@@ -120,7 +120,13 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
     for b in &report.inputs {
         println!("input {}: at most {} tokens ({})", b.label(), b.tokens, b.origin.describe());
     }
-    println!("at most {} steps and {} model requests per run", pipeline.step_bound(), pipeline.model_request_bound());
+    // The step bound holds from any state (a resumed run is held to it); the requests are those
+    // of a run from the first step, as the cost bound counts them.
+    println!(
+        "at most {} steps per run, from any state, and {} per run from the first step",
+        pipeline.step_bound(),
+        requests(pipeline.model_request_bound())
+    );
     print_cost(&pipeline);
     for line in ctx::contract::proof_statement(report, pipeline.cost_bound()) {
         println!("{line}");
@@ -135,6 +141,14 @@ fn print_cost(pipeline: &LoadedPipeline) {
         println!("worst-case cost: a model has no price (give it a `price` block to bound what a run costs)");
         return;
     };
+    // A step that costs nothing says why, in a column of its own when one does.
+    let why = bound.steps.iter().any(|s| s.unpaid.is_some());
+    let (why_head, why_rule) = if why { (" why it costs nothing |", "---|") } else { ("", "") };
+    let why_cell = |s: &ctx::contract::StepCost| match (why, &s.unpaid) {
+        (false, _) => String::new(),
+        (true, Some(u)) => format!(" {} |", u.describe()),
+        (true, None) => " |".to_owned(),
+    };
     if pipeline.named_models().is_empty() {
         println!(
             "\nworst-case cost per run, input tokens at {} and output tokens at {}/M:",
@@ -142,25 +156,26 @@ fn print_cost(pipeline: &LoadedPipeline) {
             usd(ctx::contract::nano_usd(bound.price.output))
         );
         println!(
-            "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|"
+            "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |{why_head}\n|---|---|---|---|---|---|---|{why_rule}"
         );
         for s in &bound.steps {
-            println!("| {} | {} |", s.step_id, cost_cells(s).join(" | "));
+            println!("| {} | {} |{}", s.step_id, cost_cells(s).join(" | "), why_cell(s));
         }
     } else {
         // Each step at its own model's price.
         println!("\nworst-case cost per run, each step at its model's price:");
         println!(
-            "| step | model | input tokens at | output $/M | runs | requests per run | input tokens per request | output tokens per request | per request | cost |\n|---|---|---|---|---|---|---|---|---|---|"
+            "| step | model | input tokens at | output $/M | runs | requests per run | input tokens per request | output tokens per request | per request | cost |{why_head}\n|---|---|---|---|---|---|---|---|---|---|{why_rule}"
         );
         for s in &bound.steps {
             println!(
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |{}",
                 s.step_id,
                 s.model.as_deref().unwrap_or("default"),
                 input_rate(&s.price),
                 usd(ctx::contract::nano_usd(s.price.output)),
-                cost_cells(s).join(" | ")
+                cost_cells(s).join(" | "),
+                why_cell(s)
             );
         }
     }
@@ -173,10 +188,13 @@ fn print_cost(pipeline: &LoadedPipeline) {
     });
     let exact = if bound.exact { "" } else { " (an upper bound: the loop limits are too large for the exact one)" };
     println!(
-        "at most {} per run{exact}: {} model requests, {input} input and {output} output tokens",
+        "at most {} per run{exact}: {}, {input} input and {output} output tokens",
         usd(bound.nano_usd),
-        bound.requests
+        requests(bound.requests)
     );
+    if let Some(seeded) = bound.seeded_nano_usd {
+        println!("{}", seeded_note(bound, seeded));
+    }
     if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
         println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
     }
@@ -196,6 +214,24 @@ fn input_rate(price: &ctx::config::Price) -> String {
     } else {
         format!("the input price {}/M", usd(nano_usd(price.input)))
     }
+}
+
+/// What a run whose caller fills the context before it starts can cost, when the bound leaves
+/// out an `on_over` only such a run takes.
+fn seeded_note(bound: &ctx::contract::CostBound, seeded: u64) -> String {
+    let steps: Vec<String> = bound.never_taken_on_over.iter().map(|s| format!("`{s}`")).collect();
+    format!(
+        "that is for a run that starts with an empty context, as each question of a conversation does; a run whose \
+         caller fills the context first can take `on_over` of {} and cost up to {} (the spend caps hold it to \
+         max_cost_per_run)",
+        steps.join(", "),
+        ctx::contract::usd(seeded)
+    )
+}
+
+/// `1 model request`, `4 model requests`.
+fn requests(n: u64) -> String {
+    if n == 1 { "1 model request".to_owned() } else { format!("{n} model requests") }
 }
 
 /// What the run-time spend caps assume of the provider's count, under the cost table.
@@ -223,41 +259,58 @@ fn cost_cells(s: &ctx::contract::StepCost) -> [String; 6] {
 }
 
 /// The worst-case cost as an HTML section: the same table as the text, every value escaped.
+/// With several models the line above it names each model's prices, and each step its model.
 fn cost_html(bound: &ctx::contract::CostBound) -> String {
     use ctx::contract::usd;
-    let escape = |text: &str| {
-        text.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-            .replace('\'', "&#39;")
+    let escape = ctx::report::escape;
+    let rates = |p: &ctx::config::Price| {
+        format!("input tokens at {}, output tokens at {}/M", input_rate(p), usd(ctx::contract::nano_usd(p.output)))
     };
+    // Each model the steps use, once, in the order of the steps.
+    let mut models: Vec<(Option<&str>, ctx::config::Price)> = Vec::new();
+    for s in &bound.steps {
+        if !models.iter().any(|(m, _)| *m == s.model.as_deref()) {
+            models.push((s.model.as_deref(), s.price));
+        }
+    }
+    let prices = match models.as_slice() {
+        [] | [(None, _)] => escape(&rates(&bound.price)),
+        several => several
+            .iter()
+            .map(|(m, p)| match m {
+                Some(m) => format!("model <code>{}</code>: {}", escape(m), escape(&rates(p))),
+                None => format!("the default model: {}", escape(&rates(p))),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let why = bound.steps.iter().any(|s| s.unpaid.is_some());
     let mut html = format!(
-        "<h2>Worst-case cost of a run</h2>\n<p class=\"meta\">input tokens at {}, output tokens at {}/M: at most {} per run, {} model requests{}.</p>\n<table>\n<tr><th>step</th><th class=\"n\">runs</th><th class=\"n\">requests per run</th><th class=\"n\">input tokens</th><th class=\"n\">output tokens</th><th class=\"n\">per request</th><th class=\"n\">cost</th></tr>\n",
-        escape(&input_rate(&bound.price)),
-        usd(ctx::contract::nano_usd(bound.price.output)),
+        "<h2>Worst-case cost of a run</h2>\n<p class=\"meta\">{prices}: at most {} per run, {}{}.</p>\n<table>\n<tr><th>step</th><th class=\"n\">runs</th><th class=\"n\">requests per run</th><th class=\"n\">input tokens</th><th class=\"n\">output tokens</th><th class=\"n\">per request</th><th class=\"n\">cost</th>{}</tr>\n",
         usd(bound.nano_usd),
-        bound.requests,
+        requests(bound.requests),
         if bound.exact { "" } else { " (an upper bound)" },
+        if why { "<th>why it costs nothing</th>" } else { "" },
     );
     for s in &bound.steps {
         let cells: String = cost_cells(s).iter().map(|c| format!("<td class=\"n\">{c}</td>")).collect();
-        // A step on a named model says so, with that model's rates.
-        let model = s.model.as_ref().map(|m| {
-            format!(
-                " <small>on model <code>{}</code>, input tokens at {}, output at {}/M</small>",
-                escape(m),
-                escape(&input_rate(&s.price)),
-                usd(ctx::contract::nano_usd(s.price.output))
-            )
-        });
+        // A step on a named model says so.
+        let model = s.model.as_ref().map(|m| format!(" <small>on model <code>{}</code></small>", escape(m)));
+        let unpaid = match (why, &s.unpaid) {
+            (false, _) => String::new(),
+            (true, u) => format!("<td>{}</td>", escape(&u.as_ref().map(|u| u.describe()).unwrap_or_default())),
+        };
         html.push_str(&format!(
-            "<tr><td><code>{}</code>{}</td>{cells}</tr>\n",
+            "<tr data-step=\"{}\"><td><code>{}</code>{}</td>{cells}{unpaid}</tr>\n",
+            escape(&s.step_id),
             escape(&s.step_id),
             model.unwrap_or_default()
         ));
     }
     html.push_str("</table>\n");
+    if let Some(seeded) = bound.seeded_nano_usd {
+        html.push_str(&format!("<p class=\"meta\">{}</p>\n", escape(&seeded_note(bound, seeded))));
+    }
     html
 }
 

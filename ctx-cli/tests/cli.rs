@@ -189,8 +189,12 @@ fn explain_graph_and_run() {
         "{stdout}"
     );
     assert!(stdout.contains("\nassumed: prompt counts exact"), "{stdout}");
-    // Issue 26 item 8: three summaries and the answer; 4 + 3 × 4 + 1 steps.
-    assert!(stdout.contains("at most 17 steps and 4 model requests per run"), "{stdout}");
+    // Issue 26 item 8: 4 + 3 × 4 + 1 steps from any state; from an empty context `on_over` is
+    // never taken (issue 37 item 5), so the answer is the one request.
+    assert!(
+        stdout.contains("at most 17 steps per run, from any state, and 1 model request per run from the first step"),
+        "{stdout}"
+    );
 
     let out = ctx(&["graph", "examples/pipelines/compaction_loop.yaml"]);
     assert!(text(&out.stdout).starts_with("flowchart TD"), "{}", text(&out.stdout));
@@ -288,8 +292,10 @@ ctx::pipeline! {
 
 #[test]
 fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
-    // The compaction loop on gpt-4o (config.json), priced by ctx's table: the summariser three
-    // times, the answer once.
+    // The compaction loop on gpt-4o (config.json), priced by ctx's table. Asked with an empty
+    // context, its `on_over` is never taken (BUDGET_ON_OVER_NEVER_TAKEN): the summariser behind it
+    // costs nothing and the table says why; a run whose caller fills the context first can take
+    // it three times, which the line under the table gives.
     let out = ctx(&["explain", "examples/pipelines/compaction_loop.yaml"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
@@ -301,30 +307,48 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
     );
     assert!(stdout.contains("priced at billed_token_ratio 1 (the most"), "{stdout}");
     assert!(stdout.contains("max(1, the highest billed-to-counted ratio"), "{stdout}");
-    assert!(stdout.contains("| call_summarize_context | 3 | 1 |"), "{stdout}");
+    assert!(stdout.contains("| cost | why it costs nothing |\n"), "{stdout}");
+    assert!(
+        stdout.contains("| call_summarize_context | 0 | 1 |")
+            && stdout.contains(
+                "| only behind `on_over` of `manage_budget`, which a run \
+             from an empty context never takes (BUDGET_ON_OVER_NEVER_TAKEN) |\n"
+            ),
+        "{stdout}"
+    );
     assert!(stdout.contains("| call_model_answer | 1 | 1 |"), "{stdout}");
 
     let out = ctx(&["explain", "--format", "json", "examples/pipelines/compaction_loop.yaml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(json["model_request_bound"], 4);
+    assert_eq!(json["model_request_bound"], 1);
     let cost = &json["cost"];
     let steps = cost["steps"].as_array().expect("steps");
     let runs: Vec<(&str, u64)> =
         steps.iter().map(|s| (s["step_id"].as_str().unwrap_or(""), s["runs"].as_u64().unwrap_or(0))).collect();
-    assert_eq!(runs, [("call_summarize_context", 3), ("call_model_answer", 1)]);
+    assert_eq!(runs, [("call_summarize_context", 0), ("call_model_answer", 1)]);
+    assert_eq!(steps[0]["unpaid"]["why"], "behind_never_taken_on_over");
+    assert_eq!(cost["never_taken_on_over"], serde_json::json!(["manage_budget"]));
     // The total is the steps' sum, and each step its runs times its worst request:
-    // input × $2.50/M + output × $10.00/M, in billionths of a dollar.
-    let mut total = 0;
+    // input × $2.50/M + output × $10.00/M, in billionths of a dollar. With the context filled by
+    // the caller, the summariser's three runs are paid too (`max_turn_loops: 3`).
+    let (mut total, mut seeded) = (0, 0);
     for s in steps {
         let (input, output) = (s["input_tokens"].as_u64().unwrap(), s["output_tokens"].as_u64().unwrap());
-        assert_eq!(s["request_nano_usd"].as_u64(), Some(input * 2_500 + output * 10_000));
-        assert_eq!(s["nano_usd"].as_u64(), Some(s["runs"].as_u64().unwrap() * (input * 2_500 + output * 10_000)));
+        let request = input * 2_500 + output * 10_000;
+        assert_eq!(s["request_nano_usd"].as_u64(), Some(request));
+        assert_eq!(s["nano_usd"].as_u64(), Some(s["runs"].as_u64().unwrap() * request));
         total += s["nano_usd"].as_u64().unwrap();
+        seeded += if s["step_id"] == "call_summarize_context" { 3 * request } else { request };
     }
     assert_eq!(cost["nano_usd"].as_u64(), Some(total));
-    let summary = format!("at most {} per run: 4 model requests", dollars(total));
+    assert_eq!(cost["seeded_nano_usd"].as_u64(), Some(seeded));
+    let summary = format!("at most {} per run: 1 model request,", dollars(total));
     assert!(stdout.contains(&summary), "{summary:?} missing from {stdout}");
+    assert!(
+        stdout.contains(&format!("can take `on_over` of `manage_budget` and cost up to {}", dollars(seeded))),
+        "{stdout}"
+    );
 
     // `--html`: the same table at the end of the contract's page.
     let dir = std::env::temp_dir().join(format!("ctx-cli-cost-{}", std::process::id()));
@@ -334,8 +358,12 @@ fn explain_prints_the_worst_case_tokens_and_cost_of_a_run() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).expect("the page");
     assert!(html.contains("<h2>Worst-case cost of a run</h2>"), "{html}");
-    assert!(html.contains(&format!("at most {} per run, 4 model requests", dollars(total))), "{html}");
-    assert!(html.contains("<code>call_summarize_context</code></td><td class=\"n\">3</td>"), "{html}");
+    assert!(html.contains(&format!("at most {} per run, 1 model request.", dollars(total))), "{html}");
+    assert!(html.contains("<code>call_summarize_context</code></td><td class=\"n\">0</td>"), "{html}");
+    assert!(html.contains("<td>only behind `on_over` of `manage_budget`"), "{html}");
+    assert!(html.contains(&format!("cost up to {}", dollars(seeded))), "{html}");
+    // The policy as the settings write it.
+    assert!(html.contains("limits policy fail_fast"), "{html}");
     assert!(html.trim_end().ends_with("</html>"), "{html}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -379,6 +407,27 @@ steps:
         stdout.contains("priced at billed_token_ratio 1.2 (the most") && stdout.contains("max(1.2, the highest"),
         "{stdout}"
     );
+    // The page: each model's window in the header, each model's prices on the cost line (not the
+    // first step's alone), each bar and cost row naming its model.
+    let page = dir.join("tiered.html");
+    let out = ctx(&["explain", path.to_str().expect("a UTF-8 path"), "--html", page.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("context windows: model <code>small</code> 8192 tokens, the default model 128000 tokens"),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "model <code>small</code>: input tokens at the input price $0.15/M, output tokens at $0.60/M; the default \
+             model: input tokens at the cache-write rate $3.125/M (input price $2.50/M), output tokens at $10.00/M: \
+             at most"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("<h3><code>summarise</code> on model <code>small</code>: "), "{html}");
+    assert!(html.contains("<td><code>summarise</code> <small>on model <code>small</code></small></td>"), "{html}");
+    assert!(!html.contains("<th>text</th>"), "{html}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -13,6 +13,21 @@ pub(crate) fn with_help(message: impl Display, help: impl Display) -> String {
     format!("{message}\nhelp: {help}")
 }
 
+/// A rule's issue as the text of a compile error: its message with its code, as `ctx check` and
+/// the file form print it (`… [UNKNOWN_STEP_TARGET]`, which `ctx explain CODE` explains), then
+/// its help line. The codes of the YAML area name the file form's syntax (`YAML_UNKNOWN_KEY`):
+/// inline, the same mistake is a syntax error, which reads as rustc's own do, without a code.
+pub(crate) fn issue_message(issue: &ctx_spec::validation::ConfigIssue) -> String {
+    let message = match issue.code.area() {
+        ctx_spec::codes::Area::Yaml => issue.message.clone(),
+        _ => format!("{} [{}]", issue.message, issue.code),
+    };
+    match &issue.help {
+        Some(help) => with_help(message, help),
+        None => message,
+    }
+}
+
 /// Collects `syn::Error`s; [`Ctxt::check`] must be called exactly once to take them.
 ///
 /// Dropping a `Ctxt` whose errors were never taken panics (in debug builds of the macro): a

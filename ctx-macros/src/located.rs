@@ -6,7 +6,7 @@
 use ctx_spec::pipeline::decode::{Decoder, Kind, Loc, Value as DValue, Word};
 
 use crate::ast::{Item, Items, Value};
-use crate::ctxt::{Ctxt, Deprecation, with_help};
+use crate::ctxt::{Ctxt, Deprecation, issue_message};
 use crate::spans::{SpanMap, SpanRange};
 
 /// The token ranges of the values made so far; a value's [`Loc`] is its index here.
@@ -119,12 +119,7 @@ impl Locs {
     /// path read and each poisoned path to `spans`, each older spelling a deprecation warning.
     pub(crate) fn finish(&self, cx: &Ctxt, dec: Decoder, spans: &mut SpanMap) {
         for found in dec.issues {
-            let issue = found.issue;
-            let message = match &issue.help {
-                Some(help) => with_help(&issue.message, help),
-                None => issue.message.clone(),
-            };
-            cx.error_range(self.range(found.at), message);
+            cx.error_range(self.range(found.at), issue_message(&found.issue));
         }
         for (path, at) in &dec.locations {
             spans.record(path, self.range(*at));

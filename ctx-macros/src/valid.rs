@@ -6,7 +6,7 @@ use ctx_spec::pipeline::PipelineDef;
 use ctx_spec::validation::{ConfigIssue, FieldPath};
 
 use crate::ctxt::Ctxt;
-use crate::ctxt::with_help;
+use crate::ctxt::{issue_message, with_help};
 use crate::lower::Lowered;
 use crate::spans::SpanMap;
 
@@ -89,11 +89,7 @@ fn report(cx: &Ctxt, spans: &SpanMap, graph_complete: bool, issues: Vec<ConfigIs
         if !graph_complete && issue.code.follows_from_graph() {
             continue;
         }
-        let message = match &issue.help {
-            Some(help) => with_help(&issue.message, help),
-            None => issue.message.clone(),
-        };
-        cx.error_range(spans.lookup(&issue.path), message);
+        cx.error_range(spans.lookup(&issue.path), issue_message(&issue));
     }
 }
 
@@ -123,7 +119,7 @@ mod tests {
     fn issues_become_errors_with_their_help() {
         let spans = SpanMap::new(SpanRange::single(Span::call_site()));
         let out = reported(&spans, true, vec![issue(Code::InvalidTopK, step_path(0).key("top_k"))]);
-        assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);
+        assert_eq!(out, ["INVALID_TOP_K message [INVALID_TOP_K]\nhelp: do this"]);
     }
 
     #[test]
@@ -139,6 +135,6 @@ mod tests {
                 issue(Code::InvalidTopK, step_path(0).key("top_k")),
             ],
         );
-        assert_eq!(out, ["INVALID_TOP_K message\nhelp: do this"]);
+        assert_eq!(out, ["INVALID_TOP_K message [INVALID_TOP_K]\nhelp: do this"]);
     }
 }

@@ -490,3 +490,39 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
         }
     }
 }
+
+/// An empty context can still go `on_over`: a `demand` rule not yet demanded leaves an SQL node
+/// raw, the batch does not fit as appended, and it fits with every rule applied, so the step
+/// decides `Over`, not `PIPELINE_BUDGET_MISCONFIG`. The checker therefore calls an `on_over`
+/// never taken (`BUDGET_ON_OVER_NEVER_TAKEN`, which the cost bound leaves unpaid) only for a step
+/// that compacts every node it can on the first pass: an `always` rule for each language.
+#[test]
+fn an_empty_context_goes_on_over_when_a_demand_rule_has_not_fired() {
+    use ctx_spec::pipeline::StepKind;
+    use ctx_spec::pipeline::context_flow::on_over_never_taken_steps;
+    let notes: String =
+        (0..40).map(|i| format!("-- note {i}: the totals are rounded once per invoice, per rate\n")).collect();
+    let sql = format!("{notes}SELECT SUM(NetAmount) AS Net FROM dbo.InvoiceLines;\n");
+    let node = NodeText::new("usp_Total", sql.as_str()).with_path("sql/usp_Total.sql");
+    let budget = 100;
+    let counter = counter();
+    assert!(counter.count(&sql).unwrap() > budget, "the raw node alone is over the budget");
+    let demand = || vec![rule("sql", "demand", None, Some("compact_sql"))];
+    let mut state = PipelineState::new("How is the invoice total computed?");
+    state.node_texts.push(node);
+    state.consume_inbox(STEP);
+    let report = manage_context_budget(STEP, &config(demand(), None), budget, &mut state, &counter).unwrap();
+    assert!(state.context_blocks.is_empty());
+    assert_eq!(report.decision, BudgetDecision::Over);
+
+    // The specification's loop with this rule: its `on_over` is not called never taken; with an
+    // `always` rule for SQL instead, it is.
+    let with = |rules: Vec<CompactRuleSpec>| {
+        let mut def = ctx_spec::pipeline::testing::compaction_loop();
+        let StepKind::ManageContextBudget(spec) = &mut def.steps[2].kind else { panic!("manage_budget") };
+        spec.compact_code = rules;
+        on_over_never_taken_steps(&def)
+    };
+    assert_eq!(with(demand()), Vec::<usize>::new());
+    assert_eq!(with(vec![rule("sql", "always", None, None)]), [2]);
+}

@@ -23,7 +23,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::ctxt::Ctxt;
-use crate::fields::with_help;
+use crate::ctxt::issue_message;
 use crate::spans::SpanMap;
 
 pub(crate) use engine::{context_engine, lower_engine, without_echoes};
@@ -42,10 +42,6 @@ fn report(cx: &Ctxt, spans: &SpanMap, issues: Vec<ConfigIssue>) {
         if spans.is_poisoned(&issue.path) {
             continue;
         }
-        let message = match &issue.help {
-            Some(help) => with_help(&issue.message, help),
-            None => issue.message.clone(),
-        };
-        cx.error_range(spans.lookup(&issue.path), message);
+        cx.error_range(spans.lookup(&issue.path), issue_message(&issue));
     }
 }

@@ -144,13 +144,13 @@ fn runtime_rules_are_reported_with_their_help_all_at_once() {
     assert_eq!(
         firsts(&errors),
         [
-            "pack_budget.default_ratio is 1.5, it must be in (0, 1]",
-            "unknown compactor `sumarize`",
-            "expansion.max_pages is 0, it must be at least 1",
-            "expansion.min_fill_ratio is 0, it must be in (0, 1]",
-            "`kb_serch` is neither a declared retriever nor a declared context",
-            "template \"{input.qestion}\" uses `{input.qestion}`, but `qestion` is not a declared input",
-            "the pack ratios of context `support` sum to 1.2, more than 1",
+            "pack_budget.default_ratio is 1.5, it must be in (0, 1] [ENGINE_RATIO_RANGE]",
+            "unknown compactor `sumarize` [ENGINE_UNKNOWN_COMPACTOR]",
+            "expansion.max_pages is 0, it must be at least 1 [ENGINE_MAX_PAGES]",
+            "expansion.min_fill_ratio is 0, it must be in (0, 1] [ENGINE_MIN_FILL_RATIO]",
+            "`kb_serch` is neither a declared retriever nor a declared context [ENGINE_UNKNOWN_PACK]",
+            "template \"{input.qestion}\" uses `{input.qestion}`, but `qestion` is not a declared input [ENGINE_UNKNOWN_VARIABLE]",
+            "the pack ratios of context `support` sum to 1.2, more than 1 [ENGINE_RATIO_SUM]",
         ]
     );
     assert!(errors[1].contains("did you mean `summarize`?") || errors[1].contains("help: known: "), "{}", errors[1]);
@@ -240,18 +240,18 @@ fn a_sum_over_one_caused_by_an_out_of_range_ratio_is_reported_once() {
         #retrievers
         contexts { c { messages: [context: a { ratio: 1.5 }, context: b { ratio: 0.2 }] } }
     });
-    assert_eq!(firsts(&errors), ["the ratio of pack `a` is 1.5, it must be in (0, 1]"]);
+    assert_eq!(firsts(&errors), ["the ratio of pack `a` is 1.5, it must be in (0, 1] [ENGINE_RATIO_RANGE]"]);
     let (_, errors) = engine(quote! {
         #retrievers
         contexts { c { policy { pack_budget { default_ratio: 2.0 } }, messages: [context: a, context: b] } }
     });
-    assert_eq!(firsts(&errors), ["pack_budget.default_ratio is 2, it must be in (0, 1]"]);
+    assert_eq!(firsts(&errors), ["pack_budget.default_ratio is 2, it must be in (0, 1] [ENGINE_RATIO_RANGE]"]);
     // A sum over 1 of ratios that are each in range is its own finding.
     let (_, errors) = engine(quote! {
         #retrievers
         contexts { c { messages: [context: a { ratio: 0.7 }, context: b { ratio: 0.7 }] } }
     });
-    assert_eq!(firsts(&errors), ["the pack ratios of context `c` sum to 1.4, more than 1"]);
+    assert_eq!(firsts(&errors), ["the pack ratios of context `c` sum to 1.4, more than 1 [ENGINE_RATIO_SUM]"]);
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn syntax_errors_name_the_key_and_the_fix() {
              help: did you mean `inputs`?",
             "unknown key `retrivers` in context engine `engine`; expected one of `contexts`, `retrievers`, `compactors`\n\
              help: did you mean `retrievers`?",
-            "`kb` is neither a declared retriever nor a declared context\n\
+            "`kb` is neither a declared retriever nor a declared context [ENGINE_UNKNOWN_PACK]\n\
              help: declare a retriever or a context with this name",
         ]
     );
@@ -349,10 +349,10 @@ fn turn_errors_come_from_the_runtime_rules_and_the_syntax() {
         [
             "unknown key `min_partial` in turn budget `turn`; expected one of `budget_tokens`, `context_window`, \
              `fallback_fraction`, `on_partial`, `min_partial_tokens`, `document_template`, `document_separator`",
-            "`budget_tokens` is 300000, more than the context window of 128000",
-            "`fallback_fraction` is 1.5; it must be in (0, 1]",
-            "`on_partial` is `truncat`, which is not a policy",
-            "`document_template` holds `{text}` 0 times; it must hold it exactly once",
+            "`budget_tokens` is 300000, more than the context window of 128000 [TURN_BUDGET_EXCEEDS_WINDOW]",
+            "`fallback_fraction` is 1.5; it must be in (0, 1] [TURN_FALLBACK_FRACTION_INVALID]",
+            "`on_partial` is `truncat`, which is not a policy [TURN_PARTIAL_POLICY_UNKNOWN]",
+            "`document_template` holds `{text}` 0 times; it must hold it exactly once [TURN_DOCUMENT_TEMPLATE_INVALID]",
         ]
     );
     assert!(
@@ -367,7 +367,10 @@ fn turn_errors_come_from_the_runtime_rules_and_the_syntax() {
     assert_eq!(errors[0], "`budget_tokens` takes an integer, found a string\nhelp: write `budget_tokens: 100_000`");
     assert!(errors[1].starts_with("unknown model `no-such-model`: "), "{}", errors[1]);
     let (_, errors) = turn(quote!());
-    assert_eq!(firsts(&errors), ["`budget_tokens` is required", "`context_window` is required"]);
+    assert_eq!(
+        firsts(&errors),
+        ["`budget_tokens` is required [TURN_SETTING_MISSING]", "`context_window` is required [TURN_SETTING_MISSING]"]
+    );
 }
 
 #[test]

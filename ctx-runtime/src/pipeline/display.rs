@@ -10,7 +10,7 @@ use std::fmt;
 use crate::budget::{BudgetDecision, BudgetReport, NodeTrace};
 
 use super::driver::StepReport;
-use super::steps::{AgentEnd, SkipReason, StepDetail, ToolCallKind};
+use super::steps::{SkipReason, StepDetail, ToolCallKind};
 
 /// How many names a line lists before it says how many more there are.
 const SHOWN: usize = 3;
@@ -93,12 +93,7 @@ impl fmt::Display for StepDetail {
                 }
             }
             StepDetail::Agent(r) => {
-                let end = match r.end {
-                    AgentEnd::Answered => "answered",
-                    AgentEnd::ToolLimitReached => "answered at max_tool_calls",
-                    AgentEnd::BudgetExhausted => "answered when the turn budget could not hold more calls",
-                    AgentEnd::SpendCapReached => "answered before a spend cap",
-                };
+                let end = r.end.describe();
                 let prompt: Vec<String> = r.requests.iter().map(|q| q.prompt_tokens.to_string()).collect();
                 write!(
                     f,

@@ -474,7 +474,9 @@ impl LoadedPipeline {
         self.step_bound
     }
 
-    /// The most model requests a run from the first step can make, by the same analysis: only `call_model` (1) and
+    /// The most model requests a run from the first step with an empty context (as a
+    /// conversation starts one) can make, by the same analysis, an `on_over` such a run never
+    /// takes (`BUDGET_ON_OVER_NEVER_TAKEN`) left out as the cost bound leaves it: only `call_model` (1) and
     /// `agent` steps (`max_tool_calls + 1`; see
     /// [`StepBudget::max_model_requests`](crate::contract::StepBudget)) send requests, and the
     /// bound is the heaviest run, not the step bound times the heaviest step. 0 when no step
@@ -578,7 +580,10 @@ fn run_bounds(def: &PipelineDef, graph: &StepGraph<'_>, settings: &Settings, rep
     // Validated: the graph has no unguarded cycle, so both bounds exist.
     // The step bound caps every resumed run too, whatever its snapshot's counts: from any state.
     let steps = graph.run_bound(limit, |_| 1).map_or(u64::MAX, |b| b.from_any_state);
-    let model_requests = graph.run_bound(limit, requests).map_or(u64::MAX, |b| b.max);
+    // The requests of a run from the first step with an empty context, as the cost bound counts
+    // them: an `on_over` such a run never takes (`BUDGET_ON_OVER_NEVER_TAKEN`) sends none.
+    let fresh = ctx_spec::pipeline::context_flow::fresh_run_graph(def);
+    let model_requests = fresh.run_bound(limit, requests).map_or(u64::MAX, |b| b.max);
     (steps, model_requests)
 }
 

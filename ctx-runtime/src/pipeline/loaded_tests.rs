@@ -44,9 +44,15 @@ fn loads_the_spec_loop_with_its_limits_and_bound() {
     assert_eq!(p.transition(6, Transition::Next), Some(("next", Target::End)));
     assert_eq!(p.prompt("summarizer"), Some("Summarise the context."));
     // The longest run: search, fetch, manage, guard, 3 × (summarize, set, manage, guard), answer
-    // (was (3 + 1) × 5 = 20, the product bound); 3 summaries and the answer are 4 requests.
+    // (was (3 + 1) × 5 = 20, the product bound), from any state, as a resumed run is held to it.
     assert_eq!(p.step_bound(), 17);
-    assert_eq!(p.model_request_bound(), 4);
+    // A run from an empty context never takes `on_over` (BUDGET_ON_OVER_NEVER_TAKEN): the answer
+    // is its one request. When the context carries, 3 summaries and the answer are 4.
+    assert_eq!(p.model_request_bound(), 1);
+    let mut carried = compaction_loop();
+    carried.settings.carry_context = Some(true);
+    let carried = testing::loaded(carried);
+    assert_eq!((carried.step_bound(), carried.model_request_bound()), (17, 4));
     assert!(p.contract_report().clamps.is_empty());
     assert!(p.check_steps_match(&compaction_loop()).is_ok());
     let mut other = compaction_loop();

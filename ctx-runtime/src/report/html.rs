@@ -122,7 +122,9 @@ fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestC
     if cost.is_some() {
         t.push_str("<th class=\"n\">cached</th><th class=\"n\">price</th>");
     }
-    t.push_str("<th>text</th></tr>\n");
+    // The text of each part, when there is any: the contract's parts are budgets, with none.
+    let texts = parts.iter().any(|p| !p.preview.is_empty());
+    t.push_str(if texts { "<th>text</th></tr>\n" } else { "</tr>\n" });
     for (i, p) in parts.iter().enumerate() {
         let class = match p.kind {
             PartKind::Output | PartKind::Margin | PartKind::Free => "window",
@@ -149,24 +151,25 @@ fn parts_table(parts: &[RequestPart], prompt_kinds: bool, cost: Option<&RequestC
         };
         let _ = writeln!(
             t,
-            "<tr class=\"part {class}\" data-kind=\"{}\" data-tokens=\"{}\"><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"n\">{}</td>{priced}<td class=\"preview\">{}</td></tr>",
+            "<tr class=\"part {class}\" data-kind=\"{}\" data-tokens=\"{}\"><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"n\">{}</td>{priced}{}</tr>",
             p.kind.name(),
             p.tokens,
             colour(p.kind),
             escape(&p.label),
             p.tokens,
-            escape(&p.preview)
+            if texts { format!("<td class=\"preview\">{}</td>", escape(&p.preview)) } else { String::new() }
         );
         if let (Some(c), PartKind::Output) = (cost, p.kind) {
             let _ = writeln!(
                 t,
-                "<tr class=\"generated\" data-generated=\"{}\"><td>generated output (of the {} reserved)</td><td class=\"n\">{}</td><td></td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} tokens generated\">{}</td><td></td></tr>",
+                "<tr class=\"generated\" data-generated=\"{}\"><td>generated output (of the {} reserved)</td><td class=\"n\">{}</td><td></td><td class=\"n\" data-nano-usd=\"{}\" title=\"{} tokens generated\">{}</td>{}</tr>",
                 c.output_tokens,
                 p.tokens,
                 c.output_tokens,
                 c.output_nano_usd,
                 c.output_tokens,
-                usd(c.output_nano_usd)
+                usd(c.output_nano_usd),
+                if texts { "<td></td>" } else { "" }
             );
         }
     }
@@ -203,11 +206,14 @@ impl RunReport {
     pub fn to_html(&self) -> String {
         let mut b = String::new();
         let _ = writeln!(b, "<h1>Run of <code>{}</code></h1>", escape(&self.pipeline));
+        // With named models, each model the requests used, with its window.
+        let model_of = |r: &RequestEntry| self.steps.get(r.step_index).and_then(|s| s.model.as_deref());
+        let windows = windows_line(self.requests.iter().map(|r| (model_of(r), r.anatomy.context_window)));
         let _ = writeln!(
             b,
-            "<p class=\"meta\">model {} · context window {} tokens · prompt counts {} · {} step(s), {} model request(s)</p>",
+            "<p class=\"meta\">model {} · {} · prompt counts {} · {} step(s), {} model request(s)</p>",
             escape(self.model.as_deref().unwrap_or("(unnamed)")),
-            self.context_window,
+            windows.unwrap_or_else(|| format!("context window {} tokens", self.context_window)),
             escape(&self.counting),
             self.steps.len(),
             self.requests.len()
@@ -242,24 +248,27 @@ impl RunReport {
         b.push_str("</table>\n<h2>Model requests</h2>\n");
         b.push_str(&legend());
         for (n, r) in self.requests.iter().enumerate() {
-            b.push_str(&request_section(n + 1, r));
+            b.push_str(&request_section(n + 1, r, model_of(r)));
         }
         page(&format!("ctx run of {}", self.pipeline), &b)
     }
 }
 
-fn request_section(number: usize, r: &RequestEntry) -> String {
+/// One request's section; `model` is its step's named model.
+fn request_section(number: usize, r: &RequestEntry, model: Option<&str>) -> String {
     let a = &r.anatomy;
     let mut s = format!(
-        "<section class=\"request\" id=\"request-{number}\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\">\n",
+        "<section class=\"request\" id=\"request-{number}\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\"{}>\n",
         escape(&r.step_id),
         a.prompt_tokens,
-        a.context_window
+        a.context_window,
+        model_attribute(model)
     );
     let _ = writeln!(
         s,
-        "<h3>Request {number}: <code>{}</code>{} — {} prompt + {} output reserved of {} tokens{}</h3>",
+        "<h3>Request {number}: <code>{}</code>{}{} — {} prompt + {} output reserved of {} tokens{}</h3>",
         escape(&r.step_id),
+        on_model(model),
         if r.number_in_step > 1 { format!(" (call {})", r.number_in_step) } else { String::new() },
         a.prompt_tokens,
         a.max_output_tokens,
@@ -423,18 +432,54 @@ fn cost_table(c: &RequestCost) -> String {
     s
 }
 
+/// The windows of the models a page's requests use, for its header: `None` when every request
+/// is on the default model (the caller writes its one window), else each model with its window,
+/// in order of first use (`context windows: the default model 8192 tokens, model <code>big</code>
+/// 128000 tokens`).
+fn windows_line<'a>(requests: impl Iterator<Item = (Option<&'a str>, usize)>) -> Option<String> {
+    let mut seen: Vec<(Option<&str>, usize)> = Vec::new();
+    for r in requests {
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    if seen.iter().all(|(m, _)| m.is_none()) {
+        return None;
+    }
+    let each: Vec<String> = seen
+        .iter()
+        .map(|(m, w)| match m {
+            Some(m) => format!("model <code>{}</code> {w} tokens", escape(m)),
+            None => format!("the default model {w} tokens"),
+        })
+        .collect();
+    Some(format!("context windows: {}", each.join(", ")))
+}
+
+/// ` on model <code>big</code>` after a step's name, for a step on a named model.
+fn on_model(model: Option<&str>) -> String {
+    model.map(|m| format!(" on model <code>{}</code>", escape(m))).unwrap_or_default()
+}
+
+/// The `data-model` attribute of a step on a named model.
+fn model_attribute(model: Option<&str>) -> String {
+    model.map(|m| format!(" data-model=\"{}\"", escape(m))).unwrap_or_default()
+}
+
 /// The contract of a pipeline as a page: each model step's worst-case request drawn as a stacked
 /// bar of the window (fixed prompt, tool schemas, history and context budgets, output, margin,
 /// what is left), from the definition alone. `pipeline` names the page.
 pub fn contract_to_html(pipeline: &str, contract: &ContractReport) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "<h1>Budget contract of <code>{}</code></h1>", escape(pipeline));
+    let windows = windows_line(contract.steps.iter().map(|w| (w.model.as_deref(), w.context_window)));
     let _ = writeln!(
         b,
-        "<p class=\"meta\">context window {} tokens · max_context_tokens {} · limits policy {} · prompt counts {}. Each bar is the largest request a step can send, as the contract proved it for every run.</p>",
-        contract.context_window,
+        "<p class=\"meta\">{} · max_context_tokens {} · limits policy {} · prompt counts {}. Each bar is the largest request a step can send, as the contract proved it for every run.</p>",
+        windows.unwrap_or_else(|| format!("context window {} tokens", contract.context_window)),
         contract.max_context_tokens,
-        escape(&format!("{:?}", contract.policy)),
+        // As the settings write it (`fail_fast`), not as Rust names the variant.
+        contract.policy.name(),
         escape(&contract.counting.to_string())
     );
     // What is proven, for which inputs, and what it assumes (the cost is added by the caller
@@ -465,11 +510,13 @@ pub fn contract_to_html(pipeline: &str, contract: &ContractReport) -> String {
         ];
         let _ = writeln!(
             b,
-            "<section class=\"request worst-case\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\">\n<h3><code>{}</code>: {} of {} tokens at most{}</h3>",
+            "<section class=\"request worst-case\" data-step=\"{}\" data-exact=\"{}\" data-window=\"{}\"{}>\n<h3><code>{}</code>{}: {} of {} tokens at most{}</h3>",
             escape(&w.step_id),
             w.worst_request_tokens,
             w.context_window,
+            model_attribute(w.model.as_deref()),
             escape(&w.step_id),
+            on_model(w.model.as_deref()),
             w.worst_request_tokens,
             w.context_window,
             if w.max_model_requests > 1 {

@@ -146,3 +146,46 @@ async fn no_term_of_a_request_is_sent_larger_than_its_worst_case() {
     assert_eq!(row("question").2, question);
     assert_eq!(row("total").2, a.prompt_tokens + a.max_output_tokens + a.margin_in_window());
 }
+
+/// A pipeline on two models: the contract's header gives each model's window (not the default
+/// model's alone), each bar names its model, the policy reads as the settings write it
+/// (`fail_fast`, not the variant's name), and the budgets, which have no text, get no text column.
+#[test]
+fn the_contract_page_names_each_model_and_writes_the_policy_as_the_file_does() {
+    use crate::pipeline::definition::{END, ModelSpec, StepKind};
+    use crate::pipeline::testing::{call, def, loaded};
+    let mut d = def(vec![call("summarise", "summarizer", "answer"), call("answer", "answer", END)]);
+    let small =
+        ModelSpec::default().context_window(Some(12_288)).max_tokens(Some(512)).encoding(Some("cl100k_base".into()));
+    d.models = vec![("small".to_owned(), small)];
+    let StepKind::CallModel(c) = &mut d.steps[0].kind else { unreachable!() };
+    c.model = Some("small".into());
+    let p = loaded(d);
+    let html = contract_to_html("Two", p.contract_report());
+    assert!(
+        html.contains("context windows: model <code>small</code> 12288 tokens, the default model 16384 tokens"),
+        "{html}"
+    );
+    assert!(html.contains("limits policy fail_fast"), "{html}");
+    assert!(!html.contains("FailFast"), "{html}");
+    assert!(html.contains("<code>summarise</code> on model <code>small</code>: "), "{html}");
+    assert!(html.contains("data-step=\"summarise\" data-exact="), "{html}");
+    assert_eq!(html.matches("data-model=\"small\"").count(), 1, "{html}");
+    assert!(!html.contains("<th>text</th>") && !html.contains("class=\"preview\""), "{html}");
+    // One model: its one window, as before.
+    let one = contract_to_html("One", loaded(def(vec![call("answer", "answer", END)])).contract_report());
+    assert!(one.contains("context window 16384 tokens · "), "{one}");
+}
+
+/// A run's request on a named model names it, in its heading and in the page's header with the
+/// window of each model the requests used.
+#[test]
+fn a_request_on_a_named_model_names_it() {
+    let mut report = hostile_report();
+    assert!(report.to_html().contains("context window 1000 tokens · "));
+    report.steps[0].model = Some("small".to_owned());
+    let html = report.to_html();
+    assert!(html.contains("context windows: model <code>small</code> 1000 tokens · "), "{html}");
+    assert!(html.contains("</code> on model <code>small</code> — 100 prompt"), "{html}");
+    assert!(html.contains("data-model=\"small\""), "{html}");
+}

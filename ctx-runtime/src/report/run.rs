@@ -270,7 +270,11 @@ fn agent_requests(
             }
         }
         if i > 0 && !m.tools_offered && a.requests.get(i - 1).is_some_and(|p| p.tools_offered) {
-            e.changes.push(Change::new(ChangeKind::Dropped, step, format!("tools no longer offered ({:?})", a.end)));
+            e.changes.push(Change::new(
+                ChangeKind::Dropped,
+                step,
+                format!("tools no longer offered ({})", a.end.describe()),
+            ));
         }
         output_change(&mut e.changes, step, &m.negotiation);
         previous_calls = m.tool_calls_requested;

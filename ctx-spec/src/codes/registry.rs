@@ -508,8 +508,11 @@ registry! {
         NodeFrameInvalid = "NODE_FRAME_INVALID",
         /// A warning: a `manage_context_budget` step's `on_over` can never be taken, because the
         /// context is empty whenever the step runs (no earlier step writes it and the pipeline
-        /// does not carry it from question to question), and with an empty context a batch that
-        /// does not fit is `PIPELINE_BUDGET_MISCONFIG`: the path behind `on_over` never runs.
+        /// does not carry it from question to question), and with an empty context a batch its
+        /// rules leave too large (it has no rules, or an `always` rule for each language) is
+        /// `PIPELINE_BUDGET_MISCONFIG`: the path behind `on_over` never runs. The cost bound and
+        /// the bound on model requests do not pay for it; `ctx explain` says so beside each step
+        /// behind it, and gives what a run whose caller fills the context first can cost.
         /// Fix: for a conversation whose context grows question after question, set
         /// `carry_context: true` in `settings`; otherwise point `on_over` where `on_ok` goes.
         BudgetOnOverNeverTaken = "BUDGET_ON_OVER_NEVER_TAKEN",

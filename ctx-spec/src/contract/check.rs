@@ -194,8 +194,9 @@ impl StepBudget {
     }
 }
 
-/// What `auto_clamp` lowered.
+/// What `auto_clamp` lowered, serialised as the setting's name (`max_context_tokens`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ClampTarget {
     /// The pipeline's `max_context_tokens`.
     MaxContextTokens,

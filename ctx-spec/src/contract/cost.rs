@@ -12,7 +12,13 @@
 //! ```
 //!
 //! * **Runs**: the step's visits on the heaviest run, where a visit of a step weighs what its
-//!   requests cost at worst, so the bound is one run's cost, not the sum of every branch.
+//!   requests cost at worst, so the bound is one run's cost, not the sum of every branch. The run
+//!   starts from the first step with its loop counts at zero and an empty context (unless the
+//!   pipeline carries it), as a conversation, `ctx run` and a durable run start one; a branch
+//!   behind an `on_over` that such a run never takes (`BUDGET_ON_OVER_NEVER_TAKEN`) costs nothing
+//!   ([`fresh_run_graph`]), and the step says why ([`StepCost::unpaid`]). What a run whose
+//!   caller fills the context before it starts can cost, that branch paid, is
+//!   [`CostBound::seeded_nano_usd`].
 //! * **Requests per run**: 1 for `call_model`, `max_tool_calls + 1` for `agent`.
 //! * **Worst input**: the contract's terms of the step, the margin included (fixed prompt, tool
 //!   schemas, `max_history_tokens`, `max_context_tokens`, the budgets of the question and the other
@@ -27,14 +33,15 @@
 //! them, so the arithmetic a message shows adds up exactly. The bound prices each request as the
 //! contract bounds it; at run time every request is also checked, by its exact count, against
 //! what the run has left (the runtime's spend caps), so a run never passes `max_cost_per_run`
-//! even when its state holds more than its budgets.
+//! even when its state holds more than its budgets, or a context its caller filled.
 
 use serde::Serialize;
 
 use crate::codes::Code;
 use crate::config::{Price, Settings};
+use crate::pipeline::context_flow::{fresh_run_graph, on_over_never_taken_steps};
 use crate::pipeline::definition::{PipelineDef, StepKind};
-use crate::pipeline::graph::StepGraph;
+use crate::pipeline::graph::{Resolved, StepGraph, Target};
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::{ContractReport, StepBudget};
@@ -66,6 +73,42 @@ pub struct StepCost {
     pub request_nano_usd: u64,
     /// `runs × requests_per_run × request_nano_usd`.
     pub nano_usd: u64,
+    /// Why the step costs nothing, when the costliest run does not reach it (`runs` is 0).
+    pub unpaid: Option<Unpaid>,
+}
+
+/// Why a model step adds nothing to the cost bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+#[non_exhaustive]
+pub enum Unpaid {
+    /// Every path to the step passes the `on_over` of one of these `manage_context_budget` steps,
+    /// which a run from an empty context never takes (`BUDGET_ON_OVER_NEVER_TAKEN`); a run whose
+    /// caller fills the context can reach it ([`CostBound::seeded_nano_usd`]).
+    BehindNeverTakenOnOver {
+        /// The ids of those steps.
+        steps: Vec<String>,
+    },
+    /// A run can reach the step, but a costlier branch makes the costliest run.
+    NotOnCostliestRun,
+}
+
+impl Unpaid {
+    /// The reason in words, for a table cell: ``only behind `on_over` of `manage_budget`, never
+    /// taken (BUDGET_ON_OVER_NEVER_TAKEN)``.
+    pub fn describe(&self) -> String {
+        match self {
+            Unpaid::BehindNeverTakenOnOver { steps } => {
+                let steps: Vec<String> = steps.iter().map(|s| format!("`{s}`")).collect();
+                format!(
+                    "only behind `on_over` of {}, which a run from an empty context never takes \
+                     (BUDGET_ON_OVER_NEVER_TAKEN)",
+                    steps.join(" or ")
+                )
+            }
+            Unpaid::NotOnCostliestRun => "not on the costliest run (a costlier branch is)".to_owned(),
+        }
+    }
 }
 
 impl StepCost {
@@ -83,8 +126,17 @@ pub struct CostBound {
     pub steps: Vec<StepCost>,
     /// The model requests of the costliest run.
     pub requests: u64,
-    /// The costliest run, in billionths of a US dollar: the sum of the steps' `nano_usd`.
+    /// The costliest run, in billionths of a US dollar: the sum of the steps' `nano_usd`. Of a
+    /// run that starts with an empty context (see the module documentation).
     pub nano_usd: u64,
+    /// When the bound leaves out an `on_over` no run from an empty context takes
+    /// ([`Self::never_taken_on_over`]): the costliest run whose caller fills the context before it
+    /// starts, that branch paid. `None` when nothing was left out (then [`Self::nano_usd`] holds
+    /// for every starting context). The run-time spend caps hold such a run to
+    /// `max_cost_per_run` whatever it costs.
+    pub seeded_nano_usd: Option<u64>,
+    /// The `manage_context_budget` steps whose `on_over` the bound leaves out, by id.
+    pub never_taken_on_over: Vec<String>,
     /// Whether a run can cost exactly this (`false` when loop limits are so large that the
     /// graph's product bound was used; it is then an upper bound).
     pub exact: bool,
@@ -274,15 +326,46 @@ pub fn cost_bound_billed(
         per_step.push(Some((requests, input, output, one, price)));
     }
     let visit = |i: usize| per_step[i].map_or(0, |(requests, _, _, one, _)| requests.saturating_mul(one));
-    let run = StepGraph::new(def).heaviest_run(limit, visit)?;
+    // A run from an empty context: an `on_over` proven never taken is not paid for.
+    let never = on_over_never_taken_steps(def);
+    let fresh = fresh_run_graph(def);
+    let run = fresh.heaviest_run(&limit, visit)?;
+    let full = StepGraph::new(def);
+    let seeded = match never.is_empty() {
+        true => None,
+        false => Some(full.run_bound(&limit, visit)?.max),
+    };
+    let reached = reachable_from_first(&fresh, def.steps.len());
+    let unpaid = |i: usize, runs: u64| -> Option<Unpaid> {
+        if runs > 0 {
+            return None;
+        }
+        if reached[i] {
+            return Some(Unpaid::NotOnCostliestRun);
+        }
+        // Unreached only without the left-out transitions: name those that lead to the step.
+        let behind: Vec<String> = never
+            .iter()
+            .filter(|&&m| {
+                full.edges(m).iter().filter(|e| e.key == "on_over").any(|e| match e.resolved {
+                    Resolved::Known(Target::Step(t)) => reachable_from(&full, t, def.steps.len())[i],
+                    _ => false,
+                })
+            })
+            .map(|&m| def.steps[m].id.clone())
+            .collect();
+        (!behind.is_empty()).then_some(Unpaid::BehindNeverTakenOnOver { steps: behind })
+    };
     let steps: Vec<StepCost> = def
         .steps
         .iter()
+        .enumerate()
         .zip(&per_step)
         .zip(&run.visits)
-        .filter_map(|((step, cost), &runs)| {
+        .filter_map(|(((i, step), cost), &runs)| {
             let (requests_per_run, input_tokens, output_tokens, request_nano_usd, price) = (*cost)?;
             Some(StepCost {
+                unpaid: unpaid(i, runs),
                 step_id: step.id.clone(),
                 at: FieldPath::root().key("steps").key(step.id.as_str()),
                 kind: step.kind.keyword(),
@@ -305,11 +388,34 @@ pub fn cost_bound_billed(
     Some(CostBound {
         requests,
         nano_usd: run.bound.max,
+        seeded_nano_usd: seeded,
+        never_taken_on_over: never.iter().map(|&m| def.steps[m].id.clone()).collect(),
         exact: run.bound.exact,
         price,
         steps,
         billed_token_ratio: ratio,
     })
+}
+
+/// The steps a walk of `graph` from the first step can reach.
+fn reachable_from_first(graph: &StepGraph<'_>, n: usize) -> Vec<bool> {
+    reachable_from(graph, 0, n)
+}
+
+/// The steps a walk of `graph` from step `start` can reach (`start` included).
+fn reachable_from(graph: &StepGraph<'_>, start: usize, n: usize) -> Vec<bool> {
+    let mut seen = vec![false; n];
+    let mut stack = vec![start];
+    while let Some(u) = stack.pop() {
+        if u >= n || std::mem::replace(&mut seen[u], true) {
+            continue;
+        }
+        stack.extend(graph.edges(u).iter().filter_map(|e| match e.resolved {
+            Resolved::Known(Target::Step(v)) => Some(v),
+            _ => None,
+        }));
+    }
+    seen
 }
 
 /// The loops `loop_guard` step `i` of `def` allows under `settings` (0 for other steps, and for a
@@ -389,6 +495,32 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
         )
         .with_help(help),
     ]
+}
+
+/// [`cost_issues`] for a bound that leaves out the model steps in `waiting` (their prompt has no
+/// text yet, or their model did not resolve: each has its own issue): such a bound is a lower
+/// bound of the run's cost, so a cap it passes is passed whatever those steps cost, and the
+/// message says the cost is at least that much. Nothing when `waiting` is empty.
+pub fn cost_issues_at_least(def: &PipelineDef, bound: Option<&CostBound>, waiting: &[&str]) -> Vec<ConfigIssue> {
+    if waiting.is_empty() {
+        return Vec::new();
+    }
+    let steps: Vec<String> = waiting.iter().map(|s| format!("`{s}`")).collect();
+    cost_issues(def, bound)
+        .into_iter()
+        .map(|mut issue| {
+            issue.message = format!(
+                "{} — at least: step{} {} {} not priced yet (fix {} issue{} first), so a run can cost more still",
+                issue.message,
+                if steps.len() == 1 { "" } else { "s" },
+                steps.join(", "),
+                if steps.len() == 1 { "is" } else { "are" },
+                if steps.len() == 1 { "its" } else { "their" },
+                if steps.len() == 1 { "" } else { "s" },
+            );
+            issue
+        })
+        .collect()
 }
 
 #[cfg(test)]

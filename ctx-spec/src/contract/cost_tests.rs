@@ -30,9 +30,17 @@ fn bound(d: &PipelineDef) -> CostBound {
     cost_bound(d, &report, &price, |i| loop_limit(d, &settings, i)).unwrap()
 }
 
+/// The compaction loop of the specification with the context carried from question to question,
+/// so that `on_over` can be taken.
+fn carried_loop() -> PipelineDef {
+    let mut d = compaction_loop();
+    d.settings.carry_context = Some(true);
+    d
+}
+
 #[test]
 fn each_step_runs_as_often_as_the_heaviest_run_and_costs_its_worst_request() {
-    let d = priced(compaction_loop(), None);
+    let d = priced(carried_loop(), None);
     let (report, _) = report(&d);
     let b = bound(&d);
     let ids: Vec<(&str, u64)> = b.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect();
@@ -55,6 +63,9 @@ fn each_step_runs_as_often_as_the_heaviest_run_and_costs_its_worst_request() {
     assert_eq!(b.nano_usd, b.steps.iter().map(|s| s.nano_usd).sum::<u64>());
     assert_eq!((b.requests, b.exact), (4, true));
     assert_eq!(b.dominant().map(|s| s.step_id.as_str()), Some("summarize"));
+    // Nothing is left out: the bound holds for every starting context.
+    assert_eq!((b.seeded_nano_usd, b.never_taken_on_over.len()), (None, 0));
+    assert!(b.steps.iter().all(|s| s.unpaid.is_none()));
     // An agent: `max_tool_calls + 1` requests, each up to the window less its output.
     let d = priced(def(vec![search("search", "answer"), agent("answer", END)]), None);
     let b = bound(&d);
@@ -83,13 +94,13 @@ fn a_branch_counts_once_not_with_the_other_branch() {
 
 #[test]
 fn over_the_cap_is_an_error_with_the_arithmetic_and_at_the_cap_is_not() {
-    let b = bound(&priced(compaction_loop(), None));
+    let b = bound(&priced(carried_loop(), None));
     let at_cap = b.nano_usd as f64 / 1e9;
-    let issues = cost_issues(&priced(compaction_loop(), Some(at_cap)), Some(&b));
+    let issues = cost_issues(&priced(carried_loop(), Some(at_cap)), Some(&b));
     assert!(issues.is_empty(), "{issues:?}");
 
     let just_under = (b.nano_usd - 1) as f64 / 1e9;
-    let issues = cost_issues(&priced(compaction_loop(), Some(just_under)), Some(&b));
+    let issues = cost_issues(&priced(carried_loop(), Some(just_under)), Some(&b));
     assert_eq!(codes(&issues), [("MAX_COST_PER_RUN_EXCEEDED", "settings.max_cost_per_run".into())]);
     let message = &issues[0].message;
     let summarize = &b.steps[0];
@@ -109,19 +120,19 @@ fn over_the_cap_is_an_error_with_the_arithmetic_and_at_the_cap_is_not() {
 #[test]
 fn the_rule_runs_through_validation_and_a_missing_price_is_its_own_error() {
     let opts = ValidateOptions::default();
-    let cheap = priced(compaction_loop(), Some(100.0));
+    let cheap = priced(carried_loop(), Some(100.0));
     assert_eq!(codes(&validate_definition(&cheap, &opts)), vec![]);
-    let tight = priced(compaction_loop(), Some(0.001));
+    let tight = priced(carried_loop(), Some(0.001));
     assert_eq!(
         codes(&validate_definition(&tight, &opts)),
         [("MAX_COST_PER_RUN_EXCEEDED", "settings.max_cost_per_run".into())]
     );
     // No price at all: the price rule's error, never a bound at zero dollars.
-    let mut unpriced = compaction_loop();
+    let mut unpriced = carried_loop();
     unpriced.settings = unpriced.settings.clone().max_cost_per_run(Some(0.001));
     assert_eq!(codes(&validate_definition(&unpriced, &opts)), [("MISSING_PRICE", "settings.max_cost_per_run".into())]);
     // A loop limit of 1: the summariser runs once, and a cap of exactly that run compiles.
-    let mut once = priced(compaction_loop(), None);
+    let mut once = priced(carried_loop(), None);
     once.settings.extra.insert("max_turn_loops".into(), 1);
     let b = bound(&once);
     assert_eq!(b.steps.iter().map(|s| s.runs).collect::<Vec<_>>(), [1, 1]);
@@ -202,7 +213,7 @@ fn a_step_assembling_a_context_is_priced_at_its_input_budget() {
 /// bound is the same one.
 #[test]
 fn a_declared_billed_token_ratio_prices_every_request_at_it() {
-    let d = priced(compaction_loop(), None);
+    let d = priced(carried_loop(), None);
     let (report, settings) = report(&d);
     let price = crate::config::model_price(&d).unwrap();
     let at_one = cost_bound(&d, &report, &price, |i| loop_limit(&d, &settings, i)).unwrap();
@@ -236,4 +247,69 @@ fn a_declared_billed_token_ratio_prices_every_request_at_it() {
     let over = issues.iter().find(|i| i.code == crate::codes::Code::MaxCostPerRunExceeded).expect("over the cap");
     assert!(over.message.contains("billed as"), "{}", over.message);
     assert!(over.message.contains(&usd(b.nano_usd)), "{} should state {}", over.message, usd(b.nano_usd));
+}
+
+/// The loop asked one question with an empty context: `on_over` is never taken
+/// (`BUDGET_ON_OVER_NEVER_TAKEN`), so the summariser behind it costs nothing, and says why; the
+/// bound of a run whose caller seeds the context is the carried loop's, by hand.
+#[test]
+fn a_branch_behind_an_on_over_never_taken_costs_nothing_and_says_why() {
+    let fresh = bound(&priced(compaction_loop(), None));
+    let carried = bound(&priced(carried_loop(), None));
+    let runs: Vec<(&str, u64)> = fresh.steps.iter().map(|s| (s.step_id.as_str(), s.runs)).collect();
+    assert_eq!(runs, [("summarize", 0), ("answer", 1)]);
+    let (summarize, answer) = (&fresh.steps[0], &fresh.steps[1]);
+    assert_eq!(summarize.unpaid, Some(Unpaid::BehindNeverTakenOnOver { steps: vec!["manage_budget".to_owned()] }));
+    assert!(summarize.unpaid.as_ref().unwrap().describe().contains("`on_over` of `manage_budget`"));
+    assert_eq!((summarize.nano_usd, answer.unpaid.clone()), (0, None));
+    // The answer alone, one request: its worst input at $2.50/M and 1,024 output tokens at $10/M.
+    assert_eq!(fresh.nano_usd, answer.input_tokens as u64 * 2_500 + 1_024 * 10_000);
+    assert_eq!(fresh.requests, 1);
+    assert_eq!(fresh.never_taken_on_over, ["manage_budget"]);
+    // Seeded: three summaries and the answer, exactly what the carried loop costs.
+    assert_eq!(fresh.seeded_nano_usd, Some(carried.nano_usd));
+    assert_eq!(carried.nano_usd, 3 * carried.steps[0].request_nano_usd + carried.steps[1].request_nano_usd);
+    // The cap is held to the fresh bound: a cap between the two passes.
+    let cap = (fresh.nano_usd + carried.nano_usd) as f64 / 2e9;
+    let d = priced(compaction_loop(), Some(cap));
+    assert!(cost_issues(&d, Some(&bound(&d))).is_empty());
+    let d = priced(carried_loop(), Some(cap));
+    assert_eq!(cost_issues(&d, Some(&bound(&d)))[0].code, crate::codes::Code::MaxCostPerRunExceeded);
+}
+
+/// A step the costliest run does not reach, though a run from an empty context can, says so.
+#[test]
+fn a_cheaper_branch_says_it_is_not_on_the_costliest_run() {
+    let d = priced(
+        def(vec![custom("route", &[("a", "one"), ("b", "agent")]), call("one", "answer", END), agent("agent", END)]),
+        None,
+    );
+    let b = bound(&d);
+    assert_eq!(b.steps[0].unpaid, Some(Unpaid::NotOnCostliestRun));
+    assert_eq!((b.steps[1].unpaid.clone(), b.seeded_nano_usd), (None, None));
+}
+
+/// Every mistake at once (issue 37): a misspelled prompt key leaves its step unchecked, but the
+/// steps already checked bound the run's cost from below, so the cost cap they pass is reported
+/// beside the prompt's error, saying the cost is at least that much.
+#[test]
+fn a_misspelled_prompt_key_does_not_hide_the_cost_cap() {
+    let opts = ValidateOptions::default();
+    let mut tight = priced(carried_loop(), Some(0.001));
+    let StepKind::CallModel(answer) = &mut tight.steps[6].kind else { unreachable!("the answer") };
+    answer.prompt_key = "answr".into();
+    let issues = validate_definition(&tight, &opts);
+    let found = codes(&issues);
+    assert!(found.iter().any(|(_, path)| path.starts_with("steps[6].prompt_key")), "{found:?}");
+    let over = issues.iter().find(|i| i.code == crate::codes::Code::MaxCostPerRunExceeded).expect("the cap");
+    assert!(over.message.contains("step `summarize` 3 runs"), "{}", over.message);
+    assert!(
+        over.message
+            .ends_with("at least: step `answer` is not priced yet (fix its issue first), so a run can cost more still"),
+        "{}",
+        over.message
+    );
+    // A cap the checked steps stay under says nothing yet: the answer may still pass it.
+    let roomy = priced(tight.clone(), Some(100.0));
+    assert!(!codes(&validate_definition(&roomy, &opts)).iter().any(|(c, _)| *c == "MAX_COST_PER_RUN_EXCEEDED"));
 }

@@ -265,11 +265,21 @@ pub fn proof_statement(report: &super::ContractReport, cost: Option<&super::Cost
     };
     let run = match cost {
         Some(c) => format!(
-            "; a run costs at most {} ({} model request{}{})",
+            "; a run costs at most {} ({} model request{}{}){}",
             super::usd(c.nano_usd),
             c.requests,
             if c.requests == 1 { "" } else { "s" },
-            if c.exact { "" } else { ", an upper bound" }
+            if c.exact { "" } else { ", an upper bound" },
+            // A branch left unpaid is so only for a run that starts with an empty context.
+            match c.seeded_nano_usd {
+                Some(seeded) => format!(
+                    " when it starts with an empty context, as a conversation starts each question; {} when its \
+                     caller fills the context first (`on_over` of {} is then possible)",
+                    super::usd(seeded),
+                    c.never_taken_on_over.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                ),
+                None => String::new(),
+            }
         ),
         None => String::new(),
     };

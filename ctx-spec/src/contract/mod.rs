@@ -67,8 +67,8 @@ use std::collections::BTreeMap;
 pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, StepModel, check_contract};
 pub use context::{ContextTerm, context_term};
 pub use cost::{
-    CostBound, StepCost, billed, cost_bound, cost_bound_billed, cost_bound_priced, cost_issues, loop_limit, nano_usd,
-    usd, worst_input_tokens,
+    CostBound, StepCost, Unpaid, billed, cost_bound, cost_bound_billed, cost_bound_priced, cost_issues,
+    cost_issues_at_least, loop_limit, nano_usd, usd, worst_input_tokens,
 };
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};

@@ -14,14 +14,20 @@ use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 use crate::validation::{ConfigIssue, FieldPath};
 
-/// Where a step's output limit came from.
+/// Where a step's output limit came from. Written as `ctx explain --format json` shows it, in
+/// the files' spelling (`step_max_output_tokens`, `model_max_tokens`); the variant names of
+/// earlier versions are still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum OutputSource {
     /// The step's `max_output_tokens` (first in precedence).
+    #[serde(alias = "StepMaxOutputTokens")]
     StepMaxOutputTokens,
     /// The step's `max_tokens`.
+    #[serde(alias = "StepMaxTokens")]
     StepMaxTokens,
     /// The model's `max_tokens` (`model_max_tokens` in `config.json`), the fallback.
+    #[serde(alias = "ModelMaxTokens")]
     ModelMaxTokens,
 }
 

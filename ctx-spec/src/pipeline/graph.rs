@@ -130,6 +130,16 @@ impl<'a> StepGraph<'a> {
         self.edges.get(i).map_or(&[], Vec::as_slice)
     }
 
+    /// The graph without transition `key` of step `i` (a transition proven never taken, so that a
+    /// bound over the graph's runs does not pay for it; see `context_flow::fresh_run_graph`).
+    #[must_use]
+    pub fn without_transition(mut self, i: usize, key: &str) -> Self {
+        if let Some(edges) = self.edges.get_mut(i) {
+            edges.retain(|e| e.key != key);
+        }
+        self
+    }
+
     /// The index of the (first) step with this id.
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.first_index.get(id).copied()

@@ -19,7 +19,7 @@ use crate::codes::Code;
 use crate::config::{ModelConfig, Settings};
 use crate::contract::{
     ContractCache, ContractReport, CostBound, FingerprintBuilder, StepModel, call_model_checks_split, check_contract,
-    cost_bound_billed, cost_issues, loop_limit,
+    cost_bound_billed, cost_issues, cost_issues_at_least, loop_limit,
 };
 use crate::tokens::TokenCounter;
 use crate::validation::{ConfigIssue, FieldPath, PathSegment};
@@ -160,6 +160,9 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
     found.extend(named_price_issues(def, &named));
 
     let mut report = None;
+    // The report of the steps checked so far, when others wait (see below): what the cost of a
+    // run is at least.
+    let mut partial = None;
     if input.check_tokens
         && let (Some(model), Some(settings)) = (&model, &settings)
     {
@@ -212,7 +215,7 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
             match outcome.as_ref() {
                 // A report that leaves steps out is no report of the pipeline.
                 Ok(r) if complete => report = Some(r.clone()),
-                Ok(_) => {}
+                Ok(r) => partial = Some(r.clone()),
                 Err(e) => found.extend(e.iter().cloned()),
             }
         }
@@ -229,16 +232,30 @@ pub fn resolve(def: &PipelineDef, input: ResolveInput<'_>, issues: &mut Vec<Conf
         Some(name) => named.iter().find(|m| m.name == name).and_then(|m| m.price),
         None => price,
     };
+    // Priced at what the provider is assumed to bill per counted token: the caller's override,
+    // else the settings' (an invalid one is reported by the price rules).
+    let ratio = input.billed_token_ratio.or(def.settings.billed_token_ratio).unwrap_or(1.0);
     let cost = match (&report, &settings) {
         (Some(report), Some(settings)) => {
-            // Priced at what the provider is assumed to bill per counted token: the caller's
-            // override, else the settings' (an invalid one is reported by the price rules).
-            let ratio = input.billed_token_ratio.or(def.settings.billed_token_ratio).unwrap_or(1.0);
             cost_bound_billed(def, report, step_price, |i| loop_limit(def, settings, i), ratio)
         }
         _ => None,
     };
     found.extend(cost_issues(def, cost.as_ref()));
+    // Every mistake at once: while a step waits for its prompt's text (a misspelled prompt key)
+    // or its model, the steps already checked bound the cost from below (a step left out costs
+    // nothing there, and the heaviest run only grows with what a visit costs), so a cap that
+    // bound passes is passed whatever the others cost.
+    if let (None, Some(partial), Some(settings)) = (&report, &partial, &settings) {
+        let lower = cost_bound_billed(def, partial, step_price, |i| loop_limit(def, settings, i), ratio);
+        let waiting: Vec<&str> = def
+            .steps
+            .iter()
+            .filter(|s| s.kind.model_request().is_some() && partial.step(&s.id).is_none())
+            .map(|s| s.id.as_str())
+            .collect();
+        found.extend(cost_issues_at_least(def, lower.as_ref(), &waiting));
+    }
 
     // The evidence budget must fit the global budget in effect (clamped by auto_clamp, if so).
     let max_context = match (&report, def.settings.max_context_tokens) {

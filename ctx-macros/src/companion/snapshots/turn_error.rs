@@ -5,5 +5,5 @@ fn bad() -> ::ctx::__private::turn::TurnBudgetConfig {
     ::core::unreachable!("`turn_budget!` reported errors at compile time")
 }
 ::core::compile_error! {
-    "`budget_tokens` is 0; it must be > 0\nhelp: set the tokens the conversation and this turn's tool results may hold, e.g. 100_000"
+    "`budget_tokens` is 0; it must be > 0 [TURN_SETTING_INVALID]\nhelp: set the tokens the conversation and this turn's tool results may hold, e.g. 100_000"
 }

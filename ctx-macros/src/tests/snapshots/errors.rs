@@ -90,11 +90,11 @@ impl<'a> ::ctx::__private::pipeline::Backends<BrokenStep> for BrokenEnv<'a> {
     "unknown key `nxt` in `fetch_node_texts` step `fetch`; expected one of `evidence_tokens`, `next`, did you mean `next`?\nhelp: rename it to `next`"
 }
 ::core::compile_error! {
-    "`next` of step `search` goes to `fetc`, which is not a step of this pipeline\nhelp: did you mean `fetch`? (known targets: `search`, `fetch`, `end`)"
+    "`next` of step `search` goes to `fetc`, which is not a step of this pipeline [UNKNOWN_STEP_TARGET]\nhelp: did you mean `fetch`? (known targets: `search`, `fetch`, `end`)"
 }
 ::core::compile_error! {
-    "`top_k` of step `search` is 0; it must be at least 1\nhelp: set `top_k` to the number of hits to keep, e.g. `top_k: 20`"
+    "`top_k` of step `search` is 0; it must be at least 1 [INVALID_TOP_K]\nhelp: set `top_k` to the number of hits to keep, e.g. `top_k: 20`"
 }
 ::core::compile_error! {
-    "`max_context_tokens` is missing; the context budget is required\nhelp: set `max_context_tokens` to about 60-70% of the model's context window"
+    "`max_context_tokens` is missing; the context budget is required [MISSING_MAX_CONTEXT_TOKENS]\nhelp: set `max_context_tokens` to about 60-70% of the model's context window"
 }

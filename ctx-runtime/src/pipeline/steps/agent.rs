@@ -71,6 +71,18 @@ pub enum AgentEnd {
     SpendCapReached,
 }
 
+impl AgentEnd {
+    /// How the loop ended, in words, for traces and reports (`answered at max_tool_calls`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            AgentEnd::Answered => "answered",
+            AgentEnd::ToolLimitReached => "answered at max_tool_calls",
+            AgentEnd::BudgetExhausted => "answered when the turn budget could not hold more calls",
+            AgentEnd::SpendCapReached => "answered before a spend cap",
+        }
+    }
+}
+
 /// One model request of an agent step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -34,8 +34,10 @@ use crate::state::{NodeText, PipelineState};
 
 use super::{Done, StepDetail, Transition, need};
 
-/// Why a hit's text was not fetched.
+/// Why a hit's text was not fetched. Serialised in snake case (`not_found`,
+/// `{"over_budget":{"remaining":…}}`), as every other name a report writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     /// The store has no text for it.
     NotFound,
@@ -199,6 +201,18 @@ mod tests {
     use crate::pipeline::steps::test_backends::Graph;
     use crate::pipeline::testing;
     use crate::state::SearchHit;
+
+    /// A report written as JSON names why a hit was skipped as the files name things.
+    #[test]
+    fn skip_reasons_serialise_in_snake_case() {
+        let json = |r: SkipReason| serde_json::to_value(r).unwrap();
+        assert_eq!(json(SkipReason::NotFound), serde_json::json!("not_found"));
+        assert_eq!(json(SkipReason::BudgetExhausted), serde_json::json!("budget_exhausted"));
+        assert_eq!(
+            json(SkipReason::OverBudget { remaining: 3 }),
+            serde_json::json!({ "over_budget": { "remaining": 3 } })
+        );
+    }
 
     fn state_with_hits(ids: &[&str]) -> PipelineState {
         let mut s = PipelineState::new("q");
