@@ -24,7 +24,7 @@ ctx::pipeline! {
         settings { max_context_tokens: 600, max_history_tokens: 200, budget_safety_margin_tokens: 64 }
         prompts {
             summarizer: "Summarise the context in two sentences.",
-            answer: "Answer the question from the context. Be brief.",
+            answer: "Answer the question from the summary. Be brief.",
         }
         steps {
             summarize: call_model {
@@ -36,7 +36,7 @@ ctx::pipeline! {
             answer: call_model {
                 prompt_key: answer,
                 max_output_tokens: 60,
-                user_parts: [ context_blocks => "### Context:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
+                user_parts: [ last_model_response => "### Summary:\n{}\n\n", user_question_en => "### User:\n{}\n\n" ],
                 use_history: true,
                 next: end,
             },
@@ -109,10 +109,10 @@ async fn what_rig_cannot_carry_is_refused_before_sending() {
 }
 
 /// rig's stock llama.cpp dialect sends a system message as an array of one text part, which
-/// llama-cpp-python hands to SmolLM2's template as it came: the template cannot concatenate it, so
-/// the server refuses the request (ctx reports the server's error, typed), or, were a template to
-/// accept it, would render other text than ctx counted. `docs/rig.md` names this case; the test
-/// fails the day rig or the server changes it, so the documentation is revisited.
+/// llama-cpp-python's request schema refuses (a system message's content must be a string): ctx
+/// reports the server's error, typed. Were the server to accept it, the test checks that it did
+/// not count what ctx counted. `docs/rig.md` names this case; the test fails the day rig or the
+/// server changes it so that the count holds, so the documentation is revisited.
 #[tokio::test]
 async fn the_stock_dialects_system_array_is_not_what_ctx_counted() {
     let Some(l) = llama("the_stock_dialects_system_array_is_not_what_ctx_counted") else { return };
@@ -120,7 +120,9 @@ async fn the_stock_dialects_system_array_is_not_what_ctx_counted() {
     let messages = vec![ChatMessage::system("Be brief."), ChatMessage::user("Say hello.")];
     let predicted = l.counter.count_messages(&messages).unwrap();
     match model.chat(&ChatRequest::new(messages, 4)).await {
-        Err(ModelError::Http { status, .. }) => assert!(status >= 400, "status {status}"),
+        Err(ModelError::Http { status, message, .. }) => {
+            assert!((400..500).contains(&status) && message.contains("content"), "HTTP {status}: {message}");
+        }
         Ok(reply) => assert_ne!(reply.usage.map(|u| u.prompt_tokens), Some(predicted), "{reply:?}"),
         Err(other) => panic!("unexpected error: {other}"),
     }

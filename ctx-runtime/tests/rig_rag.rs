@@ -26,7 +26,7 @@ ctx::pipeline! {
     /// Search the store, fetch within 160 tokens of evidence, answer.
     pub pipeline VectorRag {
         model { context_window: 2_048, max_tokens: 256, encoding: cl100k_base }
-        settings { max_context_tokens: 600, max_history_tokens: 200, budget_safety_margin_tokens: 64 }
+        settings { max_context_tokens: 600, budget_safety_margin_tokens: 64 }
         prompts { answer: "Answer the question from the context. Be brief." }
         steps {
             search: search_nodes { top_k: 3, next: fetch },
@@ -138,7 +138,10 @@ async fn a_rag_pipeline_retrieves_by_embeddings_from_sqlite_vec_within_its_budge
     let env = StepEnv::builder().search(&index).store(&index).model(&model).build();
     let (state, reports) = p.run(PipelineState::new(QUESTION), &env).await.unwrap_or_else(|e| panic!("{e}"));
     let exchanges = model.exchanges();
-    publish("rig_rag", &table("RAG from sqlite-vec through rig (embeddings from the local server)", l.window, &exchanges));
+    publish(
+        "rig_rag",
+        &table("RAG from sqlite-vec through rig (embeddings from the local server)", l.window, &exchanges),
+    );
 
     assert_eq!(reports.iter().map(|r| r.step_id.as_str()).collect::<Vec<_>>(), ["search", "fetch", "answer"]);
     let StepDetail::FetchNodeTexts(fetch) = &reports[1].detail else { panic!("{:?}", reports[1]) };
@@ -147,18 +150,32 @@ async fn a_rag_pipeline_retrieves_by_embeddings_from_sqlite_vec_within_its_budge
     assert_eq!(state.search_results.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), ranked);
     assert_eq!(fetch.budget, 160);
     assert!(fetch.tokens <= fetch.budget, "{fetch:?}");
-    let counted: usize = state.node_texts.iter().map(|n| l.counter.count(&n.text).unwrap()).sum();
+    // The texts as the store returned them (the answer step took `node_texts` into its context).
+    let texts = index.texts(&fetch.fetched).await.unwrap();
+    assert_eq!(texts.iter().map(|n| n.id.clone()).collect::<Vec<_>>(), fetch.fetched);
+    let counted: usize = texts
+        .iter()
+        .map(|n| match fetch.truncated.iter().find(|t| t.id == n.id) {
+            Some(cut) => {
+                assert_eq!(cut.original_tokens, l.counter.count(&n.text).unwrap());
+                cut.kept_tokens
+            }
+            None => l.counter.count(&n.text).unwrap(),
+        })
+        .sum();
     assert_eq!(counted, fetch.tokens, "{fetch:?}");
     assert_eq!(fetch.fetched.first().map(String::as_str), Some("tax-rounding"));
     assert!(
         fetch.fetched.len() + fetch.skipped.len() == 3 && (!fetch.truncated.is_empty() || !fetch.skipped.is_empty()),
         "the budget held every hit whole, so it was not exercised: {fetch:?}"
     );
-    let answer_text = &state.node_texts[0];
-    assert!(answer_text.text.contains("rounded half away from zero"));
-    assert!(answer_text.metadata.contains_key("score"));
-    // The store answers texts only for what it returned: the fetch saw every hit's text.
-    assert_eq!(index.texts(&ranked).await.unwrap().len(), 3);
+    assert!(texts[0].metadata.contains_key("score"));
+    // The answer's context holds the evidence that answers the question.
+    assert!(
+        state.context_blocks.iter().any(|b| b.contains("rounded half away from zero")),
+        "{:?}",
+        state.context_blocks
+    );
     assert!(index.search("anything", 0).await.unwrap().is_empty());
 
     // The answer: ctx's count of what rig sent is the server's.

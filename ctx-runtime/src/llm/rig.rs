@@ -45,8 +45,7 @@
 pub use rig_core;
 use rig_core::DynModel;
 use rig_core::completion::{
-    AssistantContent, AssistantMessage, CompletionRequest, CompletionResponse, FinishReason, Message,
-    ToolDefinition,
+    AssistantContent, AssistantMessage, CompletionRequest, CompletionResponse, FinishReason, Message, ToolDefinition,
 };
 use rig_core::error::ProviderError;
 use rig_core::message::{CallId, ToolFunction, ToolName, ToolResultContent, UserContent};
@@ -177,7 +176,9 @@ fn rig_messages(messages: &[ChatMessage]) -> Result<Vec<Message>, String> {
             Role::Tool => {
                 let id = message.tool_call_id.as_deref().unwrap_or_default();
                 let Some(call) = messages[..index].iter().rev().flat_map(|m| &m.tool_calls).find(|c| c.id == id) else {
-                    return Err(format!("tool message {index} answers `{id}`, which no earlier assistant message called"));
+                    return Err(format!(
+                        "tool message {index} answers `{id}`, which no earlier assistant message called"
+                    ));
                 };
                 let name = tool_name(&call.name)?;
                 Message::User {
@@ -349,9 +350,8 @@ mod tests {
             AssistantContent::tool_call("c2", ToolName::new("search").unwrap(), serde_json::json!({"q": "tax"})),
         ];
         let usage = RigUsage::new().input_tokens(120).output_tokens(9).cached_input_tokens(64);
-        let origin = origin();
-        let response = CompletionResponse::new(choice, usage, origin, Value::Null)
-            .with_finish_reason(FinishReason::ToolCalls);
+        let response =
+            CompletionResponse::new(choice, usage, origin(), Value::Null).with_finish_reason(FinishReason::ToolCalls);
         let reply = chat_response(&response);
         assert_eq!(reply.content, "Checking.");
         assert_eq!(reply.tool_calls, [call("c2", "search", r#"{"q":"tax"}"#)]);
@@ -375,7 +375,9 @@ mod tests {
         );
         assert!(matches!(model_error("m", &context), ModelError::ContextLengthExceeded { .. }));
         let limited = ProviderError::from_http_response(http_status(429), r#"{"error":{"message":"slow down"}}"#);
-        assert!(matches!(model_error("m", &limited), ModelError::RateLimited { ref message, .. } if message == "slow down"));
+        assert!(
+            matches!(model_error("m", &limited), ModelError::RateLimited { ref message, .. } if message == "slow down")
+        );
         let other = ProviderError::from_http_response(http_status(500), "boom");
         assert!(
             matches!(model_error("m", &other), ModelError::Http { status: 500, ref message, .. } if message == "boom")

@@ -28,13 +28,13 @@ pub use chunk::{Chunk, ChunkError, ChunkKind, ChunkOptions, Chunker};
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use index::{Bm25Index, IndexOptions, SkippedFile};
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub use rig::RigIndex;
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use tokenize::CodeTokenizer;
 pub use tokenize::split_identifier;
-#[cfg(feature = "rig")]
-#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
-pub use rig::RigIndex;
 
 use crate::codes::{Code, ErrorCode};
 

@@ -124,7 +124,9 @@ impl<I: VectorStoreIndex> RigIndex<I> {
     /// The best `samples` documents for `query`, best first, as nodes with their scores; each is
     /// kept for [`NodeStore::texts`].
     pub async fn search_texts(&self, query: &str, samples: usize) -> Result<Vec<(NodeText, f64)>, BoxError> {
-        let builder = VectorSearchRequest::builder().query(query).samples(u64::try_from(samples).unwrap_or(u64::MAX));
+        let builder = VectorSearchRequest::<I::Filter>::builder()
+            .query(query)
+            .samples(u64::try_from(samples).unwrap_or(u64::MAX));
         let request = match self.threshold {
             Some(threshold) => builder.threshold(threshold).build(),
             None => builder.build(),
@@ -151,8 +153,11 @@ impl<I: VectorStoreIndex> RigIndex<I> {
             }
         };
         let Some(Value::String(text)) = fields.remove(&self.text_field) else {
-            return Err(format!("vector-store document `{id}` has no string field `{}` (set `RigIndex::text_field`)", self.text_field)
-                .into());
+            return Err(format!(
+                "vector-store document `{id}` has no string field `{}` (set `RigIndex::text_field`)",
+                self.text_field
+            )
+            .into());
         };
         let path = self.path_field.as_ref().and_then(|f| fields.get(f)).and_then(Value::as_str).map(str::to_owned);
         let mut metadata: BTreeMap<String, Value> = fields.into_iter().collect();
@@ -208,7 +213,7 @@ mod tests {
     impl VectorStoreIndex for Words {
         type Filter = rig_core::vector_store::request::Filter<Value>;
 
-        async fn top_n<T: serde::de::DeserializeOwned + Send>(
+        async fn top_n<T: serde::de::DeserializeOwned + rig_core::wasm_compat::WasmCompatSend>(
             &self,
             req: VectorSearchRequest<Self::Filter>,
         ) -> Result<Vec<VectorSearchResult<T>>, VectorStoreError> {
@@ -229,7 +234,10 @@ mod tests {
     }
 
     impl Words {
-        fn ranked(&self, req: &VectorSearchRequest<rig_core::vector_store::request::Filter<Value>>) -> Vec<(f64, String)> {
+        fn ranked(
+            &self,
+            req: &VectorSearchRequest<rig_core::vector_store::request::Filter<Value>>,
+        ) -> Vec<(f64, String)> {
             let words: Vec<&str> = req.query().split_whitespace().collect();
             let mut ranked: Vec<(f64, String)> = self
                 .0
@@ -265,7 +273,10 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
         let texts = index.texts(&["c".into(), "zzz".into(), "a".into()]).await.unwrap();
         assert_eq!(texts.len(), 2, "an id no search returned is left out");
-        assert_eq!((texts[0].id.as_str(), texts[0].text.as_str(), texts[0].path.as_deref()), ("c", "a plain string document about tax", None));
+        assert_eq!(
+            (texts[0].id.as_str(), texts[0].text.as_str(), texts[0].path.as_deref()),
+            ("c", "a plain string document about tax", None)
+        );
         assert_eq!(texts[1].path.as_deref(), Some("docs/tax.md"));
         assert_eq!(texts[1].metadata.get("lang"), Some(&Value::from("en")));
         assert_eq!(texts[1].metadata.get("score"), Some(&Value::from(2.0)));
@@ -281,7 +292,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_engine_pages_through_the_ranking() {
-        let index = RigIndex::new(store()).text_field("content").capacity(16);
+        let index = RigIndex::new(store()).text_field("content").capacity(16).threshold(Some(1.0));
         let page = |offset, limit| ContextRetrieverRequest {
             retriever: "docs".into(),
             query: "tax rounding".into(),

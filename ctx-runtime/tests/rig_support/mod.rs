@@ -19,9 +19,8 @@ use crate::llama_support::{Exchange, Llama};
 /// rig's llama.cpp dialect, with text-only content arrays sent as one string.
 ///
 /// rig's chat wire sends a system message's content as an array of one text part. llama.cpp's
-/// own `llama-server` joins such parts, but llama-cpp-python hands the messages to the model's
-/// Jinja chat template as they came, and SmolLM2's template concatenates `content` as a string:
-/// the array is an error there. rig's Perplexity rewrite sends text-only arrays as one string,
+/// own `llama-server` joins such parts, but llama-cpp-python's request schema takes a system
+/// message's content only as a string and refuses the request. rig's Perplexity rewrite sends text-only arrays as one string,
 /// which is what ctx counted (`docs/rig.md`, "Where the count is exact").
 pub fn string_content_dialect() -> Dialect {
     let mut quirks = LLAMACPP.quirks;
