@@ -121,7 +121,9 @@ async fn the_stock_dialects_system_array_is_not_what_ctx_counted() {
     let predicted = l.counter.count_messages(&messages).unwrap();
     match model.chat(&ChatRequest::new(messages, 4)).await {
         Err(ModelError::Http { status, message, .. }) => {
-            assert!((400..500).contains(&status) && message.contains("content"), "HTTP {status}: {message}");
+            // llama-cpp-python answers its request-validation errors with a 500.
+            let refused = message.contains("ChatCompletionRequestSystemMessage") && message.contains("valid string");
+            assert!(status >= 400 && refused, "HTTP {status}: {message}");
         }
         Ok(reply) => assert_ne!(reply.usage.map(|u| u.prompt_tokens), Some(predicted), "{reply:?}"),
         Err(other) => panic!("unexpected error: {other}"),
