@@ -33,7 +33,8 @@
 //! shape the provider renders differently from a string (rig's OpenAI chat wire sends a system
 //! message as an array of one text part). What ctx cannot express through rig is refused before
 //! anything is sent ([`ModelError::UnsupportedRequest`]): a participant `name`, signed thinking
-//! blocks, a tool message that answers no earlier call, a negative seed.
+//! blocks, a tool call without an id or a tool message that answers no earlier call, a negative
+//! seed.
 //!
 //! Retries and timeouts are rig's transport's (ctx's own clients retry themselves); a rig error
 //! becomes the [`ModelError`] of the same meaning. Streaming falls back to one whole reply
@@ -175,6 +176,10 @@ fn rig_messages(messages: &[ChatMessage]) -> Result<Vec<Message>, String> {
             Role::Assistant => Message::Assistant(assistant(index, message)?),
             Role::Tool => {
                 let id = message.tool_call_id.as_deref().unwrap_or_default();
+                // rig gives an empty id a fresh random one, which would no longer match the call's.
+                if id.is_empty() {
+                    return Err(format!("tool message {index} names no call id"));
+                }
                 let Some(call) = messages[..index].iter().rev().flat_map(|m| &m.tool_calls).find(|c| c.id == id) else {
                     return Err(format!(
                         "tool message {index} answers `{id}`, which no earlier assistant message called"
@@ -200,6 +205,9 @@ fn assistant(index: usize, message: &ChatMessage) -> Result<AssistantMessage, St
         content.push(AssistantContent::text(message.content.clone()));
     }
     for call in &message.tool_calls {
+        if call.id.is_empty() {
+            return Err(format!("message {index} has a tool call without an id, which its result could not name"));
+        }
         let name = tool_name(&call.name).map_err(|e| format!("message {index}: {e}"))?;
         content.push(AssistantContent::ToolCall(rig_core::message::ToolCall::from_wire(
             call.id.clone(),
@@ -337,6 +345,9 @@ mod tests {
         let orphan = ChatMessage::tool_result("c9", "result");
         let err = rig_messages(&[ChatMessage::user("q"), orphan]).unwrap_err();
         assert!(err.contains("tool message 1") && err.contains("`c9`"), "{err}");
+        let unnamed = ChatMessage::assistant_tool_calls("", vec![call("", "search", "{}")]);
+        let err = rig_messages(&[ChatMessage::user("q"), unnamed]).unwrap_err();
+        assert!(err.contains("message 1") && err.contains("without an id"), "{err}");
         let model_name = "m";
         let model = ModelError::UnsupportedRequest { model: model_name.into(), message: err };
         assert_eq!(crate::codes::ErrorCode::code(&model), "MODEL_UNSUPPORTED_REQUEST");
