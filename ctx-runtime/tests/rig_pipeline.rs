@@ -129,3 +129,27 @@ async fn the_stock_dialects_system_array_is_not_what_ctx_counted() {
         Err(other) => panic!("unexpected error: {other}"),
     }
 }
+
+/// A streamed request through rig: the fragments handed on, joined, are the reply's text.
+#[tokio::test]
+async fn a_streamed_reply_through_rig_hands_on_its_fragments() {
+    let Some(l) = llama("a_streamed_reply_through_rig_hands_on_its_fragments") else { return };
+    let model = chat_model(&l, &string_content_dialect());
+    let messages = vec![ChatMessage::system("Be brief."), ChatMessage::user("Name three colours.")];
+    let predicted = l.counter.count_messages(&messages).unwrap();
+    let request = ChatRequest::new(messages, 24);
+    let mut streamed = String::new();
+    let mut fragments = 0;
+    let reply = model
+        .chat_stream(&request, &mut |t| {
+            streamed.push_str(t);
+            fragments += 1;
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fragments > 1, "one fragment: {streamed:?}");
+    assert_eq!(streamed, reply.content);
+    // llama-cpp-python streams no usage (ctx then bills its own exact counts); a server that
+    // does must report what ctx counted.
+    assert!(reply.usage.is_none_or(|u| u.prompt_tokens == predicted), "{reply:?} vs {predicted}");
+}

@@ -37,8 +37,8 @@
 //! seed.
 //!
 //! Retries and timeouts are rig's transport's (ctx's own clients retry themselves); a rig error
-//! becomes the [`ModelError`] of the same meaning. Streaming falls back to one whole reply
-//! ([`ChatModel::chat_stream`]'s default).
+//! becomes the [`ModelError`] of the same meaning. Streaming is rig's stream: each text fragment
+//! is handed on as it arrives.
 
 /// [rig-core](https://docs.rs/rig-core), the version ctx is built with: its models and indexes
 /// are what [`RigModel`] and `retrieve::RigIndex` take, so a program can name them without a
@@ -155,6 +155,30 @@ impl ChatModel for RigModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let rig = self.rig_request(request)?;
         let response = self.model.call(rig).await.map_err(|e| model_error(&self.name, &e))?;
+        Ok(chat_response(&response))
+    }
+
+    /// rig's stream of the same request: each text fragment to `on_token` as it arrives, then
+    /// the reply rig folds from the whole stream (with the usage, when the provider streams it).
+    async fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        use futures_util::StreamExt;
+        use rig_core::streaming::{Item, StreamEvent};
+
+        let rig = self.rig_request(request)?;
+        let error = |e: ProviderError| model_error(&self.name, &e);
+        let mut stream = self.model.stream(rig).map_err(error)?;
+        while let Some(item) = stream.next().await {
+            if let Item::Event(StreamEvent::Text { text, .. }) = item.map_err(error)?
+                && !text.is_empty()
+            {
+                on_token(&text);
+            }
+        }
+        let response = stream.finish().await.map_err(error)?;
         Ok(chat_response(&response))
     }
 }
