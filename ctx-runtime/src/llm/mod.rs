@@ -11,6 +11,8 @@
 //! - `anthropic::AnthropicClient` (feature `anthropic`): Anthropic's Messages API, with exact
 //!   prompt counts from its `count_tokens` endpoint (`anthropic::AnthropicTokenCounter`).
 //! - `llama_cpp::LocalModel` (feature `llama`): a llama-cpp-python server on this machine.
+//! - `rig::RigModel` (feature `rig`): any [rig](https://docs.rs/rig-core) completion model, so
+//!   every provider rig speaks to; ctx counts and guards the request, rig sends it.
 //! - [`offline::OfflineModel`]: a deterministic, extractive stand-in that quotes its context; for
 //!   demos and tests without a server.
 
@@ -38,6 +40,9 @@ pub mod offline;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub mod rig;
 #[cfg(feature = "__http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod secret;

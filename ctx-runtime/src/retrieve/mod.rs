@@ -9,18 +9,28 @@
 //! `snake_case` and `CamelCase` boundaries, English words stemmed). The index implements the
 //! pipeline's `NodeSearch` and `NodeStore`, so `StepEnv::builder().search(&index).store(&index)`
 //! runs a pipeline over a directory.
+//!
+//! With the `rig` feature, `RigIndex` serves the same traits (and the context engine's
+//! `Retriever`) from any rig vector-store index: retrieval by embeddings, with the fetched texts
+//! counted and budgeted as `Bm25Index`'s are.
 
 pub mod chunk;
 #[cfg(feature = "bm25")]
 mod index;
 #[cfg(feature = "bm25")]
 mod pipeline;
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub mod rig;
 mod tokenize;
 
 pub use chunk::{Chunk, ChunkError, ChunkKind, ChunkOptions, Chunker};
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use index::{Bm25Index, IndexOptions, SkippedFile};
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub use rig::RigIndex;
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 pub use tokenize::CodeTokenizer;

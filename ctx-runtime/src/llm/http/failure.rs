@@ -22,20 +22,6 @@ use crate::llm::secret::{ApiKey, redact_with};
 /// How many bytes of a body an error quotes.
 const EXCERPT_BYTES: usize = 300;
 
-/// Phrases that servers use for "the prompt does not fit the context window" (lowercase).
-const CONTEXT_PHRASES: &[&str] = &[
-    "context_length_exceeded",
-    "maximum context length",
-    "context length exceeded",
-    "exceeds the available context size",
-    "exceed_context_size",
-    "longer than the maximum model length",
-    "exceeds the model's context",
-    "prompt is too long",
-    // Anthropic: "input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000".
-    "exceed context limit",
-];
-
 /// What the server said in an error body.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct ServerError {
@@ -80,13 +66,7 @@ impl ServerError {
 
     /// Whether this is the server's "context length exceeded".
     pub(crate) fn is_context_length(&self) -> bool {
-        if self.code.as_deref() == Some("context_length_exceeded")
-            || self.error_type.as_deref() == Some("exceed_context_size_error")
-        {
-            return true;
-        }
-        let message = self.message.to_lowercase();
-        CONTEXT_PHRASES.iter().any(|p| message.contains(p))
+        crate::llm::error::is_context_length(self.code.as_deref(), self.error_type.as_deref(), &self.message)
     }
 
     /// The typed error for this server error received with `status` (a 200 when a stream or an
