@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use ctx::tokens::{Encoding, TokenCounter};
 
-#[path = "../ctx-runtime/tests/corpus/mod.rs"]
+#[path = "../ctx-tokens/tests/corpus/mod.rs"]
 mod corpus;
 
 const WHO: [&str; 3] = ["none", "ctx", "bpe-openai"];
