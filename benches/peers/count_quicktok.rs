@@ -35,6 +35,7 @@ mod corpus;
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid timespec for the call to fill.
+    #[allow(unsafe_code)]
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime");
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)

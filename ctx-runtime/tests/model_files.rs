@@ -455,7 +455,7 @@ fn a_model_block_naming_a_gguf_takes_its_window_and_checks_a_written_one() {
     assert_eq!(config.context_window, 8192);
     assert_eq!(model_files_config(ModelFileKind::Gguf, &path, Some(2048), &at).unwrap().context_window, 2048);
     let issues = model_files_config(ModelFileKind::Gguf, &path, Some(9000), &at).unwrap_err();
-    let text = format!("{:?}", issues);
+    let text = format!("{issues:?}");
     assert!(text.contains("MODEL_WINDOW_ABOVE_TRAINING") && text.contains("8192"), "{text}");
     assert!(
         format!("{:?}", model_files_config(ModelFileKind::Gguf, &path, Some(0), &at).unwrap_err())

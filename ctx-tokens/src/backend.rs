@@ -326,7 +326,7 @@ mod tests {
                 assert_eq!(backend.decode(&backend.encode(text).unwrap()).unwrap(), text);
                 assert!(matches!(
                     backend.decode(&[u32::MAX]),
-                    Err(TokenError::Decode { .. }) | Err(TokenError::Backend { .. })
+                    Err(TokenError::Decode { .. } | TokenError::Backend { .. })
                 ));
             }
         }
