@@ -51,6 +51,13 @@ pub struct Service<M> {
     model: M,
 }
 
+// The index and the model client have nothing worth printing (and a client may hold a key).
+impl<M> std::fmt::Debug for Service<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").finish_non_exhaustive()
+    }
+}
+
 impl<M: ChatModel> Backends<DurableChatStep> for Service<M> {
     fn step_env(&self) -> StepEnv<'_> {
         StepEnv::builder().search(self).store(&*self.corpus).model(&self.model).build()

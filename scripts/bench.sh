@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs every benchmark of ctx and prints one table (Markdown): the criterion benches of
-# ctx-runtime (token counting against tiktoken-rs, worst-case scaling, manage_context_budget on
+# ctx-tokens and ctx-runtime (token counting against tiktoken-rs, worst-case scaling, manage_context_budget on
 # 1,000 nodes, history trimming, tool calls in a turn, the contract), the side-by-sides with
 # LangChain's trim_messages on the same conversation and with quicktok and Hugging Face tokenizers
 # on the token corpus (ctx-tests/benches/peers), and the macro's 40-step expansion.
 #
 #   scripts/bench.sh                # everything (about 20-30 minutes on 2 busy cores)
-#   scripts/bench.sh history turn   # only these ctx-runtime benches (plus peers and macro)
+#   scripts/bench.sh history turn   # only these criterion benches (plus peers and macro)
 #   CTX_BENCH_NO_PEERS=1 scripts/bench.sh   # without the Python side (no PyPI access needed)
 #   CTX_BENCH_NO_MACRO=1 scripts/bench.sh   # without the macro measurement
 #   CTX_BENCH_KEEP=1 scripts/bench.sh turn  # add to (or redo part of) the previous run's results
@@ -29,20 +29,26 @@ mkdir -p "$out"
 failed=()
 crit_args=(--warm-up-time 1 --measurement-time 3)
 
-# The ctx-runtime benches, in the order of the table; those not (yet) in Cargo.toml are skipped.
+# The criterion benches of ctx-tokens (counting) and ctx-runtime, in the order of the table; those
+# not (yet) declared in either Cargo.toml are skipped.
 wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=(tokens manage_budget history turn contract pipeline retrieve)
-declared=$(grep -A1 '^\[\[bench\]\]' ctx-runtime/Cargo.toml | sed -n 's/^name *= *"\(.*\)"/\1/p')
+declared_in() { grep -A1 '^\[\[bench\]\]' "$1/Cargo.toml" | sed -n 's/^name *= *"\(.*\)"/\1/p'; }
 for b in "${wanted[@]}"; do
-    if ! grep -qx "$b" <<<"$declared"; then
-        echo "== $b: not declared in ctx-runtime/Cargo.toml, skipped" >&2
+    if grep -qx "$b" <<<"$(declared_in ctx-tokens)"; then
+        # `__tiktoken`: the counting bench compares with tiktoken-rs (its required feature).
+        package=(-p ctx-tokens --features __tiktoken)
+    elif grep -qx "$b" <<<"$(declared_in ctx-runtime)"; then
+        # `__tiktoken`: benches compare with tiktoken-rs; `bm25`: the offline retriever the
+        # `retrieve` bench measures.
+        package=(-p ctx-runtime --features __tiktoken,bm25)
+    else
+        echo "== $b: not declared in ctx-tokens/ or ctx-runtime/Cargo.toml, skipped" >&2
         continue
     fi
-    echo "== cargo bench -p ctx-runtime --bench $b" >&2
+    echo "== cargo bench ${package[*]} --bench $b" >&2
     # A bench that fails (its own consistency check, a panic) is reported and the others still run.
-    # `__tiktoken`: the benches compare with tiktoken-rs (their required feature); `bm25`: the offline
-    # retriever the `retrieve` bench measures.
-    if ! cargo bench -q -p ctx-runtime --features __tiktoken,bm25 --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
+    if ! cargo bench -q "${package[@]}" --bench "$b" -- "${crit_args[@]}" >"$out/$b.log" 2>&1; then
         echo "bench $b FAILED; see $out/$b.log" >&2
         failed+=("$b")
     fi

@@ -74,7 +74,7 @@ seed() {
                 cp "$f" "$dir/seed-$i.yaml"
             done < <(find "$root/examples/pipelines" "$root/ctx-runtime/tests/data/pipelines" -name '*.yaml' -print0) ;;
         pretokenize)
-            cp "$root"/ctx-runtime/tests/data/tokens/*.txt "$dir"/ ;;
+            cp "$root"/ctx-tokens/tests/data/tokens/*.txt "$dir"/ ;;
         classify | compact | manage_budget)
             local i=0
             while IFS= read -r -d '' f; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes ctx's embedded copies of the OpenAI vocabularies (ctx-spec/data/*.tokens.zlib).
+"""Writes ctx's embedded copies of the OpenAI vocabularies (ctx-tokens/data/*.tokens.zlib).
 
 Input: OpenAI's public rank files `cl100k_base.tiktoken` and `o200k_base.tiktoken` (one
 `base64(token) rank` line per token), gzipped as they ship in the bpe-openai crate's source

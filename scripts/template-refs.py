@@ -8,7 +8,7 @@ ctx's OpenAI client puts them on the wire (a tool-call-only assistant message ha
 arguments are the JSON string, schema keys in serde_json's order).
 
     eval "$(scripts/model-fixtures.sh env)"
-    ~/.cache/ctx/llama/venv-*/bin/python scripts/template-refs.py > ctx-runtime/tests/data/tokens/model_templates.json
+    ~/.cache/ctx/llama/venv-*/bin/python scripts/template-refs.py > ctx-tokens/tests/data/tokens/model_templates.json
 """
 
 import json

@@ -36,7 +36,7 @@ pub(crate) struct PipelineInput {
 }
 
 impl Parse for PipelineInput {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         let keyword = input.call(Ident::parse_any).map_err(|e| {
@@ -78,7 +78,7 @@ pub(crate) struct Items {
 }
 
 impl Parse for Items {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let mut items = Vec::new();
         let mut errors = Vec::new();
         while !input.is_empty() {
@@ -107,7 +107,7 @@ impl Parse for Items {
 }
 
 /// Skips the rest of a malformed item, up to and including the next top-level comma.
-fn skip_past_comma(input: ParseStream) -> syn::Result<()> {
+fn skip_past_comma(input: ParseStream<'_>) -> syn::Result<()> {
     input.step(|cursor| {
         let mut rest = *cursor;
         while let Some((tt, next)) = rest.token_tree() {
@@ -170,7 +170,7 @@ pub(crate) enum Item {
 }
 
 impl Parse for Item {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let starts_with_name = input.peek(Ident::peek_any) && !input.peek(LitBool);
         if starts_with_name && !input.peek2(Token![::]) && !input.peek2(Token![!]) {
             if input.peek2(Token![=>]) {
@@ -330,7 +330,7 @@ pub(crate) enum Value {
 }
 
 impl Parse for Value {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let lookahead = input.lookahead1();
         if lookahead.peek(LitStr) {
             return Ok(Value::Str(input.parse()?));

@@ -36,13 +36,13 @@ pub(crate) struct ShortForm {
 impl ShortForm {
     /// Whether `input` starts like the short form (so that its own parse errors are the ones
     /// reported).
-    pub(crate) fn peek(input: ParseStream) -> bool {
+    pub(crate) fn peek(input: ParseStream<'_>) -> bool {
         input.peek(syn::Ident) && input.peek2(syn::Token![=]) && input.fork().parse::<Ident>().is_ok_and(|i| i == FILE)
     }
 }
 
 impl Parse for ShortForm {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         input.parse::<Ident>()?;
         input.parse::<syn::Token![=]>()?;
         let path: LitStr = input.parse().map_err(|e| {
@@ -105,7 +105,7 @@ pub(crate) enum Invocation {
 }
 
 impl Parse for Invocation {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         if ShortForm::peek(input) { input.parse().map(Invocation::Short) } else { input.parse().map(Invocation::Full) }
     }
 }

@@ -360,7 +360,7 @@ fn auto_clamp_refuses_a_step_that_cannot_fit_at_all() {
     });
     let err = result.unwrap_err();
     assert_eq!(codes(&err), [("BUDGET_CONTRACT_UNSATISFIABLE", "steps.summarize".to_owned())]);
-    assert!(err[0].message.contains(&format!("{}-token window", window)), "{}", err[0].message);
+    assert!(err[0].message.contains(&format!("{window}-token window")), "{}", err[0].message);
     assert!(events.is_empty(), "no clamp is logged for a check that failed: {events:?}");
     // One more token of window and it fits, with both clamps at their floor.
     let report = check_contract(

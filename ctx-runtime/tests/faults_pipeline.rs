@@ -183,7 +183,7 @@ async fn a_failure_mid_run_is_typed_and_the_run_resumes_with_nothing_lost() {
         let before_failure = loop {
             let before = snapshot.clone();
             match p.advance(&mut snapshot, &env).await {
-                Ok(Some(_)) => continue,
+                Ok(Some(_)) => {}
                 Ok(None) => panic!("{name}: the run ended without the fault"),
                 Err(err) => {
                     assert_eq!(err.code(), fault.code, "{name}: {err}");

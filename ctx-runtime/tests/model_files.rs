@@ -9,7 +9,7 @@
 //!   are `tokenizers`' own on llama.cpp's inputs, the token corpus and generated strings;
 //! - the model templates of Llama 3.1, Qwen 2.5, Phi-3.5 and Mistral Nemo render exactly what
 //!   llama-cpp-python's server renders, and count what llama.cpp counts
-//!   (`tests/data/tokens/model_templates.json`, made by `scripts/template-refs.py`);
+//!   (`ctx-tokens/tests/data/tokens/model_templates.json`, made by `scripts/template-refs.py`);
 //! - SmolLM2's GGUF (the served model of the `llama_*` tests) loads as a whole: window, template,
 //!   tokenizer, and the same counter through a `tokenizer.json` + `tokenizer_config.json` pair.
 //!
@@ -28,6 +28,7 @@ use ctx_runtime::tokens::{
 };
 use serde_json::Value;
 
+#[path = "../../ctx-tokens/tests/corpus/mod.rs"]
 mod corpus;
 
 fn env_path(var: &str, test: &str, how: &str) -> Option<PathBuf> {
@@ -246,8 +247,8 @@ fn conversation(name: &str) -> (Vec<ChatMessage>, Vec<ToolSchema>) {
 #[test]
 fn model_templates_render_and_count_as_llama_cpp_python_does() {
     let Some(dir) = vocab_dir("model_templates_render_and_count_as_llama_cpp_python_does") else { return };
-    let refs: Value =
-        serde_json::from_str(include_str!("data/tokens/model_templates.json")).expect("the reference file is JSON");
+    let refs: Value = serde_json::from_str(include_str!("../../ctx-tokens/tests/data/tokens/model_templates.json"))
+        .expect("the reference file is JSON");
     let mut counted = 0;
     // Rebuilding a 128k-token vocabulary takes a while in a debug build: once per vocabulary.
     let mut tokenizers: std::collections::HashMap<String, HfTokenizer> = std::collections::HashMap::new();
@@ -454,7 +455,7 @@ fn a_model_block_naming_a_gguf_takes_its_window_and_checks_a_written_one() {
     assert_eq!(config.context_window, 8192);
     assert_eq!(model_files_config(ModelFileKind::Gguf, &path, Some(2048), &at).unwrap().context_window, 2048);
     let issues = model_files_config(ModelFileKind::Gguf, &path, Some(9000), &at).unwrap_err();
-    let text = format!("{:?}", issues);
+    let text = format!("{issues:?}");
     assert!(text.contains("MODEL_WINDOW_ABOVE_TRAINING") && text.contains("8192"), "{text}");
     assert!(
         format!("{:?}", model_files_config(ModelFileKind::Gguf, &path, Some(0), &at).unwrap_err())

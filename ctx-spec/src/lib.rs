@@ -9,7 +9,9 @@
 //!   `manage_context_budget` ([`budget`]), of the context engine ([`engine`]) and of a turn's
 //!   budget ([`turn`]); every problem is a [`validation::ConfigIssue`] with a field path;
 //! * the YAML front end (`pipeline::yaml`, feature `yaml`);
-//! * exact token counting ([`tokens`]) and the error codes ([`codes`]).
+//! * the error codes ([`codes`]);
+//! * exact token counting ([`tokens`]) and chat messages ([`chat`]), re-exported by name from
+//!   the crate `ctx-tokens`, the floor below this one.
 //!
 //! The `pipeline!` macro depends on this crate alone, so a user's compiler process never builds
 //! the model clients, the driver or the retrievers; `ctx-runtime` builds on it and re-exports it.
@@ -21,7 +23,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod budget;
-pub mod chat;
+/// Chat messages and tool schemas: the values counted and sent (from `ctx-tokens`).
+pub use ctx_tokens::chat;
 pub mod codes;
 pub mod config;
 pub mod contract;

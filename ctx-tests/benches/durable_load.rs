@@ -251,10 +251,8 @@ fn main() {
             overhead(&alone_remote, &alone_local, 0.99),
         );
         println!(
-            "peak RSS: bench process {:.0} MiB after the in-process runs, {:.0} MiB with the service; restate-server {:.0} MiB",
-            rss_in_process,
-            rss_with_service,
-            engine_rss
+            "peak RSS: bench process {rss_in_process:.0} MiB after the in-process runs, {rss_with_service:.0} MiB with \
+             the service; restate-server {engine_rss:.0} MiB"
         );
     });
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use ctx::tokens::{Encoding, TokenCounter};
 
-#[path = "../../ctx-runtime/tests/corpus/mod.rs"]
+#[path = "../../ctx-tokens/tests/corpus/mod.rs"]
 mod corpus;
 
 const WHO: [&str; 3] = ["none", "ctx", "bpe-openai"];
@@ -75,8 +75,10 @@ fn measure(who: &str, encoding: &str, what: &str) -> Measure {
     std::io::Read::read_to_string(&mut stdout, &mut out).expect("child output");
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value for the kernel to fill.
+    #[allow(unsafe_code)]
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `pid` is our own child, not yet waited for; both out-pointers are valid.
+    #[allow(unsafe_code)]
     let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let wall = start.elapsed();
     assert!(rc == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{who} {encoding} {what} failed");

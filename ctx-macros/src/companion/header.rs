@@ -32,7 +32,7 @@ pub(crate) struct FnHeader {
 
 impl FnHeader {
     /// Parses `input` as the invocation of the macro called `what`, whose body looks like `example`.
-    pub(crate) fn parse(input: ParseStream, what: &str, example: &str) -> syn::Result<Self> {
+    pub(crate) fn parse(input: ParseStream<'_>, what: &str, example: &str) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         let usage = format!("write `pub fn name {{ {example} }}`; `{what}!` expands to that function");
@@ -77,7 +77,7 @@ impl FnHeader {
 pub(crate) struct EngineInput(pub FnHeader);
 
 impl Parse for EngineInput {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         FnHeader::parse(input, "context_engine", "contexts { … }").map(EngineInput)
     }
 }
@@ -86,7 +86,7 @@ impl Parse for EngineInput {
 pub(crate) struct TurnInput(pub FnHeader);
 
 impl Parse for TurnInput {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         FnHeader::parse(input, "turn_budget", "budget_tokens: 100_000, context_window: 128_000").map(TurnInput)
     }
 }

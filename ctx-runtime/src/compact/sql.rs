@@ -98,9 +98,7 @@ fn lex(src: &str) -> Option<Pieces<'_>> {
                 }
                 continue;
             }
-            (b'/', Some(b'*')) if matches!(b.get(i + 2), Some(b'+') | Some(b'!')) => {
-                find(b, i + 3, b"*/").map(|e| e + 2)
-            }
+            (b'/', Some(b'*')) if matches!(b.get(i + 2), Some(b'+' | b'!')) => find(b, i + 3, b"*/").map(|e| e + 2),
             (b'/', Some(b'*')) => match block_comment_end(b, i) {
                 Some(e) => {
                     p.gap(false);

@@ -54,6 +54,13 @@ pub struct DurableSteps<S, B> {
     backends: B,
 }
 
+// The backends are the user's (model clients holding keys): only the pipeline is shown.
+impl<S: StepMachine, B> std::fmt::Debug for DurableSteps<S, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableSteps").field("pipeline", &self.pipeline).finish_non_exhaustive()
+    }
+}
+
 impl<S: StepMachine, B: Backends<S> + Send + 'static> DurableSteps<S, B> {
     /// Runs `pipeline` with `backends`.
     pub fn new(pipeline: Pipeline<S>, backends: B) -> Self {

@@ -186,6 +186,21 @@ pub struct ContextAssemblerBuilder {
     retrievers_at_assembly: bool,
 }
 
+// By name, as `ContextAssembler` prints: the retrievers and summarizers are user code.
+impl std::fmt::Debug for ContextAssemblerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextAssemblerBuilder")
+            .field("counter", &self.counter.backend_id())
+            .field("contexts", &self.spec.contexts.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
+            .field("retrievers", &self.retrievers.keys().collect::<Vec<_>>())
+            .field("compactors", &self.compactors)
+            .field("summarizers", &self.summarizers.keys().collect::<Vec<_>>())
+            .field("refused", &self.refused)
+            .field("retrievers_at_assembly", &self.retrievers_at_assembly)
+            .finish()
+    }
+}
+
 impl ContextAssemblerBuilder {
     /// Registers the implementation of the declared retriever `name`.
     #[must_use]

@@ -1,13 +1,12 @@
 //! A server reached by URL: rmcp's Streamable HTTP client transport on reqwest, and what its
 //! errors mean for a call.
 //!
-//! The client is ctx's own: TLS by rustls with ring and the webpki roots (what ctx's model
-//! clients use), redirects not followed (a redirect to another origin would carry the session
+//! The client is ctx's own, over plain HTTP: an `https://` server is refused when it is
+//! connected (why: the `rmcp` entry of the workspace manifest; put a TLS-terminating proxy on
+//! the loopback in front of a remote server, or reach it over stdio). Redirects are not followed (a redirect to another origin would carry the session
 //! and the token there), and no idle connections kept (as rmcp's own default client). The
 //! bearer token is read from the environment variable the declaration names when the server is
 //! connected, and is never part of a message.
-
-use std::sync::Arc;
 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
@@ -27,6 +26,13 @@ pub(super) fn max_response_bytes(max_result_bytes: usize) -> usize {
 /// The transport to `url` for `spec`, its token read from the environment; the reason (for
 /// `McpError::Start`) when there is no token or no client.
 pub(super) fn transport(spec: &McpServerSpec, url: &str, max_result_bytes: usize) -> Result<Transport, String> {
+    if url.starts_with("https://") {
+        return Err(format!(
+            "`{url}` is an `https://` endpoint, and ctx's MCP client speaks plain HTTP only (no TLS in this \
+             release); reach the server through a TLS-terminating proxy on 127.0.0.1 (`url: http://127.0.0.1:…`) \
+             or over stdio (`command:`)"
+        ));
+    }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .max_json_response_size(max_response_bytes(max_result_bytes))
         // A server that ends a session is answered by a new one: ctx keeps no state of its own
@@ -53,15 +59,7 @@ fn bearer_token(variable: &str) -> Result<String, String> {
 }
 
 fn client() -> Result<reqwest_mcp::Client, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS cannot be set up: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
     reqwest_mcp::Client::builder()
-        .tls_backend_preconfigured(tls)
         .redirect(reqwest_mcp::redirect::Policy::none())
         .pool_max_idle_per_host(0)
         .build()
@@ -148,6 +146,15 @@ fn describe(error: &reqwest_mcp::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_https_server_is_refused_before_any_request_saying_why() {
+        let spec = McpServerSpec::new("remote").url(Some("https://mcp.example.com/mcp".into()));
+        let Err(why) = transport(&spec, "https://mcp.example.com/mcp", 1024) else {
+            panic!("an https endpoint has no transport");
+        };
+        assert!(why.contains("plain HTTP only") && why.contains("127.0.0.1"), "{why}");
+    }
 
     // The transport starts its worker task at once: on a runtime, as `McpTools::connect` is.
     #[tokio::test]

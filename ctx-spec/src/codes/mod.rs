@@ -7,8 +7,10 @@
 //! existed; in Rust it is a value that can be matched, so a typo in a code is a compile error and
 //! relations between codes are methods ([`Code::follows_from_graph`]) rather than string lists.
 //!
-//! A leaf module (it imports nothing of the crate), so that every area's error can implement
-//! [`ErrorCode`] without depending on the error family that wraps them all (`error::CtxError`).
+//! A leaf module (it imports nothing of the crate, only `ctx-tokens` from the floor below), so
+//! that every area's error can implement [`ErrorCode`] without depending on the error family that
+//! wraps them all (`error::CtxError`). The codes of the errors defined below this crate
+//! (`ctx_tokens::TokenError`) are given here, in `foreign.rs`.
 //!
 //! [`ConfigIssue`]: crate::validation::ConfigIssue
 
@@ -22,83 +24,6 @@ pub trait ErrorCode {
     /// The code. Print it, serialize it, compare it with a string (`err.code() == "MODEL_TIMEOUT"`)
     /// or match it (`Code::ModelTimeout`); [`Code::as_str`] gives the `&'static str`.
     fn code(&self) -> Code;
-}
-
-/// The part of ctx a code belongs to. A code's string does not always start with its area's name
-/// (the strings predate the registry and never change); [`Code::area`] is the reliable grouping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Area {
-    /// The step graph: ids, transitions, reachability, cycles.
-    Graph,
-    /// The values of one step: search, fetch, sampling parameters, sources, templates, loops.
-    Step,
-    /// `set_variables` rules.
-    Variables,
-    /// Prompts: declared, provided at load time, read from files.
-    Prompt,
-    /// `agent` steps and their tools.
-    Agent,
-    /// Settings and configuration files.
-    Settings,
-    /// The model's configuration: window, encoding, model files, clients.
-    Model,
-    /// The budget contract every model step is checked against.
-    Contract,
-    /// `manage_context_budget` and its compaction rules and compactors.
-    Budget,
-    /// Pipeline files in YAML.
-    Yaml,
-    /// Token counting and chat templates.
-    Tokens,
-    /// Running a pipeline.
-    Run,
-    /// Calls to a model server.
-    Client,
-    /// Output negotiation and history trimming.
-    Negotiation,
-    /// Turn budgets of tool results.
-    Turn,
-    /// The context engine (`context_engine!`).
-    Engine,
-    /// Retrieval (the BM25 index).
-    Retrieve,
-    /// Data declared or produced that nothing consumes: evidence no request carries, hits no
-    /// step fetches, a reply replaced unread, a variable, prompt, model, context or setting
-    /// nothing uses.
-    Dataflow,
-}
-
-impl Area {
-    /// The area's name in lower case, as `ctx explain` prints it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Area::Graph => "graph",
-            Area::Step => "step",
-            Area::Variables => "variables",
-            Area::Prompt => "prompt",
-            Area::Agent => "agent",
-            Area::Settings => "settings",
-            Area::Model => "model",
-            Area::Contract => "contract",
-            Area::Budget => "budget",
-            Area::Yaml => "yaml",
-            Area::Tokens => "tokens",
-            Area::Run => "run",
-            Area::Client => "client",
-            Area::Negotiation => "negotiation",
-            Area::Turn => "turn",
-            Area::Engine => "engine",
-            Area::Retrieve => "retrieve",
-            Area::Dataflow => "dataflow",
-        }
-    }
-}
-
-impl fmt::Display for Area {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 /// Writes the enum and its tables from one list: each code's doc lines, variant and string are
@@ -158,8 +83,11 @@ macro_rules! registry {
     };
 }
 
+mod area;
+mod foreign;
 mod registry;
 
+pub use area::Area;
 pub use registry::Code;
 
 impl Code {
@@ -176,7 +104,7 @@ impl Code {
     /// assert_eq!(Code::suggest("UNKNOWN_STEP_TARGE").map(Code::as_str), Some("UNKNOWN_STEP_TARGET"));
     /// ```
     pub fn suggest(text: &str) -> Option<Code> {
-        crate::validation::did_you_mean(text, Code::ALL.iter().map(|c| c.as_str())).and_then(Code::parse)
+        ctx_tokens::names::did_you_mean(text, Code::ALL.iter().map(|c| c.as_str())).and_then(Code::parse)
     }
 
     /// The first line of the explanation: what the code means.

@@ -7,6 +7,16 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The name of the built-in token-exact truncating compactor.
+pub const TRUNCATE: &str = "truncate";
+
+/// The names every compactor registry starts with: `truncate` (cuts only), the code compactors
+/// `sql`, `dotnet` and `code` (whichever of the two a text is), and the document compactors
+/// `markdown`, `text` and `json`. Each language a `compact_code` rule can name
+/// ([`BUILTIN_LANGUAGES`](crate::lang::BUILTIN_LANGUAGES)) is compacted by the compactor of the
+/// same name.
+pub const BUILTIN_COMPACTORS: [&str; 7] = [TRUNCATE, "sql", "dotnet", "code", "markdown", "text", "json"];
+
 /// Everything the context engine is configured with: the declarations, the retrievers they draw
 /// packs from, and the names of compactors the application registers at run time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! The typed policy the assembler runs with, resolved from a validated
 //! [`ContextPolicySpec`], and the one rule for pack ratios.
 
-use super::TRUNCATE;
+use super::declaration::TRUNCATE;
 use super::declaration::{ContextDeclaration, ContextPolicySpec};
 
 /// What to do when content does not fit its budget.

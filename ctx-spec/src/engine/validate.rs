@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::BUILTIN_COMPACTORS;
+use super::declaration::BUILTIN_COMPACTORS;
 use super::declaration::{ContextDeclaration, ContextPolicySpec, EngineSpec, MessageSpec};
 use super::policy::{Overflow, pack_ratios};
 use super::template::{Template, valid_segment};

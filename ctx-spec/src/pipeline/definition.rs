@@ -380,11 +380,11 @@ impl ToolSpec {
     /// The schema sent to the model, or the JSON error of `parameters` (validation reports it
     /// as `INVALID_TOOL_PARAMETERS` before any run).
     pub fn schema(&self) -> Result<crate::chat::ToolSchema, serde_json::Error> {
-        Ok(crate::chat::ToolSchema {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            parameters: serde_json::from_str(&self.parameters)?,
-        })
+        Ok(crate::chat::ToolSchema::new(
+            self.name.clone(),
+            self.description.clone(),
+            serde_json::from_str(&self.parameters)?,
+        ))
     }
 }
 

@@ -56,6 +56,7 @@ pub struct Edge<'a> {
 }
 
 /// The pipeline's steps as a graph.
+#[derive(Debug)]
 pub struct StepGraph<'a> {
     def: &'a PipelineDef,
     /// The first step with each id (later duplicates are reported, never targeted).

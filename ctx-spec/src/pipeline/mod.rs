@@ -53,5 +53,6 @@ pub use graph::{Target, variant_name};
 pub use mermaid::{to_dot, to_mermaid};
 pub use transition::Transition;
 pub use validate::{PLACEHOLDER, ValidateOptions, definition_warnings, validate_definition};
-pub use validate_agent::{MAX_TOOL_CALLS_CAP, MAX_TOOL_NAME_LEN, is_tool_name};
+pub use validate_agent::MAX_TOOL_CALLS_CAP;
 pub use validate_models::DEFAULT_MODEL_NAME;
+pub use validate_params::{MAX_TOOL_NAME_LEN, is_tool_name};

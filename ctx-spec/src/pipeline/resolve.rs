@@ -29,6 +29,7 @@ use super::graph::step_path;
 pub use super::resolve_models::NamedModel;
 
 /// Where the model's limits come from, as far as they are known.
+#[derive(Debug)]
 pub enum ModelInput<'a> {
     /// The `model { … }` block.
     Spec(&'a super::definition::ModelSpec),
@@ -39,6 +40,7 @@ pub enum ModelInput<'a> {
 }
 
 /// What the checks need besides the definition.
+#[derive(Debug)]
 pub struct ResolveInput<'a> {
     pub model: ModelInput<'a>,
     /// `config.json`'s `allow_auto_clamp`.
@@ -67,6 +69,7 @@ pub struct ResolveInput<'a> {
 }
 
 /// What the checks resolved; complete only when every check passed.
+#[derive(Debug)]
 pub struct Resolved {
     pub model: ModelConfig,
     pub settings: Settings,

@@ -10,20 +10,10 @@ use crate::codes::Code;
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::{AgentSpec, McpServerSpec};
-use super::validate_params::{SchemaProblem, object_schema};
+use super::validate_params::{MAX_TOOL_NAME_LEN, SchemaProblem, is_tool_name, object_schema};
 
 /// The most `max_tool_calls` an agent step may declare.
 pub const MAX_TOOL_CALLS_CAP: i64 = 64;
-
-/// The longest function name the chat format accepts.
-pub const MAX_TOOL_NAME_LEN: usize = 64;
-
-/// Whether `name` is a function name the chat format accepts: 1 to 64 ASCII letters, digits,
-/// `_` or `-`.
-pub fn is_tool_name(name: &str) -> bool {
-    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
 
 /// Every problem of agent step `id` (at `path`) that is not a `call_model` rule.
 pub(super) fn agent_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec<ConfigIssue>) {

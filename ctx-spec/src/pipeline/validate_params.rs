@@ -1,12 +1,22 @@
 //! The rules of a model step's sampling parameters (`temperature`, `top_p`, the penalties, `stop`, `seed`,
 //! `response_format`): the ranges the chat-completions API accepts, checked where they are
-//! written so that a typo is a compile error instead of a 400 from the server at run time.
+//! written so that a typo is a compile error instead of a 400 from the server at run time. Also
+//! the names and JSON-schema objects the chat format accepts, which `response_format` and the
+//! agent rules (`validate_agent.rs`, the floor above) both check.
 
 use crate::codes::Code;
 use crate::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::validate_agent::is_tool_name;
+/// The longest function name the chat format accepts.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// Whether `name` is a function name the chat format accepts: 1 to 64 ASCII letters, digits,
+/// `_` or `-`.
+pub fn is_tool_name(name: &str) -> bool {
+    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 /// Every problem of `params` of step `id`, each under its own key of `path`.
 pub(crate) fn params_issues(path: &FieldPath, id: &str, params: &ModelParams, issues: &mut Vec<ConfigIssue>) {

@@ -1,7 +1,7 @@
 //! Counting side by side with quicktok (C++, SIMD scanners; `pip install quicktok-v1`), the
 //! fastest exact tokenizer published, and with Hugging Face `tokenizers` for the open models.
 //!
-//! The Rust half. It writes the token corpus (`ctx-runtime/tests/data/tokens`) as a JSON list,
+//! The Rust half. It writes the token corpus (`ctx-tokens/tests/data/tokens`) as a JSON list,
 //! starts `count_quicktok.py` in the peers venv (`PEERS_PYTHON`, from `benches/peers/setup.sh`),
 //! and runs every contender once per round, in turn, for `CTX_PEERS_ROUNDS` rounds (15): ctx cold
 //! (its piece cache emptied), ctx warm, quicktok, and `tokenizers` for the open models. Every
@@ -28,13 +28,14 @@ use std::time::Duration;
 
 use ctx::tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
 
-#[path = "../../../ctx-runtime/tests/corpus/mod.rs"]
+#[path = "../../../ctx-tokens/tests/corpus/mod.rs"]
 mod corpus;
 
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid timespec for the call to fill.
+    #[allow(unsafe_code)]
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime");
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)

@@ -211,7 +211,7 @@ impl AnthropicClient {
             if received > MAX_BODY_BYTES {
                 return Err(ModelError::MalformedBody {
                     model: config.model.clone(),
-                    message: format!("the stream is larger than {} bytes", MAX_BODY_BYTES),
+                    message: format!("the stream is larger than {MAX_BODY_BYTES} bytes"),
                     excerpt: excerpt(&chunk),
                 });
             }

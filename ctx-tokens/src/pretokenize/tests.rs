@@ -1,0 +1,172 @@
+//! The scanners against bpe-openai's regex split: every short combination of representative
+//! characters, the corpus, random texts, and the worst cases for backtracking.
+
+use proptest::prelude::*;
+
+use super::*;
+
+const PATTERNS: [Pattern; 2] = [Pattern::Cl100k, Pattern::O200k];
+
+fn tokenizer(pattern: Pattern) -> &'static bpe_openai::Tokenizer {
+    match pattern {
+        Pattern::Cl100k => bpe_openai::cl100k_base(),
+        Pattern::O200k => bpe_openai::o200k_base(),
+        other => panic!("{other:?} is checked against `tokenizers` in model_bpe/tests.rs"),
+    }
+}
+
+#[track_caller]
+fn assert_same_split(pattern: Pattern, text: &str) {
+    let ours: Vec<&str> = Pieces::new(pattern, text).collect();
+    let theirs: Vec<&str> = tokenizer(pattern).split(text).collect();
+    assert_eq!(ours, theirs, "{pattern:?} split of {text:?}");
+}
+
+/// One character of every class combination the patterns tell apart, and every character a
+/// pattern names: contraction letters (and long s, which case-folds to s), the apostrophe,
+/// line breaks, the space, the slash.
+const REPRESENTATIVES: &[char] = &[
+    'a', 'Z', 's', 'S', 't', 'r', 'e', 'v', 'm', 'l', 'L', 'd', 'ſ', 'é', 'É', 'ǅ', 'ʰ', '東', '\u{301}', '\u{903}',
+    '\'', '0', '٣', 'Ⅻ', '½', ' ', '\t', '\n', '\r', '\u{3000}', '\u{85}', '\u{a0}', '\u{2028}', '\u{200b}', '/', '!',
+    '.', '€', '🦀', '𝔸',
+];
+
+#[test]
+fn every_pair_and_triple_of_representative_characters() {
+    let mut text = String::new();
+    for pattern in PATTERNS {
+        for &a in REPRESENTATIVES {
+            for &b in REPRESENTATIVES {
+                for &c in REPRESENTATIVES.iter().chain([&'\0']) {
+                    text.clear();
+                    text.extend([a, b]);
+                    if c != '\0' {
+                        text.push(c);
+                    }
+                    assert_same_split(pattern, &text);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_quadruple_of_the_characters_that_interact_most() {
+    const FEW: &[char] = &['a', 'Z', 'ſ', '\'', 'l', '\u{301}', 'ʰ', ' ', '\n', '\t', '0', '!', '/'];
+    let mut text = String::new();
+    for pattern in PATTERNS {
+        for &a in FEW {
+            for &b in FEW {
+                for &c in FEW {
+                    for &d in FEW {
+                        text.clear();
+                        text.extend([a, b, c, d]);
+                        assert_same_split(pattern, &text);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_corpus_is_cut_the_same_way() {
+    let files = crate::test_corpus::corpus_files();
+    assert!(files.len() >= 5, "{} corpus files", files.len());
+    for (_, text) in &files {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, text);
+        }
+    }
+}
+
+#[test]
+fn long_runs_and_edge_texts() {
+    let texts = [
+        String::new(),
+        "a".repeat(10_000),
+        " ".repeat(10_000),
+        format!("{}x", " ".repeat(5_000)),
+        format!("{}\n{}", "\t ".repeat(300), " \u{3000}".repeat(300)),
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ".repeat(400),
+        format!("{}ʰ{}1", "A".repeat(3_000), "B".repeat(3_000)),
+        "\u{301}".repeat(500),
+        "'S'T'RE'VE'M'LL'D'ſ's't're've'm'll'd".repeat(20),
+        "1234567890١٢٣٤".repeat(50),
+        "👨‍👩‍👧‍👦🦀\u{fe0f}⌚".repeat(40),
+        "\r\n\r\n  \r  \n\n \u{85}\u{2028}x".repeat(30),
+    ];
+    for pattern in PATTERNS {
+        for text in &texts {
+            assert_same_split(pattern, text);
+        }
+    }
+}
+
+#[test]
+fn eight_bytes_at_a_time_agree_with_the_table() {
+    let classes = CharClasses::get();
+    // Every byte value at every place among members, and a spread of mixed words.
+    let mut words: Vec<[u8; 8]> = Vec::new();
+    for b in 0..=255u8 {
+        for place in 0..8 {
+            for fill in [b'q', b'Q'] {
+                let mut word = [fill; 8];
+                word[place] = b;
+                words.push(word);
+            }
+        }
+    }
+    let edges = [0, b'0', b' ', b'@', b'A', b'Z', b'[', b'`', b'a', b'z', b'{', 0x7F, 0x80, 0xC3, 0xE0, 0xFF];
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..50_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        words.push(seed.to_le_bytes().map(|b| edges[usize::from(b % 16)]));
+    }
+    for class in [LETTER, LOWER, UPPER] {
+        let range = ascii_range(class).expect("an ASCII class");
+        let member = |b: &u8| *b < 0x80 && classes.ascii[usize::from(*b)] & class != 0;
+        for word in &words {
+            let expected = word.iter().take_while(|b| member(b)).count();
+            assert_eq!(ascii_in_range(u64::from_le_bytes(*word), range), expected, "class {class}, {word:?}");
+        }
+    }
+}
+
+/// Words of ASCII letters long enough for the eight-byte steps, between representative
+/// characters.
+fn wordy_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof!["[a-zA-Z]{1,24}", prop::sample::select(REPRESENTATIVES).prop_map(String::from)];
+    prop::collection::vec(part, 0..24).prop_map(|parts| parts.concat())
+}
+
+fn alphabet_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(REPRESENTATIVES), 0..80).prop_map(|cs| cs.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn random_texts_of_representative_characters(text in alphabet_text()) {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+    }
+
+    #[test]
+    fn random_words_between_representative_characters(text in wordy_text()) {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+    }
+
+    #[test]
+    fn random_unicode_texts(text in "\\PC{0,60}") {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+    }
+}
