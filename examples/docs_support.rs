@@ -73,6 +73,7 @@ ctx::pipeline! {
 }
 
 /// The tools, over the chunked index.
+#[derive(Debug)]
 pub struct DocsTools<'a> {
     /// What both tools read.
     pub index: &'a Bm25Index,

@@ -102,7 +102,9 @@ type ExtensionInit = unsafe extern "C" fn(
 /// extension from source and links it in).
 fn register_sqlite_vec() {
     // SAFETY: sqlite3_vec_init has the signature of an SQLite extension entry point, which is
-    // what sqlite3_auto_extension calls it as; registering it twice is a no-op.
+    // what sqlite3_auto_extension calls it as; registering it twice is a no-op. The one unsafe
+    // block of the tests: SQLite's C API is the only way to load the extension.
+    #[allow(unsafe_code)]
     unsafe {
         let init = std::mem::transmute::<*const (), ExtensionInit>(sqlite_vec::sqlite3_vec_init as *const ());
         rusqlite::ffi::sqlite3_auto_extension(Some(init));

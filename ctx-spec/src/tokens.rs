@@ -15,8 +15,9 @@ pub use ctx_tokens::jinja;
 pub use ctx_tokens::{
     ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, BpeBackend, CacheStats, ChatFormat, ChatTemplate, CountCache,
     CountCheckpoint, CountedText, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, Encoding, GgufError, GgufMetadata,
-    GgufValue, MODEL_TABLE, MarginBackend, ModelInfo, OpenAiOverhead, PARALLEL_MIN_BYTES, PieceCache, REASONING_ITEM_SPECIALS,
-    RequestCounter, TokenCounter, TokenError, TokenizerBackend, estimated_counter, gguf, is_reasoning_item,
+    GgufValue, MODEL_TABLE, MarginBackend, ModelInfo, OpenAiOverhead, PARALLEL_MIN_BYTES, PieceCache,
+    REASONING_ITEM_SPECIALS, RequestCounter, TokenCounter, TokenError, TokenizerBackend, estimated_counter, gguf,
+    is_reasoning_item,
 };
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]

@@ -86,6 +86,7 @@ const READ_ONLY: &[&str] = &[
 const SET_BY: &[(&str, &str, &str)] = &[
     ("Usage", "cache_read_tokens", "with_cache"),
     ("Usage", "cache_write_tokens", "with_cache"),
+    ("Usage", "reasoning_tokens", "with_reasoning"),
     ("AssemblyInput", "inputs", "input"),
     ("ChunkOptions", "kinds", "with_kind"),
     ("YamlIssue", "file", "new"),
@@ -377,7 +378,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn workspace_sources() -> Sources {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_owned();
     let mut sources = Sources::default();
-    for krate in ["ctx-spec/src", "ctx-runtime/src"] {
+    for krate in ["ctx-tokens/src", "ctx-spec/src", "ctx-runtime/src"] {
         let mut files = Vec::new();
         rust_files(&root.join(krate), &mut files);
         assert!(files.len() > 10, "{krate}: {} files", files.len());

@@ -29,8 +29,8 @@
 use serde_json::Value;
 
 use super::TokenCounter;
-use crate::chat::{ChatMessage, Role};
 use crate::TokenError;
+use crate::chat::{ChatMessage, Role};
 
 /// Special tokens framing one reasoning item in the harmony rendering (`<|start|>`,
 /// `<|channel|>`, `<|message|>`, `<|end|>`).

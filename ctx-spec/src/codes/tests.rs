@@ -82,8 +82,10 @@ fn test_texts(root: &Path) -> Vec<(PathBuf, String)> {
         "ctx-spec/src",
         "ctx-runtime/src",
         "ctx-macros/src",
+        "ctx-tokens/src",
+        "ctx-tokens/tests",
         "ctx-runtime/tests",
-        "tests",
+        "ctx-tests/tests",
         "ui-tests/cases",
         "ctx-cli/tests",
     ] {

@@ -48,10 +48,11 @@ fn tojson_writes_what_python_json_dumps_writes() {
     let out = t("{% for tool in tools %}{{ tool | tojson }}{% endfor %}")
         .render(&[], std::slice::from_ref(&tool), false)
         .unwrap();
-    // Python: json.dumps(tool, ensure_ascii=False); serde_json orders the parameters' keys.
+    // Python: json.dumps(tool, ensure_ascii=False), the parameters' keys in the order the request
+    // body carries them: as written (serde_json keeps insertion order in every ctx build).
     assert_eq!(
         out,
-        r#"{"type": "function", "function": {"name": "search", "description": "Finds <b>é</b> & more", "parameters": {"properties": {"n": {"default": 1.5, "type": "integer"}, "q": {"type": "string"}}, "type": "object"}}}"#
+        r#"{"type": "function", "function": {"name": "search", "description": "Finds <b>é</b> & more", "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer", "default": 1.5}}}}}"#
     );
     let indented =
         t("{{ tools[0].function.parameters.properties.q | tojson(indent=2) }}").render(&[], &[tool], false).unwrap();
