@@ -205,13 +205,15 @@ fn conversation(name: &str) -> (Vec<ChatMessage>, Vec<ToolSchema>) {
     let search = ToolSchema::new(
         "search",
         "Searches the code base.",
+        // The keys in the order scripts/template-refs.py gave llama-cpp-python: ctx sends (and
+        // renders) a schema's keys in the order they are written.
         serde_json::json!({
-            "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Words to find."},
-                "k": {"type": "integer", "description": "How many hits."}
+                "k": {"description": "How many hits.", "type": "integer"},
+                "query": {"description": "Words to find.", "type": "string"}
             },
-            "required": ["query"]
+            "required": ["query"],
+            "type": "object"
         }),
     );
     let json = |v: Value| v.as_array().unwrap().iter().map(message).collect::<Vec<_>>();
