@@ -189,7 +189,7 @@ pub fn free_port() -> u16 {
 
 /// The repository's `scripts/restate.sh`.
 pub fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/restate.sh")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/restate.sh")
 }
 
 /// Whether tests needing the engine must run: in CI always, elsewhere when it is installed.
