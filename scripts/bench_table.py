@@ -120,6 +120,34 @@ def pick_baseline(function, candidates):
     return candidates[0] if candidates else None
 
 
+# Which caches each figure ran with, by group prefix, then by function name; "cold" everywhere
+# means the count cache and the process-wide piece cache were emptied before each timed pass.
+GROUP_CACHES = [
+    ("tokens/parallel", "piece cache warm (one pass before)"),
+    ("tokens/scaling", "pieces over 1 KB never cached: every pass merges"),
+    ("tokens/long-piece", "none (the merge of one piece)"),
+    ("tokens/merge", "none (the merge alone)"),
+    ("tokens/append", "piece cache warm for every contender"),
+]
+
+
+def caches_of(group, function):
+    if function in ("tiktoken-rs", "bpe-openai"):
+        return "none (the peer has none)"
+    if function == "naive_recount_no_cache":
+        return "count cache of one entry; piece cache kept between passes"
+    if "warm-pieces" in function:
+        return "piece cache warm, count cache not used"
+    if any(t in function for t in COLD):
+        return "cold: count and piece caches emptied"
+    for prefix, text in GROUP_CACHES:
+        if group.startswith(prefix):
+            return text
+    if any(t in function for t in WARM):
+        return "warm: kept from earlier passes"
+    return ""
+
+
 def throughput_text(row):
     t = row["throughput"]
     if not t:
@@ -135,8 +163,8 @@ def group_table(group, rows, out):
     candidates = baselines_of(rows)
     by_key = {(r["function"], r["value"]): r for r in rows}
     out.append(f"\n`{group}`" + (f" — compared with `{'`, `'.join(candidates)}`" if candidates else "") + "\n")
-    out.append("| benchmark | median | ± MAD | 95% CI of the median | throughput | speed-up |")
-    out.append("|---|---:|---:|---|---:|---:|")
+    out.append("| benchmark | caches | median | ± MAD | 95% CI of the median | throughput | speed-up |")
+    out.append("|---|---|---:|---:|---|---:|---:|")
     rank = {f: i for i, f in enumerate(candidates)}
     for r in sorted(rows, key=lambda r: (natural(r["value"]), rank.get(r["function"], len(rank)), r["function"])):
         name = r["function"] + (f" / {r['value']}" if r["value"] else "")
@@ -147,7 +175,8 @@ def group_table(group, rows, out):
             if b is not None:
                 speedup = f"×{b['median'] / r['median']:.2f} vs {base_fn}"
         ci = f"{fmt_time(r['ci'][0])} – {fmt_time(r['ci'][1])}"
-        out.append(f"| {name} | {fmt_time(r['median'])} | {fmt_time(r['mad'])} | {ci} | {throughput_text(r)} | {speedup} |")
+        caches = caches_of(group, r["function"])
+        out.append(f"| {name} | {caches} | {fmt_time(r['median'])} | {fmt_time(r['mad'])} | {ci} | {throughput_text(r)} | {speedup} |")
 
 
 def python_table(path, rows, out):

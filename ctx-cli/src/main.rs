@@ -1,6 +1,6 @@
 //! `ctx`: check, explain, draw and run pipelines kept in YAML files (the package `ctx-llm-cli`).
 //!
-//! Install it with `cargo install --path ctx-cli` from a clone of the repository (or, once
+//! Install it with `cargo install --locked --path ctx-cli` from a clone of the repository (or, once
 //! published, `cargo install ctx-llm-cli`); from the workspace, `cargo run -p ctx-llm-cli -- …`.
 //!
 //! ```text

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ctx_runtime::config::{ModelConfig, Settings};
 use ctx_runtime::contract::{ContractCache, Fingerprint, call_model_checks, check_contract, pipeline_uses_history};
 use ctx_runtime::pipeline::{
@@ -78,12 +78,17 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("contract_per_request");
     group.bench_function("recompute_cold_counts", |b| {
-        b.iter(|| {
-            // A counter with an empty count cache: every prompt is tokenized again.
-            let cold =
-                TokenCounter::with_backend(Arc::new(BpeBackend::new(Encoding::Cl100kBase)), ChatFormat::openai(), 64);
-            black_box(check_contract(&model, &settings, &checks, &cold).is_ok())
-        })
+        b.iter_batched(
+            || {
+                // Nothing known: an empty count cache, and the encoding's process-wide piece
+                // cache emptied too, so every prompt is tokenized and every piece merged again.
+                let backend = BpeBackend::new(Encoding::Cl100kBase);
+                backend.piece_cache().clear();
+                TokenCounter::with_backend(Arc::new(backend), ChatFormat::openai(), 64)
+            },
+            |cold| black_box(check_contract(&model, &settings, &checks, &cold).is_ok()),
+            BatchSize::PerIteration,
+        )
     });
     group.bench_function("recompute_warm_counts", |b| {
         b.iter(|| black_box(check_contract(&model, &settings, &checks, &warm).is_ok()))

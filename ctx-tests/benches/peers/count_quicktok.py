@@ -1,4 +1,4 @@
-"""The Python half of the counting side-by-side (count_quicktok.rs): quicktok, driven line by line.
+"""The Python half of the counting side-by-side (ctx-tokens/benches/peers_count.rs): quicktok, driven line by line.
 
 Reads the texts the Rust half wrote (a JSON list), loads the quicktok encodings named on the
 command line, then answers one command per line on stdin:

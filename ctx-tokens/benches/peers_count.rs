@@ -1,34 +1,48 @@
 //! Counting side by side with quicktok (C++, SIMD scanners; `pip install quicktok-v1`), the
-//! fastest exact tokenizer published, and with Hugging Face `tokenizers` for the open models.
+//! fastest exact tokenizer published, and with Hugging Face `tokenizers` for the open models; with
+//! ctx's own scanner alone beside them (the bound of a cold count), and a request of a million
+//! tokens counted on one thread and on every core.
 //!
-//! The Rust half. It writes the token corpus (`ctx-tokens/tests/data/tokens`) as a JSON list,
-//! starts `count_quicktok.py` in the peers venv (`PEERS_PYTHON`, from `benches/peers/setup.sh`),
-//! and runs every contender once per round, in turn, for `CTX_PEERS_ROUNDS` rounds (15): ctx cold
-//! (its piece cache emptied), ctx warm, quicktok, and `tokenizers` for the open models. Every
-//! time is the CPU time of the counting thread (ctx's here, quicktok's measured by the Python
-//! side around its own call), so other work on the machine does not count, and the rounds spread
-//! what load does to caches over every contender alike. Each contender counts the whole corpus
-//! as one text on one thread.
+//! It lives beside the tokenizer (not in `ctx-tests`) so that `scripts/bench.sh` builds only
+//! ctx-tokens and its references for it, not the test suite's servers and clients.
+//!
+//! It writes the token corpus (`tests/data/tokens`) as a JSON list, starts
+//! `ctx-tests/benches/peers/count_quicktok.py` in the peers venv (`PEERS_PYTHON`, from
+//! `ctx-tests/benches/peers/setup.sh`), and runs every contender once per round, in turn, for
+//! `CTX_PEERS_ROUNDS` rounds (15): ctx cold (its piece cache emptied before each pass; ctx has no
+//! other cache on this path), ctx warm (the pieces of the previous passes kept), ctx's scanner
+//! alone (the pieces cut and counted, none merged or looked up: how fast a count could be at
+//! most), quicktok, and `tokenizers` for the open models. Every time is the CPU time of the
+//! counting thread (ctx's here, quicktok's measured by the Python side around its own call), so
+//! other work on the machine does not count, and the rounds spread what load does to caches over
+//! every contender alike. Each contender counts the whole corpus as one text on one thread.
 //!
 //! Before timing, every text is counted by each: ctx's counts must equal `tokenizers`' (the
 //! bench stops otherwise); quicktok's differences are reported (its `llama3` is Meta's rank file,
 //! where ctx and llama.cpp use the GGUF's merge list).
+//!
+//! Then the long request: the corpus repeated to at least a million cl100k and o200k tokens,
+//! counted cold (piece cache emptied before each pass) on one thread and on the machine's cores
+//! (`BpeBackend::with_threads(0)`), in turn, in wall time (the point of the threads); the two
+//! counts must be equal.
 //!
 //! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3, Qwen 2 and
 //! StarCoder vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and
 //! pattern), and `CTX_LLAMA_GGUF` (`scripts/llama-server.sh`) for SmolLM2's; quicktok has no
 //! StarCoder or SmolLM2 vocabulary, so those rows compare with `tokenizers` only.
 //! `CTX_PEERS_PROFILE=Llama` runs only ctx's cold counts of the matching rows (for `perf`).
-//! The table goes to stderr and `$CTX_BENCH_OUT/peers_count.md`.
+//! The tables go to stderr and `$CTX_BENCH_OUT/peers_count.md`.
+//!
+//! `cargo bench -p ctx-tokens --features hf --bench peers_count` (with `PEERS_PYTHON` set).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use ctx::tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
+use ctx_tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
 
-#[path = "../../../ctx-tokens/tests/corpus/mod.rs"]
+#[path = "../tests/corpus/mod.rs"]
 mod corpus;
 
 /// CPU time of the calling thread.
@@ -57,7 +71,8 @@ struct Quicktok {
 
 impl Quicktok {
     fn start(python: &str, texts: &std::path::Path, encodings: &[&str]) -> Quicktok {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peers/count_quicktok.py");
+        // The Python half stays with the other Python peers (their venv and requirements).
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ctx-tests/benches/peers/count_quicktok.py");
         let mut child = Command::new(python)
             .arg(script)
             .arg(texts)
@@ -113,6 +128,8 @@ struct Row {
     /// quicktok's name for the vocabulary, when it has it.
     quicktok: Option<&'static str>,
     tokenizers: Option<&'static HfTokenizer>,
+    /// The OpenAI encoding, whose scanner alone is timed beside the count.
+    encoding: Option<Encoding>,
 }
 
 fn model(path: &std::path::Path) -> &'static HfTokenizer {
@@ -148,7 +165,7 @@ fn median(mut xs: Vec<Duration>) -> Duration {
 fn main() {
     let python = std::env::var("PEERS_PYTHON").ok().filter(|p| !p.is_empty());
     let Some(python) = python.or_else(|| std::env::var("CTX_PEERS_PROFILE").ok().map(|_| String::new())) else {
-        eprintln!("skipped: PEERS_PYTHON is not set; run `eval \"$(benches/peers/setup.sh)\"` first");
+        eprintln!("skipped: PEERS_PYTHON is not set; run `eval \"$(ctx-tests/benches/peers/setup.sh)\"` first");
         return;
     };
     let rounds: usize = std::env::var("CTX_PEERS_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
@@ -169,6 +186,7 @@ fn main() {
             ctx: Box::new(backend),
             quicktok: Some(name),
             tokenizers: None,
+            encoding: Some(encoding),
         });
     }
     match std::env::var_os("CTX_VOCAB_DIR") {
@@ -186,6 +204,7 @@ fn main() {
                     cache: None,
                     quicktok: name,
                     tokenizers: Some(tokenizer),
+                    encoding: None,
                 });
             }
         }
@@ -200,6 +219,7 @@ fn main() {
                 cache: None,
                 quicktok: None,
                 tokenizers: Some(tokenizer),
+                encoding: None,
             }
         }),
         None => eprintln!("SmolLM2 skipped: CTX_LLAMA_GGUF is not set (scripts/llama-server.sh)"),
@@ -212,9 +232,12 @@ fn main() {
 
     let mut report = format!(
         "Counting the {} KB corpus as one text on one thread, {rounds} interleaved rounds, medians of thread CPU \
-         time (quicktok {}):\n\n\
-         | vocabulary | ctx cold | ctx warm | quicktok | `tokenizers` | ctx cold MB/s | ×quicktok cold / warm | ×`tokenizers` cold | counts |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         time (quicktok {}). ctx cold: its piece cache emptied before each pass (ctx has no other cache on \
+         this path; the vocabulary and its index stay loaded, as quicktok's do); ctx warm: the pieces of the \
+         earlier passes kept; scanner: ctx's pre-tokenizer alone, the pieces cut and counted, none merged or \
+         looked up (the bound of a count; OpenAI encodings only):\n\n\
+         | vocabulary | ctx cold | ctx warm | ctx scanner alone | quicktok | `tokenizers` | ctx cold MB/s | ×quicktok cold / warm | scanner share of cold | ×`tokenizers` cold | counts |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         whole.len() / 1000,
         peer.version
     );
@@ -244,9 +267,13 @@ fn main() {
             (None, Some(hf)) => hf.piece_cache().expect("native").clear(),
             (None, None) => {}
         };
-        let contenders: Vec<usize> =
-            [0, 1].into_iter().chain(row.quicktok.map(|_| 2)).chain(row.tokenizers.map(|_| 3)).collect();
-        let mut times: [Vec<Duration>; 4] = Default::default();
+        let contenders: Vec<usize> = [0, 1]
+            .into_iter()
+            .chain(row.quicktok.map(|_| 2))
+            .chain(row.tokenizers.map(|_| 3))
+            .chain(row.encoding.map(|_| 4))
+            .collect();
+        let mut times: [Vec<Duration>; 5] = Default::default();
         for round in 0..rounds {
             for k in 0..contenders.len() {
                 let which = contenders[(k + round) % contenders.len()];
@@ -257,16 +284,17 @@ fn main() {
                     }
                     1 => timed(|| row.ctx.count(&whole).expect("count")),
                     2 => peer.time(row.quicktok.unwrap_or_default()),
-                    _ => timed(|| {
+                    3 => timed(|| {
                         row.tokenizers
                             .map_or(0, |hf| hf.tokenizer().encode_fast(whole.as_str(), false).expect("encode").len())
                     }),
+                    _ => timed(|| row.encoding.map_or(0, |e| e.pieces(std::hint::black_box(&whole)).count())),
                 };
                 std::hint::black_box(n);
                 times[which].push(t);
             }
         }
-        let [cold, warm, quick, hf] = times.map(|t| if t.is_empty() { Duration::ZERO } else { median(t) });
+        let [cold, warm, quick, hf, scan] = times.map(|t| if t.is_empty() { Duration::ZERO } else { median(t) });
         let r = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
         let hf_cells = if row.tokenizers.is_some() {
             (format!("{hf:.1?}"), format!("×{:.1}", r(hf, cold)))
@@ -277,14 +305,59 @@ fn main() {
             Some(_) => (format!("{quick:.2?}"), format!("×{:.2} / ×{:.2}", r(quick, cold), r(quick, warm))),
             None => ("—".to_owned(), "—".to_owned()),
         };
+        let (scan, scan_share) = match row.encoding {
+            Some(_) => (format!("{scan:.2?}"), format!("{:.0}%", 100.0 * r(scan, cold))),
+            None => ("—".to_owned(), "—".to_owned()),
+        };
         report.push_str(&format!(
-            "| {} | {cold:.2?} | {warm:.2?} | {quick} | {} | {:.0} | {quick_ratio} | {} | {counts} |\n",
+            "| {} | {cold:.2?} | {warm:.2?} | {scan} | {quick} | {} | {:.0} | {quick_ratio} | {scan_share} | {} | {counts} |\n",
             row.label,
             hf_cells.0,
             whole.len() as f64 / cold.as_secs_f64() / 1e6,
             hf_cells.1,
         ));
     }
+    drop(peer);
+    report.push_str(&long_request(&whole, rounds));
     eprintln!("{report}");
     let _ = std::fs::write(out.join("peers_count.md"), &report);
+}
+
+/// A request of at least a million tokens (the corpus repeated), counted cold on one thread and
+/// on the machine's cores, in turn, in wall time; the counts must be equal.
+fn long_request(corpus: &str, rounds: usize) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out = format!(
+        "\nA request of a million tokens or more (the corpus repeated), counted cold (piece cache emptied before \
+         each pass) on one thread and on every core (`with_threads(0)`: {cores} here), {rounds} interleaved rounds, \
+         medians of wall time:\n\n\
+         | encoding | bytes | tokens | one thread | every core | speed-up |\n|---|---:|---:|---:|---:|---:|\n"
+    );
+    for encoding in Encoding::ALL {
+        let (one, all) = (BpeBackend::new(encoding).with_threads(1), BpeBackend::new(encoding).with_threads(0));
+        let per_copy = one.count(corpus).expect("count");
+        let text = corpus.repeat(1_000_000usize.div_ceil(per_copy.max(1)));
+        let mut times: [Vec<Duration>; 2] = Default::default();
+        let mut counts = [0usize; 2];
+        for round in 0..rounds {
+            for k in 0..2 {
+                let which = (k + round) % 2;
+                one.piece_cache().clear();
+                let backend = if which == 0 { &one } else { &all };
+                let start = Instant::now();
+                let n = backend.count(std::hint::black_box(&text)).expect("count");
+                times[which].push(start.elapsed());
+                counts[which] = n;
+            }
+            assert_eq!(counts[0], counts[1], "{encoding}: one thread and every core must count alike");
+        }
+        let [t1, tn] = times.map(median);
+        out.push_str(&format!(
+            "| {encoding} | {} | {} | {t1:.1?} | {tn:.1?} | ×{:.2} |\n",
+            text.len(),
+            counts[0],
+            t1.as_secs_f64() / tn.as_secs_f64()
+        ));
+    }
+    out
 }

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""What a user waits for before ctx first runs (issue 39), each from a warm registry and an empty
+target directory, timed in wall and CPU seconds (user + system of every process cargo starts):
+
+    scripts/first-build.py crate [--rounds N] [--features-rounds N] [--features a,b] [--timings]
+    scripts/first-build.py example [--rounds N] [--timings]
+    scripts/first-build.py install [--rev REV ...] [--rounds N]
+
+- `crate`: a fresh crate written as a user writes it from the README (`ctx-llm` by path with
+  `bm25`, `tokio` with `macros` and `rt-multi-thread`, `main.rs` the README's own `pipeline!`
+  example, taken from README.md), beside a fresh crate depending on tiktoken-rs alone (counting
+  one text), built in interleaved rounds with the dev profile cargo gives a user (`cargo build`:
+  no `--release`, cargo's defaults, incremental on); then the README crate with each feature
+  added to `bm25`, and each feature's seconds over the README crate's median.
+- `example`: `cargo run --example rag_pipeline -- "How is the invoice total computed?"` in this
+  checkout, as the README says.
+- `install`: `cargo install --path ctx-cli --locked` into a scratch root, for each `--rev` (a
+  commit, or `.` for this checkout as it is, uncommitted changes included; default `.`), in
+  interleaved rounds; then the installed binaries' `ctx explain` on the example pipelines
+  (start-up, the vocabulary's load and the counts of every prompt), interleaved.
+
+Every build runs with `--offline` (the registry is warm: nothing is fetched, which is what
+"warm" means), the workspace's Cargo.lock (copied into the fresh crates, so every crate resolves
+to the versions the workspace is tested with), a new empty target directory and an empty
+`pipeline!` count cache (`XDG_CACHE_HOME` pointed at a new directory), and without the
+environment's cargo settings (`CARGO_INCREMENTAL`, `CARGO_PROFILE_*`, `CARGO_BUILD_*`,
+`RUSTFLAGS`): a user's defaults. The tiktoken-rs crate needs tiktoken-rs in the registry cache
+(`cargo fetch` in this workspace: it is a dev-dependency).
+
+Prints Markdown tables (medians; every run listed) with the date, the machine and the load
+average before and after, and appends them to `--out` (default
+`$CARGO_TARGET_DIR/ctx-bench/first-build.md`). A measurement, never a test: nothing here fails on
+time.
+"""
+
+import argparse
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FEATURES = ["openai", "anthropic", "hf", "yaml", "mcp", "rig", "restate", "otel"]
+QUESTION = "How is the invoice total computed?"
+
+TIKTOKEN_MAIN = """fn main() {
+    let bpe = tiktoken_rs::cl100k_base().expect("cl100k_base");
+    let text = std::env::args().nth(1).unwrap_or_else(|| "How many tokens is this?".to_owned());
+    println!("{}", bpe.encode_ordinary(&text).len());
+}
+"""
+
+
+def user_env(scratch: Path) -> dict:
+    """The environment without this machine's cargo settings, and an empty count cache."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CARGO_INCREMENTAL", "CARGO_TARGET_DIR", "RUSTFLAGS", "RUSTC_WRAPPER", "CARGO_ENCODED_RUSTFLAGS")
+        and not k.startswith(("CARGO_PROFILE_", "CARGO_BUILD_"))
+    }
+    cache = Path(tempfile.mkdtemp(prefix="xdg-", dir=scratch))
+    env["XDG_CACHE_HOME"] = str(cache)
+    env.pop("CTX_MACRO_COUNT_CACHE", None)
+    return env
+
+
+def timed(cmd: list, cwd: Path, env: dict) -> dict:
+    """Runs `cmd`; its wall seconds, CPU seconds of every descendant, and crates compiled."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd))} failed in {cwd}:\n{out.stderr[-4000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    units = len(re.findall(r"^\s*Compiling ", out.stderr, re.M))
+    return {"wall": wall, "cpu": cpu, "units": units}
+
+
+def readme_example() -> str:
+    """The README's `pipeline!` example (the first Rust block of "One pipeline")."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## One pipeline"):]
+    return re.search(r"```rust\n(.*?)```", section, re.S).group(1)
+
+
+def write_crate(dir: Path, name: str, deps: str, main: str) -> None:
+    (dir / "src").mkdir(parents=True, exist_ok=True)
+    (dir / "Cargo.toml").write_text(
+        f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+        f"[dependencies]\n{deps}\n"
+    )
+    (dir / "src" / "main.rs").write_text(main)
+    shutil.copy(ROOT / "Cargo.lock", dir / "Cargo.lock")
+
+
+def ctx_deps(features: list) -> str:
+    listed = ", ".join(f'"{f}"' for f in features)
+    return (
+        f'ctx-llm = {{ path = "{ROOT}", features = [{listed}] }}\n'
+        'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }'
+    )
+
+
+def build_fresh(scratch: Path, crate: Path, timings: Path | None = None) -> dict:
+    """`cargo build` of `crate` into a new target directory, removed afterwards; with `timings`,
+    cargo's `--timings` report is kept at that path."""
+    target = Path(tempfile.mkdtemp(prefix="target-", dir=scratch))
+    env = user_env(scratch)
+    env["CARGO_TARGET_DIR"] = str(target)
+    try:
+        r = timed(["cargo", "build", "--offline"] + (["--timings"] if timings else []), crate, env)
+        if timings:
+            for html in (target / "cargo-timings").glob("cargo-timing-*.html"):
+                shutil.copy(html, timings)
+        return r
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def header(title: str) -> list:
+    cpu = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        f"\n### {title}\n",
+        f"{now}, {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}, {rustc}; "
+        f"load average (1, 5, 15 min) before: {load()}.\n",
+    ]
+
+
+def med(runs: list, key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def listing(runs: list) -> str:
+    return ", ".join(f"{r['wall']:.1f}" for r in runs)
+
+
+def crate_cmd(args, scratch: Path) -> list:
+    ctx_dir, peer_dir = scratch / "readme_crate", scratch / "tiktoken_crate"
+    write_crate(ctx_dir, "readme_crate", ctx_deps(["bm25"]), readme_example())
+    write_crate(peer_dir, "tiktoken_crate", 'tiktoken-rs = "0.12.1"', TIKTOKEN_MAIN)
+    out = header("A user's first build: the README's crate beside tiktoken-rs alone")
+    runs = {"ctx": [], "peer": []}
+    for round in range(args.rounds):
+        order = ["peer", "ctx"] if round % 2 == 0 else ["ctx", "peer"]
+        for which in order:
+            keep = Path(args.out).parent / f"first-build-{which}-{round + 1}.html" if args.timings else None
+            r = build_fresh(scratch, ctx_dir if which == "ctx" else peer_dir, keep)
+            runs[which].append(r)
+            print(f"round {round + 1}: {which} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
+    c, p = runs["ctx"], runs["peer"]
+    out += [
+        f"`cargo build --offline` (dev profile, cargo's defaults) of a fresh crate, empty target, {args.rounds} "
+        f"interleaved rounds, medians (every run's wall seconds in brackets):\n",
+        "| crate | wall | CPU (user + system) | crates compiled |",
+        "|---|---:|---:|---:|",
+        f"| tiktoken-rs 0.12.1 alone, one `encode_ordinary` | {med(p, 'wall'):.1f} s [{listing(p)}] | {med(p, 'cpu'):.1f} s | {p[0]['units']} |",
+        f"| the README's crate: ctx-llm (`bm25`), tokio, its `pipeline!` | {med(c, 'wall'):.1f} s [{listing(c)}] | {med(c, 'cpu'):.1f} s | {c[0]['units']} |",
+        f"| ratio ctx ÷ tiktoken-rs | ×{med(c, 'wall') / med(p, 'wall'):.2f} | ×{med(c, 'cpu') / med(p, 'cpu'):.2f} | |",
+    ]
+    features = [f for f in args.features.split(",") if f] if args.features else []
+    if features and args.features_rounds > 0:
+        base_wall, base_cpu = med(c, "wall"), med(c, "cpu")
+        out += [
+            f"\nEach feature added to `bm25` in the same crate, {args.features_rounds} build(s) each, beside the "
+            "README crate's medians above:\n",
+            "| features | wall | added wall | CPU | added CPU | crates compiled |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for f in features:
+            dir = scratch / f"with_{f}"
+            write_crate(dir, f"with_{f}", ctx_deps(["bm25", f]), readme_example())
+            keep = Path(args.out).parent / f"first-build-{f}.html" if args.timings else None
+            fr = [build_fresh(scratch, dir, keep) for _ in range(args.features_rounds)]
+            print(f"feature {f}: {listing(fr)} s wall", file=sys.stderr)
+            out.append(
+                f"| `bm25`, `{f}` | {med(fr, 'wall'):.1f} s | {med(fr, 'wall') - base_wall:+.1f} s | "
+                f"{med(fr, 'cpu'):.1f} s | {med(fr, 'cpu') - base_cpu:+.1f} s | {fr[0]['units']} |"
+            )
+    out.append(f"\nLoad average after: {load()}.")
+    return out
+
+
+def example_cmd(args, scratch: Path) -> list:
+    out = header("The README's example from an empty target")
+    runs = []
+    for round in range(args.rounds):
+        target = Path(tempfile.mkdtemp(prefix="target-", dir=scratch))
+        env = user_env(scratch)
+        env["CARGO_TARGET_DIR"] = str(target)
+        cmd = ["cargo", "run", "--offline", "--example", "rag_pipeline"]
+        if args.timings:
+            cmd.insert(2, "--timings")
+        r = timed(cmd + ["--", QUESTION], ROOT, env)
+        if args.timings:
+            for html in (target / "cargo-timings").glob("cargo-timing-*.html"):
+                shutil.copy(html, Path(args.out).parent / f"rag_pipeline-{html.name}")
+        shutil.rmtree(target, ignore_errors=True)
+        runs.append(r)
+        print(f"round {round + 1}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
+    out += [
+        f"`cargo run --offline --example rag_pipeline -- \"{QUESTION}\"` in the workspace (its dev profile), "
+        "empty target directory, build and run:\n",
+        "| runs | wall (median) | every run | CPU (user + system) | crates compiled |",
+        "|---:|---:|---|---:|---:|",
+        f"| {len(runs)} | {med(runs, 'wall'):.1f} s | {listing(runs)} s | {med(runs, 'cpu'):.1f} s | {runs[0]['units']} |",
+        f"\nLoad average after: {load()}.",
+    ]
+    return out
+
+
+def source_of(rev: str, scratch: Path) -> Path:
+    if rev == ".":
+        return ROOT
+    dir = scratch / f"src-{rev}"
+    dir.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dir)], input=archive, check=True)
+    return dir
+
+
+def install_cmd(args, scratch: Path) -> list:
+    revs = args.rev or ["."]
+    sources = {rev: source_of(rev, scratch) for rev in revs}
+    roots = {rev: scratch / f"root-{i}" for i, rev in enumerate(revs)}
+    runs = {rev: [] for rev in revs}
+    out = header("`cargo install --path ctx-cli` from an empty target")
+    for round in range(args.rounds):
+        order = revs if round % 2 == 0 else list(reversed(revs))
+        for rev in order:
+            target = Path(tempfile.mkdtemp(prefix="target-", dir=scratch))
+            env = user_env(scratch)
+            cmd = ["cargo", "install", "--offline", "--locked", "--path", "ctx-cli", "--root", str(roots[rev]),
+                   "--target-dir", str(target), "--force"]
+            r = timed(cmd, sources[rev], env)
+            shutil.rmtree(target, ignore_errors=True)
+            runs[rev].append(r)
+            print(f"round {round + 1}: {rev} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
+    out += [
+        f"`cargo install --offline --locked --path ctx-cli --root R --target-dir T` (T new and empty), "
+        f"{args.rounds} interleaved round(s):\n",
+        "| source | wall (median) | every run | CPU (user + system) | crates compiled |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for rev in revs:
+        rs = runs[rev]
+        label = "this checkout" if rev == "." else f"`{rev}`"
+        out.append(f"| {label} | {med(rs, 'wall'):.1f} s | {listing(rs)} s | {med(rs, 'cpu'):.1f} s | {rs[0]['units']} |")
+    # The installed binaries at work: `ctx explain` counts every prompt of a pipeline file with the
+    # real tokenizer, after loading the vocabulary (what a user waits for at each call).
+    pipelines = sorted((ROOT / "examples" / "pipelines").glob("*.yaml"))
+    times = {rev: [] for rev in revs}
+    codes = {rev: set() for rev in revs}
+    for i in range(args.explain_rounds):
+        for rev in revs if i % 2 == 0 else list(reversed(revs)):
+            for p in pipelines:
+                start = time.perf_counter()
+                done = subprocess.run([str(roots[rev] / "bin" / "ctx"), "explain", str(p)], capture_output=True)
+                times[rev].append((p.name, time.perf_counter() - start))
+                codes[rev].add(done.returncode)
+    out += [
+        f"\nThe installed `ctx explain FILE` on each of `examples/pipelines/*.yaml` ({len(pipelines)} files), "
+        f"{args.explain_rounds} interleaved rounds, median wall per call (a fresh process: the vocabulary's load "
+        "and the count of every prompt):\n",
+        "| source | " + " | ".join(p.name for p in pipelines) + " |",
+        "|---|" + "---:|" * len(pipelines),
+    ]
+    for rev in revs:
+        label = "this checkout" if rev == "." else f"`{rev}`"
+        cells = [f"{statistics.median(t for n, t in times[rev] if n == p.name) * 1e3:.1f} ms" for p in pipelines]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("\nExit codes of `ctx explain`: " + "; ".join(f"{rev}: {sorted(c)}" for rev, c in codes.items()) + ".")
+    out.append(f"\nLoad average after: {load()}.")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["crate", "example", "install"])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--features", default=",".join(FEATURES), help="for `crate`: features to add one by one")
+    ap.add_argument("--features-rounds", type=int, default=1)
+    ap.add_argument("--timings", action="store_true", help="keep cargo's --timings report of each build beside --out")
+    ap.add_argument("--rev", action="append", help="for `install`: a commit, or `.` (repeatable)")
+    ap.add_argument("--explain-rounds", type=int, default=10)
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    ap.add_argument("--out", default=str(target / "ctx-bench" / "first-build.md"))
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    args = ap.parse_args()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="ctx-first-build-"))
+    try:
+        out = {"crate": crate_cmd, "example": example_cmd, "install": install_cmd}[args.what](args, scratch)
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    text = "\n".join(out) + "\n"
+    print(text)
+    with open(args.out, "a", encoding="utf-8") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
