@@ -3,7 +3,7 @@
 target directory, timed in wall and CPU seconds (user + system of every process cargo starts):
 
     scripts/first-build.py crate [--rounds N] [--features-rounds N] [--features a,b] [--timings]
-    scripts/first-build.py example [--rounds N] [--timings]
+    scripts/first-build.py example [--rev REV ...] [--rounds N] [--timings]
     scripts/first-build.py install [--rev REV ...] [--rounds N]
 
 - `crate`: a fresh crate written as a user writes it from the README (`ctx-llm` by path with
@@ -12,8 +12,8 @@ target directory, timed in wall and CPU seconds (user + system of every process 
   one text), built in interleaved rounds with the dev profile cargo gives a user (`cargo build`:
   no `--release`, cargo's defaults, incremental on); then the README crate with each feature
   added to `bm25`, and each feature's seconds over the README crate's median.
-- `example`: `cargo run --example rag_pipeline -- "How is the invoice total computed?"` in this
-  checkout, as the README says.
+- `example`: `cargo run --example rag_pipeline -- "How is the invoice total computed?"`, as the
+  README says, for each `--rev` (as for `install`), in interleaved rounds.
 - `install`: `cargo install --path ctx-cli --locked` into a scratch root, for each `--rev` (a
   commit, or `.` for this checkout as it is, uncommitted changes included; default `.`), in
   interleaved rounds; then the installed binaries' `ctx explain` on the example pipelines
@@ -203,30 +203,37 @@ def crate_cmd(args, scratch: Path) -> list:
 
 
 def example_cmd(args, scratch: Path) -> list:
+    revs = args.rev or ["."]
+    sources = {rev: source_of(rev, scratch) for rev in revs}
     out = header("The README's example from an empty target")
-    runs = []
+    runs = {rev: [] for rev in revs}
     for round in range(args.rounds):
-        target = Path(tempfile.mkdtemp(prefix="target-", dir=scratch))
-        env = user_env(scratch)
-        env["CARGO_TARGET_DIR"] = str(target)
-        cmd = ["cargo", "run", "--offline", "--example", "rag_pipeline"]
-        if args.timings:
-            cmd.insert(2, "--timings")
-        r = timed(cmd + ["--", QUESTION], ROOT, env)
-        if args.timings:
-            for html in (target / "cargo-timings").glob("cargo-timing-*.html"):
-                shutil.copy(html, Path(args.out).parent / f"rag_pipeline-{html.name}")
-        shutil.rmtree(target, ignore_errors=True)
-        runs.append(r)
-        print(f"round {round + 1}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
+        for rev in revs if round % 2 == 0 else list(reversed(revs)):
+            target = Path(tempfile.mkdtemp(prefix="target-", dir=scratch))
+            env = user_env(scratch)
+            env["CARGO_TARGET_DIR"] = str(target)
+            cmd = ["cargo", "run", "--offline", "--example", "rag_pipeline"]
+            if args.timings:
+                cmd.insert(2, "--timings")
+            r = timed(cmd + ["--", QUESTION], sources[rev], env)
+            if args.timings:
+                name = "this" if rev == "." else rev
+                for html in (target / "cargo-timings").glob("cargo-timing-*.html"):
+                    shutil.copy(html, Path(args.out).parent / f"rag_pipeline-{name}-{round + 1}.html")
+            shutil.rmtree(target, ignore_errors=True)
+            runs[rev].append(r)
+            print(f"round {round + 1}: {rev} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
     out += [
         f"`cargo run --offline --example rag_pipeline -- \"{QUESTION}\"` in the workspace (its dev profile), "
-        "empty target directory, build and run:\n",
-        "| runs | wall (median) | every run | CPU (user + system) | crates compiled |",
-        "|---:|---:|---|---:|---:|",
-        f"| {len(runs)} | {med(runs, 'wall'):.1f} s | {listing(runs)} s | {med(runs, 'cpu'):.1f} s | {runs[0]['units']} |",
-        f"\nLoad average after: {load()}.",
+        f"empty target directory, build and run, {args.rounds} interleaved round(s):\n",
+        "| source | wall (median) | every run | CPU (user + system) | crates compiled |",
+        "|---|---:|---|---:|---:|",
     ]
+    for rev in revs:
+        rs = runs[rev]
+        label = "this checkout" if rev == "." else f"`{rev}`"
+        out.append(f"| {label} | {med(rs, 'wall'):.1f} s | {listing(rs)} s | {med(rs, 'cpu'):.1f} s | {rs[0]['units']} |")
+    out.append(f"\nLoad average after: {load()}.")
     return out
 
 
@@ -302,7 +309,7 @@ def main() -> None:
     ap.add_argument("--features", default=",".join(FEATURES), help="for `crate`: features to add one by one")
     ap.add_argument("--features-rounds", type=int, default=1)
     ap.add_argument("--timings", action="store_true", help="keep cargo's --timings report of each build beside --out")
-    ap.add_argument("--rev", action="append", help="for `install`: a commit, or `.` (repeatable)")
+    ap.add_argument("--rev", action="append", help="for `install` and `example`: a commit, or `.` (repeatable)")
     ap.add_argument("--explain-rounds", type=int, default=10)
     target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
     ap.add_argument("--out", default=str(target / "ctx-bench" / "first-build.md"))
