@@ -21,10 +21,11 @@
 //! bench stops otherwise); quicktok's differences are reported (its `llama3` is Meta's rank file,
 //! where ctx and llama.cpp use the GGUF's merge list).
 //!
-//! Then the long request: the corpus repeated to at least a million cl100k and o200k tokens,
-//! counted cold (piece cache emptied before each pass) on one thread and on the machine's cores
-//! (`BpeBackend::with_threads(0)`), in turn, in wall time (the point of the threads); the two
-//! counts must be equal.
+//! Then the long request: the corpus, then copies of it with their letters rotated (`a`→`b`, …:
+//! new words, so the copies are not answered from the first one's pieces), to at least a million
+//! cl100k and o200k tokens, counted cold (piece cache emptied before each pass) on one thread and
+//! on the machine's cores (`BpeBackend::with_threads(0)`), in turn, in wall time (the point of the
+//! threads); the two counts must be equal, and equal to bpe-openai's.
 //!
 //! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3, Qwen 2 and
 //! StarCoder vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and
@@ -323,20 +324,38 @@ fn main() {
     let _ = std::fs::write(out.join("peers_count.md"), &report);
 }
 
-/// A request of at least a million tokens (the corpus repeated), counted cold on one thread and
-/// on the machine's cores, in turn, in wall time; the counts must be equal.
+/// `text` with its ASCII letters rotated by `k` places: other words, the same shapes.
+fn rotated(text: &str, k: u8) -> String {
+    let turn = |c: char, base: u8| char::from(base + (c as u8 - base + k) % 26);
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => turn(c, b'a'),
+            'A'..='Z' => turn(c, b'A'),
+            _ => c,
+        })
+        .collect()
+}
+
+/// A request of at least a million tokens (the corpus, then copies with rotated letters),
+/// counted cold on one thread and on the machine's cores, in turn, in wall time; the counts must
+/// be equal.
 fn long_request(corpus: &str, rounds: usize) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut out = format!(
-        "\nA request of a million tokens or more (the corpus repeated), counted cold (piece cache emptied before \
-         each pass) on one thread and on every core (`with_threads(0)`: {cores} here), {rounds} interleaved rounds, \
-         medians of wall time:\n\n\
+        "\nA request of a million tokens or more (the corpus, then copies of it with their letters rotated: new \
+         words), counted cold (piece cache emptied before each pass) on one thread and on every core \
+         (`with_threads(0)`: {cores} here), {rounds} interleaved rounds, medians of wall time:\n\n\
          | encoding | bytes | tokens | one thread | every core | speed-up |\n|---|---:|---:|---:|---:|---:|\n"
     );
     for encoding in Encoding::ALL {
         let (one, all) = (BpeBackend::new(encoding).with_threads(1), BpeBackend::new(encoding).with_threads(0));
-        let per_copy = one.count(corpus).expect("count");
-        let text = corpus.repeat(1_000_000usize.div_ceil(per_copy.max(1)));
+        let (mut text, mut tokens, mut k) = (String::new(), 0, 0u8);
+        while tokens < 1_000_000 {
+            let copy = rotated(corpus, k);
+            tokens += one.count(&copy).expect("count");
+            text.push_str(&copy);
+            k = (k + 1) % 26;
+        }
         let mut times: [Vec<Duration>; 2] = Default::default();
         let mut counts = [0usize; 2];
         for round in 0..rounds {
@@ -351,6 +370,11 @@ fn long_request(corpus: &str, rounds: usize) -> String {
             }
             assert_eq!(counts[0], counts[1], "{encoding}: one thread and every core must count alike");
         }
+        let reference = match encoding {
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+        };
+        assert_eq!(counts[0], reference.count(&text), "{encoding}: bpe-openai's count");
         let [t1, tn] = times.map(median);
         out.push_str(&format!(
             "| {encoding} | {} | {} | {t1:.1?} | {tn:.1?} | ×{:.2} |\n",
