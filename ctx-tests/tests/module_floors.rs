@@ -96,7 +96,7 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["lib"],
         ],
     ),
-    ("ctx-cli", &[&["render", "runnable", "models", "mcp", "schema"], &["check", "explain", "run"], &["lib"]]),
+    ("ctx-cli", &[&["io", "render", "runnable", "models", "mcp", "schema"], &["check", "explain", "run"], &["lib"]]),
     (".", &[&["lib"]]),
     ("ctx-tests", &[&["lib"]]),
 ];
@@ -194,11 +194,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "ctx-macros",
         &["companion", "companion::engine", "companion::engine_expand", "companion::turn"],
         "the companion macros share companion/mod.rs's entry points and helpers",
-    ),
-    (
-        "ctx-cli",
-        &["check", "explain", "lib", "run"],
-        "the subcommands use main.rs's shared options, and main.rs dispatches to them",
     ),
 ];
 
