@@ -55,7 +55,16 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
                 "budget::config",
             ],
             // Area rules.
-            &["engine", "turn", "config", "budget", "pipeline::graph", "pipeline::suggest", "pipeline::context_flow"],
+            &[
+                "engine",
+                "turn",
+                "config",
+                "budget",
+                "pipeline::graph",
+                "pipeline::run_bound",
+                "pipeline::suggest",
+                "pipeline::context_flow",
+            ],
             &["contract"],
             // Whole-pipeline checks.
             &["pipeline"],
@@ -121,11 +130,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "ctx-spec",
         &["config", "config::file", "config::model", "config::model_files", "config::settings"],
         "config.json's reader and the model and settings rules share their value types through mod.rs",
-    ),
-    (
-        "ctx-spec",
-        &["pipeline::graph", "pipeline::graph::run_bound"],
-        "the proof of a run's length is the graph's own analysis, in a file of its own for size",
     ),
     (
         "ctx-spec",
