@@ -132,11 +132,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "config.json's reader and the model and settings rules share their value types through mod.rs",
     ),
     (
-        "ctx-spec",
-        &["contract::check", "contract::cost", "contract::inputs"],
-        "the contract's check, its cost terms and its inputs are one computation split for size",
-    ),
-    (
         "ctx-runtime",
         &["retrieve::chunk", "retrieve::chunk::code", "retrieve::chunk::markdown"],
         "the chunkers share the packing helpers of mod.rs, which dispatches to them",
