@@ -127,11 +127,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
          reasoning items too); a backend's append counting returns CountedText's checkpoints",
     ),
     (
-        "ctx-spec",
-        &["config", "config::file", "config::model", "config::model_files", "config::settings"],
-        "config.json's reader and the model and settings rules share their value types through mod.rs",
-    ),
-    (
         "ctx-runtime",
         &["retrieve::chunk", "retrieve::chunk::code", "retrieve::chunk::markdown"],
         "the chunkers share the packing helpers of mod.rs, which dispatches to them",

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::codes::Code;
-use crate::config::{missing_history_budget, positive as positive_tokens};
+use crate::config::missing_history_budget;
+use crate::validation::positive as positive_tokens;
 use crate::contract::invalid_output_limit;
 use crate::validation::{ConfigIssue, FieldPath};
 
