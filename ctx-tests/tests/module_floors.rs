@@ -128,11 +128,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "ctx-runtime",
-        &["retrieve::chunk", "retrieve::chunk::code", "retrieve::chunk::markdown"],
-        "the chunkers share the packing helpers of mod.rs, which dispatches to them",
-    ),
-    (
-        "ctx-runtime",
         &["compact", "compact::compactor", "compact::dotnet", "compact::registry", "compact::sql"],
         "the compactors use the shared helpers of compact/mod.rs, which dispatches to them",
     ),
