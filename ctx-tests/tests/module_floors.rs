@@ -128,11 +128,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "ctx-runtime",
-        &["compact", "compact::compactor", "compact::dotnet", "compact::registry", "compact::sql"],
-        "the compactors use the shared helpers of compact/mod.rs, which dispatches to them",
-    ),
-    (
-        "ctx-runtime",
         &["turn", "turn::final_view", "turn::ledger", "turn::pack"],
         "the turn ledger and its packing share the types of turn/mod.rs",
     ),

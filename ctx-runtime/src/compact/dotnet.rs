@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use super::emit::emit;
-use super::{Compacted, csharp, guard_tokens, msbuild, razor};
+use super::compacted::{Compacted, guard_tokens};
+use super::{csharp, msbuild, razor};
 use crate::classify::extension;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;

@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 
 use super::emit::{Pieces, emit};
-use super::{Compacted, guard_tokens};
+use super::compacted::{Compacted, guard_tokens};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 
