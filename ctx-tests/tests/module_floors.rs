@@ -126,11 +126,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "a TokenCounter holds its ChatFormat and each format counts with the counter (the carried \
          reasoning items too); a backend's append counting returns CountedText's checkpoints",
     ),
-    (
-        "ctx-runtime",
-        &["turn", "turn::final_view", "turn::ledger", "turn::pack"],
-        "the turn ledger and its packing share the types of turn/mod.rs",
-    ),
     ("ctx-runtime", &["llm", "llm::spend"], "spend is priced from llm's Usage and llm re-exports it"),
     (
         "ctx-runtime",
