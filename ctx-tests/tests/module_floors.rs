@@ -133,7 +133,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "the Responses client shares the chat client's configuration and provider mapping in \
          openai/mod.rs, which re-exports it",
     ),
-    ("ctx-runtime", &["mcp", "mcp::server"], "a server connection reports through mod.rs's McpError and options"),
     (
         "ctx-runtime",
         &["engine::assembler", "engine::render", "engine::report", "engine::run"],

@@ -21,7 +21,8 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::http::{self, Failure};
-use super::{McpError, McpOptions};
+use super::error::McpError;
+use super::options::McpOptions;
 use crate::pipeline::definition::{McpServerSpec, ToolSpec};
 
 /// How much of a server's standard error is kept for messages.
