@@ -135,11 +135,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "ctx-runtime",
-        &["engine::assembler", "engine::render", "engine::report", "engine::run"],
-        "the assembler, its run, rendering and report are one pass over a context",
-    ),
-    (
-        "ctx-runtime",
         &[
             "error",
             "pipeline::driver",
