@@ -32,8 +32,12 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["openai_vocab", "merge", "pieces", "model_bpe"],
             // Backends over the merge.
             &["backend", "hf", "incremental"],
-            // The counter and the chat formats it frames requests with.
-            &["counter", "format", "anthropic", "template", "jinja_counts", "reasoning"],
+            // The chat formats as values: what a counter frames requests with.
+            &["format", "anthropic", "template"],
+            // The counter, and the growing text it keeps a count of.
+            &["counter", "counted_text"],
+            // Counting requests in each chat format, with the counter.
+            &["format_counts", "anthropic_counts", "template_counts", "jinja_counts", "reasoning"],
             // Model files, which build counters.
             &["model_files"],
             &["lib"],
@@ -119,12 +123,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         &["merge", "merge::long", "merge::short_ranks", "merge::windows", "model_bpe", "openai_vocab", "pieces"],
         "the merge reads the vocabulary's tables and the piece cache packs short pieces with the \
          merge's layout; splitting the shared tables into a leaf is issue 38's next step",
-    ),
-    (
-        "ctx-tokens",
-        &["anthropic", "backend", "counter", "format", "incremental", "jinja_counts", "reasoning", "template"],
-        "a TokenCounter holds its ChatFormat and each format counts with the counter (the carried \
-         reasoning items too); a backend's append counting returns CountedText's checkpoints",
     ),
     ("ctx-runtime", &["llm", "llm::spend"], "spend is priced from llm's Usage and llm re-exports it"),
     (

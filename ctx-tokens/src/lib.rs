@@ -39,15 +39,18 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod anthropic;
+mod anthropic_counts;
 mod backend;
 mod cache;
 mod char_classes;
 pub mod chat;
+mod counted_text;
 mod counter;
 mod encoding;
 mod error;
 mod filter;
 mod format;
+mod format_counts;
 pub mod gguf;
 #[cfg(feature = "hf")]
 mod hf;
@@ -68,6 +71,7 @@ mod pieces;
 mod pretokenize;
 mod reasoning;
 mod template;
+mod template_counts;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
 #[path = "../tests/corpus/mod.rs"]
@@ -81,8 +85,9 @@ struct ReadmeDoctests;
 
 pub use anthropic::{
     ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend,
-    RequestCounter, estimated_counter,
+    RequestCounter,
 };
+pub use anthropic_counts::estimated_counter;
 #[cfg(feature = "__tiktoken")]
 #[cfg_attr(docsrs, doc(cfg(feature = "__tiktoken")))]
 pub use backend::TiktokenBackend;
@@ -96,7 +101,8 @@ pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use hf::HfTokenizer;
-pub use incremental::{CountCheckpoint, CountedText};
+pub use counted_text::CountedText;
+pub use incremental::CountCheckpoint;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use jinja::JinjaTemplate;
