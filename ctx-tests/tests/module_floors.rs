@@ -28,8 +28,12 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["error", "names", "chat", "char_classes", "filter", "cache", "gguf"],
             // Reading text: the pre-tokenizer scanners, the encodings and model table, templates.
             &["pretokenize", "encoding", "jinja"],
-            // Merging: the vocabularies, the merge, the piece cache, model vocabularies.
-            &["openai_vocab", "merge", "pieces", "model_bpe"],
+            // The OpenAI vocabularies' bytes, and counting by pieces over any vocabulary.
+            &["token_bytes", "pieces"],
+            // The merge, on its rank index of the bytes.
+            &["merge"],
+            // The vocabularies: the OpenAI encodings over the merge, model files' BPE models.
+            &["openai_vocab", "model_bpe"],
             // Backends over the merge.
             &["backend", "hf", "incremental"],
             // The chat formats as values: what a counter frames requests with.
@@ -118,12 +122,6 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
 /// files of one listed circle are covered by it, upward or not. Remove an entry when its circle
 /// is broken; the test says when.
 const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
-    (
-        "ctx-tokens",
-        &["merge", "merge::long", "merge::short_ranks", "merge::windows", "model_bpe", "openai_vocab", "pieces"],
-        "the merge reads the vocabulary's tables and the piece cache packs short pieces with the \
-         merge's layout; splitting the shared tables into a leaf is issue 38's next step",
-    ),
     ("ctx-runtime", &["llm", "llm::spend"], "spend is priced from llm's Usage and llm re-exports it"),
     (
         "ctx-runtime",

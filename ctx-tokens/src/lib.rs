@@ -72,6 +72,7 @@ mod pretokenize;
 mod reasoning;
 mod template;
 mod template_counts;
+mod token_bytes;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
 #[path = "../tests/corpus/mod.rs"]
@@ -114,7 +115,7 @@ pub use merge::Ranks;
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
 #[doc(hidden)]
-pub use openai_vocab::TokenBytes;
+pub use token_bytes::TokenBytes;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 pub use reasoning::{REASONING_ITEM_SPECIALS, is_reasoning_item};
 pub use template::ChatTemplate;
