@@ -327,6 +327,63 @@ fn every_library_of_the_workspace_is_checked() {
     }
 }
 
+/// The backticked names of `text`, in order (`` `a`, `b::c` `` → `a`, `b::c`).
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The floors ARCHITECTURE.md's "Floors" table gives each crate: a row per crate, its directory
+/// the first backticked name of the first cell, its floors the second cell cut at `→`, each floor
+/// the backticked names in it (the words around them describe it and are not read).
+fn documented_floors(markdown: &str) -> BTreeMap<String, Vec<BTreeSet<String>>> {
+    let section = markdown.split("\n## Floors\n").nth(1).expect("ARCHITECTURE.md has a `## Floors` section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let mut rows = BTreeMap::new();
+    for line in section.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+        let (Some(first), Some(floors)) = (cells.first(), cells.get(1)) else { continue };
+        let Some(dir) = backticked(first).into_iter().next() else { continue };
+        let floors = floors.split('→').map(|floor| backticked(floor).into_iter().collect()).collect();
+        assert!(rows.insert(dir.clone(), floors).is_none(), "ARCHITECTURE.md lists the floors of `{dir}` twice");
+    }
+    rows
+}
+
+#[test]
+fn architecture_md_names_every_floor_as_the_code_has_it() {
+    let markdown = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let documented = documented_floors(&markdown);
+    let mut problems = Vec::new();
+    for (dir, floors) in FLOORS {
+        let code: Vec<BTreeSet<String>> =
+            floors.iter().map(|floor| floor.iter().map(|m| (*m).to_owned()).collect()).collect();
+        match documented.get(*dir) {
+            None => problems.push(format!("`{dir}` has no row in ARCHITECTURE.md's Floors table; its floors: {code:?}")),
+            Some(written) if *written != code => {
+                problems.push(format!("`{dir}`: ARCHITECTURE.md says {written:?}\n    FLOORS says {code:?}"));
+            }
+            Some(_) => {}
+        }
+    }
+    for dir in documented.keys() {
+        if !FLOORS.iter().any(|(d, _)| d == dir) {
+            problems.push(format!("ARCHITECTURE.md gives floors to `{dir}`, which FLOORS does not list"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_floors_table_is_read_floor_by_floor() {
+    let markdown = "# A\n## Floors\n| crate | floors |\n|---|---|\n\
+                    | `demo` (why) | leaves: `a`, `b::c` → `lib` |\n## Next\n| `other` | `x` |\n";
+    let rows = documented_floors(markdown);
+    let floors: Vec<BTreeSet<String>> =
+        vec![["a", "b::c"].map(String::from).into(), ["lib"].map(String::from).into()];
+    assert_eq!(rows.get("demo"), Some(&floors));
+    assert!(!rows.contains_key("other"), "a table after the section is not read: {rows:?}");
+}
+
 /// Writes `files` (path, text) under a temporary `src/` and scans it.
 fn scan_files(files: &[(&str, &str)]) -> Crate {
     let dir = tempfile::tempdir().expect("a temporary directory");
