@@ -7,7 +7,7 @@
 //! qualified path in code (`crate::codes::Code::ModelFile`), a child module's `super::` —
 //! followed through re-exports to the file that defines the item, so a `mod.rs` that only lists
 //! names is no floor of its own. `#[cfg(test)]` items, comments and strings are not read.
-//! ARCHITECTURE.md ("Floors") explains each crate's list.
+//! ARCHITECTURE.md ("Floors") explains each crate's list, and its table is checked against `FLOORS`.
 
 #[path = "module_floors/scan.rs"]
 mod scan;
