@@ -413,6 +413,7 @@ pub(super) fn count_parallel<V: PieceVocab + Sync + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openai_vocab::OpenAiVocab;
 
     fn cl100k() -> &'static OpenAiVocab {
         super::super::openai_vocab::vocab(super::super::Encoding::Cl100kBase)

@@ -24,8 +24,6 @@
 //! Issues about the model and the settings are reported under `model.*` and `settings.*`, about
 //! a step under its [`CallModelCheck::at`].
 
-use serde::Serialize;
-
 use super::context::ContextTerm;
 use super::input_budget::InputBudget;
 use super::inputs::{self, Declared, Pending};
