@@ -170,11 +170,6 @@ impl Ranks {
         Ranks::new(token_bytes(encoding))
     }
 
-    /// The process-wide index of `encoding`, loaded on first use.
-    pub fn shared(encoding: Encoding) -> &'static Self {
-        openai_vocab::vocab(encoding).ranks()
-    }
-
     /// The token bytes, by rank.
     pub fn tokens(&self) -> &TokenBytes {
         &self.tokens

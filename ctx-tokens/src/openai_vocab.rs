@@ -95,6 +95,15 @@ impl OpenAiVocab {
     }
 }
 
+// Written with the vocabulary, not the merge: the process-wide index is the one the vocabulary
+// loads and owns.
+impl Ranks {
+    /// The process-wide index of `encoding`, loaded on first use.
+    pub fn shared(encoding: Encoding) -> &'static Self {
+        vocab(encoding).ranks()
+    }
+}
+
 impl PieceVocab for OpenAiVocab {
     #[inline]
     fn split<'t>(&self, text: &'t str) -> Pieces<'t> {

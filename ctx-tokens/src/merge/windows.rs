@@ -47,9 +47,12 @@
 //! border of the previous window's parts (still compatible among themselves) and merges again
 //! from there; after a few failures in a row the whole piece goes to the tree merge. Either
 //! way the answer is tiktoken's; the windows only make it fast.
+//!
+//! [`WINDOW`]: super::WINDOW
+//! [`MARGIN`]: super::MARGIN
 
 use super::long::TreeMerge;
-use super::{MARGIN, Ranks, SMALL_MAX, WINDOW};
+use super::{Ranks, SMALL_MAX};
 
 /// Failed checks in a row, each moving back twice as far, before the tree merge takes the
 /// whole piece.

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::merge::WINDOWED_MIN;
+use crate::merge::{MARGIN, WINDOW, WINDOWED_MIN};
 use crate::encoding::Encoding;
 
 fn tokenizers() -> [(Encoding, &'static bpe_openai::Tokenizer); 2] {
