@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use annotate_snippets::Level;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue};
 
-use crate::render::{render, render_as};
 use crate::io::{Format, validate_options};
+use crate::render::{render, render_as};
 use crate::runnable;
 
 pub(crate) fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {

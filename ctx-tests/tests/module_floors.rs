@@ -359,7 +359,9 @@ fn architecture_md_names_every_floor_as_the_code_has_it() {
         let code: Vec<BTreeSet<String>> =
             floors.iter().map(|floor| floor.iter().map(|m| (*m).to_owned()).collect()).collect();
         match documented.get(*dir) {
-            None => problems.push(format!("`{dir}` has no row in ARCHITECTURE.md's Floors table; its floors: {code:?}")),
+            None => {
+                problems.push(format!("`{dir}` has no row in ARCHITECTURE.md's Floors table; its floors: {code:?}"))
+            }
             Some(written) if *written != code => {
                 problems.push(format!("`{dir}`: ARCHITECTURE.md says {written:?}\n    FLOORS says {code:?}"));
             }
@@ -379,8 +381,7 @@ fn the_floors_table_is_read_floor_by_floor() {
     let markdown = "# A\n## Floors\n| crate | floors |\n|---|---|\n\
                     | `demo` (why) | leaves: `a`, `b::c` → `lib` |\n## Next\n| `other` | `x` |\n";
     let rows = documented_floors(markdown);
-    let floors: Vec<BTreeSet<String>> =
-        vec![["a", "b::c"].map(String::from).into(), ["lib"].map(String::from).into()];
+    let floors: Vec<BTreeSet<String>> = vec![["a", "b::c"].map(String::from).into(), ["lib"].map(String::from).into()];
     assert_eq!(rows.get("demo"), Some(&floors));
     assert!(!rows.contains_key("other"), "a table after the section is not read: {rows:?}");
 }

@@ -191,7 +191,6 @@ impl ChatFormat {
     }
 }
 
-
 /// A JSON value as the cookbook's Python formats it into its lines: strings bare, anything else
 /// as JSON text.
 fn value_text(v: &Value) -> String {

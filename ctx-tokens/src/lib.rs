@@ -72,12 +72,12 @@ mod pretokenize;
 mod reasoning;
 mod template;
 mod template_counts;
-mod token_bytes;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
 #[path = "../tests/corpus/mod.rs"]
 #[allow(unreachable_pub)] // shared with integration tests, where `pub` is what reaches it
 mod test_corpus;
+mod token_bytes;
 
 // The README's example is compiled and run as a doc test.
 #[cfg(doctest)]
@@ -94,6 +94,7 @@ pub use anthropic_counts::estimated_counter;
 pub use backend::TiktokenBackend;
 pub use backend::{BpeBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
+pub use counted_text::CountedText;
 pub use counter::TokenCounter;
 pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
 pub use error::TokenError;
@@ -102,7 +103,6 @@ pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use hf::HfTokenizer;
-pub use counted_text::CountedText;
 pub use incremental::CountCheckpoint;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
@@ -114,8 +114,8 @@ pub use merge::Ranks;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
-#[doc(hidden)]
-pub use token_bytes::TokenBytes;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 pub use reasoning::{REASONING_ITEM_SPECIALS, is_reasoning_item};
 pub use template::ChatTemplate;
+#[doc(hidden)]
+pub use token_bytes::TokenBytes;

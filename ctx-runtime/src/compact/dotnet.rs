@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
-use super::emit::emit;
 use super::compacted::{Compacted, guard_tokens};
+use super::emit::emit;
 use super::{csharp, msbuild, razor};
 use crate::classify::extension;
 use crate::tokens::TokenCounter;

@@ -19,8 +19,8 @@ use std::pin::Pin;
 
 use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembly, RetrieverEntry};
 use super::error::EngineError;
-use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::level::{Level, PackState, Source, pack_reports};
+use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
 use super::report::AssemblyReport;
 use super::retriever::{
     ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverDyn, join_blocks,

@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::http::{self, Failure};
 use super::error::McpError;
+use super::http::{self, Failure};
 use super::options::McpOptions;
 use crate::pipeline::definition::{McpServerSpec, ToolSpec};
 

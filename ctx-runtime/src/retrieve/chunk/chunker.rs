@@ -164,8 +164,6 @@ impl Chunker {
         &self.counter
     }
 
-
-
     /// Whether `text[start..end]` fits the size.
     pub(crate) fn fits(&self, text: &str, start: usize, end: usize) -> Result<bool, ChunkError> {
         Ok(self.counter.count_up_to(&text[start..end], self.options.max_tokens)?.is_some())
@@ -219,7 +217,6 @@ impl Chunker {
         }
         Ok(window.len())
     }
-
 }
 
 /// The byte offsets where each line of `text[start..end]` starts, `start` first.

@@ -41,8 +41,8 @@ pub(crate) mod markdown;
 #[cfg(test)]
 mod tests;
 
-pub use chunker::{CODE_EXTENSIONS, ChunkError, ChunkKind, ChunkOptions, Chunker, MIN_CHUNK_TOKENS};
 use chunker::Piece;
+pub use chunker::{CODE_EXTENSIONS, ChunkError, ChunkKind, ChunkOptions, Chunker, MIN_CHUNK_TOKENS};
 
 /// One piece of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
