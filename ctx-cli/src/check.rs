@@ -8,8 +8,9 @@ use std::process::ExitCode;
 use annotate_snippets::Level;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, YamlIssue};
 
+use crate::io::{Format, validate_options};
 use crate::render::{render, render_as};
-use crate::{Format, runnable, validate_options};
+use crate::runnable;
 
 pub(crate) fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, String> {
     let mut files = Vec::new();

@@ -9,8 +9,8 @@ use ctx::codes::Code;
 use ctx::pipeline::yaml::LoadedFile;
 use ctx::pipeline::{LoadOptions, LoadedPipeline};
 
+use crate::io::{Format, write_html};
 use crate::render::{render, render_as};
-use crate::{Format, write_html};
 
 /// `target` when it is written like an error code (capitals, digits and `_`) and is not a file.
 pub(crate) fn error_code(target: &Path) -> Option<&str> {

@@ -24,6 +24,7 @@
 
 mod check;
 mod explain;
+mod io;
 mod mcp;
 mod models;
 mod render;
@@ -31,16 +32,15 @@ mod run;
 mod runnable;
 mod schema;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use ctx::config::LimitsPolicy;
-use ctx::pipeline::ValidateOptions;
-use ctx::pipeline::yaml::{LoadedFile, PipelineFile, to_yaml};
+use clap::{Parser, Subcommand};
+use ctx::pipeline::yaml::to_yaml;
 use ctx::pipeline::{to_dot, to_mermaid};
 
-use render::{Color, render};
+use io::{Format, load};
+use render::Color;
 use run::{RunArgs, parse_var};
 
 #[derive(Parser)]
@@ -139,12 +139,6 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Text,
-    Json,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     render::use_color(cli.color);
@@ -172,26 +166,4 @@ fn main() -> ExitCode {
         eprintln!("error: {message}");
         ExitCode::from(2)
     })
-}
-
-/// The options a service loads with (`LoadOptions::from_env`): the `PIPELINE_LIMITS_POLICY`
-/// of this process wins over the file's policy, so a check passes or fails, and clamps, as the
-/// service will.
-fn validate_options() -> ValidateOptions {
-    ValidateOptions::default().env_limits_policy(LimitsPolicy::env_value())
-}
-
-/// A file loaded for a command that needs it whole: its problems are printed and end the command.
-fn load(file: &Path) -> Result<LoadedFile, String> {
-    PipelineFile::load_with(file, &validate_options()).map_err(|e| {
-        render(e.issues());
-        format!("{} has {} problem(s)", file.display(), e.issues().len())
-    })
-}
-
-/// Writes a report page, naming the file when it cannot.
-fn write_html(path: &Path, html: &str) -> Result<(), String> {
-    std::fs::write(path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
 }

@@ -11,8 +11,9 @@ use ctx::llm::ChatModelDyn;
 use ctx::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, StepReport};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 
+use crate::io::{load, write_html};
 use crate::render::{render, render_as};
-use crate::{load, models, runnable, write_html};
+use crate::{models, runnable};
 
 /// What `ctx run` was asked.
 pub(crate) struct RunArgs {

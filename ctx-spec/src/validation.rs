@@ -178,6 +178,17 @@ pub(crate) fn shared_code(issues: &[ConfigIssue]) -> Option<Code> {
     }
 }
 
+/// A positive `i64` as `usize`, or `None` when it is not positive or does not fit: how a
+/// written count (a window, a budget, a limit) is read by every rule that takes one.
+pub(crate) fn positive(value: i64) -> Option<usize> {
+    if value > 0 { usize::try_from(value).ok() } else { None }
+}
+
+/// A non-negative `i64` as `usize`, or `None` when it is negative or does not fit.
+pub(crate) fn non_negative(value: i64) -> Option<usize> {
+    usize::try_from(value).ok()
+}
+
 /// `issues` one a line, indented, for an error message.
 pub(crate) fn render(issues: &[ConfigIssue]) -> String {
     issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
@@ -186,6 +197,15 @@ pub(crate) fn render(issues: &[ConfigIssue]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_conversions_reject_out_of_range_values() {
+        assert_eq!(positive(0), None);
+        assert_eq!(positive(-3), None);
+        assert_eq!(positive(7), Some(7));
+        assert_eq!(non_negative(0), Some(0));
+        assert_eq!(non_negative(-1), None);
+    }
 
     #[test]
     fn path_display_and_parse_round_trip() {

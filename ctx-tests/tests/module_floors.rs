@@ -7,7 +7,7 @@
 //! qualified path in code (`crate::codes::Code::ModelFile`), a child module's `super::` —
 //! followed through re-exports to the file that defines the item, so a `mod.rs` that only lists
 //! names is no floor of its own. `#[cfg(test)]` items, comments and strings are not read.
-//! ARCHITECTURE.md ("Floors") explains each crate's list.
+//! ARCHITECTURE.md ("Floors") explains each crate's list, and its table is checked against `FLOORS`.
 
 #[path = "module_floors/scan.rs"]
 mod scan;
@@ -28,12 +28,20 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["error", "names", "chat", "char_classes", "filter", "cache", "gguf"],
             // Reading text: the pre-tokenizer scanners, the encodings and model table, templates.
             &["pretokenize", "encoding", "jinja"],
-            // Merging: the vocabularies, the merge, the piece cache, model vocabularies.
-            &["openai_vocab", "merge", "pieces", "model_bpe"],
+            // The OpenAI vocabularies' bytes, and counting by pieces over any vocabulary.
+            &["token_bytes", "pieces"],
+            // The merge, on its rank index of the bytes.
+            &["merge"],
+            // The vocabularies: the OpenAI encodings over the merge, model files' BPE models.
+            &["openai_vocab", "model_bpe"],
             // Backends over the merge.
             &["backend", "hf", "incremental"],
-            // The counter and the chat formats it frames requests with.
-            &["counter", "format", "anthropic", "template", "jinja_counts", "reasoning"],
+            // The chat formats as values: what a counter frames requests with.
+            &["format", "anthropic", "template"],
+            // The counter, and the growing text it keeps a count of.
+            &["counter", "counted_text"],
+            // Counting requests in each chat format, with the counter.
+            &["format_counts", "anthropic_counts", "template_counts", "jinja_counts", "reasoning"],
             // Model files, which build counters.
             &["model_files"],
             &["lib"],
@@ -55,7 +63,16 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
                 "budget::config",
             ],
             // Area rules.
-            &["engine", "turn", "config", "budget", "pipeline::graph", "pipeline::suggest", "pipeline::context_flow"],
+            &[
+                "engine",
+                "turn",
+                "config",
+                "budget",
+                "pipeline::graph",
+                "pipeline::run_bound",
+                "pipeline::suggest",
+                "pipeline::context_flow",
+            ],
             &["contract"],
             // Whole-pipeline checks.
             &["pipeline"],
@@ -96,7 +113,7 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["lib"],
         ],
     ),
-    ("ctx-cli", &[&["render", "runnable", "models", "mcp", "schema"], &["check", "explain", "run"], &["lib"]]),
+    ("ctx-cli", &[&["io", "render", "runnable", "models", "mcp", "schema"], &["check", "explain", "run"], &["lib"]]),
     (".", &[&["lib"]]),
     ("ctx-tests", &[&["lib"]]),
 ];
@@ -105,60 +122,12 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
 /// files of one listed circle are covered by it, upward or not. Remove an entry when its circle
 /// is broken; the test says when.
 const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
-    (
-        "ctx-tokens",
-        &["merge", "merge::long", "merge::short_ranks", "merge::windows", "model_bpe", "openai_vocab", "pieces"],
-        "the merge reads the vocabulary's tables and the piece cache packs short pieces with the \
-         merge's layout; splitting the shared tables into a leaf is issue 38's next step",
-    ),
-    (
-        "ctx-tokens",
-        &["anthropic", "backend", "counter", "format", "incremental", "jinja_counts", "reasoning", "template"],
-        "a TokenCounter holds its ChatFormat and each format counts with the counter (the carried \
-         reasoning items too); a backend's append counting returns CountedText's checkpoints",
-    ),
-    (
-        "ctx-spec",
-        &["config", "config::file", "config::model", "config::model_files", "config::settings"],
-        "config.json's reader and the model and settings rules share their value types through mod.rs",
-    ),
-    (
-        "ctx-spec",
-        &["pipeline::graph", "pipeline::graph::run_bound"],
-        "the proof of a run's length is the graph's own analysis, in a file of its own for size",
-    ),
-    (
-        "ctx-spec",
-        &["contract::check", "contract::cost", "contract::inputs"],
-        "the contract's check, its cost terms and its inputs are one computation split for size",
-    ),
-    (
-        "ctx-runtime",
-        &["retrieve::chunk", "retrieve::chunk::code", "retrieve::chunk::markdown"],
-        "the chunkers share the packing helpers of mod.rs, which dispatches to them",
-    ),
-    (
-        "ctx-runtime",
-        &["compact", "compact::compactor", "compact::dotnet", "compact::registry", "compact::sql"],
-        "the compactors use the shared helpers of compact/mod.rs, which dispatches to them",
-    ),
-    (
-        "ctx-runtime",
-        &["turn", "turn::final_view", "turn::ledger", "turn::pack"],
-        "the turn ledger and its packing share the types of turn/mod.rs",
-    ),
     ("ctx-runtime", &["llm", "llm::spend"], "spend is priced from llm's Usage and llm re-exports it"),
     (
         "ctx-runtime",
         &["llm::openai", "llm::openai::responses", "llm::openai::responses::stream", "llm::openai::responses::wire"],
         "the Responses client shares the chat client's configuration and provider mapping in \
          openai/mod.rs, which re-exports it",
-    ),
-    ("ctx-runtime", &["mcp", "mcp::server"], "a server connection reports through mod.rs's McpError and options"),
-    (
-        "ctx-runtime",
-        &["engine::assembler", "engine::render", "engine::report", "engine::run"],
-        "the assembler, its run, rendering and report are one pass over a context",
     ),
     (
         "ctx-runtime",
@@ -194,11 +163,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "ctx-macros",
         &["companion", "companion::engine", "companion::engine_expand", "companion::turn"],
         "the companion macros share companion/mod.rs's entry points and helpers",
-    ),
-    (
-        "ctx-cli",
-        &["check", "explain", "lib", "run"],
-        "the subcommands use main.rs's shared options, and main.rs dispatches to them",
     ),
 ];
 
@@ -361,6 +325,65 @@ fn every_library_of_the_workspace_is_checked() {
             assert!(FLOORS.iter().any(|(d, _)| *d == member), "{member} has no floors in FLOORS");
         }
     }
+}
+
+/// The backticked names of `text`, in order (`` `a`, `b::c` `` → `a`, `b::c`).
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The floors ARCHITECTURE.md's "Floors" table gives each crate: a row per crate, its directory
+/// the first backticked name of the first cell, its floors the second cell cut at `→`, each floor
+/// the backticked names in it (the words around them describe it and are not read).
+fn documented_floors(markdown: &str) -> BTreeMap<String, Vec<BTreeSet<String>>> {
+    let section = markdown.split("\n## Floors\n").nth(1).expect("ARCHITECTURE.md has a `## Floors` section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let mut rows = BTreeMap::new();
+    for line in section.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+        let (Some(first), Some(floors)) = (cells.first(), cells.get(1)) else { continue };
+        let Some(dir) = backticked(first).into_iter().next() else { continue };
+        let floors: Vec<BTreeSet<String>> =
+            floors.split('→').map(|floor| backticked(floor).into_iter().collect()).collect();
+        assert!(rows.insert(dir.clone(), floors).is_none(), "ARCHITECTURE.md lists the floors of `{dir}` twice");
+    }
+    rows
+}
+
+#[test]
+fn architecture_md_names_every_floor_as_the_code_has_it() {
+    let markdown = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let documented = documented_floors(&markdown);
+    let mut problems = Vec::new();
+    for (dir, floors) in FLOORS {
+        let code: Vec<BTreeSet<String>> =
+            floors.iter().map(|floor| floor.iter().map(|m| (*m).to_owned()).collect()).collect();
+        match documented.get(*dir) {
+            None => {
+                problems.push(format!("`{dir}` has no row in ARCHITECTURE.md's Floors table; its floors: {code:?}"))
+            }
+            Some(written) if *written != code => {
+                problems.push(format!("`{dir}`: ARCHITECTURE.md says {written:?}\n    FLOORS says {code:?}"));
+            }
+            Some(_) => {}
+        }
+    }
+    for dir in documented.keys() {
+        if !FLOORS.iter().any(|(d, _)| *d == dir.as_str()) {
+            problems.push(format!("ARCHITECTURE.md gives floors to `{dir}`, which FLOORS does not list"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_floors_table_is_read_floor_by_floor() {
+    let markdown = "# A\n## Floors\n| crate | floors |\n|---|---|\n\
+                    | `demo` (why) | leaves: `a`, `b::c` → `lib` |\n## Next\n| `other` | `x` |\n";
+    let rows = documented_floors(markdown);
+    let floors: Vec<BTreeSet<String>> = vec![["a", "b::c"].map(String::from).into(), ["lib"].map(String::from).into()];
+    assert_eq!(rows.get("demo"), Some(&floors));
+    assert!(!rows.contains_key("other"), "a table after the section is not read: {rows:?}");
 }
 
 /// Writes `files` (path, text) under a temporary `src/` and scans it.

@@ -427,5 +427,56 @@ fn civil_days_before_year(year: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+// What a template drops, asked of the template itself: rendering a chat template refuses it
+// (`template.rs`), and counting with one (`jinja_counts.rs`) refuses it first.
+
+/// Refuses a message whose name or tool calls the template drops: rendered with and without the
+/// field, the prompt is the same.
+pub(crate) fn check_supported(t: &JinjaTemplate, messages: &[ChatMessage]) -> Result<(), TokenError> {
+    for (index, m) in messages.iter().enumerate() {
+        let mut fields = Vec::new();
+        if m.name.is_some() {
+            fields.push("message names");
+        }
+        if !m.tool_calls.is_empty() {
+            fields.push("tool calls");
+        }
+        for what in fields {
+            let mut stripped = messages[..=index].to_vec();
+            let last = &mut stripped[index];
+            match what {
+                "message names" => last.name = None,
+                _ => {
+                    last.tool_calls.clear();
+                }
+            }
+            if t.render(&messages[..=index], &[], false)? == t.render(&stripped, &[], false)? {
+                return Err(TokenError::TemplateUnsupported {
+                    template: t.name().to_owned(),
+                    what: format!("{what} (message {index}, role {})", m.role.as_str()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The conversation every tool-schema probe renders with.
+pub(crate) fn probe() -> [ChatMessage; 1] {
+    [ChatMessage::user("")]
+}
+
+/// Refuses tool schemas the template does not render.
+pub(crate) fn check_tools_supported(t: &JinjaTemplate, tools: &[ToolSchema]) -> Result<(), TokenError> {
+    let Some(first) = tools.first() else { return Ok(()) };
+    if t.render(&probe(), tools, false)? == t.render(&probe(), &[], false)? {
+        return Err(TokenError::TemplateUnsupported {
+            template: t.name().to_owned(),
+            what: format!("tool schemas (`{}`)", first.name),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests;

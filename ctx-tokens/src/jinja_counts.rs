@@ -11,58 +11,10 @@
 //! A template that cannot render an empty conversation (Qwen 2.5's reads `messages[0]`) counts
 //! the reply priming as what `add_generation_prompt` adds to a one-message conversation.
 
-use super::TokenCounter;
-use super::jinja::JinjaTemplate;
+use super::counter::TokenCounter;
+use super::jinja::{JinjaTemplate, check_supported, check_tools_supported, probe};
 use crate::TokenError;
 use crate::chat::{ChatMessage, Role, ToolSchema};
-
-/// Refuses a message whose name or tool calls the template drops: rendered with and without the
-/// field, the prompt is the same.
-pub(super) fn check_supported(t: &JinjaTemplate, messages: &[ChatMessage]) -> Result<(), TokenError> {
-    for (index, m) in messages.iter().enumerate() {
-        let mut fields = Vec::new();
-        if m.name.is_some() {
-            fields.push("message names");
-        }
-        if !m.tool_calls.is_empty() {
-            fields.push("tool calls");
-        }
-        for what in fields {
-            let mut stripped = messages[..=index].to_vec();
-            let last = &mut stripped[index];
-            match what {
-                "message names" => last.name = None,
-                _ => {
-                    last.tool_calls.clear();
-                }
-            }
-            if t.render(&messages[..=index], &[], false)? == t.render(&stripped, &[], false)? {
-                return Err(TokenError::TemplateUnsupported {
-                    template: t.name().to_owned(),
-                    what: format!("{what} (message {index}, role {})", m.role.as_str()),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The conversation every tool-schema probe renders with.
-fn probe() -> [ChatMessage; 1] {
-    [ChatMessage::user("")]
-}
-
-/// Refuses tool schemas the template does not render.
-pub(super) fn check_tools_supported(t: &JinjaTemplate, tools: &[ToolSchema]) -> Result<(), TokenError> {
-    let Some(first) = tools.first() else { return Ok(()) };
-    if t.render(&probe(), tools, false)? == t.render(&probe(), &[], false)? {
-        return Err(TokenError::TemplateUnsupported {
-            template: t.name().to_owned(),
-            what: format!("tool schemas (`{}`)", first.name),
-        });
-    }
-    Ok(())
-}
 
 /// The count of the rendered prompt, reply priming included.
 pub(super) fn count_messages(

@@ -39,15 +39,18 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod anthropic;
+mod anthropic_counts;
 mod backend;
 mod cache;
 mod char_classes;
 pub mod chat;
+mod counted_text;
 mod counter;
 mod encoding;
 mod error;
 mod filter;
 mod format;
+mod format_counts;
 pub mod gguf;
 #[cfg(feature = "hf")]
 mod hf;
@@ -68,11 +71,13 @@ mod pieces;
 mod pretokenize;
 mod reasoning;
 mod template;
+mod template_counts;
 /// The token corpus, read as the integration tests and benches read it.
 #[cfg(test)]
 #[path = "../tests/corpus/mod.rs"]
 #[allow(unreachable_pub)] // shared with integration tests, where `pub` is what reaches it
 mod test_corpus;
+mod token_bytes;
 
 // The README's example is compiled and run as a doc test.
 #[cfg(doctest)]
@@ -81,13 +86,15 @@ struct ReadmeDoctests;
 
 pub use anthropic::{
     ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, MarginBackend,
-    RequestCounter, estimated_counter,
+    RequestCounter,
 };
+pub use anthropic_counts::estimated_counter;
 #[cfg(feature = "__tiktoken")]
 #[cfg_attr(docsrs, doc(cfg(feature = "__tiktoken")))]
 pub use backend::TiktokenBackend;
 pub use backend::{BpeBackend, TokenizerBackend};
 pub use cache::{CacheStats, CountCache};
+pub use counted_text::CountedText;
 pub use counter::TokenCounter;
 pub use encoding::{Encoding, MODEL_TABLE, ModelInfo};
 pub use error::TokenError;
@@ -96,7 +103,7 @@ pub use gguf::{GgufError, GgufMetadata, GgufValue};
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use hf::HfTokenizer;
-pub use incremental::{CountCheckpoint, CountedText};
+pub use incremental::CountCheckpoint;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use jinja::JinjaTemplate;
@@ -107,8 +114,8 @@ pub use merge::Ranks;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
-#[doc(hidden)]
-pub use openai_vocab::TokenBytes;
 pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
 pub use reasoning::{REASONING_ITEM_SPECIALS, is_reasoning_item};
 pub use template::ChatTemplate;
+#[doc(hidden)]
+pub use token_bytes::TokenBytes;

@@ -31,7 +31,7 @@ use std::hash::BuildHasher;
 use quick_cache::DefaultHashBuilder;
 
 use super::encoding::Encoding;
-use super::openai_vocab::{self, TokenBytes};
+use super::token_bytes::{TokenBytes, token_bytes};
 
 /// No rank: the pair is not a token.
 const NONE: u32 = u32::MAX;
@@ -42,6 +42,19 @@ const NONE: u32 = u32::MAX;
 /// Up to this length the array merge beat a heap of candidate pairs (`tokens/merge` in
 /// `benches/tokens.rs`).
 pub(crate) const SMALL_MAX: usize = 64;
+
+/// Bytes the windowed merge (`merge/windows.rs`) merges at once: the tree merge's arrays for this many bytes (about 150 KB) stay in
+/// cache. Windows of 4 KB to 256 KB all merged a megabyte of letters in about the same time
+/// (`tokens/long-piece` in `benches/tokens.rs`); a window costs a few fixed steps and re-merges
+/// its last [`MARGIN`] bytes, so not much smaller.
+pub(crate) const WINDOW: usize = 32 * 1024;
+
+/// Pieces longer than this are merged window by window; shorter ones by the tree merge at once
+/// (as fast up to here, and unchanged).
+pub(crate) const WINDOWED_MIN: usize = 4 * WINDOW;
+
+/// Parts within this many bytes of a window's end are merged again with the next window.
+pub(crate) const MARGIN: usize = 512;
 
 /// The run-by-run merge is tried on pieces of at least this many bytes...
 pub(crate) const RUNS_MIN_LEN: usize = 32;
@@ -154,12 +167,7 @@ impl Ranks {
     /// The vocabulary of `encoding`, read and indexed now (not the process-wide one: for
     /// `benches/tokens.rs`, which times the load).
     pub fn build(encoding: Encoding) -> Self {
-        Ranks::new(openai_vocab::token_bytes(encoding))
-    }
-
-    /// The process-wide index of `encoding`, loaded on first use.
-    pub fn shared(encoding: Encoding) -> &'static Self {
-        openai_vocab::vocab(encoding).ranks()
+        Ranks::new(token_bytes(encoding))
     }
 
     /// The token bytes, by rank.
@@ -540,4 +548,3 @@ mod tests;
 mod windows;
 
 use short_ranks::ShortRanks;
-use windows::{MARGIN, WINDOW, WINDOWED_MIN};

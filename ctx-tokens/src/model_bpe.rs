@@ -33,8 +33,8 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use quick_cache::DefaultHashBuilder;
 use serde_json::Value;
 
-use super::pieces::{PieceCache, PieceCounter, Vocab, pack};
-use super::pretokenize::Pattern;
+use super::pieces::{PieceCache, PieceCounter, PieceVocab, pack};
+use super::pretokenize::{Pattern, Pieces};
 use tables::{PairTable, ShortSet};
 
 /// Llama 3's pre-tokenizer regex (`tokenizer.ggml.pre = llama-bpe`), cl100k_base's.
@@ -302,7 +302,7 @@ impl ModelBpe {
 
     /// Exactly `tokenizers`' count of `text` (added tokens recognised, nothing added around it).
     pub(crate) fn count(&self, text: &str) -> usize {
-        let mut counter = PieceCounter::with_vocab(Vocab::Model(self), &self.cache, text.len());
+        let mut counter = PieceCounter::new(self, &self.cache, text.len());
         self.count_pass(&mut counter, text, 0)
     }
 
@@ -312,7 +312,7 @@ impl ModelBpe {
     }
 
     /// `text` cut at the added tokens of pass `pass` and the later ones, each one token.
-    fn count_pass(&self, counter: &mut PieceCounter<'_>, text: &str, pass: usize) -> usize {
+    fn count_pass(&self, counter: &mut PieceCounter<'_, Self>, text: &str, pass: usize) -> usize {
         let Some(matcher) = self.specials.get(pass) else { return counter.count(text) };
         let (mut total, mut at) = (0, 0);
         for found in matcher.find_iter(text) {
@@ -489,6 +489,23 @@ impl ModelBpe {
             }
         }
         parts
+    }
+}
+
+impl PieceVocab for ModelBpe {
+    #[inline]
+    fn split<'t>(&self, text: &'t str) -> Pieces<'t> {
+        Pieces::new(self.pattern(), text)
+    }
+
+    #[inline]
+    fn is_one_token(&self, piece: &[u8], key: u128) -> bool {
+        self.is_one_token_packed(piece, key)
+    }
+
+    #[inline]
+    fn count_piece(&self, piece: &[u8]) -> usize {
+        ModelBpe::count_piece(self, piece)
     }
 }
 

@@ -29,9 +29,6 @@ use quick_cache::sync::{Cache, DefaultLifecycle};
 use quick_cache::{DefaultHashBuilder, UnitWeighter, Weighter};
 
 use super::cache::CacheStats;
-#[cfg(feature = "hf")]
-use super::model_bpe::ModelBpe;
-use super::openai_vocab::OpenAiVocab;
 use super::pretokenize::Pieces;
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
@@ -169,46 +166,23 @@ pub(super) fn pack(piece: &[u8]) -> u128 {
     (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
 }
 
-/// What cuts a text into pieces and merges a piece: one of the OpenAI encodings, or a
-/// byte-level BPE model of a model file.
-#[derive(Clone, Copy)]
-pub(super) enum Vocab<'a> {
-    OpenAi(&'a OpenAiVocab),
-    #[cfg(feature = "hf")]
-    Model(&'a ModelBpe),
-}
-
-impl<'a> Vocab<'a> {
+/// What cuts a text into pieces and merges a piece: one of the OpenAI encodings
+/// (`openai_vocab.rs`), or a byte-level BPE model of a model file (`model_bpe.rs`).
+///
+/// A trait the vocabularies implement, rather than a list of them here: each vocabulary owns a
+/// piece cache and counts through [`PieceCounter`], so the counting by pieces stands below both
+/// and names neither. The counter is generic over it, so each vocabulary's calls are direct.
+pub(super) trait PieceVocab {
     /// The pieces of `text`.
-    #[inline]
-    fn split(self, text: &'a str) -> Pieces<'a> {
-        match self {
-            Vocab::OpenAi(vocab) => vocab.split(text),
-            #[cfg(feature = "hf")]
-            Vocab::Model(model) => Pieces::new(model.pattern(), text),
-        }
-    }
+    fn split<'t>(&self, text: &'t str) -> Pieces<'t>;
 
     /// Whether `piece` (at most [`INLINE`] bytes, packed as `key`) counts one token without a
     /// merge: a token of the vocabulary, under a rule that makes such a piece that token (always
     /// for the OpenAI encodings; with `ignore_merges` for a model file).
-    #[inline]
-    fn is_one_token(self, piece: &[u8], key: u128) -> bool {
-        match self {
-            Vocab::OpenAi(vocab) => vocab.ranks().is_token_packed(piece, key),
-            #[cfg(feature = "hf")]
-            Vocab::Model(model) => model.is_one_token_packed(piece, key),
-        }
-    }
+    fn is_one_token(&self, piece: &[u8], key: u128) -> bool;
 
     /// The exact count of one piece, merged.
-    fn count_piece(self, piece: &[u8]) -> usize {
-        match self {
-            Vocab::OpenAi(vocab) => vocab.count_piece(piece),
-            #[cfg(feature = "hf")]
-            Vocab::Model(model) => model.count_piece(piece),
-        }
-    }
+    fn count_piece(&self, piece: &[u8]) -> usize;
 }
 
 /// The pieces one count has met so far.
@@ -220,22 +194,17 @@ struct Memo {
 
 /// One count: the tokenizer, the shared cache, and what this call has seen so far (a memo that
 /// spares the shared cache's locks for pieces repeated inside one text).
-pub(super) struct PieceCounter<'a> {
-    vocab: Vocab<'a>,
+pub(super) struct PieceCounter<'a, V: ?Sized> {
+    vocab: &'a V,
     cache: &'a PieceCache,
     memo: Option<Memo>,
     hits: u64,
     misses: u64,
 }
 
-impl<'a> PieceCounter<'a> {
-    /// A counter for a text of about `bytes` bytes.
-    pub(super) fn new(vocab: &'a OpenAiVocab, cache: &'a PieceCache, bytes: usize) -> Self {
-        Self::with_vocab(Vocab::OpenAi(vocab), cache, bytes)
-    }
-
-    /// A counter over any [`Vocab`] for a text of about `bytes` bytes.
-    pub(super) fn with_vocab(vocab: Vocab<'a>, cache: &'a PieceCache, bytes: usize) -> Self {
+impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
+    /// A counter over `vocab` for a text of about `bytes` bytes.
+    pub(super) fn new(vocab: &'a V, cache: &'a PieceCache, bytes: usize) -> Self {
         let memo = (bytes >= MEMO_MIN_BYTES).then(Memo::default);
         PieceCounter { vocab, cache, memo, hits: 0, misses: 0 }
     }
@@ -310,14 +279,15 @@ impl<'a> PieceCounter<'a> {
     /// The exact count of `text`: the sum of its pieces.
     pub(super) fn count(&mut self, text: &str) -> usize {
         let mut total = 0;
-        for piece in self.vocab.split(text) {
+        let vocab = self.vocab;
+        for piece in vocab.split(text) {
             total += self.piece(piece);
         }
         total
     }
 }
 
-impl Drop for PieceCounter<'_> {
+impl<V: ?Sized> Drop for PieceCounter<'_, V> {
     fn drop(&mut self) {
         self.cache.record(self.hits, self.misses);
     }
@@ -369,7 +339,7 @@ struct Run {
     end: usize,
 }
 
-fn run(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
+fn run<V: PieceVocab + ?Sized>(vocab: &V, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
     let mut counter = PieceCounter::new(vocab, cache, stop - start);
     let mut at = start;
     let mut out = Run { starts: Vec::new(), tokens: 0, end: text.len() };
@@ -389,7 +359,12 @@ fn run(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, start: usize, stop: 
 
 /// The exact count of `text` on up to `threads` threads (one when the text is short or offers no
 /// place to cut).
-pub(super) fn count_parallel(vocab: &OpenAiVocab, cache: &PieceCache, text: &str, threads: usize) -> usize {
+pub(super) fn count_parallel<V: PieceVocab + Sync + ?Sized>(
+    vocab: &V,
+    cache: &PieceCache,
+    text: &str,
+    threads: usize,
+) -> usize {
     let threads = threads.clamp(1, 64);
     let mut cuts = vec![0];
     if text.len() >= PARALLEL_MIN_BYTES {
@@ -438,6 +413,7 @@ pub(super) fn count_parallel(vocab: &OpenAiVocab, cache: &PieceCache, text: &str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openai_vocab::OpenAiVocab;
 
     fn cl100k() -> &'static OpenAiVocab {
         super::super::openai_vocab::vocab(super::super::Encoding::Cl100kBase)

@@ -17,7 +17,6 @@
 //! counting with a template checks this first and refuses such a backend instead of returning a
 //! wrong count.
 
-use super::TokenCounter;
 use crate::TokenError;
 use crate::chat::{ChatMessage, ToolSchema};
 
@@ -27,13 +26,14 @@ use crate::chat::{ChatMessage, ToolSchema};
 /// `usage.prompt_tokens`, request by request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatTemplate {
-    name: String,
-    kind: Kind,
-    specials: Vec<String>,
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
+    pub(crate) specials: Vec<String>,
 }
 
+/// Which kind of template; `template_counts.rs` counts by it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     ChatMl(ChatMl),
     #[cfg(feature = "hf")]
     Jinja(super::jinja::JinjaTemplate),
@@ -43,7 +43,7 @@ enum Kind {
 /// with `generation_prompt`, and a default system message is inserted when the conversation does
 /// not start with one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct ChatMl {
+pub(crate) struct ChatMl {
     open: String,
     after_role: String,
     close: String,
@@ -114,7 +114,7 @@ impl ChatTemplate {
             }
             #[cfg(feature = "hf")]
             Kind::Jinja(t) => {
-                super::jinja_counts::check_supported(t, messages)?;
+                super::jinja::check_supported(t, messages)?;
                 t.render(messages, &[], true)
             }
         }
@@ -129,14 +129,14 @@ impl ChatTemplate {
             }
             #[cfg(feature = "hf")]
             Kind::Jinja(t) => {
-                super::jinja_counts::check_supported(t, messages)?;
-                super::jinja_counts::check_tools_supported(t, tools)?;
+                super::jinja::check_supported(t, messages)?;
+                super::jinja::check_tools_supported(t, tools)?;
                 t.render(messages, tools, true)
             }
         }
     }
 
-    fn check_chatml_supported(&self, index: usize, m: &ChatMessage) -> Result<(), TokenError> {
+    pub(crate) fn check_chatml_supported(&self, index: usize, m: &ChatMessage) -> Result<(), TokenError> {
         let unsupported = if !m.tool_calls.is_empty() {
             Some("tool calls")
         } else if m.name.is_some() {
@@ -153,86 +153,7 @@ impl ChatTemplate {
         }
     }
 
-    /// Tokens of `messages` as the server sees them: the count of the whole rendered prompt.
-    pub fn count_messages(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<usize, TokenError> {
-        self.check_specials(counter)?;
-        match &self.kind {
-            Kind::ChatMl(_) => counter.count(&self.render(messages)?),
-            #[cfg(feature = "hf")]
-            Kind::Jinja(t) => super::jinja_counts::count_messages(t, counter, messages),
-        }
-    }
-
-    /// Tokens of a whole request: messages and tool schemas rendered together.
-    pub fn count_request(
-        &self,
-        counter: &TokenCounter,
-        messages: &[ChatMessage],
-        tools: &[ToolSchema],
-    ) -> Result<usize, TokenError> {
-        if tools.is_empty() {
-            return self.count_messages(counter, messages);
-        }
-        self.check_specials(counter)?;
-        counter.count(&self.render_request(messages, tools)?)
-    }
-
-    /// What each message adds to a request; with the reply priming (the count of no messages)
-    /// they sum to [`Self::count_messages`].
-    ///
-    /// ChatML: the count of each message's own frame (`<|im_start|>role\ncontent<|im_end|>\n`);
-    /// the tokenizers cut the prompt at every special token before they run BPE on the text
-    /// between them, so frames do not merge across their boundaries. A Jinja template: what the
-    /// rendered conversation grows by with each message. `history::trim_history` still confirms
-    /// the kept slice with one count of the whole.
-    pub fn message_costs(&self, counter: &TokenCounter, messages: &[ChatMessage]) -> Result<Vec<usize>, TokenError> {
-        self.check_specials(counter)?;
-        match &self.kind {
-            Kind::ChatMl(t) => messages
-                .iter()
-                .enumerate()
-                .map(|(index, m)| {
-                    self.check_chatml_supported(index, m)?;
-                    counter.count(&t.frame(m))
-                })
-                .collect(),
-            #[cfg(feature = "hf")]
-            Kind::Jinja(t) => super::jinja_counts::message_costs(t, counter, messages),
-        }
-    }
-
-    /// What one message adds to a conversation: [`Self::message_costs`] of it, for a Jinja
-    /// template after a system message (or alone, when the template refuses that).
-    pub fn message_cost(&self, counter: &TokenCounter, m: &ChatMessage) -> Result<usize, TokenError> {
-        self.check_specials(counter)?;
-        match &self.kind {
-            Kind::ChatMl(t) => {
-                self.check_chatml_supported(0, m)?;
-                counter.count(&t.frame(m))
-            }
-            #[cfg(feature = "hf")]
-            Kind::Jinja(t) => super::jinja_counts::message_cost(t, counter, m),
-        }
-    }
-
-    /// Tool schemas on their own: what they add to a one-message request. A template that does
-    /// not render them refuses any schema (an empty list costs nothing).
-    pub fn count_tools(&self, counter: &TokenCounter, tools: &[ToolSchema]) -> Result<usize, TokenError> {
-        match &self.kind {
-            Kind::ChatMl(_) => {
-                // ChatML renders no schema: nothing to count, only to refuse.
-                let _ = counter;
-                self.count_tools_chatml(tools)
-            }
-            #[cfg(feature = "hf")]
-            Kind::Jinja(t) => {
-                self.check_specials(counter)?;
-                super::jinja_counts::count_tools(t, counter, tools)
-            }
-        }
-    }
-
-    fn count_tools_chatml(&self, tools: &[ToolSchema]) -> Result<usize, TokenError> {
+    pub(crate) fn count_tools_chatml(&self, tools: &[ToolSchema]) -> Result<usize, TokenError> {
         match tools.first() {
             None => Ok(0),
             Some(tool) => Err(TokenError::TemplateUnsupported {
@@ -240,26 +161,6 @@ impl ChatTemplate {
                 what: format!("tool schemas (`{}`)", tool.name),
             }),
         }
-    }
-
-    /// A backend that reads `<|im_start|>` as ordinary text would count every frame as several
-    /// tokens; refuse it. The counts are cached, so this costs one lookup per special after the
-    /// first call.
-    fn check_specials(&self, counter: &TokenCounter) -> Result<(), TokenError> {
-        for special in &self.specials {
-            let n = counter.count(special)?;
-            if n != 1 {
-                return Err(TokenError::Backend {
-                    backend: counter.backend_id().to_owned(),
-                    reason: format!(
-                        "chat template `{}` needs a tokenizer that reads `{special}` as one special token; \
-                         this backend counts {n} tokens for it (use the model's own tokenizer)",
-                        self.name
-                    ),
-                });
-            }
-        }
-        Ok(())
     }
 }
 
@@ -277,7 +178,7 @@ impl ChatMl {
         out
     }
 
-    fn frame(&self, m: &ChatMessage) -> String {
+    pub(crate) fn frame(&self, m: &ChatMessage) -> String {
         let mut frame = String::new();
         self.push_message(&mut frame, m.role.as_str(), &m.content);
         frame
@@ -295,8 +196,6 @@ impl ChatMl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::ToolCall;
-    use crate::{ChatFormat, Encoding};
 
     const SMOLLM_SYSTEM: &str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
 
@@ -322,30 +221,5 @@ mod tests {
             "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n\
              <|im_start|>assistant\n"
         );
-    }
-
-    #[test]
-    fn what_the_template_cannot_show_is_refused() {
-        let t = ChatTemplate::chatml("chatml", None);
-        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
-        let err = t.render(&[ChatMessage::user("q"), ChatMessage::assistant_tool_calls("", vec![call])]).unwrap_err();
-        assert!(matches!(err, TokenError::TemplateUnsupported { .. }));
-        assert!(err.to_string().contains("message 1"), "{err}");
-        assert!(t.render(&[ChatMessage::user("q").with_name("ann")]).is_err());
-        let tool = ToolSchema { name: "search".into(), description: "d".into(), parameters: serde_json::json!({}) };
-        let c = TokenCounter::for_encoding(Encoding::Cl100kBase);
-        assert!(t.count_tools(&c, &[tool]).unwrap_err().to_string().contains("search"));
-        assert_eq!(t.count_tools(&c, &[]).unwrap(), 0);
-    }
-
-    #[test]
-    fn a_tokenizer_that_splits_the_specials_is_refused() {
-        // cl100k reads `<|im_start|>` as ordinary text (several tokens): counting a ChatML
-        // prompt with it would be wrong, so it is an error, not a number.
-        let counter = TokenCounter::for_encoding(Encoding::Cl100kBase)
-            .with_format(ChatFormat::Template(ChatTemplate::chatml("smollm2", Some(SMOLLM_SYSTEM))));
-        let err = counter.count_messages(&[ChatMessage::user("hi")]).unwrap_err();
-        assert!(matches!(err, TokenError::Backend { .. }));
-        assert!(err.to_string().contains("<|im_start|>"), "{err}");
     }
 }

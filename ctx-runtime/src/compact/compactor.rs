@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use super::{Language, guard_tokens, prose};
+use super::compacted::{Compacted, guard_tokens};
+use super::{Language, dotnet, prose, sql};
 use crate::classify::classify;
 use crate::codes::{Code, ErrorCode};
 use crate::llm::ModelError;
@@ -204,7 +205,7 @@ impl Compactor for TruncateCompactor {
     }
 }
 
-/// Code compaction: the comments and insignificant whitespace [`crate::compact::compact`]
+/// Code compaction: the comments and insignificant whitespace [`compact`]
 /// removes, then, under a budget, the longest token-boundary prefix that fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeCompactor {
@@ -227,7 +228,27 @@ impl Compactor for CodeCompactor {
             Some(NodeLanguage::Code(code)) => *code,
             _ => classify(request.text, request.path),
         });
-        fit(request, super::reduce(language, request.text, request.path))
+        fit(request, reduce(language, request.text, request.path))
+    }
+}
+
+/// Compacts `text` by the rules of its language (`path` helps pick the .NET syntax). `Unknown`
+/// texts are returned unchanged, with their token count.
+pub fn compact(
+    language: Language,
+    text: &str,
+    path: Option<&str>,
+    counter: &TokenCounter,
+) -> Result<Compacted, TokenError> {
+    guard_tokens(text, reduce(language, text, path), counter)
+}
+
+/// `text` with what the rules of `language` remove removed, uncounted: borrowed when nothing was.
+pub(crate) fn reduce<'t>(language: Language, text: &'t str, path: Option<&str>) -> Cow<'t, str> {
+    match language {
+        Language::Sql => sql::strip(text),
+        Language::Dotnet | Language::DotnetWithSql => dotnet::reduce(text, path),
+        Language::Unknown => Cow::Borrowed(text),
     }
 }
 

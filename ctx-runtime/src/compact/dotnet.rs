@@ -2,8 +2,9 @@
 
 use std::borrow::Cow;
 
+use super::compacted::{Compacted, guard_tokens};
 use super::emit::emit;
-use super::{Compacted, csharp, guard_tokens, msbuild, razor};
+use super::{csharp, msbuild, razor};
 use crate::classify::extension;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;

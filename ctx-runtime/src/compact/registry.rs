@@ -19,8 +19,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use super::compacted::{Compacted, guard_tokens};
 use super::compactor::{CodeCompactor, CompactError, CompactRequest, Compactor, ProseCompactor, TruncateCompactor};
-use super::{Compacted, guard_tokens};
 use crate::classify::{Language, classify};
 use crate::codes::{Code, ErrorCode};
 use crate::state::NodeText;

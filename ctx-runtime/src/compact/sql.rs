@@ -24,8 +24,8 @@
 
 use std::borrow::Cow;
 
+use super::compacted::{Compacted, guard_tokens};
 use super::emit::{Pieces, emit};
-use super::{Compacted, guard_tokens};
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
 

@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::error::EngineError;
 use super::report::AssemblyReport;
 use super::retriever::RetrieverDyn;
-use super::run::Run;
 use super::summarize::Summarizer;
 use crate::chat::{ChatMessage, Role};
 use crate::codes::{Code, ErrorCode};
@@ -387,39 +386,6 @@ impl ContextAssembler {
     /// The counter assemblies are measured with.
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
-    }
-
-    /// Assembles the context `name`: fetches its packs (paging retrievers under `expansion`),
-    /// renders its templates, and fits the result into `input_budget.max_tokens` counted on the
-    /// exact messages of [`ContextAssembly::messages`]. The same declarations, input and
-    /// retriever answers always give the same assembly.
-    pub async fn assemble(&self, name: &str, input: &AssemblyInput) -> Result<ContextAssembly, EngineError> {
-        let Some(compiled) = self.contexts.get(name) else {
-            return Err(EngineError::UnknownContext {
-                name: name.to_owned(),
-                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
-        };
-        Run::new(self, input, None).assemble(compiled).await
-    }
-
-    /// [`Self::assemble`] with `retriever` answering every retriever the context draws on (each
-    /// request names its retriever), in place of those registered: what the spec calls a
-    /// retriever override, and how an assembler built with
-    /// [`ContextAssemblerBuilder::retrievers_at_assembly`] is used.
-    pub async fn assemble_with(
-        &self,
-        name: &str,
-        input: &AssemblyInput,
-        retriever: &dyn RetrieverDyn,
-    ) -> Result<ContextAssembly, EngineError> {
-        let Some(compiled) = self.contexts.get(name) else {
-            return Err(EngineError::UnknownContext {
-                name: name.to_owned(),
-                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
-        };
-        Run::new(self, input, Some(retriever)).assemble(compiled).await
     }
 
     /// Whether the declarations name any retriever (a pipeline then needs one to assemble).

@@ -48,6 +48,7 @@
 
 mod assembler;
 mod error;
+mod level;
 mod render;
 mod report;
 mod retriever;

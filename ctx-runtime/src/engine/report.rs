@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::run::{Level, Source};
-
 /// The report of one assembly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -59,35 +57,4 @@ pub struct PackReport {
     /// A nested context's own packs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packs: Vec<PackReport>,
-}
-
-pub(super) fn pack_reports(level: &Level<'_>) -> Vec<PackReport> {
-    level
-        .packs
-        .iter()
-        .zip(&level.ctx.packs)
-        .map(|(pack, def)| {
-            let (kind, retrieved, packs) = match &pack.source {
-                Source::Retrieved { blocks, .. } => {
-                    (PackKind::Retriever, blocks.iter().map(|b| b.id.clone()).collect(), Vec::new())
-                }
-                Source::Nested(inner) => (PackKind::Context, Vec::new(), pack_reports(inner)),
-                Source::Unresolved => {
-                    (if def.is_context { PackKind::Context } else { PackKind::Retriever }, Vec::new(), Vec::new())
-                }
-            };
-            PackReport {
-                name: def.name.clone(),
-                kind,
-                allocation: pack.allocation,
-                tokens: pack.tokens,
-                pages: pack.pages,
-                retrieved,
-                included: pack.included.clone(),
-                compactions: pack.compactions,
-                compacted: pack.compacted,
-                packs,
-            }
-        })
-        .collect()
 }

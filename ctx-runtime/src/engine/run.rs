@@ -19,8 +19,9 @@ use std::pin::Pin;
 
 use super::assembler::{AssemblyInput, Compiled, ContextAssembler, ContextAssembly, RetrieverEntry};
 use super::error::EngineError;
+use super::level::{Level, PackState, Source, pack_reports};
 use super::render::{Empty, Frame, layout_text, layout_top, render_parts, render_query};
-use super::report::{AssemblyReport, pack_reports};
+use super::report::AssemblyReport;
 use super::retriever::{
     ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, Retriever, RetrieverDyn, join_blocks,
 };
@@ -32,43 +33,41 @@ use ctx_spec::engine::{Overflow, Policy, allocation};
 
 type Fut<'s, T> = Pin<Box<dyn Future<Output = T> + Send + 's>>;
 
-/// A declaration being assembled, with the state of its packs.
-pub(super) struct Level<'a> {
-    pub ctx: &'a Compiled,
-    pub policy: &'a Policy,
-    /// `support`, or `support/faq` for a nested context.
-    pub label: String,
-    pub packs: Vec<PackState<'a>>,
-    /// Exact count of the minimal rendering, when bounded.
-    pub fixed_tokens: usize,
-    /// Rounds of proportional pack shrinking.
-    pub shrink_rounds: usize,
-}
+// The assembler's entry points are written beside the run they start: the assembler's own file
+// holds its declarations and builder, which the run reads.
+impl ContextAssembler {
+    /// Assembles the context `name`: fetches its packs (paging retrievers under `expansion`),
+    /// renders its templates, and fits the result into `input_budget.max_tokens` counted on the
+    /// exact messages of [`ContextAssembly::messages`]. The same declarations, input and
+    /// retriever answers always give the same assembly.
+    pub async fn assemble(&self, name: &str, input: &AssemblyInput) -> Result<ContextAssembly, EngineError> {
+        let Some(compiled) = self.contexts.get(name) else {
+            return Err(EngineError::UnknownContext {
+                name: name.to_owned(),
+                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        Run::new(self, input, None).assemble(compiled).await
+    }
 
-pub(super) struct PackState<'a> {
-    pub text: String,
-    pub tokens: usize,
-    /// The first allocation (later shrinking lowers the cap, not this).
-    pub allocation: Option<usize>,
-    pub pages: usize,
-    pub compactions: usize,
-    pub compacted: bool,
-    pub included: Vec<String>,
-    pub source: Source<'a>,
-}
-
-pub(super) enum Source<'a> {
-    Retrieved {
-        entry: &'a RetrieverEntry,
-        blocks: Vec<ContextPackBlock>,
-        /// How many of `blocks` came with the first page: under `overflow: error` those must fit;
-        /// blocks of later (expansion) pages that do not fit are simply left out.
-        first_page: usize,
-        fetched: bool,
-    },
-    Nested(Box<Level<'a>>),
-    /// A name that resolves to nothing; validation rejects it, so this only keeps lookups total.
-    Unresolved,
+    /// [`Self::assemble`] with `retriever` answering every retriever the context draws on (each
+    /// request names its retriever), in place of those registered: what the spec calls a
+    /// retriever override, and how an assembler built with
+    /// [`ContextAssemblerBuilder::retrievers_at_assembly`](super::ContextAssemblerBuilder::retrievers_at_assembly) is used.
+    pub async fn assemble_with(
+        &self,
+        name: &str,
+        input: &AssemblyInput,
+        retriever: &dyn RetrieverDyn,
+    ) -> Result<ContextAssembly, EngineError> {
+        let Some(compiled) = self.contexts.get(name) else {
+            return Err(EngineError::UnknownContext {
+                name: name.to_owned(),
+                declared: self.contexts.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        Run::new(self, input, Some(retriever)).assemble(compiled).await
+    }
 }
 
 /// The outcome of filling a pack from its blocks.

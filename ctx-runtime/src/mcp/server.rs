@@ -20,8 +20,9 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use super::error::McpError;
 use super::http::{self, Failure};
-use super::{McpError, McpOptions};
+use super::options::McpOptions;
 use crate::pipeline::definition::{McpServerSpec, ToolSpec};
 
 /// How much of a server's standard error is kept for messages.

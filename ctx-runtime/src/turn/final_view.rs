@@ -9,8 +9,7 @@
 
 use std::collections::HashSet;
 
-use super::TurnLedger;
-use super::ledger::SeenDocument;
+use super::ledger::{SeenDocument, TurnLedger};
 use super::pack::{PackedDocument, RankedDocument};
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::state::NodeText;

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::TurnError;
+use super::error::TurnError;
 use super::pack::{Inclusion, Packed, Partial, RankedDocument, pack_documents};
 use crate::chat::{ChatMessage, Role, ToolCall};
 use crate::compact::Compactor;

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use super::TurnError;
+use super::error::TurnError;
 use crate::compact::{CompactRequest, Compactor};
 use crate::tokens::TokenCounter;
 use ctx_spec::turn::DocumentFormat;

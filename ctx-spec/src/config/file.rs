@@ -339,6 +339,16 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
+// Written here, not beside the model's other constructors: reading a file is this module's
+// work, and the model rules it applies know nothing of files.
+impl ModelConfig {
+    /// Reads a `config.json` (see [`ConfigFile::load`]) and keeps the model part; use
+    /// [`ConfigFile::load`] to also see its `allow_auto_clamp` opt-in.
+    pub fn from_json_file(path: impl AsRef<std::path::Path>) -> Result<ModelConfig, ConfigFileError> {
+        ConfigFile::load(path).map(|file| file.model)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

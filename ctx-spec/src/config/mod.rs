@@ -37,27 +37,3 @@ pub use settings::{DEFAULT_SAFETY_MARGIN_TOKENS, SETTING_NAMES, Settings};
 
 pub(crate) use model::invalid_context_window;
 pub(crate) use settings::{invalid_max_context_tokens, missing_history_budget};
-
-/// A positive `i64` as `usize`, or `None` when it is not positive or does not fit.
-pub(crate) fn positive(value: i64) -> Option<usize> {
-    if value > 0 { usize::try_from(value).ok() } else { None }
-}
-
-/// A non-negative `i64` as `usize`, or `None` when it is negative or does not fit.
-pub(crate) fn non_negative(value: i64) -> Option<usize> {
-    usize::try_from(value).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_conversions_reject_out_of_range_values() {
-        assert_eq!(positive(0), None);
-        assert_eq!(positive(-3), None);
-        assert_eq!(positive(7), Some(7));
-        assert_eq!(non_negative(0), Some(0));
-        assert_eq!(non_negative(-1), None);
-    }
-}

@@ -3,12 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::positive;
 use crate::codes::Code;
 use crate::pipeline::definition::ModelSpec;
 use crate::tokens::TokenError;
 use crate::tokens::{ChatFormat, Counting, Encoding, ModelInfo, TokenCounter, estimated_counter};
-use crate::validation::{ConfigIssue, FieldPath, did_you_mean};
+use crate::validation::{ConfigIssue, FieldPath, did_you_mean, positive};
 
 /// The model's limits as the contract and the steps use them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -92,12 +91,6 @@ impl ModelConfig {
             max_tokens: None,
             encoding: info.encoding,
         })
-    }
-
-    /// Reads a `config.json` (see [`super::ConfigFile::load`]) and keeps the model part; use
-    /// [`super::ConfigFile::load`] to also see its `allow_auto_clamp` opt-in.
-    pub fn from_json_file(path: impl AsRef<std::path::Path>) -> Result<ModelConfig, super::ConfigFileError> {
-        super::ConfigFile::load(path).map(|file| file.model)
     }
 
     /// The chat format of this model (gpt-3.5/gpt-4 count tool blocks differently).

@@ -10,10 +10,10 @@
 
 use std::path::Path;
 
-use super::positive;
+use super::model::invalid_context_window;
 use crate::codes::Code;
 use crate::tokens::{ModelFiles, TokenError};
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, positive};
 
 /// Which file a model block names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn model_files_config(
         Some(written) => match positive(written) {
             Some(w) => Some(w),
             None => {
-                return Err(vec![super::invalid_context_window(window_at, "context_window", written)]);
+                return Err(vec![invalid_context_window(window_at, "context_window", written)]);
             }
         },
         None => None,

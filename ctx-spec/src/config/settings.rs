@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{LimitsPolicy, non_negative, positive};
+use super::history_trim::HistoryTrimPolicy;
+use super::policy::LimitsPolicy;
 use crate::codes::Code;
 use crate::pipeline::definition::SettingsSpec;
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, non_negative, positive};
 
 /// `budget_safety_margin_tokens` when the settings do not set it.
 pub const DEFAULT_SAFETY_MARGIN_TOKENS: usize = 128;
@@ -236,7 +237,7 @@ impl Settings {
 
         // How history over its budget is cut: checked here so every settings mistake is reported
         // at once; the runtime reads the policy with the same function when it loads.
-        if let Err(found) = super::HistoryTrimPolicy::from_spec(spec, at) {
+        if let Err(found) = HistoryTrimPolicy::from_spec(spec, at) {
             issues.extend(found);
         }
 

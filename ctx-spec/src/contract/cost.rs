@@ -44,7 +44,8 @@ use crate::pipeline::definition::{PipelineDef, StepKind};
 use crate::pipeline::graph::{Resolved, StepGraph, Target};
 use crate::validation::{ConfigIssue, FieldPath};
 
-use super::{ContractReport, StepBudget};
+use super::input_budget::InputKind;
+use super::report::{ContractReport, StepBudget};
 
 /// One model step's share of a run's worst-case cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -461,11 +462,11 @@ pub fn cost_issues(def: &PipelineDef, bound: Option<&CostBound>) -> Vec<ConfigIs
         bound.arithmetic(),
     );
     // A question whose budget is the room the window leaves is priced at that room.
-    let question_default = def.settings.max_question_tokens.is_none()
-        && def.steps.iter().filter_map(|s| s.kind.model_request()).any(|c| {
-            c.context.is_none()
-                && c.parts().iter().any(|p| super::InputKind::of(&p.source) == super::InputKind::Question)
-        });
+    let question_default =
+        def.settings.max_question_tokens.is_none()
+            && def.steps.iter().filter_map(|s| s.kind.model_request()).any(|c| {
+                c.context.is_none() && c.parts().iter().any(|p| InputKind::of(&p.source) == InputKind::Question)
+            });
     let question_note = if question_default {
         "; the question is priced at the room the window leaves it, as `max_question_tokens` is not set: declare \
          the longest question a run accepts"

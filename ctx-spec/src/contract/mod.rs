@@ -58,13 +58,15 @@ mod cost;
 mod error;
 mod fingerprint;
 mod guard;
+mod input_budget;
 pub mod inputs;
+mod report;
 mod terms;
 mod usable;
 
 use std::collections::BTreeMap;
 
-pub use check::{CallModelCheck, Clamp, ClampTarget, ContractReport, StepBudget, StepModel, check_contract};
+pub use check::{CallModelCheck, StepModel, check_contract};
 pub use context::{ContextTerm, context_term};
 pub use cost::{
     CostBound, StepCost, Unpaid, billed, cost_bound, cost_bound_billed, cost_bound_priced, cost_issues,
@@ -73,7 +75,9 @@ pub use cost::{
 pub use error::ContractError;
 pub use fingerprint::{ContractCache, ContractCacheStats, ContractOutcome, Fingerprint, FingerprintBuilder};
 pub use guard::guard_request;
-pub use inputs::{BudgetOrigin, InputBudget, InputKind, proof_statement};
+pub use input_budget::{BudgetOrigin, InputBudget, InputKind};
+pub use inputs::proof_statement;
+pub use report::{Clamp, ClampTarget, ContractReport, StepBudget};
 pub(crate) use terms::invalid_output_limit;
 pub use terms::{
     OutputLimit, OutputSource, fixed_prompt_tokens, max_output_tokens, output_limit, prompt_messages, render_template,

@@ -8,11 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::chat::ChatMessage;
 use crate::codes::Code;
 use crate::config::ModelConfig;
-use crate::config::positive;
 use crate::pipeline::definition::CallModelSpec;
 use crate::tokens::TokenCounter;
 use crate::tokens::TokenError;
-use crate::validation::{ConfigIssue, FieldPath};
+use crate::validation::{ConfigIssue, FieldPath, positive};
 
 /// Where a step's output limit came from. Written as `ctx explain --format json` shows it, in
 /// the files' spelling (`step_max_output_tokens`, `model_max_tokens`); the variant names of

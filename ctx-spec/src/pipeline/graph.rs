@@ -58,7 +58,8 @@ pub struct Edge<'a> {
 /// The pipeline's steps as a graph.
 #[derive(Debug)]
 pub struct StepGraph<'a> {
-    def: &'a PipelineDef,
+    // Read by `run_bound`, the graph's proof of a run's length, which sits beside it.
+    pub(super) def: &'a PipelineDef,
     /// The first step with each id (later duplicates are reported, never targeted).
     first_index: HashMap<&'a str, usize>,
     /// `edges[i]`: the transitions of step `i`, in `StepKind::transitions` order.
@@ -389,7 +390,7 @@ impl<'a> StepGraph<'a> {
     /// The back edges of G′ as (step, transition key, cycle from the target to the step), and the
     /// DFS post-order of G′'s steps (successors before predecessors when G′ is acyclic).
     #[allow(clippy::type_complexity)]
-    fn unguarded_back_edges(&self) -> (Vec<(usize, &'a str, Vec<usize>)>, Vec<usize>) {
+    pub(super) fn unguarded_back_edges(&self) -> (Vec<(usize, &'a str, Vec<usize>)>, Vec<usize>) {
         const WHITE: u8 = 0;
         const GREY: u8 = 1;
         const BLACK: u8 = 2;
@@ -458,10 +459,6 @@ impl<'a> StepGraph<'a> {
         longest.into_iter().max()
     }
 }
-
-#[path = "run_bound.rs"]
-mod run_bound;
-pub use run_bound::{EXACT_STATES, HeaviestRun, RunBound};
 
 #[cfg(test)]
 #[path = "graph_tests.rs"]

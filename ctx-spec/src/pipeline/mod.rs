@@ -23,6 +23,8 @@ mod produced;
 #[doc(hidden)]
 pub mod resolve;
 mod resolve_models;
+#[doc(hidden)]
+pub mod run_bound;
 pub mod schema;
 pub mod slot;
 #[doc(hidden)]

@@ -20,9 +20,12 @@
 //! `u32::MAX`) the programme would not fit in memory, and the bound falls back to the product
 //! `(Σ limits + 1) × the heaviest path of G′`, which no run exceeds (between two `on_allow` a run
 //! follows one path of G′) but which a run may not reach; [`RunBound::exact`] says which.
+//!
+//! The bound is methods of [`StepGraph`] written here, beside the graph rather than inside it: it
+//! reads the graph, and the graph's own rules never need it.
 
-use super::StepKind;
-use super::{Resolved, StepGraph, Target};
+use super::definition::StepKind;
+use super::graph::{Resolved, StepGraph, Target};
 
 /// The most states (step × vector of guard counts) the exact programme visits.
 pub const EXACT_STATES: u64 = 1 << 21;

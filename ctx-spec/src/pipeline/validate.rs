@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::codes::Code;
-use crate::config::{missing_history_budget, positive as positive_tokens};
+use crate::config::missing_history_budget;
 use crate::contract::invalid_output_limit;
+use crate::validation::positive as positive_tokens;
 use crate::validation::{ConfigIssue, FieldPath};
 
 use super::definition::{CallModelSpec, ModelSource, PipelineDef, SetValueSpec, SetVariablesSpec, StepDef, StepKind};

@@ -47,23 +47,12 @@
 //! border of the previous window's parts (still compatible among themselves) and merges again
 //! from there; after a few failures in a row the whole piece goes to the tree merge. Either
 //! way the answer is tiktoken's; the windows only make it fast.
+//!
+//! [`WINDOW`]: super::WINDOW
+//! [`MARGIN`]: super::MARGIN
 
-use super::Ranks;
-use super::SMALL_MAX;
 use super::long::TreeMerge;
-
-/// Bytes merged at once: the tree merge's arrays for this many bytes (about 150 KB) stay in
-/// cache. Windows of 4 KB to 256 KB all merged a megabyte of letters in about the same time
-/// (`tokens/long-piece` in `benches/tokens.rs`); a window costs a few fixed steps and re-merges
-/// its last [`MARGIN`] bytes, so not much smaller.
-pub(crate) const WINDOW: usize = 32 * 1024;
-
-/// Pieces longer than this are merged window by window; shorter ones by the tree merge at once
-/// (as fast up to here, and unchanged).
-pub(crate) const WINDOWED_MIN: usize = 4 * WINDOW;
-
-/// Parts within this many bytes of a window's end are merged again with the next window.
-pub(crate) const MARGIN: usize = 512;
+use super::{Ranks, SMALL_MAX};
 
 /// Failed checks in a row, each moving back twice as far, before the tree merge takes the
 /// whole piece.

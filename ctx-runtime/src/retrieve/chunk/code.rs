@@ -13,7 +13,7 @@
 //!
 //! Nested items (methods inside a class) are not cut points: a class that fits is one chunk.
 
-use super::{ChunkError, Chunker, Piece, line_starts, pack};
+use super::chunker::{ChunkError, Chunker, Piece, line_starts, pack};
 
 /// Words that start a top-level item.
 pub const ITEM_WORDS: &[&str] = &[

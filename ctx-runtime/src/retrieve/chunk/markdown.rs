@@ -1,7 +1,7 @@
 //! Markdown by heading sections. Hand-written line scanning rather than a markdown parser: only
 //! ATX headings and code fences matter here, and byte offsets must map back to the document.
 
-use super::{ChunkError, Chunker, Piece, line_starts, pack};
+use super::chunker::{ChunkError, Chunker, Piece, line_starts, pack};
 
 /// A fence opener: its character and length (three or more backticks or tildes, indented at most 3 spaces).
 pub(crate) fn fence(line: &str) -> Option<(u8, usize)> {

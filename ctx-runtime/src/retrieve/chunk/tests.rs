@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::tokens::{Encoding, TokenCounter};
 
 fn chunker(max: usize, overlap: usize) -> Chunker {
     Chunker::new(TokenCounter::for_encoding(Encoding::Cl100kBase), ChunkOptions::new(max).with_overlap(overlap))

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::encoding::Encoding;
+use crate::merge::{MARGIN, WINDOW, WINDOWED_MIN};
 
 fn tokenizers() -> [(Encoding, &'static bpe_openai::Tokenizer); 2] {
     [(Encoding::Cl100kBase, bpe_openai::cl100k_base()), (Encoding::O200kBase, bpe_openai::o200k_base())]

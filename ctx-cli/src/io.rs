@@ -1,0 +1,60 @@
+//! What every subcommand reads and writes the same way: the `--format` of its output, the options
+//! a pipeline file is loaded with, the load itself (problems printed, the command ended) and the
+//! HTML pages `explain --html` and `run --report` write.
+//!
+//! Kept apart from `main.rs` so the subcommands and the dispatcher both stand on it: `main.rs`
+//! calls the subcommands, and the subcommands never reach back into `main.rs`.
+
+use std::path::Path;
+
+use clap::ValueEnum;
+use ctx::config::LimitsPolicy;
+use ctx::pipeline::ValidateOptions;
+use ctx::pipeline::yaml::{LoadedFile, PipelineFile};
+
+use crate::render::render;
+
+/// How `check` and `explain` print: for people or for CI.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// Rendered like rustc's diagnostics, or as tables.
+    Text,
+    /// One JSON value, for tools.
+    Json,
+}
+
+/// The options a service loads with (`LoadOptions::from_env`): the `PIPELINE_LIMITS_POLICY`
+/// of this process wins over the file's policy, so a check passes or fails, and clamps, as the
+/// service will.
+pub(crate) fn validate_options() -> ValidateOptions {
+    ValidateOptions::default().env_limits_policy(LimitsPolicy::env_value())
+}
+
+/// A file loaded for a command that needs it whole: its problems are printed and end the command.
+pub(crate) fn load(file: &Path) -> Result<LoadedFile, String> {
+    PipelineFile::load_with(file, &validate_options()).map_err(|e| {
+        render(e.issues());
+        format!("{} has {} problem(s)", file.display(), e.issues().len())
+    })
+}
+
+/// Writes a report page, naming the file when it cannot: the page is the command's output, so a
+/// failed write fails the command rather than vanishing.
+pub(crate) fn write_html(path: &Path, html: &str) -> Result<(), String> {
+    std::fs::write(path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_that_cannot_be_written_names_its_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("missing").join("report.html");
+        let message = write_html(&path, "<html></html>").expect_err("no such directory");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+    }
+}
