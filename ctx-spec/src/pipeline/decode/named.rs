@@ -105,8 +105,10 @@ pub(super) fn named_blocks<'v>(
         };
         dec.locate(&at.key("name"), name.at);
         let label = format!("{} `{}`", form.noun, name.text);
+        // A missing key is reported under the item's name, as a step's is under its kind.
         let block = match (&body.kind, dec.dialect) {
-            (Kind::Map(_), _) | (_, Dialect::Yaml) => Block::read(dec, body, label, &at, form.keys),
+            (Kind::Map(items), _) => Some(Block::from_items(dec, items, name.at, label, &at, form.keys)),
+            (_, Dialect::Yaml) => Block::read(dec, body, label, &at, form.keys),
             _ => {
                 dec.wrong_type(body, &at, &label, "a block `{ … }`");
                 None
