@@ -7,11 +7,11 @@ mod policy;
 mod template;
 mod validate;
 
+pub(crate) use declaration::DEFAULT_LIMIT;
 pub use declaration::{
     BUILTIN_COMPACTORS, CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec,
     InputBudgetSpec, MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl, TRUNCATE,
 };
-pub(crate) use declaration::DEFAULT_LIMIT;
 pub use policy::{Expansion, Overflow, Policy, allocation, pack_ratios};
 pub use template::{SyntaxErrorKind, Template, TemplateSyntaxError, VarRef};
 pub use validate::{validate_policy, validate_spec, validate_spec_at};

@@ -27,8 +27,8 @@ use crate::engine::{
     InputBudgetSpec, MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl,
 };
 use crate::pipeline::schema::engine::{
-    COMPACTOR, CONTEXT, ENGINE, EXPANSION, EngineBlock, INPUT_BUDGET, MESSAGE_KEYS, MESSAGE_KINDS, PACK,
-    PACK_BUDGET, PLACEMENTS, POLICY, RETRIEVER,
+    COMPACTOR, CONTEXT, ENGINE, EXPANSION, EngineBlock, INPUT_BUDGET, MESSAGE_KEYS, MESSAGE_KINDS, PACK, PACK_BUDGET,
+    PLACEMENTS, POLICY, RETRIEVER,
 };
 use crate::validation::{FieldPath, did_you_mean};
 
@@ -197,8 +197,7 @@ fn policy(dec: &mut Decoder, key: &Word, value: &Value, path: &FieldPath) -> Opt
     policy.input_budget = leaf(dec, &b, "input_budget", &INPUT_BUDGET, InputBudgetSpec { max_tokens: 1 });
     policy.pack_budget = leaf(dec, &b, "pack_budget", &PACK_BUDGET, PackBudgetSpec { default_ratio: None });
     policy.compactor = compactor(dec, &b);
-    policy.expansion =
-        leaf(dec, &b, "expansion", &EXPANSION, ExpansionSpec { max_pages: 1, min_fill_ratio: 1.0 });
+    policy.expansion = leaf(dec, &b, "expansion", &EXPANSION, ExpansionSpec { max_pages: 1, min_fill_ratio: 1.0 });
     Some(policy)
 }
 
@@ -394,7 +393,8 @@ fn message(dec: &mut Decoder, item: &Value, path: &FieldPath, owner: &str) -> Op
 
 /// `user` written without its value.
 fn needs_a_value<T>(dec: &mut Decoder, kind: &Word, path: &FieldPath) -> Option<T> {
-    let example = if kind.text == "context" { "context: kb_search".to_owned() } else { format!("{}: \"…\"", kind.text) };
+    let example =
+        if kind.text == "context" { "context: kb_search".to_owned() } else { format!("{}: \"…\"", kind.text) };
     dec.report(
         kind.at,
         Code::YamlMissingKey,

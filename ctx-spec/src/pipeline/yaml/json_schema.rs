@@ -16,13 +16,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::pipeline::schema::engine::{CONTEXT, ENGINE, MESSAGE_KEYS, MESSAGE_KINDS, PLACEMENTS, POLICY, RETRIEVER};
 use super::document::{PROMPT_KEYS, TOP_LEVEL_KEYS};
 use crate::budget::PolicyKind;
 use crate::config::file as config;
 use crate::config::file_mcp;
 use crate::config::{HistoryTrimPolicy, LimitsPolicy};
 use crate::lang::BUILTIN_LANGUAGES;
+use crate::pipeline::schema::engine::{CONTEXT, ENGINE, MESSAGE_KEYS, MESSAGE_KINDS, PLACEMENTS, POLICY, RETRIEVER};
 use crate::pipeline::schema::{KeySchema, MODEL_KEYS, SETTINGS_KEYS, STEP_SCHEMAS, StepSchema, ValueType, forms};
 use crate::tokens::Encoding;
 
