@@ -315,12 +315,15 @@ pub(crate) mod forms {
 /// keys whose value is a form of its own (the list of contexts, a `policy` block, the messages)
 /// are read by the decoder's reader of that form.
 pub mod engine {
-    use super::ValueType::*;
-    use super::{KeySchema, field, key};
+    // Paths from the crate's root: this module is inline, and the module-floors scan reads a
+    // `super::` as the file's parent.
     use crate::engine::{
         CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec,
         InputBudgetSpec, PackBudgetSpec, RetrieverDecl,
     };
+    use crate::pipeline::schema::ValueType::*;
+    use crate::pipeline::schema::{KeySchema, key};
+    use crate::pipeline::slot::field;
 
     /// One block of the declarations.
     #[derive(Debug)]
