@@ -23,7 +23,7 @@
 # mcp-loopback.cjs preloaded, which binds it to 127.0.0.1, and the start fails unless the port
 # is then open on 127.0.0.1 only.
 set -euo pipefail
-# recorded_pid, stop_recorded
+# recorded_pid, stop_recorded, provision_once, running, already_running, await_recorded, recorded_status
 source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION_EVERYTHING=2026.8.31
@@ -64,15 +64,6 @@ provision_locked() {
     touch "$READY"
 }
 
-provision() {
-    mkdir -p "$CACHE_DIR"
-    # Serialise concurrent provisioning (parallel tests, CI and a developer) on one lock file.
-    exec 9>"$CACHE_DIR/.lock"
-    flock 9
-    provision_locked
-    flock -u 9
-}
-
 # Is $1 this port's server (and not some other process that got the id)?
 is_our_server() {
     local pid=$1
@@ -96,30 +87,14 @@ loopback_only() {
 }
 
 start() {
-    provision
+    provision_once
     mkdir -p "$RUN_DIR"
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "mcp-servers.sh: already running (pid $pid) at $HTTP_URL" >&2
-        return 0
-    fi
-    if answers; then
-        die "port $HTTP_PORT already serves something this script did not start; set CTX_MCP_HTTP_PORT"
-    fi
+    already_running mcp-servers.sh "$HTTP_URL" \
+        "port $HTTP_PORT already serves something this script did not start; set CTX_MCP_HTTP_PORT" && return 0
     : >"$LOGFILE"
     PORT=$HTTP_PORT nohup node --require "$PRELOAD" "$EVERYTHING" streamableHttp >>"$LOGFILE" 2>&1 </dev/null &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-    local waited=0
-    until answers; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$LOGFILE" >&2 || true
-            rm -f "$PIDFILE"
-            die "the server exited before answering (log: $LOGFILE)"
-        fi
-        ((waited++ < 150)) || { stop; die "the server did not answer within 30 s (log: $LOGFILE)"; }
-        sleep 0.2
-    done
+    local pid=$!
+    await_recorded mcp-servers.sh "$pid" 30
     loopback_only || { stop; die "the server listens on more than $HOST:$HTTP_PORT: $(ss -Hltn "sport = :$HTTP_PORT")"; }
     echo "mcp-servers.sh: running (pid $pid) at $HTTP_URL" >&2
 }
@@ -129,13 +104,7 @@ stop() {
 }
 
 status() {
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "running (pid $pid) at $HTTP_URL"
-    else
-        echo "not running"
-        return 1
-    fi
+    recorded_status "$HTTP_URL"
 }
 
 print_env() {
@@ -144,13 +113,13 @@ print_env() {
     echo "export CTX_MCP_EVERYTHING=$EVERYTHING"
     echo "export CTX_MCP_FILESYSTEM=$FILESYSTEM"
     echo "export CTX_MCP_SCRIPT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mcp-servers.sh"
-    if recorded_pid >/dev/null && answers; then
+    if running; then
         echo "export CTX_MCP_HTTP_URL=$HTTP_URL"
     fi
 }
 
 case "${1:-}" in
-provision) provision ;;
+provision) provision_once ;;
 installed) [[ -f "$READY" ]] ;;
 start) start ;;
 status) status ;;

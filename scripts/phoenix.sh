@@ -31,7 +31,7 @@
 # /etc/resolv.conf names a loopback resolver, so no host name it might look up leads off the
 # machine.
 set -euo pipefail
-# recorded_pid, stop_recorded
+# recorded_pid, stop_recorded, provision_once, already_running, await_recorded, recorded_status
 source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION=20.26.1
@@ -73,15 +73,6 @@ provision_locked() {
         || die "installing arize-phoenix $VERSION failed"
     "$VENV/bin/python" -c 'import phoenix.server.main' || die "arize-phoenix does not import"
     touch "$READY"
-}
-
-provision() {
-    mkdir -p "$CACHE_DIR"
-    # Serialise concurrent provisioning (two shells, or CI and a developer) on one lock file.
-    exec 9>"$CACHE_DIR/.lock"
-    flock 9
-    provision_locked
-    flock -u 9
 }
 
 write_launcher() {
@@ -150,16 +141,10 @@ listening() {
 }
 
 start() {
-    provision
+    provision_once
     mkdir -p "$RUN_DIR"
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "phoenix.sh: already running (pid $pid) at $BASE_URL" >&2
-        return 0
-    fi
-    if answers; then
-        die "port $PORT already serves something this script did not start; set CTX_PHOENIX_PORT"
-    fi
+    already_running phoenix.sh "$BASE_URL" \
+        "port $PORT already serves something this script did not start; set CTX_PHOENIX_PORT" && return 0
     rm -rf "$DATA"
     mkdir -p "$DATA"
     : >"$LOGFILE"
@@ -170,18 +155,8 @@ start() {
     PHOENIX_HOST=$HOST PHOENIX_PORT=$PORT PHOENIX_GRPC_PORT=$GRPC_PORT PHOENIX_WORKING_DIR="$DATA" \
         PHOENIX_TELEMETRY_ENABLED=false PHOENIX_ENABLE_AUTH=false PHOENIX_LOG_MIGRATIONS=false \
         nohup "${ISOLATE[@]}" "$VENV/bin/python" "$LAUNCHER" >>"$LOGFILE" 2>&1 </dev/null &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-    local waited=0
-    until answers; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 30 "$LOGFILE" >&2 || true
-            rm -f "$PIDFILE"
-            die "the server exited before answering (log: $LOGFILE)"
-        fi
-        ((waited++ < 900)) || { stop; die "the server did not answer within 180 s (log: $LOGFILE)"; }
-        sleep 0.2
-    done
+    local pid=$!
+    await_recorded phoenix.sh "$pid" 180 30
     local addr
     while read -r addr; do
         [[ -z "$addr" ]] && continue
@@ -198,13 +173,7 @@ stop() {
 }
 
 status() {
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "running (pid $pid) at $BASE_URL"
-    else
-        echo "not running"
-        return 1
-    fi
+    recorded_status "$BASE_URL"
 }
 
 print_env() {
@@ -213,7 +182,7 @@ print_env() {
 }
 
 case "${1:-}" in
-provision) provision ;;
+provision) provision_once ;;
 installed) [[ -f "$READY" ]] ;;
 start) start ;;
 stop) stop ;;

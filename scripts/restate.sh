@@ -24,7 +24,7 @@
 # knows to loopback and /etc/resolv.conf names a loopback resolver, so no name it looks up
 # leads off the machine. Telemetry is disabled; npm's install scripts are not run.
 set -euo pipefail
-# recorded_pid, stop_recorded
+# recorded_pid, stop_recorded, provision_once, already_running, await_recorded, recorded_status
 source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 VERSION=1.7.12
@@ -84,15 +84,6 @@ provision_locked() {
     [[ -x "$bin" ]] || die "npm did not install the platform binary $bin"
     "$bin" --version | grep -q "$VERSION" || die "$bin is not restate-server $VERSION"
     touch "$READY"
-}
-
-provision() {
-    mkdir -p "$CACHE_DIR"
-    # Serialise concurrent provisioning (parallel tests, CI and a developer) on one lock file.
-    exec 9>"$CACHE_DIR/.lock"
-    flock 9
-    provision_locked
-    flock -u 9
 }
 
 write_config() {
@@ -159,16 +150,11 @@ answers() {
 
 launch() {
     local fresh=$1
-    provision
+    provision_once
     mkdir -p "$RUN_DIR"
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "restate.sh: already running (pid $pid) at $INGRESS_URL" >&2
-        return 0
-    fi
-    if answers; then
-        die "ports $INGRESS_PORT/$ADMIN_PORT already serve a Restate this script did not start; set CTX_RESTATE_*_PORT"
-    fi
+    already_running restate.sh "$INGRESS_URL" \
+        "ports $INGRESS_PORT/$ADMIN_PORT already serve a Restate this script did not start; set CTX_RESTATE_*_PORT" \
+        && return 0
     if [[ "$fresh" == fresh ]]; then
         rm -rf "$DATA"
         : >"$LOGFILE"
@@ -178,18 +164,8 @@ launch() {
 it would ask api.github.com for its latest release"
     nohup "${ISOLATE[@]}" "$(server_bin)" --config-file "$CONFIG" --base-dir "$DATA" --no-logo \
         --log-disable-ansi-codes true >>"$LOGFILE" 2>&1 </dev/null &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-    local waited=0
-    until answers; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$LOGFILE" >&2 || true
-            rm -f "$PIDFILE"
-            die "the server exited before answering (log: $LOGFILE)"
-        fi
-        ((waited++ < 300)) || { stop; die "the server did not answer within 60 s (log: $LOGFILE)"; }
-        sleep 0.2
-    done
+    local pid=$!
+    await_recorded restate.sh "$pid" 60
     # The engine says where its ingress is; it must be the loopback address set above.
     curl -sf "$ADMIN_URL/version" | grep -q "\"ingress_endpoint\":\"$INGRESS_URL/\"" \
         || { stop; die "the server advertises an ingress other than $INGRESS_URL/"; }
@@ -212,13 +188,7 @@ stop() {
 }
 
 status() {
-    local pid
-    if pid=$(recorded_pid) && answers; then
-        echo "running (pid $pid) at $INGRESS_URL, admin $ADMIN_URL"
-    else
-        echo "not running"
-        return 1
-    fi
+    recorded_status "$INGRESS_URL, admin $ADMIN_URL"
 }
 
 print_env() {
@@ -228,7 +198,7 @@ print_env() {
 }
 
 case "${1:-}" in
-provision) provision ;;
+provision) provision_once ;;
 installed) [[ -f "$READY" ]] ;;
 start) launch fresh ;;
 restart) launch keep ;;

@@ -532,8 +532,8 @@ fn custom_trait(
         let vs: Vec<&Ident> = c.outcomes.iter().map(|(_, v, _)| v).collect();
         let names = c.outcomes.iter().map(|(o, _, _)| o);
         let docs = c.outcomes.iter().map(|(o, _, target)| format!("`{o}`: go to `{target}`."));
-        // An outcome enum with no outcomes cannot be matched on `self`; the runtime rejects such
-        // a step anyway (a custom step must declare at least one outcome).
+        // An outcome enum with no outcomes cannot be matched on `self`; the validation rejects
+        // such a step anyway (a custom step must declare at least one outcome).
         let name_body = if vs.is_empty() {
             quote!(match self {})
         } else {

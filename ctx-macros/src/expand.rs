@@ -52,7 +52,7 @@ fn expand(input: TokenStream, base_dir: Option<&Path>) -> TokenStream {
     };
     let rt = krate::take_private_path(&cx, &mut input.attrs);
     let (lowered, tracking) = match from_file {
-        // Read and checked by the runtime's loader, every problem reported at its YAML location.
+        // Read and checked by `ctx_spec`'s YAML loader, every problem reported at its location.
         Some(from_file) => (from_file.lowered, from_file.tracking),
         None => {
             let lowered = lower::lower(&cx, &input, base_dir);
@@ -138,13 +138,13 @@ impl Variants {
         let end = Ident::new("End", Span::call_site());
         let mut steps: Vec<(usize, String, Ident)> = Vec::new();
         for (index, (step, id_token)) in lowered.def.steps.iter().zip(&lowered.step_ids).enumerate() {
-            // A duplicated id is the runtime's finding (reported on the second id); the enum keeps
+            // A duplicated id is a rule's finding (reported on the second id); the enum keeps
             // the first so that the rest of the expansion stays well-formed.
             if steps.iter().any(|(_, id, _)| *id == step.id) || step.id == ctx_spec::pipeline::END {
                 continue;
             }
             let camel = ctx_spec::pipeline::variant_name(&step.id);
-            // Clashing names are the runtime's finding too (STEP_VARIANT_CLASH); skip them here.
+            // Clashing names are a rule's finding too (STEP_VARIANT_CLASH); skip them here.
             if camel == "End" || steps.iter().any(|(_, _, v)| *v == camel) {
                 continue;
             }

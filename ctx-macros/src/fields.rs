@@ -12,7 +12,7 @@ use crate::symbol::{Symbol, one_of};
 
 pub(crate) use crate::ctxt::with_help;
 
-/// The runtime's one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
+/// `ctx_spec`'s one "did you mean" rule, so a key misspelt in the DSL and one misspelt in a
 /// `config.json` get the same suggestion.
 pub(crate) use ctx_spec::validation::did_you_mean;
 
@@ -149,7 +149,7 @@ impl<'a> Fields<'a> {
 }
 
 /// Reads typed values, reporting a value of the wrong type under the value and poisoning its path
-/// so that the runtime's checks of the placeholder are not reported on top.
+/// so that the rules' checks of the placeholder are not reported on top.
 pub(crate) struct Reader<'c> {
     /// Where errors go.
     pub cx: &'c Ctxt,
@@ -243,48 +243,6 @@ impl Reader<'_> {
             }
             _ => {
                 self.wrong_type(path, key, value, "a name", example);
-                None
-            }
-        }
-    }
-
-    /// A name or a string (for free-form identifiers such as an inbox topic).
-    pub(crate) fn name_or_string(
-        &mut self,
-        path: &FieldPath,
-        key: &Ident,
-        value: &Value,
-        example: &str,
-    ) -> Option<String> {
-        self.record(path, value);
-        match value {
-            Value::Name(n) => Some(unraw(n)),
-            Value::Str(s) => Some(s.value()),
-            _ => {
-                self.wrong_type(path, key, value, "a name or a string", example);
-                None
-            }
-        }
-    }
-
-    /// A list's items.
-    pub(crate) fn list<'v>(
-        &mut self,
-        path: &FieldPath,
-        key: &Ident,
-        value: &'v Value,
-        example: &str,
-    ) -> Option<&'v Items> {
-        self.record(path, value);
-        match value {
-            Value::List { body, .. } => {
-                for error in &body.errors {
-                    self.cx.syn_error(error.clone());
-                }
-                Some(body)
-            }
-            _ => {
-                self.wrong_type(path, key, value, "a list `[ … ]`", example);
                 None
             }
         }

@@ -1,7 +1,7 @@
 //! Pipelines kept in YAML files: `pub pipeline Qa { file: "pipelines/qa.yaml" }` (or
 //! `pipeline!(file = "pipelines/qa.yaml")`, named after the file's `name`).
 //!
-//! The file is read while compiling by the runtime's own loader (`PipelineFile`), so it is
+//! The file is read while compiling by `ctx_spec`'s loader (`PipelineFile`, the one `ctx` uses), so it is
 //! decoded, merged with its `extends` chain, and checked with exactly the rules — and the
 //! messages — of `ctx check` and of `PipelineFile::load` at run time. Each problem becomes a
 //! compile error under the path literal that names the YAML file, line and column, with the

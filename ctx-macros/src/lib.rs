@@ -1,7 +1,7 @@
 //! The `pipeline!` proc macro of ctx.
 //!
-//! Parse (`ast`) → lower to the runtime's `PipelineDef` with a span per value (`lower`) →
-//! validate with the runtime's own rules, reported under the user's tokens (`valid`) → emit a
+//! Parse (`ast`) → lower to `ctx_spec`'s `PipelineDef` with a span per value (`lower`) →
+//! validate with `ctx_spec`'s rules, reported under the user's tokens (`valid`) → emit a
 //! typed state machine (`expand`, `backends`). Use it through the `ctx` facade crate, whose documentation
 //! shows the DSL.
 #![warn(unreachable_pub)]
@@ -31,7 +31,7 @@ use proc_macro::TokenStream;
 
 /// Declares a pipeline and expands it into a typed state machine; see the `ctx` crate's
 /// documentation for the DSL. Every problem of the declaration is a compile error under the
-/// token that caused it, the runtime's validation rules included.
+/// token that caused it, the validation rules (those YAML files and `ctx check` run) included.
 #[proc_macro]
 pub fn pipeline(input: TokenStream) -> TokenStream {
     // `include_str!` paths are relative to the invoking file, as for the standard macro.
@@ -84,13 +84,15 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 /// | key | form |
 /// |---|---|
 /// | `contexts` (required) | `name { inputs: [a, b], policy { … }, messages: [ … ] }`, one per context; `messages` is required |
-/// | `retrievers` | `name { query: "template with {input.x}", limit: 3 }`; both keys required |
+/// | `retrievers` | `name { query: "template with {input.x}", limit: 3 }`; `query` required, `limit` 3 when left out |
 /// | `compactors` | `[name, "name-with-dashes"]`: compactors the application registers besides the built-in `truncate`, `sql`, `dotnet`, `code` |
 /// | `policy` | `input_budget { max_tokens: N }`, `pack_budget { default_ratio: R }`, `overflow: compact \| error`, `compactor: name` (or `compactor { type: name }`), `expansion { max_pages: N, min_fill_ratio: R }` |
 /// | messages | `system: "…"`, `user: "…"`, `assistant: "…"`, `context: name`, `context: name { ratio: R, placement: message \| variable }`, `history` |
 ///
-/// Every problem is a compile error under the token that caused it, all at once: unknown keys and
-/// message kinds (with "did you mean"), missing keys, values of the wrong type, and every rule of
+/// The declarations are read by the decoder YAML pipeline files' `contexts:` goes through too, with
+/// the same messages. Every problem is a compile error under the token that caused it, all at
+/// once: unknown keys and message kinds (with "did you mean"), missing keys, values of the wrong
+/// type, and every rule of
 /// `ctx::engine::validate_spec` — ratios in (0, 1] summing to at most 1, known retrievers,
 /// contexts and compactors, template variables among the context's inputs and packs, `max_pages`
 /// at least 1, `min_fill_ratio` in (0, 1], no nested history, no cycles.

@@ -1,5 +1,5 @@
-//! Lowering: the parsed syntax becomes the runtime's own `PipelineDef` (plain values as written),
-//! together with the span of every value, so that the runtime's validation can be reported under
+//! Lowering: the parsed syntax becomes `ctx_spec`'s `PipelineDef` (plain values as written),
+//! together with the span of every value, so that `ctx_spec`'s validation can be reported under
 //! the user's tokens.
 //!
 //! Only *syntax* is judged here: unknown sections and keys, missing required keys, values of the
@@ -24,9 +24,9 @@ use crate::located::Locs;
 use crate::spans::{SpanMap, SpanRange, step_path};
 use crate::symbol::{AT_LOAD, CONFIG, CONTEXTS, INCLUDE_STR, MODEL, MODELS, PROMPTS, SECTIONS, SETTINGS, STEPS};
 
-/// A pipeline lowered to the runtime's definition, with everything the expansion needs.
+/// A pipeline lowered to its definition, with everything the expansion needs.
 pub(crate) struct Lowered {
-    /// The definition as the runtime sees it.
+    /// The definition, as the rules and the generated code see it.
     pub def: PipelineDef,
     /// Where each value was written.
     pub spans: SpanMap,

@@ -1,6 +1,6 @@
-//! Where each value of the lowered `PipelineDef` was written: a map from the runtime's
-//! [`FieldPath`]s to the tokens they came from, so that a runtime `ConfigIssue` becomes a compile
-//! error under the offending token.
+//! Where each value of the lowered `PipelineDef` was written: a map from `ctx_spec`'s
+//! [`FieldPath`]s to the tokens they came from, so that a `ConfigIssue` of `ctx_spec`'s rules
+//! becomes a compile error under the offending token.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
@@ -41,7 +41,7 @@ impl SpanRange {
 }
 
 /// FieldPath → the tokens that wrote that value, plus the paths whose value could not be
-/// lowered (their runtime issues would only repeat, or follow from, a syntax error).
+/// lowered (the rules' issues there would only repeat, or follow from, a syntax error).
 #[derive(Default, Debug)]
 pub(crate) struct SpanMap {
     spans: BTreeMap<FieldPath, SpanRange>,

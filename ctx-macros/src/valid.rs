@@ -1,6 +1,6 @@
-//! Validation at compile time: the runtime's own `validate_definition` runs on the lowered
-//! definition, and each `ConfigIssue` becomes a compile error under the token its path names.
-//! No pipeline rule is written here.
+//! Validation at compile time: `ctx_spec`'s `validate_definition`, the rules YAML files and
+//! `ctx check` run too, runs on the lowered definition, and each `ConfigIssue` becomes a compile
+//! error under the token its path names. No pipeline rule is written here.
 
 use ctx_spec::pipeline::PipelineDef;
 use ctx_spec::validation::{ConfigIssue, FieldPath};
@@ -10,10 +10,10 @@ use crate::ctxt::{issue_message, with_help};
 use crate::lower::Lowered;
 use crate::spans::SpanMap;
 
-/// Runs the runtime's validation (with the compile-time token check when the window and the
+/// Runs `ctx_spec`'s validation (with the compile-time token check when the window and the
 /// prompts are literals) and reports each issue under its token.
 pub(crate) fn check(cx: &Ctxt, lowered: &Lowered) {
-    let issues = without_engine_echoes(runtime_issues(&lowered.def));
+    let issues = without_engine_echoes(rule_issues(&lowered.def));
     let valid = issues.is_empty();
     report(cx, &lowered.spans, lowered.graph_complete, issues);
     // What is valid but likely a mistake, only once nothing is wrong (a warning beside an error
@@ -65,8 +65,8 @@ fn without_engine_echoes(issues: Vec<ConfigIssue>) -> Vec<ConfigIssue> {
         .collect()
 }
 
-/// Every issue of the runtime's rules for `def`.
-fn runtime_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
+/// Every issue of `ctx_spec`'s rules for `def`.
+fn rule_issues(def: &PipelineDef) -> Vec<ConfigIssue> {
     // Model files (`model { tokenizer: … }`) are read relative to the crate, as cargo paths are.
     let base_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
     let opts =

@@ -498,7 +498,7 @@ ctx::pipeline! {
             answer: agent {
                 prompt_key: answer,
                 mcp_servers: [
-                    web { url: "https://mcp.example.com/mcp", bearer_token_env: "MCP_TOKEN", tools: [echo] },
+                    web { url: "http://127.0.0.1:3001/mcp", bearer_token_env: "MCP_TOKEN", tools: [echo] },
                 ],
                 max_tool_calls: 1,
                 max_output_tokens: 500,
@@ -512,7 +512,7 @@ ctx::pipeline! {
 fn the_dsl_declares_a_server_by_url_with_the_variable_of_its_token() {
     let StepKind::Agent(spec) = &ByUrl::definition().steps[0].kind else { unreachable!() };
     let web = McpServerSpec::new("web")
-        .url(Some("https://mcp.example.com/mcp".into()))
+        .url(Some("http://127.0.0.1:3001/mcp".into()))
         .bearer_token_env(Some("MCP_TOKEN".into()))
         .tools(vec!["echo".into()]);
     assert_eq!(spec.mcp_servers, [web]);

@@ -1,4 +1,5 @@
-// Required keys: a context's `messages`, both settings of `expansion`, a retriever's `limit`.
+// Required keys: a context's `messages`, both settings of `expansion` (a retriever's `limit` is 3
+// when left out).
 ctx::context_engine! {
     fn help_centre {
         retrievers { kb_search { query: "{input.question}" } }

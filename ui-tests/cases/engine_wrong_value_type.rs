@@ -5,7 +5,7 @@ ctx::context_engine! {
         contexts {
             support {
                 inputs: [question],
-                policy { input_budget { max_tokens: 200 }, overflow: "compact" },
+                policy { input_budget { max_tokens: 200 }, overflow: 3 },
                 messages: [context: kb_search { ratio: half }, user: "Question: {input.question}"],
             }
         }

@@ -12,7 +12,7 @@ use quote::{ToTokens, quote};
 use super::allow;
 use super::header::FnHeader;
 
-/// The runtime's engine module, as the generated body names it (see [`function`]).
+/// ctx's engine module, as the generated body names it (see [`function`]).
 fn engine() -> TokenStream {
     quote!(__engine)
 }

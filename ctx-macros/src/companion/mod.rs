@@ -2,10 +2,11 @@
 //! progressive budget, checked when compiled.
 //!
 //! Both follow the `pipeline!` phases and share its pieces: the same generic syntax
-//! ([`crate::ast::Items`]), keyed reading with "did you mean" ([`crate::fields`]), the error
-//! accumulator and the field-path → token map. Each lowers into the runtime's own "as written"
-//! value (`EngineSpec`, `TurnBudgetSpec`), runs the runtime's validation on it — the rules live
-//! once, in `ctx-spec` — and reports every issue under the token its path names. The expansion
+//! ([`crate::ast::Items`]), the error accumulator and the field-path → token map;
+//! `context_engine!` is read by `ctx_spec`'s decoder (as a pipeline's `contexts` is),
+//! `turn_budget!` by keyed reading with "did you mean" ([`crate::fields`]). Each makes `ctx_spec`'s
+//! "as written" value (`EngineSpec`, `TurnBudgetSpec`), runs `ctx_spec`'s validation on it — the
+//! rules live once, there — and reports every issue under the token its path names. The expansion
 //! is a function returning the validated value; it is emitted with a stub body when there are
 //! errors, so that callers keep type-checking while the declaration is fixed.
 
@@ -35,7 +36,7 @@ fn allow() -> TokenStream {
     quote!(#[allow(dead_code, unused_qualifications, clippy::all, clippy::pedantic, missing_docs)])
 }
 
-/// Reports the runtime's `issues` under their tokens, skipping those at a value the lowering could
+/// Reports the rules' `issues` under their tokens, skipping those at a value the lowering could
 /// not read (they would repeat, or follow from, the syntax error already reported there).
 fn report(cx: &Ctxt, spans: &SpanMap, issues: Vec<ConfigIssue>) {
     for issue in issues {

@@ -1,4 +1,4 @@
-//! `turn_budget!`: an agent turn's progressive-budget settings, lowered into the runtime's
+//! `turn_budget!`: an agent turn's progressive-budget settings, lowered into `ctx_spec`'s
 //! `TurnBudgetSpec`, checked and resolved by `TurnBudgetSpec::resolve` (which runs
 //! `validate_turn_budget`), and emitted as a function returning the `TurnBudgetConfig`.
 //!
@@ -17,7 +17,7 @@
 //! }
 //! ```
 //!
-//! `context_window: model("…")` takes the window from the model table the runtime uses
+//! `context_window: model("…")` takes the window from the model table ctx counts with
 //! (`ModelInfo::lookup`), when compiling; an unknown model is an error under its name.
 
 use ctx_spec::tokens::ModelInfo;
@@ -74,7 +74,7 @@ pub(crate) fn lower(cx: &Ctxt, header: &FnHeader) -> (TurnBudgetSpec, SpanMap) {
     let mut r = Reader { cx, spans: &mut spans };
     let root = FieldPath::root();
     let path = |key: Symbol| root.key(key.as_str());
-    // Missing required settings are the runtime's finding (`TURN_SETTING_MISSING`), reported at
+    // Missing required settings are a rule's finding (`TURN_SETTING_MISSING`), reported at
     // the function's name; only the shape of what is written is judged here.
     let spec = TurnBudgetSpec {
         budget_tokens: f.take(BUDGET_TOKENS).and_then(|(k, v)| r.int(&path(BUDGET_TOKENS), k, v, "100_000")),

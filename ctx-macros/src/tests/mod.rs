@@ -28,7 +28,7 @@ pub(crate) fn expand(tokens: TokenStream) -> String {
 fn check(tokens: TokenStream, expected: ExpectFile, is_error_case: bool) {
     let code = expand(tokens);
     // Only the `errors` snapshot may hold errors: a valid pipeline that stops validating (a new
-    // runtime rule) must fail here, not be recorded as the new expected output.
+    // rule) must fail here, not be recorded as the new expected output.
     assert_eq!(code.contains("compile_error!"), is_error_case, "{code}");
     expected.assert_eq(&code);
 }

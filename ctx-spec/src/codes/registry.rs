@@ -197,8 +197,11 @@ registry! {
         AgentMcpServerName = "AGENT_MCP_SERVER_NAME",
         /// An MCP server of an agent step has no way to reach it, or two: it needs exactly one of
         /// `command` (spawned, spoken to over its standard input and output) and `url` (an
-        /// `http://` or `https://` Streamable HTTP endpoint); `args` go with a `command`.
-        /// Fix: write `command: "node", args: ["server.js"]`, or `url: "http://127.0.0.1:3001/mcp"`.
+        /// `http://` Streamable HTTP endpoint); `args` go with a `command`. An `https://` URL is
+        /// refused too: ctx's MCP client carries no TLS (reqwest's TLS provider, once installed,
+        /// made every other reqwest client of the process panic).
+        /// Fix: write `command: "node", args: ["server.js"]`, or `url: "http://127.0.0.1:3001/mcp"`;
+        /// reach a remote `https://` server through a TLS-terminating proxy on 127.0.0.1.
         AgentMcpServerTransport = "AGENT_MCP_SERVER_TRANSPORT",
         /// At load time, an MCP server could not be started or did not complete the protocol's
         /// handshake (its command does not exist or exits, its URL does not answer MCP).

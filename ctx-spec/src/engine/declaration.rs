@@ -138,8 +138,11 @@ pub struct RetrieverDecl {
     pub limit: i64,
 }
 
+/// A retriever's `limit` when its declaration leaves it out.
+pub(crate) const DEFAULT_LIMIT: i64 = 3;
+
 fn default_limit() -> i64 {
-    3
+    DEFAULT_LIMIT
 }
 
 /// `policy { … }` as written.

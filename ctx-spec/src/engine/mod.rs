@@ -7,6 +7,7 @@ mod policy;
 mod template;
 mod validate;
 
+pub(crate) use declaration::DEFAULT_LIMIT;
 pub use declaration::{
     BUILTIN_COMPACTORS, CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec,
     InputBudgetSpec, MessageSpec, PackBudgetSpec, PackPlacement, RetrieverDecl, TRUNCATE,

@@ -344,7 +344,7 @@ pub struct McpServerSpec {
     /// `args`: the command's arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// `url`: a Streamable HTTP endpoint (`http://…` or `https://…`), instead of a command.
+    /// `url`: a Streamable HTTP endpoint (`http://…`; an `https://` one is refused), instead of a command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `bearer_token_env`: with a `url`, the name of the environment variable whose value is

@@ -309,6 +309,96 @@ pub(crate) mod forms {
     pub(crate) const MCP_SERVER: [&str; 5] = ["command", "args", "url", "bearer_token_env", "tools"];
 }
 
+/// The context engine's declarations — a pipeline's `contexts` (in `pipeline!` and in YAML) and
+/// the body of `context_engine!` — block by block: each block's keys, and the rows of those
+/// holding a plain value, which the decoder reads through their slots as it reads a step's. The
+/// keys whose value is a form of its own (the list of contexts, a `policy` block, the messages)
+/// are read by the decoder's reader of that form.
+pub mod engine {
+    // Paths from the crate's root: this module is inline, and the module-floors scan reads a
+    // `super::` as the file's parent.
+    use crate::engine::{
+        CompactorSpec, ContextDeclaration, ContextInsert, ContextPolicySpec, EngineSpec, ExpansionSpec,
+        InputBudgetSpec, PackBudgetSpec, RetrieverDecl,
+    };
+    use crate::pipeline::schema::ValueType::*;
+    use crate::pipeline::schema::{KeySchema, key};
+    use crate::pipeline::slot::field;
+
+    /// One block of the declarations.
+    #[derive(Debug)]
+    pub struct EngineBlock<T: 'static> {
+        /// Every key of the block, in the order messages and the documentation list them (a YAML
+        /// item of a list of contexts or retrievers adds `name`).
+        pub keys: &'static [&'static str],
+        /// The keys of [`EngineBlock::keys`] that hold a plain value.
+        pub rows: &'static [KeySchema<T>],
+    }
+
+    /// The declarations themselves: `contexts` (required), `retrievers`, `compactors`.
+    pub const ENGINE: EngineBlock<EngineSpec> = EngineBlock {
+        keys: &["contexts", "retrievers", "compactors"],
+        rows: &[key("compactors", Names, false, field!(EngineSpec, compactors))],
+    };
+    /// A context: `inputs`, `policy`, `messages` (required).
+    pub const CONTEXT: EngineBlock<ContextDeclaration> = EngineBlock {
+        keys: &["inputs", "policy", "messages"],
+        rows: &[key("inputs", Names, false, field!(ContextDeclaration, inputs))],
+    };
+    /// A retriever: `query` (required) and `limit` (3 when left out).
+    pub const RETRIEVER: EngineBlock<RetrieverDecl> = EngineBlock {
+        keys: &["query", "limit"],
+        rows: &[
+            key("query", Text, true, field!(RetrieverDecl, query)),
+            key("limit", Integer, false, field!(RetrieverDecl, limit)),
+        ],
+    };
+    /// A context's `policy`.
+    pub const POLICY: EngineBlock<ContextPolicySpec> = EngineBlock {
+        keys: &["input_budget", "pack_budget", "overflow", "compactor", "expansion"],
+        rows: &[key("overflow", Keyword, false, field!(ContextPolicySpec, overflow))],
+    };
+    /// `input_budget`.
+    pub const INPUT_BUDGET: EngineBlock<InputBudgetSpec> = EngineBlock {
+        keys: &["max_tokens"],
+        rows: &[key("max_tokens", Integer, true, field!(InputBudgetSpec, max_tokens))],
+    };
+    /// `pack_budget`.
+    pub const PACK_BUDGET: EngineBlock<PackBudgetSpec> = EngineBlock {
+        keys: &["default_ratio"],
+        rows: &[key("default_ratio", Number, false, field!(PackBudgetSpec, default_ratio))],
+    };
+    /// `expansion`.
+    pub const EXPANSION: EngineBlock<ExpansionSpec> = EngineBlock {
+        keys: &["max_pages", "min_fill_ratio"],
+        rows: &[
+            key("max_pages", Integer, true, field!(ExpansionSpec, max_pages)),
+            key("min_fill_ratio", Number, true, field!(ExpansionSpec, min_fill_ratio)),
+        ],
+    };
+    /// `compactor` written as a block, the serde form `{ type: truncate }` (or by its name alone).
+    pub const COMPACTOR: EngineBlock<CompactorSpec> =
+        EngineBlock { keys: &["type"], rows: &[key("type", Keyword, true, field!(CompactorSpec, name))] };
+    /// A pack, a `context` message: `ratio` and `placement` (`message` or `variable`).
+    pub const PACK: EngineBlock<ContextInsert> = EngineBlock {
+        keys: &["ratio", "placement"],
+        rows: &[key("ratio", Number, false, field!(ContextInsert, ratio))],
+    };
+    /// The kinds of message, in the DSL the key of each item of `messages` (`system: "…"`,
+    /// `history`), in YAML its `type`.
+    pub const MESSAGE_KINDS: [&str; 5] = ["system", "user", "assistant", "context", "history"];
+    /// YAML's message, `{ type, … }`: the keys each kind takes besides `type`.
+    pub const MESSAGE_KEYS: [(&str, &[&str]); 5] = [
+        ("system", &["content"]),
+        ("user", &["content"]),
+        ("assistant", &["content"]),
+        ("context", &["name", "ratio", "placement"]),
+        ("history", &[]),
+    ];
+    /// The values of a pack's `placement`.
+    pub const PLACEMENTS: [&str; 2] = ["message", "variable"];
+}
+
 impl StepKind {
     /// The description of this step's kind.
     pub fn schema(&self) -> &'static StepSchema {
@@ -340,6 +430,98 @@ mod tests {
             assert_eq!(keys, schema.transition_keys().collect::<Vec<_>>(), "{}", schema.kind);
         }
         assert_eq!(seen.len(), STEP_SCHEMAS.len(), "a sample of every kind: {seen:?}");
+    }
+
+    /// The keys the items of a cell of `docs/dsl.md`'s table name, each with whether it is marked
+    /// optional (`key?`): an item is one comma-separated part outside code spans and parentheses,
+    /// naming its key by the code span it starts with (prose items name none); "every key of
+    /// `kind`" names the keys of a row above, `documented`.
+    fn documented_keys(cell: &str, documented: &[(String, Vec<(String, bool)>)]) -> Vec<(String, bool)> {
+        let mut items = vec![String::new()];
+        let (mut in_code, mut depth) = (false, 0usize);
+        for c in cell.chars() {
+            match c {
+                '`' => in_code = !in_code,
+                '(' if !in_code => depth += 1,
+                ')' if !in_code => depth = depth.saturating_sub(1),
+                ',' if !in_code && depth == 0 => {
+                    items.push(String::new());
+                    continue;
+                }
+                _ => {}
+            }
+            items.last_mut().expect("one item at least").push(c);
+        }
+        let mut keys = Vec::new();
+        for item in &items {
+            let item = item.trim();
+            let item = item.strip_prefix("plus ").unwrap_or(item);
+            if let Some(rest) = item.strip_prefix("every key of `") {
+                let kind = &rest[..rest.find('`').unwrap_or(rest.len())];
+                let row = documented.iter().find(|(k, _)| k == kind);
+                keys.extend(row.unwrap_or_else(|| panic!("`{kind}` is not a row above")).1.iter().cloned());
+                continue;
+            }
+            let Some(code) = item.strip_prefix('`') else { continue };
+            let name: String = code.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let optional = code[name.len()..].starts_with('?');
+            keys.push((name, optional));
+        }
+        keys
+    }
+
+    /// `docs/dsl.md`'s table of step kinds says what [`STEP_SCHEMAS`] holds: a row per kind, in
+    /// the table's order, naming every key of the kind and no other, each marked `key?` exactly
+    /// when a step may leave it out. On a difference the test shows the row the table needs.
+    #[test]
+    fn the_dsl_chapter_lists_every_key_of_every_kind() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/dsl.md");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let table = text.split("| kind | keys |\n|---|---|\n").nth(1).expect("the table of step kinds");
+        let mut documented: Vec<(String, Vec<(String, bool)>)> = Vec::new();
+        for line in table.lines().take_while(|l| l.starts_with('|')) {
+            let row = line.trim_start_matches("| ").trim_end_matches(" |");
+            let (kind, cell) = row.split_once(" | ").unwrap_or_else(|| panic!("a row of two cells: {line}"));
+            let keys = documented_keys(cell, &documented);
+            documented.push((kind.trim_matches('`').to_owned(), keys));
+        }
+        let kinds: Vec<&str> = documented.iter().map(|(k, _)| k.as_str()).collect();
+        let expected: Vec<&str> = STEP_SCHEMAS.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, expected, "docs/dsl.md: the rows of the table of step kinds");
+        for (schema, (_, keys)) in STEP_SCHEMAS.iter().zip(&documented) {
+            let mut written = keys.clone();
+            written.sort();
+            let mut rows: Vec<(String, bool)> = schema.keys.iter().map(|k| (k.name.to_owned(), !k.required)).collect();
+            rows.sort();
+            let needed: Vec<String> =
+                schema.keys.iter().map(|k| format!("`{}{}`", k.name, if k.required { "" } else { "?" })).collect();
+            assert_eq!(
+                written,
+                rows,
+                "docs/dsl.md: the row of `{}` names other keys than its schema rows (`key?`: optional); it \
+                 needs, in some form: | `{}` | {} |",
+                schema.kind,
+                schema.kind,
+                needed.join(", ")
+            );
+        }
+    }
+
+    #[test]
+    fn the_dsl_chapter_check_finds_a_missing_an_extra_and_a_misdescribed_key() {
+        let rows = |cell: &str| documented_keys(cell, &[("a".to_owned(), vec![("x".to_owned(), false)])]);
+        assert_eq!(rows("`top_k`, `next`"), [("top_k".into(), false), ("next".into(), false)]);
+        assert_eq!(
+            rows("every key of `a`, plus `tools?: [ n { d: \"…\" }, … ]` (a, b), prose, `m`"),
+            [("x".into(), false), ("tools".into(), true), ("m".into(), false)]
+        );
+        // Each of these differs from the rows of `search_nodes` (`top_k` and `next`, required).
+        let search: Vec<(String, bool)> = vec![("next".into(), false), ("top_k".into(), false)];
+        for wrong in ["`top_k`", "`top_k`, `next`, `seed?`", "`top_k?`, `next`"] {
+            let mut found = rows(wrong);
+            found.sort();
+            assert_ne!(found, search, "{wrong}");
+        }
     }
 
     /// What the macro's generated code does: each step, the model and the settings rebuilt

@@ -131,8 +131,15 @@ fn mcp_server_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec
         let problem = match (command, url) {
             (None, None) => Some((at.clone(), "has neither `command` nor `url`".to_owned())),
             (Some(_), Some(_)) => Some((at.key("url"), "has both `command` and `url`".to_owned())),
-            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
-                Some((at.key("url"), format!("has the URL `{u}`, which is not `http://…` or `https://…`")))
+            (None, Some(u)) if u.starts_with("https://") => Some((
+                at.key("url"),
+                format!(
+                    "has the URL `{u}`: ctx's MCP client speaks plain HTTP only (it carries no TLS, whose \
+                     provider in reqwest would make every other reqwest client of the process panic)"
+                ),
+            )),
+            (None, Some(u)) if !u.starts_with("http://") => {
+                Some((at.key("url"), format!("has the URL `{u}`, which is not `http://…`")))
             }
             (None, Some(_)) if !server.args.is_empty() => {
                 Some((at.key("args"), "has `args` without a `command`".to_owned()))
@@ -140,7 +147,10 @@ fn mcp_server_issues(path: &FieldPath, id: &str, s: &AgentSpec, issues: &mut Vec
             _ => bearer_token_problem(server).map(|what| (at.key("bearer_token_env"), what)),
         };
         if let Some((at, what)) = problem {
-            let help = if at.to_string().ends_with("bearer_token_env") {
+            let help = if url.is_some_and(|u| u.starts_with("https://")) && command.is_none() {
+                "run the server over stdio (`command: \"…\", args: [ … ]`), or reach it through a \
+                 TLS-terminating proxy listening on 127.0.0.1 and write the proxy's `http://127.0.0.1:…` URL"
+            } else if at.to_string().ends_with("bearer_token_env") {
                 "name the environment variable that holds the server's token (`bearer_token_env: MCP_TOKEN`), \
                  on a server reached by `url`"
             } else {
@@ -330,8 +340,9 @@ mod tests {
                 McpServerSpec::new("none"),
                 server("both").url(Some("http://127.0.0.1:3001/mcp".into())),
                 McpServerSpec::new("ftp").url(Some("ftp://host".into())),
-                McpServerSpec::new("http").url(Some("https://h/mcp".into())).args(vec!["x".into()]),
+                McpServerSpec::new("http").url(Some("http://h/mcp".into())).args(vec!["x".into()]),
                 McpServerSpec::new("web").url(Some("http://127.0.0.1:3001/mcp".into())),
+                McpServerSpec::new("tls").url(Some("https://mcp.example.com/mcp".into())),
             ];
         });
         let issues = validate_definition(&def, &ValidateOptions::default());
@@ -344,11 +355,17 @@ mod tests {
                 ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[4].url".into()),
                 ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[5].url".into()),
                 ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[6].args".into()),
+                ("AGENT_MCP_SERVER_TRANSPORT", "steps[0].mcp_servers[8].url".into()),
             ]
         );
-        let message = |path: &str| issues.iter().find(|i| i.path.to_string() == path).unwrap().message.clone();
-        assert!(message("steps[0].mcp_servers[1].name").contains("`files` twice"));
-        assert!(message("steps[0].mcp_servers[3]").contains("neither `command` nor `url`"));
+        let issue = |path: &str| issues.iter().find(|i| i.path.to_string() == path).unwrap();
+        assert!(issue("steps[0].mcp_servers[1].name").message.contains("`files` twice"));
+        assert!(issue("steps[0].mcp_servers[3]").message.contains("neither `command` nor `url`"));
+        // An `https://` URL is refused where it is written, saying why and what to write instead.
+        let tls = issue("steps[0].mcp_servers[8].url");
+        assert!(tls.message.contains("plain HTTP only"), "{}", tls.message);
+        let help = tls.help.as_deref().unwrap();
+        assert!(help.contains("stdio") && help.contains("TLS-terminating proxy"), "{help}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub(super) fn mcp_servers(
         a_noun: "an MCP server",
         keys: &crate::pipeline::schema::forms::MCP_SERVER,
         yaml_mapping: true,
+        dsl_block: false,
         expected_dsl: "a list of servers `[ files { command: \"…\", args: [\"…\"] } ]`",
         expected_yaml: "a mapping of `name: { command, args }` (or `{ url }`)",
         name: Decoder::name_or_text,
@@ -37,6 +38,7 @@ pub(super) fn mcp_servers(
     };
     let mut servers = Vec::new();
     for Named { at, name, block: b } in named_blocks(dec, value, path, what, &form)? {
+        let Some(b) = b else { continue };
         let mut ok = name.is_some();
         let mut server = McpServerSpec::new(name.unwrap_or_default());
         let mut text = |dec: &mut Decoder, key: &str, what: &str| match b.get(key) {

@@ -560,6 +560,7 @@ fn tools(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Opti
         a_noun: "a tool",
         keys: &forms::TOOL[1..],
         yaml_mapping: false,
+        dsl_block: false,
         expected_dsl: "a list of tools `[ name { description: \"…\", parameters: r#\"{…}\"# } ]`",
         expected_yaml: "a list of `{ name, description, parameters }`",
         name: Decoder::text,
@@ -567,6 +568,7 @@ fn tools(dec: &mut Decoder, value: &Value, path: &FieldPath, what: &str) -> Opti
     };
     let mut tools = Vec::new();
     for Named { at, name, block: b } in named_blocks(dec, value, path, what, &form)? {
+        let Some(b) = b else { continue };
         let description =
             b.require(dec, "description").and_then(|v| dec.text(v, &at.key("description"), "`description`"));
         let parameters =

@@ -121,6 +121,22 @@ fn mcp_servers_decode_as_a_mapping_or_a_list_and_are_located() {
         ),
         [(6, 14, "YAML_UNKNOWN_KEY"), (6, 5, "AGENT_MCP_SERVER_TRANSPORT")]
     );
+
+    // An `https://` URL, refused at the value by the rule `pipeline!` and `ctx check` share,
+    // with the two ways to reach such a server.
+    let remote = "- id: answer
+  action: agent
+  prompt_key: answer
+  max_tool_calls: 3
+  mcp_servers:
+    remote: { url: \"https://mcp.example.com/mcp\" }
+  next: end
+";
+    assert_eq!(issues(remote), [(6, 20, "AGENT_MCP_SERVER_TRANSPORT")]);
+    let err = load(remote).unwrap_err();
+    assert!(err.issues()[0].message.contains("plain HTTP only"), "{}", err.issues()[0].message);
+    let help = err.issues()[0].help.as_deref().unwrap_or_default();
+    assert!(help.contains("stdio") && help.contains("TLS-terminating proxy"), "{help}");
 }
 
 #[test]
@@ -493,5 +509,31 @@ fn contexts_decode_and_their_problems_are_located() {
     let typo = step("support").replace("inputs:", "input:");
     let err = load(&typo).unwrap_err();
     let found: Vec<_> = err.issues().iter().map(|i| (i.line - 5, i.code.as_str(), i.help.clone())).collect();
-    assert_eq!(found, [(9, "YAML_UNKNOWN_KEY", Some("did you mean `inputs`?".to_owned()))]);
+    assert_eq!(found, [(9, "YAML_UNKNOWN_KEY", Some("rename it to `inputs`".to_owned()))]);
+    // A message's shape, read by the decoder `pipeline!` and `context_engine!` share: an unknown
+    // kind with the nearest one, a message without its text, a key its kind does not take.
+    let shape = |from: &str, to: &str| {
+        let err = load(&step("support").replace(from, to)).unwrap_err();
+        err.issues().iter().map(|i| (i.code.as_str(), i.message.clone(), i.help.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shape("type: system", "type: sytem"),
+        [(
+            "YAML_UNKNOWN_KEY",
+            "unknown message `sytem`; expected one of `system`, `user`, `assistant`, `context`, `history`".to_owned(),
+            Some("did you mean `system`?".to_owned())
+        )]
+    );
+    assert_eq!(
+        shape("{ type: user, content: \"{input.user_question}\" }", "{ type: user }"),
+        [(
+            "YAML_MISSING_KEY",
+            "a `user` message of context 0 of `contexts` has no `content`".to_owned(),
+            Some("add `content: …`".to_owned())
+        )]
+    );
+    let found = shape("{ type: context, name: kb }", "{ type: history, name: kb }");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "YAML_UNKNOWN_KEY");
+    assert!(found[0].1.starts_with("unknown key `name` in a `history` message"), "{}", found[0].1);
 }

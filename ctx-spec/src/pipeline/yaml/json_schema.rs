@@ -16,13 +16,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::contexts::{CONTEXT, ENGINE, MESSAGE, POLICY, RETRIEVER};
 use super::document::{PROMPT_KEYS, TOP_LEVEL_KEYS};
 use crate::budget::PolicyKind;
 use crate::config::file as config;
 use crate::config::file_mcp;
 use crate::config::{HistoryTrimPolicy, LimitsPolicy};
 use crate::lang::BUILTIN_LANGUAGES;
+use crate::pipeline::schema::engine::{CONTEXT, ENGINE, MESSAGE_KEYS, MESSAGE_KINDS, PLACEMENTS, POLICY, RETRIEVER};
 use crate::pipeline::schema::{KeySchema, MODEL_KEYS, SETTINGS_KEYS, STEP_SCHEMAS, StepSchema, ValueType, forms};
 use crate::tokens::Encoding;
 
@@ -404,47 +404,61 @@ fn kind(schema: &StepSchema) -> Value {
     described(rows.block(), format!("A `{}` step: {}.", schema.kind, keys.join(", ")))
 }
 
-/// `contexts`: the context engine's declarations in its serde form.
+/// `contexts`: the context engine's declarations in its serde form, the keys of each block those
+/// the decoder reads ([`schema::engine`](crate::pipeline::schema::engine)).
 fn contexts() -> Value {
     let text = || json!({ "type": "string" });
-    let policy = closed(POLICY, &[], |key| {
-        or_null(match key {
+    let policy = closed(POLICY.keys, &[], |key| {
+        // A block left `null` is one left out; `overflow` is a row, read as a keyword.
+        let block = key != "overflow";
+        let schema = match key {
             "input_budget" => {
                 json!({ "type": "object", "properties": { "max_tokens": { "type": "integer" } }, "required": ["max_tokens"] })
             }
             "pack_budget" => {
-                json!({ "type": "object", "properties": { "default_ratio": { "type": ["number", "null"] } } })
+                json!({ "type": "object", "properties": { "default_ratio": { "type": "number" } } })
             }
-            "compactor" => json!({ "type": "object", "properties": { "type": text() }, "required": ["type"] }),
+            "compactor" => json!({
+                "anyOf": [
+                    text(),
+                    { "type": "object", "properties": { "type": text() }, "required": ["type"] },
+                    { "type": "null" },
+                ],
+            }),
             "expansion" => json!({
                 "type": "object",
                 "properties": { "max_pages": { "type": "integer" }, "min_fill_ratio": { "type": "number" } },
                 "required": ["max_pages", "min_fill_ratio"],
             }),
             _ => text(),
-        })
+        };
+        if block { or_null(schema) } else { schema }
     });
-    let mut message = closed(MESSAGE, &["type"], |key| match key {
-        "type" => json!({ "enum": ["system", "user", "assistant", "context", "history"] }),
-        "ratio" => json!({ "type": ["number", "null"] }),
-        "placement" => json!({ "enum": ["message", "variable"] }),
+    let mut message_keys = vec!["type"];
+    message_keys.extend(MESSAGE_KEYS.iter().flat_map(|(_, keys)| keys.iter()));
+    message_keys.dedup();
+    let mut message = closed(&message_keys, &["type"], |key| match key {
+        "type" => json!({ "enum": MESSAGE_KINDS }),
+        "ratio" => json!({ "type": "number" }),
+        "placement" => json!({ "enum": PLACEMENTS }),
         _ => text(),
     });
     message["allOf"] = json!([
         { "if": { "properties": { "type": { "enum": ["system", "user", "assistant"] } } }, "then": { "required": ["content"] } },
         { "if": { "properties": { "type": { "const": "context" } } }, "then": { "required": ["name"] } },
     ]);
-    let context = closed(CONTEXT, &["name", "messages"], |key| match key {
+    let named = |keys: &[&'static str]| [&["name"][..], keys].concat();
+    let context = closed(&named(CONTEXT.keys), &["name", "messages"], |key| match key {
         "inputs" => json!({ "type": "array", "items": text() }),
         "policy" => or_null(policy.clone()),
         "messages" => json!({ "type": "array", "items": message.clone() }),
         _ => text(),
     });
-    let retriever = closed(RETRIEVER, &["name", "query"], |key| match key {
+    let retriever = closed(&named(RETRIEVER.keys), &["name", "query"], |key| match key {
         "limit" => json!({ "type": "integer" }),
         _ => text(),
     });
-    let engine = closed(ENGINE, &[], |key| match key {
+    let engine = closed(ENGINE.keys, &["contexts"], |key| match key {
         "contexts" => json!({ "type": "array", "items": context.clone() }),
         "retrievers" => json!({ "type": "array", "items": retriever.clone() }),
         _ => json!({ "type": "array", "items": text() }),

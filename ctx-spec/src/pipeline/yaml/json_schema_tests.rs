@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::super::contexts::{CONTEXT, ENGINE, MESSAGE, POLICY, RETRIEVER};
 use super::super::document::{PROMPT_KEYS, TOP_LEVEL_KEYS};
 use super::super::{PipelineFile, contexts, node};
 use super::*;
 use crate::config::file as config;
+use crate::pipeline::schema::engine::{CONTEXT, ENGINE, MESSAGE_KEYS, POLICY, RETRIEVER};
 use crate::pipeline::schema::{MODEL_KEYS, SETTINGS_KEYS, STEP_SCHEMAS};
 
 fn validator(schema: &Value) -> jsonschema::Validator {
@@ -105,12 +105,13 @@ fn every_key_the_decoder_reads_is_in_the_schemas() {
     assert_has(&schema["properties"]["settings"], SETTINGS_KEYS.iter().map(|k| k.name), "`settings`");
     assert_has(&schema["properties"]["prompts"]["additionalProperties"]["anyOf"][2], PROMPT_KEYS, "a prompt");
     let engine = &schema["properties"]["contexts"];
-    assert_has(engine, ENGINE, "`contexts`");
+    assert_has(engine, ENGINE.keys, "`contexts`");
     let context = &engine["properties"]["contexts"]["items"];
-    assert_has(context, CONTEXT, "a context");
-    assert_has(&context["properties"]["messages"]["items"], MESSAGE, "a message");
-    assert_has(&context["properties"]["policy"], POLICY, "a policy");
-    assert_has(&engine["properties"]["retrievers"]["items"], RETRIEVER, "a retriever");
+    assert_has(context, CONTEXT.keys.iter().chain(&["name"]), "a context");
+    let message_keys = MESSAGE_KEYS.iter().flat_map(|(_, keys)| keys.iter()).chain(&["type"]);
+    assert_has(&context["properties"]["messages"]["items"], message_keys, "a message");
+    assert_has(&context["properties"]["policy"], POLICY.keys, "a policy");
+    assert_has(&engine["properties"]["retrievers"]["items"], RETRIEVER.keys.iter().chain(&["name"]), "a retriever");
     let file = config_json_schema();
     assert_has(&file, config::KNOWN_KEYS, "config.json");
     assert_has(
