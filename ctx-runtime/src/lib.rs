@@ -15,6 +15,8 @@ pub mod compact;
 #[cfg(feature = "restate")]
 #[cfg_attr(docsrs, doc(cfg(feature = "restate")))]
 pub mod durable;
+// The object-safe twins of the backend traits, generated (`dyn_twin!`).
+mod dyn_twin;
 pub mod engine;
 pub mod error;
 pub mod history;

@@ -125,29 +125,20 @@ pub trait Retriever: Send + Sync {
 /// The future [`RetrieverDyn::dyn_retrieve`] returns.
 pub type RetrieveFuture<'a> = Pin<Box<dyn Future<Output = Result<ContextPack, RetrieverError>> + Send + 'a>>;
 
-/// [`Retriever`] as a trait object (`Arc<dyn RetrieverDyn>`), as the engine holds it. Every
-/// `Retriever` implements it; implement `Retriever`, never this. `dyn RetrieverDyn` is a
-/// `Retriever` too.
-#[doc(alias = "dyn Retriever")]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement `ctx::engine::Retriever`",
-    label = "not a `Retriever`",
-    note = "implement `Retriever` for it (never `RetrieverDyn`, which every `Retriever` has)"
-)]
-pub trait RetrieverDyn: Send + Sync {
-    /// [`Retriever::retrieve`], boxed.
-    fn dyn_retrieve<'a>(&'a self, request: &'a ContextRetrieverRequest) -> RetrieveFuture<'a>;
-}
-
-impl<R: Retriever> RetrieverDyn for R {
-    fn dyn_retrieve<'a>(&'a self, request: &'a ContextRetrieverRequest) -> RetrieveFuture<'a> {
-        Box::pin(self.retrieve(request))
-    }
-}
-
-impl Retriever for dyn RetrieverDyn + '_ {
-    async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
-        self.dyn_retrieve(request).await
+crate::dyn_twin::dyn_twin! {
+    /// [`Retriever`] as a trait object (`Arc<dyn RetrieverDyn>`), as the engine holds it. Every
+    /// `Retriever` implements it; implement `Retriever`, never this. `dyn RetrieverDyn` is a
+    /// `Retriever` too.
+    #[doc(alias = "dyn Retriever")]
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` does not implement `ctx::engine::Retriever`",
+        label = "not a `Retriever`",
+        note = "implement `Retriever` for it (never `RetrieverDyn`, which every `Retriever` has)"
+    )]
+    pub trait RetrieverDyn: Send + Sync {
+        impl<R: Retriever>;
+        async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError>
+            => dyn_retrieve -> RetrieveFuture<'a>;
     }
 }
 

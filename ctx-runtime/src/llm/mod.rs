@@ -47,6 +47,7 @@ pub mod rig;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod secret;
 mod spend;
+mod usage;
 
 pub use ctx_spec::params::{MAX_STOP_SEQUENCES, ModelParams, ResponseFormat};
 pub use error::ModelError;
@@ -54,6 +55,7 @@ pub use error::ModelError;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use secret::ApiKey;
 pub use spend::Spend;
+pub use usage::Usage;
 
 /// One request to a chat model. ctx builds it only after checking that its exact prompt plus
 /// `max_tokens` fits the window.
@@ -100,73 +102,6 @@ ctx_spec::setters!(ChatRequest {
     predicted_prompt_tokens: Option<usize>,
     step_id: Option<String>,
 });
-
-/// Token usage reported by the server.
-///
-/// `prompt_tokens` is every prompt token the model read; the prompt-cache counts say how many of
-/// them were read from the provider's prompt cache and how many were written to it, when the
-/// provider reports them (`prompt_tokens_details.cached_tokens` on OpenAI-compatible servers,
-/// `cache_read_input_tokens` and `cache_creation_input_tokens` on Anthropic's). `None` means not
-/// reported, which is not the same as 0: a price computed from it treats the whole prompt as
-/// uncached, the worst case, rather than guessing a hit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Usage {
-    /// Prompt tokens as the server counted them (cached and uncached).
-    pub prompt_tokens: usize,
-    /// Generated tokens.
-    pub completion_tokens: usize,
-    /// Of `prompt_tokens`, those read from the provider's prompt cache, when reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_read_tokens: Option<usize>,
-    /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
-    /// `cache_creation_input_tokens`, billed above the input price), when reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_write_tokens: Option<usize>,
-    /// Of `completion_tokens`, those the model spent reasoning (OpenAI's
-    /// `output_tokens_details.reasoning_tokens`), when reported: billed as output and generated
-    /// inside the request's output limit, but never part of the reply's text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_tokens: Option<usize>,
-}
-
-impl Usage {
-    /// Usage of `prompt_tokens` read and `completion_tokens` generated, with no prompt-cache
-    /// counts reported.
-    pub fn new(prompt_tokens: usize, completion_tokens: usize) -> Self {
-        Usage {
-            prompt_tokens,
-            completion_tokens,
-            cache_read_tokens: None,
-            cache_write_tokens: None,
-            reasoning_tokens: None,
-        }
-    }
-
-    /// The same usage with the prompt-cache counts the provider reported.
-    #[must_use]
-    pub fn with_cache(mut self, read: Option<usize>, write: Option<usize>) -> Self {
-        self.cache_read_tokens = read;
-        self.cache_write_tokens = write;
-        self
-    }
-
-    /// The same usage with the reasoning tokens the provider reported (part of
-    /// `completion_tokens`).
-    #[must_use]
-    pub fn with_reasoning(mut self, reasoning: Option<usize>) -> Self {
-        self.reasoning_tokens = reasoning;
-        self
-    }
-
-    /// Prompt tokens neither read from nor written to the cache: `prompt_tokens` less the two
-    /// cache counts (the whole prompt when none is reported).
-    pub fn uncached_prompt_tokens(&self) -> usize {
-        self.prompt_tokens
-            .saturating_sub(self.cache_read_tokens.unwrap_or(0))
-            .saturating_sub(self.cache_write_tokens.unwrap_or(0))
-    }
-}
 
 /// A model's reply.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -289,86 +224,38 @@ pub trait ChatModel: Send + Sync {
 /// The future a [`ChatModelDyn`] method returns: boxed, so the trait has a `dyn` form.
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
 
-/// [`ChatModel`] as a trait object: what a run holds (`&dyn ChatModelDyn`,
-/// `Arc<dyn ChatModelDyn>`), where `dyn ChatModel` cannot be written. Every `ChatModel`
-/// implements it; implement `ChatModel`, never this.
-///
-/// `dyn ChatModelDyn` is a `ChatModel` too, so code that calls `chat` on it reads the same as
-/// code that calls it on a concrete model (each call boxes one future):
-///
-/// ```
-/// use std::sync::Arc;
-///
-/// use ctx::llm::offline::OfflineModel;
-/// use ctx::llm::{ChatModel, ChatModelDyn};
-///
-/// let model: Arc<dyn ChatModelDyn> = Arc::new(OfflineModel::default());
-/// assert_eq!(model.model_name(), OfflineModel::default().model_name());
-/// ```
-#[doc(alias = "dyn ChatModel")]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a chat model: it does not implement `ctx::llm::ChatModel`",
-    label = "not a `ChatModel`",
-    note = "implement `ChatModel` for it (never `ChatModelDyn`, which every `ChatModel` has)"
-)]
-pub trait ChatModelDyn: Send + Sync {
-    /// [`ChatModel::model_name`].
-    fn dyn_model_name(&self) -> &str;
-
-    /// [`ChatModel::provider_name`].
-    fn dyn_provider_name(&self) -> &str;
-
-    /// [`ChatModel::chat`], boxed.
-    fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a>;
-
-    /// [`ChatModel::chat_stream`], boxed.
-    fn dyn_chat_stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_token: &'a mut (dyn for<'t> FnMut(&'t str) + Send),
-    ) -> ChatFuture<'a>;
-}
-
-impl<M: ChatModel> ChatModelDyn for M {
-    fn dyn_model_name(&self) -> &str {
-        self.model_name()
-    }
-
-    fn dyn_provider_name(&self) -> &str {
-        self.provider_name()
-    }
-
-    fn dyn_chat<'a>(&'a self, request: &'a ChatRequest) -> ChatFuture<'a> {
-        Box::pin(self.chat(request))
-    }
-
-    fn dyn_chat_stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_token: &'a mut (dyn for<'t> FnMut(&'t str) + Send),
-    ) -> ChatFuture<'a> {
-        Box::pin(self.chat_stream(request, on_token))
-    }
-}
-
-impl ChatModel for dyn ChatModelDyn + '_ {
-    fn model_name(&self) -> &str {
-        self.dyn_model_name()
-    }
-
-    fn provider_name(&self) -> &str {
-        self.dyn_provider_name()
-    }
-
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        self.dyn_chat(request).await
-    }
-
-    async fn chat_stream(
-        &self,
-        request: &ChatRequest,
-        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        self.dyn_chat_stream(request, on_token).await
+crate::dyn_twin::dyn_twin! {
+    /// [`ChatModel`] as a trait object: what a run holds (`&dyn ChatModelDyn`,
+    /// `Arc<dyn ChatModelDyn>`), where `dyn ChatModel` cannot be written. Every `ChatModel`
+    /// implements it; implement `ChatModel`, never this.
+    ///
+    /// `dyn ChatModelDyn` is a `ChatModel` too, so code that calls `chat` on it reads the same as
+    /// code that calls it on a concrete model (each call boxes one future):
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use ctx::llm::offline::OfflineModel;
+    /// use ctx::llm::{ChatModel, ChatModelDyn};
+    ///
+    /// let model: Arc<dyn ChatModelDyn> = Arc::new(OfflineModel::default());
+    /// assert_eq!(model.model_name(), OfflineModel::default().model_name());
+    /// ```
+    #[doc(alias = "dyn ChatModel")]
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a chat model: it does not implement `ctx::llm::ChatModel`",
+        label = "not a `ChatModel`",
+        note = "implement `ChatModel` for it (never `ChatModelDyn`, which every `ChatModel` has)"
+    )]
+    pub trait ChatModelDyn: Send + Sync {
+        impl<M: ChatModel>;
+        fn model_name(&self) -> &str => dyn_model_name;
+        fn provider_name(&self) -> &str => dyn_provider_name;
+        async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> => dyn_chat -> ChatFuture<'a>;
+        async fn chat_stream(
+            &self,
+            request: &ChatRequest,
+            on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
+        ) -> Result<ChatResponse, ModelError> => dyn_chat_stream -> ChatFuture<'a>;
     }
 }

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::Usage;
+use super::usage::Usage;
 use crate::config::{BilledTokens, Price};
 
 /// What one model request cost.

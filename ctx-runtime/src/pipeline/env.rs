@@ -51,28 +51,19 @@ pub trait NodeSearch: Send + Sync {
         -> impl Future<Output = Result<Vec<SearchHit>, BoxError>> + Send; // no dyn NodeSearch: use dyn NodeSearchDyn
 }
 
-/// [`NodeSearch`] as a trait object (`&dyn NodeSearchDyn`), as a [`StepEnv`] holds it. Every
-/// `NodeSearch` implements it; implement `NodeSearch`, never this.
-#[doc(alias = "dyn NodeSearch")]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement `ctx::pipeline::NodeSearch`",
-    label = "not a `NodeSearch`",
-    note = "implement `NodeSearch` for it (never `NodeSearchDyn`, which every `NodeSearch` has)"
-)]
-pub trait NodeSearchDyn: Send + Sync {
-    /// [`NodeSearch::search`], boxed.
-    fn dyn_search<'a>(&'a self, query: &'a str, top_k: usize) -> StepFuture<'a, Vec<SearchHit>>;
-}
-
-impl<T: NodeSearch> NodeSearchDyn for T {
-    fn dyn_search<'a>(&'a self, query: &'a str, top_k: usize) -> StepFuture<'a, Vec<SearchHit>> {
-        Box::pin(self.search(query, top_k))
-    }
-}
-
-impl NodeSearch for dyn NodeSearchDyn + '_ {
-    async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-        self.dyn_search(query, top_k).await
+crate::dyn_twin::dyn_twin! {
+    /// [`NodeSearch`] as a trait object (`&dyn NodeSearchDyn`), as a [`StepEnv`] holds it. Every
+    /// `NodeSearch` implements it; implement `NodeSearch`, never this.
+    #[doc(alias = "dyn NodeSearch")]
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` does not implement `ctx::pipeline::NodeSearch`",
+        label = "not a `NodeSearch`",
+        note = "implement `NodeSearch` for it (never `NodeSearchDyn`, which every `NodeSearch` has)"
+    )]
+    pub trait NodeSearchDyn: Send + Sync {
+        impl<T: NodeSearch>;
+        async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError>
+            => dyn_search -> StepFuture<'a, Vec<SearchHit>>;
     }
 }
 
@@ -97,39 +88,21 @@ pub trait NodeStore: Send + Sync {
     fn dependencies(&self, id: &str) -> impl Future<Output = Result<Vec<String>, BoxError>> + Send;
 }
 
-/// [`NodeStore`] as a trait object (`&dyn NodeStoreDyn`), as a [`StepEnv`] holds it. Every
-/// `NodeStore` implements it; implement `NodeStore`, never this.
-#[doc(alias = "dyn NodeStore")]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement `ctx::pipeline::NodeStore`",
-    label = "not a `NodeStore`",
-    note = "implement `NodeStore` for it (never `NodeStoreDyn`, which every `NodeStore` has)"
-)]
-pub trait NodeStoreDyn: Send + Sync {
-    /// [`NodeStore::texts`], boxed.
-    fn dyn_texts<'a>(&'a self, ids: &'a [String]) -> StepFuture<'a, Vec<NodeText>>;
-
-    /// [`NodeStore::dependencies`], boxed.
-    fn dyn_dependencies<'a>(&'a self, id: &'a str) -> StepFuture<'a, Vec<String>>;
-}
-
-impl<T: NodeStore> NodeStoreDyn for T {
-    fn dyn_texts<'a>(&'a self, ids: &'a [String]) -> StepFuture<'a, Vec<NodeText>> {
-        Box::pin(self.texts(ids))
-    }
-
-    fn dyn_dependencies<'a>(&'a self, id: &'a str) -> StepFuture<'a, Vec<String>> {
-        Box::pin(self.dependencies(id))
-    }
-}
-
-impl NodeStore for dyn NodeStoreDyn + '_ {
-    async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError> {
-        self.dyn_texts(ids).await
-    }
-
-    async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError> {
-        self.dyn_dependencies(id).await
+crate::dyn_twin::dyn_twin! {
+    /// [`NodeStore`] as a trait object (`&dyn NodeStoreDyn`), as a [`StepEnv`] holds it. Every
+    /// `NodeStore` implements it; implement `NodeStore`, never this.
+    #[doc(alias = "dyn NodeStore")]
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` does not implement `ctx::pipeline::NodeStore`",
+        label = "not a `NodeStore`",
+        note = "implement `NodeStore` for it (never `NodeStoreDyn`, which every `NodeStore` has)"
+    )]
+    pub trait NodeStoreDyn: Send + Sync {
+        impl<T: NodeStore>;
+        async fn texts(&self, ids: &[String]) -> Result<Vec<NodeText>, BoxError>
+            => dyn_texts -> StepFuture<'a, Vec<NodeText>>;
+        async fn dependencies(&self, id: &str) -> Result<Vec<String>, BoxError>
+            => dyn_dependencies -> StepFuture<'a, Vec<String>>;
     }
 }
 
@@ -145,22 +118,13 @@ pub trait CustomSteps: Send + Sync {
     fn run(&self, step_id: &str, state: &mut PipelineState) -> impl Future<Output = Result<String, BoxError>> + Send;
 }
 
-/// [`CustomSteps`] as a trait object (`&dyn CustomStepsDyn`), as a [`StepEnv`] holds it. Every
-/// `CustomSteps` implements it; implement `CustomSteps`, never this.
-pub trait CustomStepsDyn: Send + Sync {
-    /// [`CustomSteps::run`], boxed.
-    fn dyn_run<'a>(&'a self, step_id: &'a str, state: &'a mut PipelineState) -> StepFuture<'a, String>;
-}
-
-impl<T: CustomSteps> CustomStepsDyn for T {
-    fn dyn_run<'a>(&'a self, step_id: &'a str, state: &'a mut PipelineState) -> StepFuture<'a, String> {
-        Box::pin(self.run(step_id, state))
-    }
-}
-
-impl CustomSteps for dyn CustomStepsDyn + '_ {
-    async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError> {
-        self.dyn_run(step_id, state).await
+crate::dyn_twin::dyn_twin! {
+    /// [`CustomSteps`] as a trait object (`&dyn CustomStepsDyn`), as a [`StepEnv`] holds it. Every
+    /// `CustomSteps` implements it; implement `CustomSteps`, never this.
+    pub trait CustomStepsDyn: Send + Sync {
+        impl<T: CustomSteps>;
+        async fn run(&self, step_id: &str, state: &mut PipelineState) -> Result<String, BoxError>
+            => dyn_run -> StepFuture<'a, String>;
     }
 }
 

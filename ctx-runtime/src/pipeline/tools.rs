@@ -53,23 +53,14 @@ pub trait ToolHandlers: Send + Sync {
     ) -> impl Future<Output = Result<ToolOutput, BoxError>> + Send;
 }
 
-/// [`ToolHandlers`] as a trait object (`&dyn ToolHandlersDyn`), as a
-/// [`StepEnv`](super::StepEnv) holds it. Every `ToolHandlers` implements it; implement
-/// `ToolHandlers`, never this. `dyn ToolHandlersDyn` is a `ToolHandlers` too.
-pub trait ToolHandlersDyn: Send + Sync {
-    /// [`ToolHandlers::call`], boxed.
-    fn dyn_call<'a>(&'a self, step_id: &'a str, request: ToolRequest<'a>) -> StepFuture<'a, ToolOutput>;
-}
-
-impl<T: ToolHandlers> ToolHandlersDyn for T {
-    fn dyn_call<'a>(&'a self, step_id: &'a str, request: ToolRequest<'a>) -> StepFuture<'a, ToolOutput> {
-        Box::pin(self.call(step_id, request))
-    }
-}
-
-impl ToolHandlers for dyn ToolHandlersDyn + '_ {
-    async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError> {
-        self.dyn_call(step_id, request).await
+crate::dyn_twin::dyn_twin! {
+    /// [`ToolHandlers`] as a trait object (`&dyn ToolHandlersDyn`), as a
+    /// [`StepEnv`](super::StepEnv) holds it. Every `ToolHandlers` implements it; implement
+    /// `ToolHandlers`, never this. `dyn ToolHandlersDyn` is a `ToolHandlers` too.
+    pub trait ToolHandlersDyn: Send + Sync {
+        impl<T: ToolHandlers>;
+        async fn call(&self, step_id: &str, request: ToolRequest<'_>) -> Result<ToolOutput, BoxError>
+            => dyn_call -> StepFuture<'a, ToolOutput>;
     }
 }
 

@@ -20,8 +20,8 @@ use super::http::Http;
 use super::wire::{WireCountRequest, WirePrompt};
 use crate::chat::{ChatMessage, ToolSchema};
 use crate::llm::ModelError;
-use crate::llm::http::failure::{excerpt, parse_error, redact_error};
-use crate::llm::http::retry::RetryState;
+use crate::llm::http::call;
+use crate::llm::http::failure::{excerpt, parse_error};
 use crate::tokens::{
     CacheStats, ChatFormat, CountCache, Encoding, RequestCounter, TokenCounter, TokenError, estimated_counter,
 };
@@ -70,26 +70,18 @@ impl AnthropicTokenCounter {
 
     /// One call, retried under the policy; the `input_tokens` of the answer.
     async fn fetch(&self, body: &Value) -> Result<usize, ModelError> {
-        let config = &self.http.config;
-        let mut retry = RetryState::new(&config.retry, &config.model);
-        loop {
-            let attempt = async {
-                let bytes = self.http.post_json(&self.http.count_url, body).await?;
-                let value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| parse_error(&config.model, &bytes, &e))?;
-                value.get("input_tokens").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).ok_or_else(
-                    || ModelError::MalformedBody {
-                        model: config.model.clone(),
-                        message: "the count_tokens answer has no whole `input_tokens`".into(),
-                        excerpt: excerpt(&bytes),
-                    },
-                )
-            };
-            match attempt.await.map_err(|e| redact_error(config.api_key.as_ref(), e)) {
-                Ok(n) => return Ok(n),
-                Err(err) => tokio::time::sleep(retry.after_failure(err, true)?).await,
-            }
-        }
+        let (http, config) = (&self.http, &self.http.config);
+        let read = |bytes: &[u8]| {
+            let value: Value = serde_json::from_slice(bytes).map_err(|e| parse_error(&config.model, bytes, &e))?;
+            value.get("input_tokens").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+                ModelError::MalformedBody {
+                    model: config.model.clone(),
+                    message: "the count_tokens answer has no whole `input_tokens`".into(),
+                    excerpt: excerpt(bytes),
+                }
+            })
+        };
+        call::send(http, &http.count_url, body, read).await
     }
 }
 

@@ -1,16 +1,15 @@
-//! The HTTP side shared by the client and the token counter: headers, bodies, limits, and the
-//! classification of what comes back (through the OpenAI client's `failure` module, which
-//! already reads Anthropic's `{"type": "error", "error": {…}}` shape).
-
-use std::time::Duration;
+//! The HTTP side shared by the client and the token counter: the API's headers, and the
+//! classification of an error object that arrives inside a successful response (the shared
+//! `failure` module already reads Anthropic's `{"type": "error", "error": {…}}` shape). Sending,
+//! reading and retrying are the shared HTTP attempt's (`crate::llm::http`).
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, HeaderValue};
-use serde::Serialize;
+use reqwest::header::HeaderValue;
 
 use super::config::AnthropicConfig;
 use crate::llm::ModelError;
-use crate::llm::http::failure::{Phase, ServerError, read_body, status_error, transport_error};
+use crate::llm::http::attempt::{Api, Settings};
+use crate::llm::http::failure::ServerError;
 
 /// The status an error type stands for, for an error that arrived inside a successful response
 /// (a stream's `error` event): an overloaded stream is as retryable as a 529.
@@ -67,88 +66,31 @@ impl Http {
             key_header,
         })
     }
+}
 
-    fn post(&self, url: &str, body: &impl Serialize) -> reqwest::RequestBuilder {
-        let builder = self.client.post(url).header("anthropic-version", self.config.version.as_str()).json(body);
+/// A non-success status is classified the shared way (a 429's `retry-after` kept, a 529
+/// retried with the policy's backoff like any 5xx); an error object inside a successful response
+/// by the status its type stands for.
+impl Api for Http {
+    fn settings(&self) -> Settings<'_> {
+        let c = &self.config;
+        let timeouts = [c.request_timeout, c.connect_timeout, c.stream_idle_timeout];
+        Settings::new(&c.model, c.api_key.as_ref(), &c.retry, timeouts)
+    }
+
+    fn post(&self, url: &str) -> reqwest::RequestBuilder {
+        let builder = self.client.post(url).header("anthropic-version", self.config.version.as_str());
         match &self.key_header {
             Some(key) => builder.header("x-api-key", key.clone()),
             None => builder,
         }
     }
 
-    pub(crate) fn transport(&self, err: &reqwest::Error, phase: Phase, received_bytes: usize) -> ModelError {
-        transport_error(
-            &self.config.model,
-            // Errors name the endpoint that failed: the counter's calls go to another path.
-            err.url().map_or(self.messages_url.as_str(), |u| u.as_str()),
-            err,
-            phase,
-            self.config.connect_timeout,
-            received_bytes,
-            self.config.api_key.as_ref(),
-        )
-    }
-
-    pub(crate) fn timeout(&self, phase: Phase) -> ModelError {
-        ModelError::Timeout { model: self.config.model.clone(), phase: phase.name, limit: phase.limit }
-    }
-
-    /// The typed error of an error object that came with a success status.
-    pub(crate) fn server_error(&self, err: ServerError) -> ModelError {
+    /// The typed error of an error object that came with a success status, classified as the
+    /// status its type stands for.
+    fn server_error(&self, err: ServerError) -> ModelError {
         let status = status_of_error_type(err.error_type.as_deref());
         err.into_model_error(&self.config.model, status, None, self.config.api_key.as_ref())
-    }
-
-    /// Reads a whole body; each chunk must arrive within `idle` when given.
-    pub(crate) async fn read_body(
-        &self,
-        response: &mut reqwest::Response,
-        phase: Phase,
-        idle: Option<Duration>,
-    ) -> Result<Vec<u8>, ModelError> {
-        read_body(response, &self.config.model, phase, idle, |e, p, n| self.transport(e, p, n)).await
-    }
-
-    /// The error of a non-success response; a 429's `retry-after` is kept, a 529 (overloaded)
-    /// is retried with the policy's backoff like any 5xx.
-    fn status_error(&self, status: StatusCode, headers: &reqwest::header::HeaderMap, body: &[u8]) -> ModelError {
-        status_error(&self.config.model, status, headers, body, self.config.api_key.as_ref())
-    }
-
-    /// One non-streaming POST of `body` to `url`: the body of a success, else the typed error.
-    pub(crate) async fn post_json(&self, url: &str, body: &impl Serialize) -> Result<Vec<u8>, ModelError> {
-        let phase = Phase { name: "response", limit: self.config.request_timeout };
-        let mut response = self
-            .post(url, body)
-            .timeout(self.config.request_timeout)
-            .send()
-            .await
-            .map_err(|e| self.transport(&e, phase, 0))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = self.read_body(&mut response, phase, None).await?;
-        if !status.is_success() {
-            return Err(self.status_error(status, &headers, &bytes));
-        }
-        Ok(bytes)
-    }
-
-    /// Sends a streaming request and returns the response once its head says success.
-    pub(crate) async fn open_stream(&self, body: &impl Serialize) -> Result<reqwest::Response, ModelError> {
-        let head = Phase { name: "response", limit: self.config.request_timeout };
-        let idle = Phase { name: "stream chunk", limit: self.config.stream_idle_timeout };
-        let send = self.post(&self.messages_url, body).header(ACCEPT, "text/event-stream").send();
-        let mut response = tokio::time::timeout(head.limit, send)
-            .await
-            .map_err(|_| self.timeout(head))?
-            .map_err(|e| self.transport(&e, head, 0))?;
-        let status = response.status();
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            let bytes = self.read_body(&mut response, idle, Some(idle.limit)).await?;
-            return Err(self.status_error(status, &headers, &bytes));
-        }
-        Ok(response)
     }
 }
 

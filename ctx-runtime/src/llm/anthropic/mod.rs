@@ -25,7 +25,7 @@
 //!   error event inside a 200 stream is classified by its type as if it had been the status: an
 //!   overloaded stream is retried like a 529, while no text has reached the caller); "prompt is
 //!   too long" is [`ModelError::ContextLengthExceeded`]. Retries, the backoff schedule and the
-//!   `Retry-After` rule are the OpenAI client's ([`RetryPolicy`]).
+//!   `Retry-After` rule are those of every HTTP client ([`RetryPolicy`]).
 //!
 //! # Token counts: what is exact and what is estimated
 //!
@@ -87,21 +87,18 @@ mod wire;
 
 use std::fmt;
 
-use reqwest::header::CONTENT_TYPE;
-use tracing::Instrument;
-
 pub use config::{
     ANTHROPIC_VERSION, AnthropicConfig, DEFAULT_ANTHROPIC_BASE_URL, ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL,
 };
 pub use count::AnthropicTokenCounter;
 use http::Http;
-use stream::{EventError, MessageStream};
+use stream::MessageStream;
 use wire::{WireReply, WireRequest};
 
 pub use crate::llm::http::RetryPolicy;
-use crate::llm::http::failure::{MAX_BODY_BYTES, Phase, ServerError, excerpt, parse_error, redact_error};
-use crate::llm::http::retry::RetryState;
-use crate::llm::http::sse::SseParser;
+use crate::llm::http::attempt::json_body;
+use crate::llm::http::call;
+use crate::llm::http::failure::excerpt;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 
 /// A client for Anthropic's Messages API. Cheap to clone (the connection pool is shared).
@@ -141,10 +138,7 @@ impl AnthropicClient {
     /// The reply of a whole (non-streamed) body.
     fn parse_reply(&self, body: &[u8]) -> Result<ChatResponse, ModelError> {
         let model = self.http.config.model.as_str();
-        let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| parse_error(model, body, &e))?;
-        if let Some(err) = ServerError::from_json(&value) {
-            return Err(self.http.server_error(err));
-        }
+        let value = json_body(&self.http, body)?;
         let reply: WireReply = serde_json::from_value(value).map_err(|e| ModelError::MalformedBody {
             model: model.to_owned(),
             message: format!("not a Messages API reply: {e}"),
@@ -168,106 +162,6 @@ impl AnthropicClient {
             thinking,
         })
     }
-
-    async fn attempt(&self, body: &WireRequest<'_>) -> Result<ChatResponse, ModelError> {
-        let bytes = self.http.post_json(&self.http.messages_url, body).await?;
-        self.parse_reply(&bytes)
-    }
-
-    async fn stream_attempt(
-        &self,
-        body: &WireRequest<'_>,
-        on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        let config = &self.http.config;
-        let mut response = self.http.open_stream(body).await?;
-        let idle = Phase { name: "stream chunk", limit: config.stream_idle_timeout };
-        let is_json = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        if is_json {
-            // A proxy that ignored `stream: true` sent a whole reply.
-            let bytes = self.http.read_body(&mut response, idle, Some(idle.limit)).await?;
-            let reply = self.parse_reply(&bytes)?;
-            if !reply.content.is_empty() {
-                on_token(&reply.content);
-            }
-            return Ok(reply);
-        }
-        let mut parser = SseParser::default();
-        let mut state = MessageStream::default();
-        let mut events = Vec::new();
-        let mut received = 0usize;
-        'read: loop {
-            let chunk = match tokio::time::timeout(idle.limit, response.chunk()).await {
-                Err(_) => return Err(self.http.timeout(idle)),
-                Ok(Err(e)) => return Err(self.http.transport(&e, idle, received)),
-                Ok(Ok(None)) => break,
-                Ok(Ok(Some(chunk))) => chunk,
-            };
-            received += chunk.len();
-            if received > MAX_BODY_BYTES {
-                return Err(ModelError::MalformedBody {
-                    model: config.model.clone(),
-                    message: format!("the stream is larger than {MAX_BODY_BYTES} bytes"),
-                    excerpt: excerpt(&chunk),
-                });
-            }
-            parser.push(&chunk, &mut events);
-            for event in events.drain(..) {
-                state.on_event(&event, on_token).map_err(|e| self.event_error(e))?;
-                if state.is_done() {
-                    break 'read;
-                }
-            }
-        }
-        state.finish(&config.model, received)
-    }
-
-    fn event_error(&self, err: EventError) -> ModelError {
-        match err {
-            EventError::Server(e) => self.http.server_error(e),
-            EventError::Malformed { message, excerpt } => ModelError::MalformedBody {
-                model: self.http.config.model.clone(),
-                message: format!("stream event: {message}"),
-                excerpt,
-            },
-        }
-    }
-
-    fn log_reply(&self, request: &ChatRequest, reply: &ChatResponse) {
-        let reported = reply.usage.map(|u| u.prompt_tokens);
-        if let (Some(predicted), Some(reported)) = (request.predicted_prompt_tokens, reported)
-            && predicted != reported
-        {
-            tracing::debug!(target: "ctx::llm", predicted, reported, "the server counted the prompt differently from ctx's count");
-        }
-        tracing::debug!(
-            target: "ctx::llm",
-            prompt_tokens = reported,
-            completion_tokens = reply.usage.map(|u| u.completion_tokens),
-            finish_reason = reply.finish_reason.as_deref(),
-            "model replied"
-        );
-    }
-
-    fn span(&self, request: &ChatRequest, stream: bool) -> tracing::Span {
-        tracing::info_span!(
-            target: "ctx::llm",
-            "model_call",
-            model = %self.http.config.model,
-            endpoint = %self.http.messages_url,
-            step = request.step_id.as_deref(),
-            stream,
-            max_tokens = request.max_tokens,
-        )
-    }
-
-    fn redacted(&self, err: ModelError) -> ModelError {
-        redact_error(self.http.config.api_key.as_ref(), err)
-    }
 }
 
 impl ChatModel for AnthropicClient {
@@ -280,22 +174,9 @@ impl ChatModel for AnthropicClient {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let config = &self.http.config;
-        let body = WireRequest::new(&config.model, request, false).map_err(|e| self.unsupported(e))?;
-        async {
-            let mut retry = RetryState::new(&config.retry, &config.model);
-            loop {
-                match self.attempt(&body).await.map_err(|e| self.redacted(e)) {
-                    Ok(reply) => {
-                        self.log_reply(request, &reply);
-                        return Ok(reply);
-                    }
-                    Err(err) => tokio::time::sleep(retry.after_failure(err, true)?).await,
-                }
-            }
-        }
-        .instrument(self.span(request, false))
-        .await
+        let http = &self.http;
+        let body = WireRequest::new(&http.config.model, request, false).map_err(|e| self.unsupported(e))?;
+        call::chat(http, &http.messages_url, request, &body, |bytes| self.parse_reply(bytes)).await
     }
 
     async fn chat_stream(
@@ -303,27 +184,9 @@ impl ChatModel for AnthropicClient {
         request: &ChatRequest,
         on_token: &mut (dyn for<'t> FnMut(&'t str) + Send),
     ) -> Result<ChatResponse, ModelError> {
-        let config = &self.http.config;
-        let body = WireRequest::new(&config.model, request, true).map_err(|e| self.unsupported(e))?;
-        async {
-            let mut retry = RetryState::new(&config.retry, &config.model);
-            loop {
-                let mut emitted = false;
-                let mut forward = |piece: &str| {
-                    emitted = true;
-                    on_token(piece);
-                };
-                match self.stream_attempt(&body, &mut forward).await.map_err(|e| self.redacted(e)) {
-                    Ok(reply) => {
-                        self.log_reply(request, &reply);
-                        return Ok(reply);
-                    }
-                    // Once text has reached the caller a retry would hand it over twice.
-                    Err(err) => tokio::time::sleep(retry.after_failure(err, !emitted)?).await,
-                }
-            }
-        }
-        .instrument(self.span(request, true))
-        .await
+        let http = &self.http;
+        let body = WireRequest::new(&http.config.model, request, true).map_err(|e| self.unsupported(e))?;
+        let read = |bytes: &[u8]| self.parse_reply(bytes);
+        call::chat_stream(http, &http.messages_url, request, &body, MessageStream::default, read, on_token).await
     }
 }

@@ -1,6 +1,6 @@
 //! A Messages API stream assembled into one reply.
 //!
-//! The framing is the event-stream format the OpenAI client parses (its `SseParser` is reused);
+//! The framing is the shared event-stream format (`crate::llm::http::sse`);
 //! the events are Anthropic's: `message_start` (with the prompt's usage), per content block a
 //! `content_block_start`, its `content_block_delta`s (`text_delta` text, `input_json_delta`
 //! pieces of a tool call's input) and a `content_block_stop`, then `message_delta` (the stop
@@ -15,17 +15,8 @@ use serde_json::Value;
 use super::wire::{WireUsage, finish_reason};
 use crate::chat::{SignedThinking, ToolCall};
 use crate::llm::http::failure::{ServerError, excerpt};
-use crate::llm::http::sse::SseEvent;
+use crate::llm::http::sse::{EventError, EventStream, SseEvent};
 use crate::llm::{ChatResponse, ModelError};
-
-/// Why an event could not be used.
-#[derive(Debug)]
-pub(crate) enum EventError {
-    /// The stream carried an error object.
-    Server(ServerError),
-    /// The event is not one of the API's.
-    Malformed { message: String, excerpt: String },
-}
 
 #[derive(Debug)]
 enum BlockState {
@@ -57,14 +48,16 @@ fn malformed(message: impl Into<String>, data: &str) -> EventError {
     EventError::Malformed { message: message.into(), excerpt: excerpt(data.as_bytes()) }
 }
 
-impl MessageStream {
+impl EventStream for MessageStream {
+    const EVENT: &'static str = "stream event";
+
     /// Whether `message_stop` arrived.
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.stopped
     }
 
     /// Applies one event; text goes to `on_token` as it arrives.
-    pub(crate) fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), EventError> {
+    fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), EventError> {
         let data = event.data.trim();
         let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
@@ -163,20 +156,8 @@ impl MessageStream {
         Ok(())
     }
 
-    fn push_text(&mut self, text: &str, on_token: &mut dyn FnMut(&str)) {
-        on_token(text);
-        self.content.push_str(text);
-    }
-
-    fn merge_usage(&mut self, usage: &Value, data: &str) -> Result<(), EventError> {
-        let usage: WireUsage =
-            serde_json::from_value(usage.clone()).map_err(|e| malformed(format!("usage: {e}"), data))?;
-        self.usage.merge(usage);
-        Ok(())
-    }
-
     /// The reply, once the body has ended after `received_bytes` bytes.
-    pub(crate) fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
+    fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
         if !self.started || !self.stopped {
             return Err(ModelError::TruncatedBody {
                 model: model.to_owned(),
@@ -207,6 +188,20 @@ impl MessageStream {
             finish_reason: self.stop_reason.as_deref().map(finish_reason),
             thinking,
         })
+    }
+}
+
+impl MessageStream {
+    fn push_text(&mut self, text: &str, on_token: &mut dyn FnMut(&str)) {
+        on_token(text);
+        self.content.push_str(text);
+    }
+
+    fn merge_usage(&mut self, usage: &Value, data: &str) -> Result<(), EventError> {
+        let usage: WireUsage =
+            serde_json::from_value(usage.clone()).map_err(|e| malformed(format!("usage: {e}"), data))?;
+        self.usage.merge(usage);
+        Ok(())
     }
 }
 

@@ -1,11 +1,16 @@
-//! What the HTTP model clients share (OpenAI's, `llm::openai`, and Anthropic's,
-//! `llm::anthropic`): the reqwest client they are built on, the retry schedule ([`RetryPolicy`],
-//! `retry`), the classification of what went wrong on the wire (`failure`), the event-stream
-//! framing (`sse`) and the timing rules of their configurations.
+//! What the HTTP model clients share (OpenAI's two, `llm::openai`, and Anthropic's,
+//! `llm::anthropic`): the reqwest client they are built on, one attempt at a request (`attempt`:
+//! send, read the body or the event stream, classify what went wrong), the retry driver
+//! ([`RetryPolicy`], `retry`), a whole model call (`call`: retried attempts, traced), the
+//! classification of what went wrong on the wire (`failure`), the event-stream framing (`sse`)
+//! and the timing rules of their configurations. A client keeps only what is its own: its wire
+//! format, its headers and its error wordings, handed to `attempt` as an `attempt::Api`.
 //!
 //! Built under the private feature `__http`, which `openai` and `anthropic` each turn on, so
 //! neither client implies the other.
 
+pub(crate) mod attempt;
+pub(crate) mod call;
 pub(crate) mod failure;
 pub(crate) mod retry;
 pub(crate) mod sse;

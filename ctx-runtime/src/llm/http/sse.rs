@@ -1,10 +1,45 @@
-//! Server-sent events: the framing both streaming clients read (OpenAI's chat-completions
-//! chunks, Anthropic's Messages events).
+//! Server-sent events: the framing every streaming client reads (OpenAI's chat-completions
+//! chunks and Responses events, Anthropic's Messages events), and [`EventStream`], what a client
+//! says about its own events: how each one changes the reply being received.
 //!
 //! Framing (per the HTML living standard's event-stream format): lines end with `\n` (an optional
 //! `\r` before it is dropped); `data:` lines append to the event's data, `event:` names it, lines
 //! starting with `:` are comments (keep-alives), an empty line ends the event. An event still open
 //! when the connection closes is discarded, as the standard says.
+
+use super::failure::ServerError;
+use crate::llm::{ChatResponse, ModelError};
+
+/// A reply being received event by event: what a client's stream is, to the attempt that reads
+/// it (`super::attempt::stream`).
+pub(crate) trait EventStream: Send {
+    /// What one event is called in the error of a malformed one (`stream chunk`, `stream event`).
+    const EVENT: &'static str;
+
+    /// Applies one event; pieces of text go to `on_token` as they arrive.
+    fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), EventError>;
+
+    /// Whether the event that ends the stream arrived (nothing after it is read).
+    fn is_done(&self) -> bool;
+
+    /// The reply, once the body has ended after `received_bytes` bytes (a stream that ended
+    /// before its last event is the error this returns).
+    fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError>;
+}
+
+/// Why an event could not be used.
+#[derive(Debug)]
+pub(crate) enum EventError {
+    /// The stream carried an error object.
+    Server(ServerError),
+    /// The event is not one of the API's.
+    Malformed {
+        /// The parser's message.
+        message: String,
+        /// The event's start.
+        excerpt: String,
+    },
+}
 
 /// One event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,20 +106,22 @@ impl SseParser {
     }
 }
 
+/// The events of a whole stream given in `chunks`.
+#[cfg(test)]
+pub(crate) fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+    let mut parser = SseParser::default();
+    let mut out = Vec::new();
+    for chunk in chunks {
+        parser.push(chunk, &mut out);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
-        let mut parser = SseParser::default();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            parser.push(chunk, &mut out);
-        }
-        out
-    }
 
     /// Comments, `\r\n` and `\n` line ends, named events, multi-byte characters.
     const STREAM: &str = ": keep-alive\r\n\

@@ -8,22 +8,8 @@ use serde_json::Value;
 use super::wire::WireChunk;
 use crate::chat::ToolCall;
 use crate::llm::http::failure::{ServerError, excerpt};
-use crate::llm::http::sse::SseEvent;
+use crate::llm::http::sse::{EventError, EventStream, SseEvent};
 use crate::llm::{ChatResponse, ModelError, Usage};
-
-/// Why a chunk could not be used.
-#[derive(Debug)]
-pub(crate) enum ChunkError {
-    /// The stream carried an error object.
-    Server(ServerError),
-    /// The chunk is not a chat-completion chunk.
-    Malformed {
-        /// The parser's message.
-        message: String,
-        /// The chunk's start.
-        excerpt: String,
-    },
-}
 
 /// The reply being assembled from chunks.
 #[derive(Debug, Default)]
@@ -36,14 +22,16 @@ pub(crate) struct StreamState {
     saw_choice: bool,
 }
 
-impl StreamState {
+impl EventStream for StreamState {
+    const EVENT: &'static str = "stream chunk";
+
     /// Whether `[DONE]` arrived.
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.done
     }
 
-    /// Applies one event; text pieces of the first choice go to `on_token` as they arrive.
-    pub(crate) fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), ChunkError> {
+    /// Applies one chunk; text pieces of the first choice go to `on_token` as they arrive.
+    fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), EventError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -53,18 +41,18 @@ impl StreamState {
         let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
             Err(_) if named_error => {
-                return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+                return Err(EventError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
             }
-            Err(e) => return Err(ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) }),
+            Err(e) => return Err(EventError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) }),
         };
         if let Some(err) = ServerError::from_json(&value) {
-            return Err(ChunkError::Server(err));
+            return Err(EventError::Server(err));
         }
         if named_error {
-            return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+            return Err(EventError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
         }
         let chunk: WireChunk = serde_json::from_value(value)
-            .map_err(|e| ChunkError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) })?;
+            .map_err(|e| EventError::Malformed { message: e.to_string(), excerpt: excerpt(data.as_bytes()) })?;
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage.into());
         }
@@ -101,7 +89,7 @@ impl StreamState {
     }
 
     /// The reply, once the body has ended after `received_bytes` bytes.
-    pub(crate) fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
+    fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
         if !self.done && self.finish_reason.is_none() {
             return Err(ModelError::TruncatedBody {
                 model: model.to_owned(),
@@ -125,16 +113,7 @@ impl StreamState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::http::sse::SseParser;
-
-    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
-        let mut parser = SseParser::default();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            parser.push(chunk, &mut out);
-        }
-        out
-    }
+    use crate::llm::http::sse::parse_all;
 
     const STREAM: &str = ": keep-alive\r\n\
         data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"}}]}\r\n\r\n\
@@ -174,14 +153,14 @@ mod tests {
             data: r#"{"error":{"message":"maximum context length is 4096 tokens","code":400}}"#.into(),
         };
         match state.on_event(&event, &mut |_| {}) {
-            Err(ChunkError::Server(e)) => assert!(e.is_context_length()),
+            Err(EventError::Server(e)) => assert!(e.is_context_length()),
             other => panic!("expected a server error, got {other:?}"),
         }
         let junk = SseEvent { event: None, data: "{not json".into() };
-        assert!(matches!(state.on_event(&junk, &mut |_| {}), Err(ChunkError::Malformed { .. })));
+        assert!(matches!(state.on_event(&junk, &mut |_| {}), Err(EventError::Malformed { .. })));
         let named = SseEvent { event: Some("error".into()), data: "upstream overloaded".into() };
         match state.on_event(&named, &mut |_| {}) {
-            Err(ChunkError::Server(e)) => assert_eq!(e.message, "upstream overloaded"),
+            Err(EventError::Server(e)) => assert_eq!(e.message, "upstream overloaded"),
             other => panic!("expected a server error, got {other:?}"),
         }
     }

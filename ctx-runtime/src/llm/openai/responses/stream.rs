@@ -8,36 +8,41 @@ use serde_json::Value;
 
 use super::wire::read_response;
 use crate::llm::http::failure::{ServerError, excerpt};
-use crate::llm::http::sse::SseEvent;
-use crate::llm::openai::sse::ChunkError;
+use crate::llm::http::sse::{EventError, EventStream, SseEvent};
 use crate::llm::{ChatResponse, ModelError};
 
 /// The reply being received.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct StreamState {
+    /// Whether the reply keeps its reasoning items (`ResponsesOptions::carry_reasoning`).
+    carry_reasoning: bool,
     /// The reply, once the last event arrived.
     reply: Option<ChatResponse>,
 }
 
 impl StreamState {
+    /// A stream whose reply keeps its reasoning items when `carry_reasoning`.
+    pub(crate) fn new(carry_reasoning: bool) -> Self {
+        StreamState { carry_reasoning, reply: None }
+    }
+}
+
+impl EventStream for StreamState {
+    const EVENT: &'static str = "stream event";
+
     /// Whether the last event arrived.
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.reply.is_some()
     }
 
     /// Applies one event; text deltas go to `on_token`.
-    pub(crate) fn on_event(
-        &mut self,
-        event: &SseEvent,
-        carry_reasoning: bool,
-        on_token: &mut dyn FnMut(&str),
-    ) -> Result<(), ChunkError> {
+    fn on_event(&mut self, event: &SseEvent, on_token: &mut dyn FnMut(&str)) -> Result<(), EventError> {
         let data = event.data.trim();
-        let malformed = |message: String| ChunkError::Malformed { message, excerpt: excerpt(data.as_bytes()) };
+        let malformed = |message: String| EventError::Malformed { message, excerpt: excerpt(data.as_bytes()) };
         let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
             Err(_) if event.event.as_deref() == Some("error") => {
-                return Err(ChunkError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
+                return Err(EventError::Server(ServerError { message: data.to_owned(), ..Default::default() }));
             }
             Err(e) => return Err(malformed(e.to_string())),
         };
@@ -51,17 +56,17 @@ impl StreamState {
             "response.completed" | "response.incomplete" => {
                 let response =
                     value.get("response").ok_or_else(|| malformed(format!("`{kind}` without a response")))?;
-                self.reply = Some(read_response(response, carry_reasoning).map_err(malformed)?);
+                self.reply = Some(read_response(response, self.carry_reasoning).map_err(malformed)?);
             }
             "response.failed" => {
                 let error = value.pointer("/response/error").cloned().unwrap_or(Value::Null);
-                return Err(ChunkError::Server(
+                return Err(EventError::Server(
                     ServerError::from_json(&serde_json::json!({ "error": error })).unwrap_or_default(),
                 ));
             }
             // `{"type": "error", "code": …, "message": …}`, or an error object of another shape.
             "error" => {
-                return Err(ChunkError::Server(ServerError {
+                return Err(EventError::Server(ServerError {
                     message: value.get("message").and_then(Value::as_str).unwrap_or(data).to_owned(),
                     error_type: None,
                     code: value.get("code").and_then(Value::as_str).map(str::to_owned),
@@ -69,7 +74,7 @@ impl StreamState {
             }
             _ => {
                 if let Some(err) = ServerError::from_json(&value) {
-                    return Err(ChunkError::Server(err));
+                    return Err(EventError::Server(err));
                 }
             }
         }
@@ -77,7 +82,7 @@ impl StreamState {
     }
 
     /// The reply; a stream that ended before its last event is truncated.
-    pub(crate) fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
+    fn finish(self, model: &str, received_bytes: usize) -> Result<ChatResponse, ModelError> {
         self.reply.ok_or_else(|| ModelError::TruncatedBody {
             model: model.to_owned(),
             message: "the stream ended before `response.completed`".into(),
@@ -99,7 +104,7 @@ mod tests {
 
     #[test]
     fn deltas_stream_and_the_last_event_is_the_reply() {
-        let mut state = StreamState::default();
+        let mut state = StreamState::new(true);
         let mut tokens = Vec::new();
         let events = [
             json!({"type": "response.created", "response": {"status": "in_progress", "output": []}}),
@@ -111,7 +116,7 @@ mod tests {
         ];
         for e in events {
             assert!(!state.is_done());
-            state.on_event(&event(e), true, &mut |t| tokens.push(t.to_owned())).expect("valid event");
+            state.on_event(&event(e), &mut |t| tokens.push(t.to_owned())).expect("valid event");
         }
         assert!(state.is_done());
         assert_eq!(tokens, ["Hel", "lo"]);
@@ -123,21 +128,19 @@ mod tests {
     fn errors_and_unfinished_streams() {
         let failed = json!({"type": "response.failed", "response": {"status": "failed",
             "error": {"code": "server_error", "message": "The model failed."}}});
-        match StreamState::default().on_event(&event(failed), true, &mut |_| {}) {
-            Err(ChunkError::Server(e)) => assert_eq!(e.message, "The model failed."),
+        match StreamState::new(true).on_event(&event(failed), &mut |_| {}) {
+            Err(EventError::Server(e)) => assert_eq!(e.message, "The model failed."),
             other => panic!("expected a server error, got {other:?}"),
         }
         let error = json!({"type": "error", "code": "context_length_exceeded", "message": "Your input exceeds the context window."});
-        match StreamState::default().on_event(&event(error), true, &mut |_| {}) {
-            Err(ChunkError::Server(e)) => assert!(e.is_context_length()),
+        match StreamState::new(true).on_event(&event(error), &mut |_| {}) {
+            Err(EventError::Server(e)) => assert!(e.is_context_length()),
             other => panic!("expected a server error, got {other:?}"),
         }
         let junk = SseEvent { event: None, data: "{not json".into() };
-        assert!(matches!(StreamState::default().on_event(&junk, true, &mut |_| {}), Err(ChunkError::Malformed { .. })));
-        let mut state = StreamState::default();
-        state
-            .on_event(&event(json!({"type": "response.output_text.delta", "delta": "Hi"})), true, &mut |_| {})
-            .unwrap();
+        assert!(matches!(StreamState::new(true).on_event(&junk, &mut |_| {}), Err(EventError::Malformed { .. })));
+        let mut state = StreamState::new(true);
+        state.on_event(&event(json!({"type": "response.output_text.delta", "delta": "Hi"})), &mut |_| {}).unwrap();
         assert!(matches!(state.finish("m", 10), Err(ModelError::TruncatedBody { received_bytes: 10, .. })));
     }
 }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{ReasoningEffort, ResponsesOptions};
+use super::options::{ReasoningEffort, ResponsesOptions};
 use crate::chat::{ChatMessage, Role, SignedThinking, ToolCall};
 use crate::llm::{ChatRequest, ChatResponse, ModelError, ResponseFormat, Usage};
 use crate::tokens::is_reasoning_item;
