@@ -57,10 +57,10 @@ pub use conversation::{Answer, Conversation, LoadedConversation};
 pub use display::Trace;
 pub use driver::{StepOutcome, StepReport, run_step};
 pub use env::{CustomSteps, CustomStepsDyn, NamedModels, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
-pub use error::{BoxError, PipelineError};
+pub use error::{BoxError, PipelineError, StepFuture};
 pub use load::LoadOptions;
 pub use loaded::{LoadedPipeline, StepModelRef};
-pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
+pub use machine::{Backends, Pipeline, StepMachine};
 pub use run::Snapshot;
 pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps, WorstRequest};
 pub use steps::{

@@ -40,64 +40,15 @@
 //! the history that was sent followed by the user's question (`user_question`, as asked) and the
 //! reply. On any error the state is unchanged.
 
-use serde::Serialize;
-
-use crate::budget::BudgetReport;
-use crate::engine::AssemblyReport;
 use crate::error::CtxError;
-use crate::llm::{Spend, Usage};
-use crate::negotiate::{NegotiationConfig, NegotiationMeta};
+use crate::pipeline::Transition;
 use crate::pipeline::definition::CallModelSpec;
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{StepEnv, need_model};
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::LazyAnatomy;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, evidence, need_model, request};
-
-/// The least output a `call_model` step negotiates down to (never more than the step asks for).
-pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
-
-/// What a `call_model` step sent and received.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct CallReport {
-    /// The exact prompt tokens of the request (messages and chat overhead), as the guard counted.
-    pub prompt_tokens: usize,
-    /// The output limit sent (the negotiated one).
-    pub max_output_tokens: usize,
-    /// The model's window.
-    pub context_window: usize,
-    /// History messages sent.
-    pub history_messages: usize,
-    /// History messages dropped, oldest first: those over `max_history_tokens`, plus those
-    /// negotiation dropped to make room for the output floor
-    /// (`negotiation.history_messages_dropped`).
-    pub history_removed: usize,
-    /// What the trim to `max_history_tokens` dropped (`settings.history_trim`, the tokens before
-    /// and after, each message), when it dropped something; the messages negotiation dropped for
-    /// the output floor are in `negotiation`.
-    pub history_trim: Option<crate::history::HistoryTrimReport>,
-    /// How the output limit was negotiated: the exact input, the limit requested and granted,
-    /// whether it was reduced and how much history was dropped for the floor.
-    pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
-    /// provider reports them).
-    pub usage: Option<Usage>,
-    /// Why generation stopped, when reported.
-    pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
-    pub anatomy: LazyAnatomy,
-    /// What the request cost at the model's price, when it has one.
-    pub spend: Option<Spend>,
-    /// For a step that assembles a declared context (`context: NAME`): what the assembly
-    /// fetched, compacted and counted, pack by pack.
-    pub context: Option<AssemblyReport>,
-    /// The fetched texts this step found waiting in `node_texts` and appended to the context
-    /// before rendering it, as `manage_context_budget` appends them (its report, under this
-    /// step's id); `None` when no text was waiting or the step does not render the context.
-    pub evidence: Option<BudgetReport>,
-}
+use super::report::{CallReport, Done, StepDetail};
+use super::{evidence, request};
 
 pub(crate) async fn call_model(
     p: &LoadedPipeline,
@@ -172,6 +123,7 @@ mod tests {
     use super::*;
     use crate::chat::{ChatMessage, Role};
     use crate::codes::ErrorCode;
+    use crate::llm::Usage;
     use crate::pipeline::definition::{StepKind, UserPartSpec};
     use crate::pipeline::steps::test_backends::Model;
     use crate::pipeline::testing;

@@ -28,7 +28,9 @@ use crate::report::anatomy::{AnatomySource, LazyAnatomy, RequestAnatomy, UserSeg
 use crate::report::trace;
 use crate::state::PipelineState;
 
-use super::call_model::OUTPUT_FLOOR_TOKENS;
+/// The least output a `call_model` or `agent` request negotiates down to (never more than the
+/// step asks for).
+pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
 
 /// What a step renders from the state before anything is counted against the window.
 pub(crate) struct Rendered<'p> {

@@ -5,7 +5,7 @@ use crate::llm::ChatRequest;
 use crate::pipeline::definition::StepKind;
 use crate::pipeline::steps::test_backends::{Scripted, Tools, calls};
 use crate::pipeline::testing;
-use crate::pipeline::{BoxError, ToolOutput};
+use crate::pipeline::{BoxError, ToolCallKind, ToolOutput};
 use crate::turn::RankedDocument;
 
 /// The fixture's agent step with `max_tool_calls` and `turn_budget_tokens`, loaded.
