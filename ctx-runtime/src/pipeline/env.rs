@@ -366,8 +366,10 @@ pub(crate) fn need_model<'a>(
 ) -> Result<&'a dyn ChatModelDyn, PipelineError> {
     match p.step_model(step).name {
         None => need(env.model_backend(), step, kind, "ChatModel", "model"),
-        Some(name) => env
-            .named_model_backend(name)
-            .ok_or_else(|| PipelineError::MissingModel { step: step.to_owned(), kind, model: name.to_owned() }),
+        Some(name) => env.named_model_backend(name).ok_or_else(|| PipelineError::MissingModel {
+            step: step.to_owned(),
+            kind,
+            model: name.to_owned(),
+        }),
     }
 }

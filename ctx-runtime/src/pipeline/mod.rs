@@ -65,8 +65,8 @@ pub use run::Snapshot;
 pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps, WorstRequest};
 pub use steps::{
     AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
-    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
-    TruncatedNode,
+    SentRequest, SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind,
+    ToolCallReport, TruncatedNode,
 };
 pub use stream::{StepSink, Token, TokenSink};
 pub use tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};

@@ -148,20 +148,13 @@ pub(crate) async fn agent(
                 _ => return Err(stop.into()),
             }
         }
-        let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
-        let negotiation = guarded.negotiated.meta.clone();
-        let (response, anatomy) = request::send(model, step, guarded, &spec.call.params, env).await?;
-        let spend = request::spend(p, step, prompt_tokens, &response, &mut state.spend)?;
+        let (response, sent) =
+            request::send_priced(p, model, step, guarded, &spec.call.params, env, &mut state.spend).await?;
+        let max_output_tokens = sent.max_output_tokens;
         requests.push(ModelRequestReport {
-            prompt_tokens,
-            max_output_tokens,
+            request: sent,
             tools_offered: offered,
             tool_calls_requested: response.tool_calls.len(),
-            negotiation,
-            usage: response.usage,
-            finish_reason: response.finish_reason.clone(),
-            anatomy,
-            spend,
         });
         if response.tool_calls.is_empty() {
             break response;

@@ -19,7 +19,7 @@ pub(crate) mod test_backends;
 pub use agent::{MAX_TOOL_CALLS_CAP, TOOL_LIMIT_MESSAGE};
 pub use fetch::{MIN_TRUNCATED_TOKENS, TRUNCATED_METADATA_KEY};
 pub use report::{
-    AgentEnd, AgentReport, CallReport, FetchReport, ModelRequestReport, SkipReason, SkippedNode, StepDetail,
-    ToolCallKind, ToolCallReport, TruncatedNode,
+    AgentEnd, AgentReport, CallReport, FetchReport, ModelRequestReport, SentRequest, SkipReason, SkippedNode,
+    StepDetail, ToolCallKind, ToolCallReport, TruncatedNode,
 };
 pub use request::OUTPUT_FLOOR_TOKENS;

@@ -1,5 +1,6 @@
 //! What each step reports: [`StepDetail`], by kind, with the reports of the model steps
-//! ([`CallReport`], [`AgentReport`] and its [`ModelRequestReport`]s) and of `fetch_node_texts`
+//! ([`CallReport`], [`AgentReport`] and its [`ModelRequestReport`]s, each request a
+//! [`SentRequest`]) and of `fetch_node_texts`
 //! ([`FetchReport`]). The step actions (the files beside this one) write them; the driver, the
 //! trace and the run report read them.
 
@@ -62,26 +63,19 @@ pub enum StepDetail {
 /// The transition and the detail of a step that succeeded.
 pub(crate) type Done = (Transition, StepDetail);
 
-/// What a `call_model` step sent and received.
+/// One model request a step sent, as the step reports it: its exact prompt, the output limit
+/// and how it was negotiated, what the server said of it, its parts and its cost. A
+/// `call_model` step's [`CallReport`] and each request of an `agent` step
+/// ([`ModelRequestReport`]) hold one as `request`; serialised, its fields stand beside theirs
+/// (`{"prompt_tokens": …, "max_output_tokens": …, …, "context_window": …}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct CallReport {
-    /// The exact prompt tokens of the request (messages and chat overhead), as the guard counted.
+pub struct SentRequest {
+    /// The exact prompt tokens (messages, the tool schemas when offered, and chat overhead), as
+    /// the guard counted them before the request left.
     pub prompt_tokens: usize,
     /// The output limit sent (the negotiated one).
     pub max_output_tokens: usize,
-    /// The model's window.
-    pub context_window: usize,
-    /// History messages sent.
-    pub history_messages: usize,
-    /// History messages dropped, oldest first: those over `max_history_tokens`, plus those
-    /// negotiation dropped to make room for the output floor
-    /// (`negotiation.history_messages_dropped`).
-    pub history_removed: usize,
-    /// What the trim to `max_history_tokens` dropped (`settings.history_trim`, the tokens before
-    /// and after, each message), when it dropped something; the messages negotiation dropped for
-    /// the output floor are in `negotiation`.
-    pub history_trim: Option<crate::history::HistoryTrimReport>,
     /// How the output limit was negotiated: the exact input, the limit requested and granted,
     /// whether it was reduced and how much history was dropped for the floor.
     pub negotiation: NegotiationMeta,
@@ -94,6 +88,27 @@ pub struct CallReport {
     pub anatomy: LazyAnatomy,
     /// What the request cost at the model's price, when it has one.
     pub spend: Option<Spend>,
+}
+
+/// What a `call_model` step sent and received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CallReport {
+    /// The request: its exact prompt, output limit, negotiation, usage, parts and cost.
+    #[serde(flatten)]
+    pub request: SentRequest,
+    /// The model's window.
+    pub context_window: usize,
+    /// History messages sent.
+    pub history_messages: usize,
+    /// History messages dropped, oldest first: those over `max_history_tokens`, plus those
+    /// negotiation dropped to make room for the output floor
+    /// (`request.negotiation.history_messages_dropped`).
+    pub history_removed: usize,
+    /// What the trim to `max_history_tokens` dropped (`settings.history_trim`, the tokens before
+    /// and after, each message), when it dropped something; the messages negotiation dropped for
+    /// the output floor are in `request.negotiation`.
+    pub history_trim: Option<crate::history::HistoryTrimReport>,
     /// For a step that assembles a declared context (`context: NAME`): what the assembly
     /// fetched, compacted and counted, pack by pack.
     pub context: Option<AssemblyReport>,
@@ -135,25 +150,13 @@ impl AgentEnd {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelRequestReport {
-    /// The exact prompt tokens (messages, tools and chat overhead), as the guard counted.
-    pub prompt_tokens: usize,
-    /// The output limit sent.
-    pub max_output_tokens: usize,
+    /// The request: its exact prompt, output limit, negotiation, usage, parts and cost.
+    #[serde(flatten)]
+    pub request: SentRequest,
     /// Whether the tools were offered.
     pub tools_offered: bool,
     /// How many tool calls the reply requested.
     pub tool_calls_requested: usize,
-    /// How the output limit was negotiated.
-    pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
-    /// provider reports them).
-    pub usage: Option<Usage>,
-    /// Why generation stopped, when reported.
-    pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
-    pub anatomy: LazyAnatomy,
-    /// What the request cost at the model's price, when it has one.
-    pub spend: Option<Spend>,
 }
 
 /// What became of one tool call.
@@ -290,4 +293,3 @@ pub struct FetchReport {
     /// The hits left out, in rank order.
     pub skipped: Vec<SkippedNode>,
 }
-
