@@ -181,7 +181,7 @@ async fn run() -> Result<(), CtxError> {
         r.end,
         state.last_model_response.unwrap_or_default()
     );
-    assert!(r.requests.iter().all(|q| q.prompt_tokens + q.max_output_tokens <= WINDOW));
+    assert!(r.requests.iter().all(|q| q.request.prompt_tokens + q.request.max_output_tokens <= WINDOW));
 
     println!("scripted server:");
     let bodies = Arc::new(Mutex::new(Vec::new()));

@@ -206,7 +206,10 @@ async fn run() -> Result<(), CtxError> {
         assert_eq!(streamed.into_inner().unwrap_or_default(), answer.text, "the stream is the answer");
         let Some(report) = agent_report(&answer.reports) else { unreachable!("the pipeline ends with its agent") };
         for request in &report.requests {
-            assert!(request.prompt_tokens + request.max_output_tokens <= window, "no request over the window");
+            assert!(
+                request.request.prompt_tokens + request.request.max_output_tokens <= window,
+                "no request over the window"
+            );
         }
         let fetch = answer.reports.iter().find_map(|r| match &r.detail {
             StepDetail::FetchNodeTexts(f) => Some(f),

@@ -132,12 +132,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for report in &reports {
         if let StepDetail::CallModel(call) = &report.detail {
-            let reported = call.usage.map_or_else(|| "-".to_owned(), |u| u.prompt_tokens.to_string());
+            let reported = call.request.usage.map_or_else(|| "-".to_owned(), |u| u.prompt_tokens.to_string());
             println!(
                 "| {} | {} | {reported} | {} | {} |",
-                report.step_id, call.prompt_tokens, call.max_output_tokens, call.context_window
+                report.step_id, call.request.prompt_tokens, call.request.max_output_tokens, call.context_window
             );
-            if call.usage.is_some_and(|u| u.prompt_tokens != call.prompt_tokens) {
+            if call.request.usage.is_some_and(|u| u.prompt_tokens != call.request.prompt_tokens) {
                 return Err(format!("step `{}`: the server counted the prompt differently", report.step_id).into());
             }
         }

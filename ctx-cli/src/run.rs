@@ -152,10 +152,10 @@ fn print_steps(reports: &[StepReport]) {
             // The output limit is reserved in the window; what is billed is what was generated.
             StepDetail::CallModel(c) => format!(
                 " prompt {} + output {} reserved{}{}",
-                c.prompt_tokens,
-                c.max_output_tokens,
-                c.usage.map(|u| format!(", {} generated", u.completion_tokens)).unwrap_or_default(),
-                c.spend.map(|s| format!(", {}", ctx::contract::usd(s.nano_usd))).unwrap_or_default()
+                c.request.prompt_tokens,
+                c.request.max_output_tokens,
+                c.request.usage.map(|u| format!(", {} generated", u.completion_tokens)).unwrap_or_default(),
+                c.request.spend.map(|s| format!(", {}", ctx::contract::usd(s.nano_usd))).unwrap_or_default()
             ),
             StepDetail::Agent(a) => format!(" {} requests, {} tool calls", a.requests.len(), a.tool_calls.len()),
             StepDetail::FetchNodeTexts(f) => format!(" {} of {} evidence tokens", f.tokens, f.budget),

@@ -140,7 +140,7 @@ fn run_openai(model: &'static str, policy: &str, low_water: Option<i64>, price: 
         for report in &reports {
             if let StepDetail::Agent(agent) = &report.detail {
                 for r in &agent.requests {
-                    let spend = r.spend.expect("a priced model: every request has its spend");
+                    let spend = r.request.spend.expect("a priced model: every request has its spend");
                     totals.spend_nano_usd += spend.nano_usd;
                 }
             }

@@ -7,6 +7,7 @@
 
 use crate::config::ConfigFileError;
 use crate::contract::ContractError;
+use crate::pipeline::{BoxError, PipelineError};
 use crate::validation::ConfigIssues;
 
 pub use crate::codes::{Code, ErrorCode};
@@ -61,7 +62,7 @@ pub enum CtxError {
     Engine(#[from] crate::engine::EngineError),
     /// Loading or running a pipeline failed.
     #[error(transparent)]
-    Pipeline(#[from] crate::pipeline::PipelineError),
+    Pipeline(#[from] PipelineError),
     /// A YAML pipeline file could not be loaded; every problem is located (feature `yaml`).
     #[cfg(feature = "yaml")]
     #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
@@ -126,6 +127,24 @@ impl std::fmt::Debug for CtxError {
     }
 }
 
+impl CtxError {
+    /// The error a backend of step `step` returned, as a run's error: one of ctx's own (a
+    /// `CtxError` or a [`PipelineError`], which names its step already) passes through unchanged,
+    /// with its code; any other is [`PipelineError::Backend`], naming the step once.
+    ///
+    /// It is here and not beside `PipelineError` because `CtxError` wraps `PipelineError`: the
+    /// pipeline's errors stay on a floor below this one.
+    pub(crate) fn from_backend(step: &str, backend: &'static str, error: BoxError) -> CtxError {
+        match error.downcast::<CtxError>() {
+            Ok(ours) => *ours,
+            Err(error) => match error.downcast::<PipelineError>() {
+                Ok(ours) => (*ours).into(),
+                Err(source) => PipelineError::Backend { step: step.to_owned(), backend, source }.into(),
+            },
+        }
+    }
+}
+
 /// `Result` with [`CtxError`].
 pub type Result<T, E = CtxError> = std::result::Result<T, E>;
 
@@ -135,7 +154,6 @@ mod tests {
     use crate::compact::CompactError;
     use crate::engine::EngineError;
     use crate::llm::ModelError;
-    use crate::pipeline::PipelineError;
     use crate::turn::TurnError;
 
     /// What `fn main() -> Result<(), CtxError>` prints is the message and the code, not the

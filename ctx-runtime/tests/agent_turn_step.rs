@@ -51,8 +51,12 @@ async fn the_offline_model_calls_the_tool_once_and_answers_from_its_documents() 
     let answer = state.last_model_response.unwrap();
     assert!(answer.contains("[A] Comindware platform feature notes"), "{answer}");
     for r in &report.requests {
-        assert!(r.prompt_tokens + r.max_output_tokens <= WINDOW);
-        assert_eq!(r.usage.map(|u| u.prompt_tokens), Some(r.prompt_tokens), "the model counted what ctx counted");
+        assert!(r.request.prompt_tokens + r.request.max_output_tokens <= WINDOW);
+        assert_eq!(
+            r.request.usage.map(|u| u.prompt_tokens),
+            Some(r.request.prompt_tokens),
+            "the model counted what ctx counted"
+        );
     }
     // The history keeps the question and the answer, not the tool turn.
     let n = state.history_dialog.len();
@@ -134,7 +138,7 @@ mod scripted_server {
             let (messages, tools, max_tokens) = agent_support::read_body(&recorded.body);
             let prompt = p.counter().count_request(&messages, &tools).unwrap();
             assert!(prompt + max_tokens <= WINDOW, "request {i}: {prompt} + {max_tokens}");
-            assert_eq!(prompt, report.requests[i].prompt_tokens, "request {i}");
+            assert_eq!(prompt, report.requests[i].request.prompt_tokens, "request {i}");
         }
         // The last request carries every article exactly once; G did not fit whole and was cut.
         let (last, _, _) = agent_support::read_body(&bodies[3].body);

@@ -83,8 +83,8 @@ async fn the_reasoning_goes_back_with_its_call_and_every_body_is_the_count_that_
         // The server reported the first reply's reasoning tokens; they are what the item holds.
         let (messages, tools, max_tokens) = read_input(&recorded.body, Some(REASONING));
         let prompt = counter.count_request(&messages, &tools).expect("counted");
-        assert_eq!(prompt, report.requests[i].prompt_tokens, "request {i}");
-        assert_eq!(max_tokens, report.requests[i].max_output_tokens, "request {i}");
+        assert_eq!(prompt, report.requests[i].request.prompt_tokens, "request {i}");
+        assert_eq!(max_tokens, report.requests[i].request.max_output_tokens, "request {i}");
         assert!(prompt + max_tokens <= WINDOW, "request {i}: {prompt} + {max_tokens}");
     }
     // What the carried item added to the second request: its frame and summary counted exactly,
@@ -100,12 +100,12 @@ async fn the_reasoning_goes_back_with_its_call_and_every_body_is_the_count_that_
 
     // The spend ledger priced the reported usage: 512 of the first request's 700 input tokens
     // read from the cache, the reasoning billed as output.
-    let spend = report.requests[0].spend.expect("priced");
+    let spend = report.requests[0].request.spend.expect("priced");
     assert!(spend.reported);
     let b = spend.billed;
     assert_eq!((b.input, b.cached_input, b.output), (188, 512, REASONING + 20));
     assert_eq!(spend.nano_usd, 188 * 2_500 + 512 * 1_250 + 420 * 10_000);
-    assert_eq!(report.requests[0].usage.and_then(|u| u.reasoning_tokens), Some(REASONING));
+    assert_eq!(report.requests[0].request.usage.and_then(|u| u.reasoning_tokens), Some(REASONING));
     // The provider's output ratio, which prices later requests' worst case, is of the visible
     // reply only: the first reply's 20 visible tokens for its call's arguments, not 420.
     let arguments = p.counter().count(r#"{"query":"integrations"}"#).unwrap() as u64;
@@ -142,7 +142,7 @@ async fn reasoning_the_turn_cannot_hold_is_not_sent_and_the_answer_is_asked_for_
     assert!(bodies[1].body.get("tools").is_none());
     let (messages, tools, max_tokens) = read_input(&bodies[1].body, None);
     let prompt = p.counter().count_request(&messages, &tools).unwrap();
-    assert_eq!(prompt, report.requests[1].prompt_tokens);
+    assert_eq!(prompt, report.requests[1].request.prompt_tokens);
     assert!(prompt + max_tokens <= WINDOW);
 }
 

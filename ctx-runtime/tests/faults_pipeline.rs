@@ -260,9 +260,9 @@ async fn the_request_the_server_sees_is_the_one_the_guard_counted() {
     for (call, request) in calls.iter().zip(&requests) {
         let messages: Vec<ChatMessage> = serde_json::from_value(request.body["messages"].clone()).expect("messages");
         let exact = p.counter().count_request(&messages, &[]).expect("count");
-        assert_eq!(exact, call.prompt_tokens, "the server received a different prompt than was counted");
-        assert_eq!(request.body["max_tokens"].as_u64(), Some(call.max_output_tokens as u64));
-        assert!(exact + call.max_output_tokens <= p.context_window());
+        assert_eq!(exact, call.request.prompt_tokens, "the server received a different prompt than was counted");
+        assert_eq!(request.body["max_tokens"].as_u64(), Some(call.request.max_output_tokens as u64));
+        assert!(exact + call.request.max_output_tokens <= p.context_window());
     }
 }
 

@@ -238,8 +238,8 @@ async fn the_main_pipeline_compacts_loops_and_answers_with_exact_budgets() {
         })
         .collect();
     for (c, e) in calls.iter().zip(&exchanges) {
-        assert_eq!(c.usage.map(|u| u.prompt_tokens), Some(c.prompt_tokens));
-        assert_eq!(Some(c.prompt_tokens), e.predicted);
+        assert_eq!(c.request.usage.map(|u| u.prompt_tokens), Some(c.request.prompt_tokens));
+        assert_eq!(Some(c.request.prompt_tokens), e.predicted);
         assert_eq!(c.context_window, l.window);
     }
     assert!(!state.last_model_response.unwrap_or_default().trim().is_empty());

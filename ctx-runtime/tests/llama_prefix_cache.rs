@@ -148,15 +148,15 @@ async fn converse(l: &Llama, policy: &str) -> Vec<Turn> {
         let sent = history.get(..history.len().saturating_sub(2)).unwrap_or(&[]);
         assert_eq!(sent.len(), call.history_messages, "the history is what was sent plus this turn");
         turns.push(Turn {
-            prompt: call.prompt_tokens,
-            reported: call.usage.map(|u| u.prompt_tokens),
-            max_tokens: call.max_output_tokens,
+            prompt: call.request.prompt_tokens,
+            reported: call.request.usage.map(|u| u.prompt_tokens),
+            max_tokens: call.request.max_output_tokens,
             window: call.context_window,
             history_messages: call.history_messages,
             history_tokens: history_tokens(p.counter(), sent).unwrap(),
             history_removed: call.history_removed,
-            dropped_for_output: call.negotiation.history_messages_dropped,
-            completion: call.usage.map(|u| u.completion_tokens),
+            dropped_for_output: call.request.negotiation.history_messages_dropped,
+            completion: call.request.usage.map(|u| u.completion_tokens),
         });
     }
     let exchanges = model.exchanges();

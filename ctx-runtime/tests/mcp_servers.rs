@@ -170,8 +170,8 @@ async fn the_tools_are_listed_counted_by_the_contract_and_called() {
     let answer = state.last_model_response.unwrap();
     assert!(answer.contains("Thursdays at 10:00"), "{answer}");
     for r in &report.requests {
-        assert!(r.prompt_tokens + r.max_output_tokens <= 16_384);
-        assert_eq!(r.usage.map(|u| u.prompt_tokens), Some(r.prompt_tokens));
+        assert!(r.request.prompt_tokens + r.request.max_output_tokens <= 16_384);
+        assert_eq!(r.request.usage.map(|u| u.prompt_tokens), Some(r.request.prompt_tokens));
     }
     mcp.close().await;
 }
@@ -261,7 +261,7 @@ async fn a_result_of_several_mib_is_cut_to_the_turn_and_one_over_the_limit_is_re
     assert!(call.truncated, "5 MiB cannot fit an 8K window");
     assert!(call.tokens <= call.available, "{call:?}");
     for r in &report.requests {
-        assert!(r.prompt_tokens + r.max_output_tokens <= 8_192, "{r:?}");
+        assert!(r.request.prompt_tokens + r.request.max_output_tokens <= 8_192, "{r:?}");
     }
     mcp.close().await;
 

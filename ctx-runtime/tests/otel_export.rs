@@ -134,11 +134,11 @@ fn a_runs_spans_reach_an_otlp_receiver_with_their_gen_ai_attributes() {
 
     assert_eq!(text(chat, "gen_ai.operation.name"), "chat");
     assert_eq!(text(chat, "gen_ai.request.model"), ctx::llm::ChatModel::model_name(&model));
-    assert_eq!(int(chat, "gen_ai.request.max_tokens"), call.max_output_tokens as i64);
-    let usage = call.usage.expect("the offline model reports usage");
+    assert_eq!(int(chat, "gen_ai.request.max_tokens"), call.request.max_output_tokens as i64);
+    let usage = call.request.usage.expect("the offline model reports usage");
     assert_eq!(int(chat, "gen_ai.usage.input_tokens"), usage.prompt_tokens as i64);
     assert_eq!(int(chat, "gen_ai.usage.output_tokens"), usage.completion_tokens as i64);
-    assert_eq!(int(chat, "ctx.budget.prompt_tokens"), call.prompt_tokens as i64);
+    assert_eq!(int(chat, "ctx.budget.prompt_tokens"), call.request.prompt_tokens as i64);
     assert_eq!(int(chat, "ctx.budget.context_window"), 8192);
     let parts: i64 = chat
         .attributes
@@ -149,7 +149,7 @@ fn a_runs_spans_reach_an_otlp_receiver_with_their_gen_ai_attributes() {
             other => panic!("{}: {other:?}", a.key),
         })
         .sum();
-    assert_eq!(parts, call.prompt_tokens as i64);
+    assert_eq!(parts, call.request.prompt_tokens as i64);
     let worst = pipeline.contract_report().step("answer").expect("a model step").total_tokens();
     assert_eq!(int(chat, "ctx.budget.worst_case_tokens"), worst as i64);
     otlp.shutdown().expect("the exporter stops");

@@ -70,8 +70,8 @@ fn a_small_input_keeps_the_requested_output() {
     let StepDetail::CallModel(report) = outcome.report.detail else { panic!() };
     let sent = &model.requests()[0];
     assert_eq!(sent.max_tokens, 1_000);
-    assert_eq!(report.negotiation.input_tokens, p.counter().count_messages(&sent.messages).unwrap());
-    assert!(!report.negotiation.reduced);
+    assert_eq!(report.request.negotiation.input_tokens, p.counter().count_messages(&sent.messages).unwrap());
+    assert!(!report.request.negotiation.reduced);
     assert_eq!((report.history_messages, report.history_removed), (2, 0));
 }
 
@@ -103,12 +103,12 @@ proptest! {
                 prop_assert_eq!(sent.len(), 1);
                 let prompt = p.counter().count_messages(&sent[0].messages).unwrap();
                 let out = sent[0].max_tokens;
-                prop_assert_eq!((report.prompt_tokens, report.negotiation.input_tokens), (prompt, prompt));
+                prop_assert_eq!((report.request.prompt_tokens, report.request.negotiation.input_tokens), (prompt, prompt));
                 prop_assert!(prompt + out + MARGIN <= WINDOW, "{prompt} + {out} + {MARGIN}");
                 prop_assert!(out <= requested && out >= floor);
                 // As asked, else all that is left of the window, else the floor.
                 prop_assert!(out == requested || out == WINDOW - prompt - MARGIN || out == floor);
-                prop_assert_eq!(report.negotiation.reduced, out < requested);
+                prop_assert_eq!(report.request.negotiation.reduced, out < requested);
                 prop_assert_eq!(report.history_messages + report.history_removed, history.len());
             }
             // A context over `max_context_tokens` is refused before negotiation sees it.

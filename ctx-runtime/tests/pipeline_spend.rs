@@ -106,10 +106,10 @@ fn requests(reports: &[StepReport]) -> Vec<(u64, u64)> {
         .iter()
         .filter_map(|r| match &r.detail {
             StepDetail::CallModel(c) => {
-                let spend = c.spend.expect("priced").nano_usd;
+                let spend = c.request.spend.expect("priced").nano_usd;
                 // The worst case the cap is checked against: the exact prompt at the input price,
                 // the whole output limit at the output price.
-                let worst = c.prompt_tokens as u64 * 1_000 + c.max_output_tokens as u64 * 2_000;
+                let worst = c.request.prompt_tokens as u64 * 1_000 + c.request.max_output_tokens as u64 * 2_000;
                 Some((spend, worst))
             }
             _ => None,

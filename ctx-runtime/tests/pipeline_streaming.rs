@@ -122,5 +122,5 @@ async fn a_streamed_run_sends_the_same_request_and_ends_in_the_same_state() {
         )
     );
     let StepDetail::CallModel(report) = &streamed_reports[0].detail else { panic!("{:?}", streamed_reports[0]) };
-    assert_eq!(plain["max_tokens"], json!(report.max_output_tokens));
+    assert_eq!(plain["max_tokens"], json!(report.request.max_output_tokens));
 }

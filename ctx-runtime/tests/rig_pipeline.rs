@@ -80,12 +80,12 @@ async fn a_pipeline_on_a_rig_model_is_counted_exactly_and_priced_from_the_server
     }
     for (r, e) in reports.iter().zip(&exchanges) {
         let StepDetail::CallModel(call) = &r.detail else { panic!("{r:?}") };
-        assert_eq!(Some(call.prompt_tokens), e.predicted);
-        let usage = call.usage.expect("rig brought the server's usage back");
-        assert_eq!(usage.prompt_tokens, call.prompt_tokens);
+        assert_eq!(Some(call.request.prompt_tokens), e.predicted);
+        let usage = call.request.usage.expect("rig brought the server's usage back");
+        assert_eq!(usage.prompt_tokens, call.request.prompt_tokens);
         assert_eq!(Some(usage.completion_tokens), e.completion);
         // The spend is the reported usage at the model's price, not ctx's own estimate.
-        let spend = call.spend.expect("the model has a price");
+        let spend = call.request.spend.expect("the model has a price");
         assert!(spend.reported, "{spend:?}");
         let expected = usage.prompt_tokens as f64 * 0.10 / 1e6 + usage.completion_tokens as f64 * 0.40 / 1e6;
         assert!((spend.usd() - expected).abs() < 1e-9, "{spend:?} vs {expected}");

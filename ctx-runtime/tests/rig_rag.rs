@@ -185,6 +185,6 @@ async fn a_rag_pipeline_retrieves_by_embeddings_from_sqlite_vec_within_its_budge
     let e = &exchanges[0];
     assert_eq!(e.predicted, e.reported, "{e:?}");
     let StepDetail::CallModel(call) = &reports[2].detail else { panic!("{:?}", reports[2]) };
-    assert_eq!(Some(call.prompt_tokens), e.reported);
+    assert_eq!(Some(call.request.prompt_tokens), e.reported);
     assert!(call.evidence.is_some(), "the fetched texts were not rendered into the answer's context");
 }

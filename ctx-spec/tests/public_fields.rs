@@ -58,6 +58,7 @@ const READ_ONLY: &[&str] = &[
     "StepModelRef",
     "AgentReport",
     "ModelRequestReport",
+    "SentRequest",
     "ToolCallReport",
     "CallReport",
     "FetchReport",

@@ -107,13 +107,13 @@ async fn the_request_is_the_assembly_counted_exactly_and_within_the_window() {
 
     // The step report: the request as sent, the assembly pack by pack, the parts adding up.
     let StepDetail::CallModel(report) = &first.reports[1].detail else { panic!("{:?}", first.reports[1]) };
-    assert_eq!(report.prompt_tokens, exact);
+    assert_eq!(report.request.prompt_tokens, exact);
     let assembly = report.context.as_ref().expect("the assembly is reported");
     assert_eq!((assembly.context.as_str(), assembly.max_tokens, assembly.total_tokens), ("support", Some(600), exact));
     assert_eq!(assembly.packs[0].included, ["doc-0", "doc-1"]);
     // The anatomy cuts the guard's count into the assembled parts: the system prompt (with the
     // pack), the user message the context made, the chat format's priming.
-    let anatomy = report.anatomy.get();
+    let anatomy = report.request.anatomy.get();
     assert_eq!(anatomy.parts.iter().map(|p| p.tokens).sum::<usize>(), exact);
     let kinds: Vec<&str> = anatomy.parts.iter().map(|p| p.kind.name()).collect();
     assert!(kinds.contains(&"system") && kinds.contains(&"question"), "{kinds:?}");

@@ -50,7 +50,7 @@ async fn the_demo_runs_in_the_local_servers_window_with_its_tokenizer() {
         .collect();
     assert!(!calls.is_empty());
     for call in calls {
-        assert_eq!(call.usage.map(|u| u.prompt_tokens), Some(call.prompt_tokens));
-        assert!(call.prompt_tokens + call.max_output_tokens <= local.window());
+        assert_eq!(call.request.usage.map(|u| u.prompt_tokens), Some(call.request.prompt_tokens));
+        assert!(call.request.prompt_tokens + call.request.max_output_tokens <= local.window());
     }
 }

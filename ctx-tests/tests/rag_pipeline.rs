@@ -131,7 +131,11 @@ async fn the_sample_question_compacts_summarises_and_stays_inside_the_window() {
     for (request, (step, report)) in requests.iter().zip(turn.requests()) {
         let exact = counter.count_request(&request.messages, &request.tools).expect("counts");
         assert_eq!(request.predicted_prompt_tokens, Some(exact), "{step}");
-        assert_eq!((report.prompt_tokens, report.max_output_tokens), (exact, request.max_tokens), "{step}");
+        assert_eq!(
+            (report.request.prompt_tokens, report.request.max_output_tokens),
+            (exact, request.max_tokens),
+            "{step}"
+        );
         assert!(exact + request.max_tokens <= window, "{step}: {exact} + {}", request.max_tokens);
         assert_eq!(request.step_id.as_deref(), Some(step));
     }
@@ -290,7 +294,7 @@ async fn with_ctx_base_url_the_same_run_talks_to_a_server() {
     for (body, (step, report)) in bodies.iter().zip(&calls) {
         assert_eq!(body["model"], "scripted-model");
         assert_eq!(body["max_tokens"].as_u64(), loaded.output_tokens(step).map(|n| n as u64), "{step}");
-        assert!(report.prompt_tokens + report.max_output_tokens <= loaded.context_window());
+        assert!(report.request.prompt_tokens + report.request.max_output_tokens <= loaded.context_window());
     }
     // The server's summary replaced the context before the refused batch was retried.
     let summary_at = turn.steps.iter().position(|s| s.step_id == "set_context_from_summary").expect("summarised");
@@ -386,8 +390,8 @@ async fn each_models_cost_is_its_proven_worst_case_and_what_its_requests_were_bi
     let (mut spent, mut all_strong) = ([0u64; 2], 0u64);
     let mut requests = [0usize; 2];
     for (step, call) in turn.requests() {
-        let usage = call.usage.expect("the offline model reports usage");
-        assert_eq!(usage.prompt_tokens, call.prompt_tokens, "{step}");
+        let usage = call.request.usage.expect("the offline model reports usage");
+        assert_eq!(usage.prompt_tokens, call.request.prompt_tokens, "{step}");
         let tokens = BilledTokens::new(usage.prompt_tokens, 0, 0, usage.completion_tokens);
         let (i, price) = if step == "summarize" { (0, &small_price) } else { (1, &strong_price) };
         spent[i] += priced(price, tokens);

@@ -114,7 +114,7 @@ async fn each_step_uses_its_own_model_for_the_request_the_count_the_window_and_t
     )
     .unwrap();
     let spend = |i: usize| match &reports[i].detail {
-        StepDetail::CallModel(c) => (c.prompt_tokens, c.context_window, c.spend.expect("priced")),
+        StepDetail::CallModel(c) => (c.request.prompt_tokens, c.context_window, c.request.spend.expect("priced")),
         other => panic!("{other:?}"),
     };
     let (prompt, window, spent) = spend(0);
@@ -187,8 +187,9 @@ async fn a_config_json_declares_the_models_and_the_loaded_pipeline_takes_their_c
     };
     let counter = loaded.step_model("answer").counter;
     let StepDetail::CallModel(answer) = &reports[1].detail else { panic!("{:?}", reports[1].detail) };
-    let expected = Spend::from_counts(answer.prompt_tokens, counter.count(strong.reply).unwrap(), &price(5.00, 20.00));
-    assert_eq!(answer.spend.map(|s| s.nano_usd), Some(expected.nano_usd));
+    let expected =
+        Spend::from_counts(answer.request.prompt_tokens, counter.count(strong.reply).unwrap(), &price(5.00, 20.00));
+    assert_eq!(answer.request.spend.map(|s| s.nano_usd), Some(expected.nano_usd));
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -115,7 +115,7 @@ impl CostPlan {
         }
         let mut all_strong_spent = 0;
         for (step, call) in turn.requests() {
-            let spend = call.spend?;
+            let spend = call.request.spend?;
             let m = models.iter_mut().find(|m| m.steps.iter().any(|s| s == step))?;
             m.requests += 1;
             m.billed = add(m.billed, spend.billed);

@@ -194,8 +194,10 @@ fn render_turn(out: &mut String, turn: &TurnTrace) {
     }
     let (appended, refused) = turn.nodes_appended_and_refused();
     let c = turn.compactions();
-    let requests: Vec<String> =
-        turn.requests().map(|(id, r)| format!("{id} {}+{}", r.prompt_tokens, r.max_output_tokens)).collect();
+    let requests: Vec<String> = turn
+        .requests()
+        .map(|(id, r)| format!("{id} {}+{}", r.request.prompt_tokens, r.request.max_output_tokens))
+        .collect();
     let _ = writeln!(
         out,
         "Totals: {} steps; {appended} nodes appended, {refused} refused; {} compacted, saving {} tokens; \

@@ -62,16 +62,17 @@ impl fmt::Display for StepDetail {
                 write!(
                     f,
                     "request {} + max_tokens {} = {} <= window {}; history {} msg(s), {} dropped; ",
-                    r.prompt_tokens,
-                    r.max_output_tokens,
-                    r.prompt_tokens + r.max_output_tokens,
+                    r.request.prompt_tokens,
+                    r.request.max_output_tokens,
+                    r.request.prompt_tokens + r.request.max_output_tokens,
                     r.context_window,
                     r.history_messages,
                     r.history_removed,
                 )?;
-                let finish = r.finish_reason.as_deref().map(|why| format!(" (finish: {why})")).unwrap_or_default();
+                let finish =
+                    r.request.finish_reason.as_deref().map(|why| format!(" (finish: {why})")).unwrap_or_default();
                 // The server's own count of the prompt shows how far its tokenizer is from ctx's.
-                match r.usage {
+                match r.request.usage {
                     Some(u) => write!(
                         f,
                         "reply {} tokens{finish}; the model counted {} prompt tokens",
@@ -83,18 +84,18 @@ impl fmt::Display for StepDetail {
                     if let Some(trim) = &r.history_trim {
                         write!(f, "\n  {trim}")?;
                     }
-                    if r.negotiation.reduced {
+                    if r.request.negotiation.reduced {
                         write!(
                             f,
                             "\n  output limit {} -> {} (window - input - margin)",
-                            r.negotiation.requested_max_tokens, r.negotiation.adjusted_max_tokens
+                            r.request.negotiation.requested_max_tokens, r.request.negotiation.adjusted_max_tokens
                         )?;
                     }
                 }
             }
             StepDetail::Agent(r) => {
                 let end = r.end.describe();
-                let prompt: Vec<String> = r.requests.iter().map(|q| q.prompt_tokens.to_string()).collect();
+                let prompt: Vec<String> = r.requests.iter().map(|q| q.request.prompt_tokens.to_string()).collect();
                 write!(
                     f,
                     "{} request(s) (prompt {} tokens), {} tool call(s), {end}; history {} msg(s), {} dropped",
@@ -263,18 +264,18 @@ mod tests {
         let model = OfflineModel::new(p.counter().clone());
         let (_, reports) = p.run(state, &StepEnv::builder().model(&model)).await.unwrap();
         let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
-        let usage = call.usage.expect("the offline model reports its usage");
+        let usage = call.request.usage.expect("the offline model reports its usage");
         let line = format!(
             "request {} + max_tokens {} = {} <= window {}; history {} msg(s), {} dropped; reply {} tokens{}; the model \
              counted {} prompt tokens",
-            call.prompt_tokens,
-            call.max_output_tokens,
-            call.prompt_tokens + call.max_output_tokens,
+            call.request.prompt_tokens,
+            call.request.max_output_tokens,
+            call.request.prompt_tokens + call.request.max_output_tokens,
             call.context_window,
             call.history_messages,
             call.history_removed,
             usage.completion_tokens,
-            call.finish_reason.as_deref().map(|f| format!(" (finish: {f})")).unwrap_or_default(),
+            call.request.finish_reason.as_deref().map(|f| format!(" (finish: {f})")).unwrap_or_default(),
             usage.prompt_tokens,
         );
         assert_eq!(reports[0].detail.to_string(), line);

@@ -16,8 +16,8 @@ use crate::engine::RetrieverDyn;
 use crate::llm::ChatModelDyn;
 use crate::state::{NodeText, PipelineState, SearchHit};
 
-use super::error::BoxError;
-use super::machine::StepFuture;
+use super::error::{BoxError, PipelineError, StepFuture};
+use super::loaded::LoadedPipeline;
 use super::stream::TokenSink;
 use super::tools::ToolHandlersDyn;
 
@@ -305,5 +305,35 @@ impl std::fmt::Debug for StepEnv<'_> {
             .field("tools", &self.tools.is_some())
             .field("retriever", &self.retriever.is_some())
             .finish()
+    }
+}
+
+/// `backend`, or the error naming step `step` (of kind `kind`), the trait it needs (`name`) and
+/// the builder method that adds one (`setter`).
+pub(crate) fn need<'a, T: ?Sized>(
+    backend: Option<&'a T>,
+    step: &str,
+    kind: &'static str,
+    name: &'static str,
+    setter: &'static str,
+) -> Result<&'a T, PipelineError> {
+    backend.ok_or_else(|| PipelineError::MissingBackend { step: step.to_owned(), kind, backend: name, setter })
+}
+
+/// The client the model step `step` uses: its named model's (`model: NAME`), else the default
+/// `ChatModel`; or the error naming the step and what to add.
+pub(crate) fn need_model<'a>(
+    p: &LoadedPipeline,
+    env: &StepEnv<'a>,
+    step: &str,
+    kind: &'static str,
+) -> Result<&'a dyn ChatModelDyn, PipelineError> {
+    match p.step_model(step).name {
+        None => need(env.model_backend(), step, kind, "ChatModel", "model"),
+        Some(name) => env.named_model_backend(name).ok_or_else(|| PipelineError::MissingModel {
+            step: step.to_owned(),
+            kind,
+            model: name.to_owned(),
+        }),
     }
 }

@@ -1,4 +1,12 @@
-//! Errors of running a pipeline: a step that cannot do its work names itself and what it needed.
+//! Errors of running a pipeline: a step that cannot do its work names itself and what it needed;
+//! and what a caller's backend returns ([`BoxError`], [`StepFuture`]).
+//!
+//! This file is below the crate's [`CtxError`](crate::CtxError), which wraps [`PipelineError`]:
+//! nothing here names `CtxError`. A backend's error that is one of ctx's own passes through a run
+//! unchanged (`CtxError::from_backend`, beside `CtxError`).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use crate::codes::{Code, ErrorCode};
 use crate::llm::ModelError;
@@ -10,6 +18,11 @@ use crate::negotiate::NegotiationError;
 /// `std::error::Error + Send + Sync` converts into it with `?`, a [`CtxError`](crate::CtxError)
 /// included (which then keeps its own code), and so does a `String` or `&str`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A future a custom step or a tool returns through [`Backends::run_custom`](super::Backends::run_custom)
+/// and [`Backends::run_tool`](super::Backends::run_tool), and what the object-safe twins of the
+/// backend traits return: the caller's own error, as for every backend.
+pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'a>>;
 
 /// What went wrong while loading or running a pipeline.
 #[derive(Debug, thiserror::Error)]
@@ -339,22 +352,6 @@ fn input_label(input: &str) -> String {
         crate::contract::InputKind::Question => format!("the question (`{input}`)"),
         crate::contract::InputKind::Variable => format!("variable `{input}`"),
         _ => format!("`{input}`"),
-    }
-}
-
-impl PipelineError {
-    /// The error a backend of step `step` returned, as a run's error: one of ctx's own (a
-    /// [`CtxError`](crate::CtxError) or a `PipelineError`, which names its step already) passes
-    /// through unchanged, with its code; any other is [`PipelineError::Backend`], naming the step
-    /// once.
-    pub(crate) fn from_backend(step: &str, backend: &'static str, error: BoxError) -> crate::CtxError {
-        match error.downcast::<crate::CtxError>() {
-            Ok(ours) => *ours,
-            Err(error) => match error.downcast::<PipelineError>() {
-                Ok(ours) => (*ours).into(),
-                Err(source) => PipelineError::Backend { step: step.to_owned(), backend, source }.into(),
-            },
-        }
     }
 }
 

@@ -9,10 +9,8 @@
 //! method returning its own outcome enum.
 
 use std::fmt;
-use std::future::Future;
 use std::hash::Hash;
 use std::marker::PhantomData;
-use std::pin::Pin;
 
 use tracing::Instrument as _;
 
@@ -23,16 +21,12 @@ use super::Transition;
 use super::definition::PipelineDef;
 use super::driver::{StepReport, run_step};
 use super::env::{CustomSteps, StepEnv};
-use super::error::{BoxError, PipelineError};
+use super::error::{BoxError, PipelineError, StepFuture};
 use super::load::LoadOptions;
 use super::loaded::LoadedPipeline;
 use super::run::Snapshot;
-use super::stream::{StepSink, Typed};
+use super::stream::{StepSink, Token, TokenSink};
 use super::tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
-
-/// A future a custom step or a tool returns through [`Backends::run_custom`] and
-/// [`Backends::run_tool`]: the caller's own error, as for every backend.
-pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'a>>;
 
 /// The step enum of a `pipeline!` pipeline: one variant per step, plus an end state.
 ///
@@ -343,5 +337,28 @@ impl<S: StepMachine, B: Backends<S> + ?Sized> ToolHandlers for Dispatch<'_, S, B
             return mcp.call(step_id, request).await;
         }
         self.backends.run_tool(step, request).await
+    }
+}
+
+/// A [`StepSink`] as the run-time driver takes it: the step id each piece comes with is turned
+/// back into the step enum.
+pub(crate) struct Typed<'k, S, K: ?Sized> {
+    sink: &'k K,
+    states: PhantomData<fn() -> S>,
+}
+
+impl<'k, S, K: ?Sized> Typed<'k, S, K> {
+    pub(crate) fn new(sink: &'k K) -> Self {
+        Typed { sink, states: PhantomData }
+    }
+}
+
+impl<S: StepMachine, K: StepSink<S> + ?Sized> TokenSink for Typed<'_, S, K> {
+    fn token(&self, token: Token<'_>) {
+        // The driver streams only the steps of the pipeline it runs, which are this enum's (a
+        // typed pipeline checks its steps match when it is built).
+        if let Some(step) = S::from_id(token.step) {
+            self.sink.token(Token::new(step, token.text));
+        }
     }
 }

@@ -57,16 +57,16 @@ pub use conversation::{Answer, Conversation, LoadedConversation};
 pub use display::Trace;
 pub use driver::{StepOutcome, StepReport, run_step};
 pub use env::{CustomSteps, CustomStepsDyn, NamedModels, NodeSearch, NodeSearchDyn, NodeStore, NodeStoreDyn, StepEnv};
-pub use error::{BoxError, PipelineError};
+pub use error::{BoxError, PipelineError, StepFuture};
 pub use load::LoadOptions;
 pub use loaded::{LoadedPipeline, StepModelRef};
-pub use machine::{Backends, Pipeline, StepFuture, StepMachine};
+pub use machine::{Backends, Pipeline, StepMachine};
 pub use run::Snapshot;
 pub use spend::{BUDGET_REMAINING_USD, CapScope, SpendCaps, WorstRequest};
 pub use steps::{
     AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, OUTPUT_FLOOR_TOKENS,
-    SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport,
-    TruncatedNode,
+    SentRequest, SkipReason, SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind,
+    ToolCallReport, TruncatedNode,
 };
 pub use stream::{StepSink, Token, TokenSink};
 pub use tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};

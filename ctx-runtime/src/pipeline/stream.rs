@@ -27,10 +27,6 @@
 //! assert_eq!(text, "Hello");
 //! ```
 
-use std::marker::PhantomData;
-
-use super::machine::StepMachine;
-
 /// A piece of a model reply, as it arrives: the step whose request is streaming (`call_model`
 /// or `agent`) and the new text. `S` is the pipeline's step enum for a `pipeline!` pipeline
 /// (`Token<'_, QaStep>`), the step id otherwise.
@@ -92,29 +88,6 @@ pub trait StepSink<S>: Send + Sync {
 impl<S, F: Fn(Token<'_, S>) + Send + Sync> StepSink<S> for F {
     fn token(&self, token: Token<'_, S>) {
         self(token)
-    }
-}
-
-/// A [`StepSink`] as the run-time driver takes it: the step id each piece comes with is turned
-/// back into the step enum.
-pub(crate) struct Typed<'k, S, K: ?Sized> {
-    sink: &'k K,
-    states: PhantomData<fn() -> S>,
-}
-
-impl<'k, S, K: ?Sized> Typed<'k, S, K> {
-    pub(crate) fn new(sink: &'k K) -> Self {
-        Typed { sink, states: PhantomData }
-    }
-}
-
-impl<S: StepMachine, K: StepSink<S> + ?Sized> TokenSink for Typed<'_, S, K> {
-    fn token(&self, token: Token<'_>) {
-        // The driver streams only the steps of the pipeline it runs, which are this enum's (a
-        // typed pipeline checks its steps match when it is built).
-        if let Some(step) = S::from_id(token.step) {
-            self.sink.token(Token { step, text: token.text });
-        }
     }
 }
 

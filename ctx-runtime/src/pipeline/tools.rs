@@ -16,8 +16,7 @@ use crate::error::CtxError;
 use crate::state::PipelineState;
 use crate::turn::{CallBudget, RankedDocument};
 
-use super::error::{BoxError, PipelineError};
-use super::machine::StepFuture;
+use super::error::{BoxError, PipelineError, StepFuture};
 
 /// Runs the tool calls of `agent` steps, implemented with a plain `async fn` (its future must be
 /// `Send`, which the trait's `impl Future + Send` makes the compiler check where it is written).

@@ -134,9 +134,9 @@ async fn a_request_is_cut_only_when_a_report_reads_it() {
     state.context_blocks = vec!["--- NODE ---\nid: dbo.Total\n\nSELECT SUM(Amount) FROM dbo.Orders".to_owned()];
     let (_, reports) = p.run(state, &StepEnv::builder().model(&model)).await.expect("the step runs");
     let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
-    assert!(!call.anatomy.is_cut(), "no subscriber took the span: nothing was cut on the request's path");
-    let copy = call.anatomy.clone();
-    assert_eq!(call.anatomy.parts_total(), call.prompt_tokens);
-    assert!(call.anatomy.is_cut() && copy.is_cut(), "clones share the cut");
-    assert!(call.anatomy.parts.iter().any(|p| p.kind == PartKind::Context && p.nodes == ["dbo.Total"]));
+    assert!(!call.request.anatomy.is_cut(), "no subscriber took the span: nothing was cut on the request's path");
+    let copy = call.request.anatomy.clone();
+    assert_eq!(call.request.anatomy.parts_total(), call.request.prompt_tokens);
+    assert!(call.request.anatomy.is_cut() && copy.is_cut(), "clones share the cut");
+    assert!(call.request.anatomy.parts.iter().any(|p| p.kind == PartKind::Context && p.nodes == ["dbo.Total"]));
 }

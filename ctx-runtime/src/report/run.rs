@@ -6,17 +6,10 @@ use serde::Serialize;
 
 use crate::budget::BudgetDecision;
 use crate::contract::StepBudget;
-use crate::pipeline::{AgentReport, LoadedPipeline, SkipReason, StepDetail, StepReport};
+use crate::pipeline::{AgentReport, LoadedPipeline, SentRequest, SkipReason, StepDetail, StepReport};
 
-use super::anatomy::{LazyAnatomy, RequestAnatomy};
+use super::anatomy::RequestAnatomy;
 use super::cost::RequestCost;
-
-/// What a step report says about one request it sent.
-struct Sent<'a> {
-    anatomy: &'a LazyAnatomy,
-    usage: Option<crate::llm::Usage>,
-    spend: Option<crate::llm::Spend>,
-}
 
 /// A run's steps and model requests, ready to be rendered ([`Self::to_html`]) or serialised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -170,7 +163,7 @@ impl RunReport {
             // Each request is priced at its step's model's price.
             let price = pipeline.step_model(&r.step_id).price;
             let worst_case = contract.step(&r.step_id).cloned();
-            let entry = |number_in_step: usize, sent: Sent<'_>| RequestEntry {
+            let entry = |number_in_step: usize, sent: &SentRequest| RequestEntry {
                 step_id: r.step_id.clone(),
                 step_index,
                 number_in_step,
@@ -178,7 +171,7 @@ impl RunReport {
                 server_prompt_tokens: sent.usage.map(|u| u.prompt_tokens),
                 completion_tokens: sent.usage.map(|u| u.completion_tokens),
                 worst_case: worst_case.clone(),
-                cost: price.zip(sent.spend).map(|(price, spend)| RequestCost::new(sent.anatomy, &spend, &price)),
+                cost: price.zip(sent.spend).map(|(price, spend)| RequestCost::new(&sent.anatomy, &spend, &price)),
                 changes: Vec::new(),
                 spend: sent.spend,
             };
@@ -187,15 +180,15 @@ impl RunReport {
                     if let Some(b) = &c.evidence {
                         budget_changes(b, &evidence_by(&r.step_id), &mut pending);
                     }
-                    let mut e = entry(1, Sent { anatomy: &c.anatomy, usage: c.usage, spend: c.spend });
+                    let mut e = entry(1, &c.request);
                     e.changes = std::mem::take(&mut pending);
                     history_changes(
                         &mut e.changes,
                         &r.step_id,
                         c.history_trim.as_ref(),
-                        c.negotiation.history_messages_dropped,
+                        c.request.negotiation.history_messages_dropped,
                     );
-                    output_change(&mut e.changes, &r.step_id, &c.negotiation);
+                    output_change(&mut e.changes, &r.step_id, &c.request.negotiation);
                     requests.push(e);
                     last_model_step = Some(&r.step_id);
                 }
@@ -229,16 +222,21 @@ fn agent_requests(
     a: &AgentReport,
     pending: &mut Vec<Change>,
     requests: &mut Vec<RequestEntry>,
-    entry: &impl Fn(usize, Sent<'_>) -> RequestEntry,
+    entry: &impl Fn(usize, &SentRequest) -> RequestEntry,
     step: &str,
 ) {
     let mut calls = a.tool_calls.iter();
     let mut previous_calls = 0usize;
     for (i, m) in a.requests.iter().enumerate() {
-        let mut e = entry(i + 1, Sent { anatomy: &m.anatomy, usage: m.usage, spend: m.spend });
+        let mut e = entry(i + 1, &m.request);
         if i == 0 {
             e.changes = std::mem::take(pending);
-            history_changes(&mut e.changes, step, a.history_trim.as_ref(), m.negotiation.history_messages_dropped);
+            history_changes(
+                &mut e.changes,
+                step,
+                a.history_trim.as_ref(),
+                m.request.negotiation.history_messages_dropped,
+            );
         }
         for call in calls.by_ref().take(previous_calls) {
             let by = format!("{step}, tool `{}` ({})", call.name, call.call_id);
@@ -276,7 +274,7 @@ fn agent_requests(
                 format!("tools no longer offered ({})", a.end.describe()),
             ));
         }
-        output_change(&mut e.changes, step, &m.negotiation);
+        output_change(&mut e.changes, step, &m.request.negotiation);
         previous_calls = m.tool_calls_requested;
         requests.push(e);
     }
@@ -440,9 +438,9 @@ fn summary(detail: &StepDetail) -> String {
         StepDetail::CallModel(c) => format!(
             "{}prompt {} + output {} reserved{}",
             evidence_summary(c.evidence.as_ref()),
-            c.prompt_tokens,
-            c.max_output_tokens,
-            c.usage.map(|u| format!(", {} generated", u.completion_tokens)).unwrap_or_default()
+            c.request.prompt_tokens,
+            c.request.max_output_tokens,
+            c.request.usage.map(|u| format!(", {} generated", u.completion_tokens)).unwrap_or_default()
         ),
         StepDetail::Agent(a) => format!(
             "{}{} request(s), {} tool call(s)",

@@ -97,7 +97,7 @@ async fn a_priced_request_shows_its_cached_prefix_and_the_price_of_each_part() {
     let env = StepEnv::builder().model(&model);
     let (_, reports) = p.run(PipelineState::new("How is the total computed?"), &env).await.unwrap();
     let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
-    let spend = call.spend.expect("a priced model");
+    let spend = call.request.spend.expect("a priced model");
     let report = RunReport::new(&p, &reports);
 
     let request = &report.requests[0];

@@ -68,7 +68,7 @@ async fn a_run_leaves_a_run_span_a_step_span_and_a_gen_ai_chat_span_with_its_bud
     let (_, reports) =
         p.run(PipelineState::new("How are totals rounded?"), &StepEnv::builder().model(&model)).await.unwrap();
     let StepDetail::CallModel(call) = &reports[0].detail else { panic!("{reports:?}") };
-    let usage = call.usage.expect("the offline model reports usage");
+    let usage = call.request.usage.expect("the offline model reports usage");
 
     let spans = spans.0.lock().unwrap();
     let one = |name: &str| -> &Seen {
@@ -87,19 +87,19 @@ async fn a_run_leaves_a_run_span_a_step_span_and_a_gen_ai_chat_span_with_its_bud
     assert_eq!(field("gen_ai.operation.name"), "chat");
     assert_eq!(field("gen_ai.provider.name"), OFFLINE_PROVIDER_NAME);
     assert_eq!(field("gen_ai.request.model"), crate::llm::ChatModel::model_name(&model));
-    assert_eq!(field("gen_ai.request.max_tokens"), call.max_output_tokens.to_string());
+    assert_eq!(field("gen_ai.request.max_tokens"), call.request.max_output_tokens.to_string());
     assert_eq!(field("gen_ai.usage.input_tokens"), usage.prompt_tokens.to_string());
     assert_eq!(field("gen_ai.usage.output_tokens"), usage.completion_tokens.to_string());
     assert_eq!(field("ctx.step.id"), "answer");
-    assert_eq!(field("ctx.budget.prompt_tokens"), call.prompt_tokens.to_string());
+    assert_eq!(field("ctx.budget.prompt_tokens"), call.request.prompt_tokens.to_string());
     assert_eq!(field("ctx.budget.context_window"), p.context_window().to_string());
     let worst = p.contract_report().step("answer").unwrap().total_tokens();
     assert_eq!(field("ctx.budget.worst_case_tokens"), worst.to_string());
     // The parts add up to the prompt, as in the report.
     let parts: usize =
         f.iter().filter(|(k, _)| k.starts_with("ctx.budget.parts.")).map(|(_, v)| v.parse::<usize>().unwrap()).sum();
-    assert_eq!(parts, call.prompt_tokens);
-    assert_eq!(Some(field("ctx.response.finish_reason")), call.finish_reason.as_deref());
+    assert_eq!(parts, call.request.prompt_tokens);
+    assert_eq!(Some(field("ctx.response.finish_reason")), call.request.finish_reason.as_deref());
     // Every documented attribute is there, except the sampling parameters this step leaves unset,
     // the output type (no response format) and the error's type (no error).
     for name in REQUEST_ATTRIBUTES {

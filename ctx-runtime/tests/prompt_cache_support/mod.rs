@@ -178,10 +178,10 @@ pub fn run_anthropic(turns: usize, policy: &str, low_water: Option<i64>) -> Anth
             for report in &reports {
                 if let StepDetail::Agent(agent) = &report.detail {
                     reported.extend(agent.requests.iter().map(|r| Reported {
-                        prompt_tokens: r.prompt_tokens,
-                        max_output_tokens: r.max_output_tokens,
-                        usage: r.usage,
-                        spend: r.spend,
+                        prompt_tokens: r.request.prompt_tokens,
+                        max_output_tokens: r.request.max_output_tokens,
+                        usage: r.request.usage,
+                        spend: r.request.spend,
                     }));
                 }
             }

@@ -30,159 +30,25 @@
 //! that the next turn's history stays the size of the conversation. On any error the state is
 //! unchanged.
 
-use serde::Serialize;
-
 use crate::chat::{ChatMessage, ToolCall, ToolSchema};
 use crate::error::CtxError;
-use crate::llm::{Spend, Usage};
-use crate::negotiate::NegotiationMeta;
+use crate::pipeline::Transition;
 use crate::pipeline::definition::AgentSpec;
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{StepEnv, need, need_model};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::LazyAnatomy;
 use crate::report::anatomy::UserSegment;
 use crate::state::PipelineState;
-use crate::turn::{LedgerBreakdown, PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
+use crate::turn::{PartialPolicy, TurnBudgetConfig, TurnError, TurnLedger};
 
+use super::evidence;
+use super::report::{AgentEnd, AgentReport, Done, ModelRequestReport, StepDetail};
 use super::request::{self, Guarded};
-use super::{Done, StepDetail, Transition, evidence, need, need_model};
 
 mod batch;
 
-/// The result sent for a tool call beyond `max_tool_calls`.
-pub const TOOL_LIMIT_MESSAGE: &str = "tool call limit reached; answer with what you have";
-
+pub use batch::TOOL_LIMIT_MESSAGE;
 pub use ctx_spec::pipeline::MAX_TOOL_CALLS_CAP;
-
-/// How an agent step's loop ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentEnd {
-    /// The model answered while it could still call tools.
-    Answered,
-    /// `max_tool_calls` calls ran; the model answered a request without tools.
-    ToolLimitReached,
-    /// The turn's budget could not hold the model's last batch of calls; it was left out and the
-    /// model answered a request without tools.
-    BudgetExhausted,
-    /// The next request with tools could have passed a spend cap, and the same request without
-    /// tools fitted: the model was asked for its answer without them.
-    SpendCapReached,
-}
-
-impl AgentEnd {
-    /// How the loop ended, in words, for traces and reports (`answered at max_tool_calls`).
-    pub fn describe(self) -> &'static str {
-        match self {
-            AgentEnd::Answered => "answered",
-            AgentEnd::ToolLimitReached => "answered at max_tool_calls",
-            AgentEnd::BudgetExhausted => "answered when the turn budget could not hold more calls",
-            AgentEnd::SpendCapReached => "answered before a spend cap",
-        }
-    }
-}
-
-/// One model request of an agent step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct ModelRequestReport {
-    /// The exact prompt tokens (messages, tools and chat overhead), as the guard counted.
-    pub prompt_tokens: usize,
-    /// The output limit sent.
-    pub max_output_tokens: usize,
-    /// Whether the tools were offered.
-    pub tools_offered: bool,
-    /// How many tool calls the reply requested.
-    pub tool_calls_requested: usize,
-    /// How the output limit was negotiated.
-    pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
-    /// provider reports them).
-    pub usage: Option<Usage>,
-    /// Why generation stopped, when reported.
-    pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
-    pub anatomy: LazyAnatomy,
-    /// What the request cost at the model's price, when it has one.
-    pub spend: Option<Spend>,
-}
-
-/// What became of one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolCallKind {
-    /// The handler ran.
-    Handled,
-    /// The model named a tool the step does not declare; the result says so (it counts as a call).
-    UnknownTool,
-    /// The handler found the arguments did not fit the tool's type
-    /// ([`ToolRequest::args`](crate::pipeline::ToolRequest::args)); the result says why, so the
-    /// model may call again (it counts as a call).
-    InvalidArguments,
-    /// Beyond `max_tool_calls`: answered with [`TOOL_LIMIT_MESSAGE`], nothing ran.
-    OverLimit,
-}
-
-/// One tool call of an agent step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct ToolCallReport {
-    /// The tool.
-    pub name: String,
-    /// The call id.
-    pub call_id: String,
-    /// What became of it.
-    pub kind: ToolCallKind,
-    /// Tokens the turn had left before the call.
-    pub available: usize,
-    /// Tokens the result's content could use (after its frame and the rest of its batch).
-    pub content_budget: usize,
-    /// The exact cost of the result message in the transcript.
-    pub tokens: usize,
-    /// Documents included, in order.
-    pub documents_included: Vec<String>,
-    /// Documents skipped because the turn already held them.
-    pub duplicates_skipped: Vec<String>,
-    /// Documents that did not fit.
-    pub left_out: Vec<String>,
-    /// Whether the result (a text, or a document) was cut at a token boundary.
-    pub truncated: bool,
-}
-
-/// What an agent step sent, ran and received.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct AgentReport {
-    /// Every model request, in order (at most `max_tool_calls + 1`).
-    pub requests: Vec<ModelRequestReport>,
-    /// Every tool call, in order.
-    pub tool_calls: Vec<ToolCallReport>,
-    /// The turn ledger at the end.
-    pub ledger: LedgerBreakdown,
-    /// The turn's budget.
-    pub turn_budget_tokens: usize,
-    /// The exact cost of the tool schemas sent with each request that offers tools.
-    pub tool_schema_tokens: usize,
-    /// The model's window.
-    pub context_window: usize,
-    /// History messages sent.
-    pub history_messages: usize,
-    /// History messages dropped (over `max_history_tokens`, or for the output floor).
-    pub history_removed: usize,
-    /// What the trim to `max_history_tokens` dropped, when it dropped something (see
-    /// [`CallReport::history_trim`](crate::pipeline::CallReport::history_trim)).
-    pub history_trim: Option<crate::history::HistoryTrimReport>,
-    /// How the loop ended.
-    pub end: AgentEnd,
-    /// For a step that assembles a declared context (`context: NAME`): what the assembly
-    /// fetched, compacted and counted, pack by pack.
-    pub context: Option<crate::engine::AssemblyReport>,
-    /// The fetched texts this step found waiting in `node_texts` and appended to the context
-    /// before rendering it, as `manage_context_budget` appends them (its report, under this
-    /// step's id); `None` when no text was waiting or the step does not render the context.
-    pub evidence: Option<crate::budget::BudgetReport>,
-}
 
 /// What the loop carries from one request to the next.
 struct Turn<'a> {
@@ -282,20 +148,13 @@ pub(crate) async fn agent(
                 _ => return Err(stop.into()),
             }
         }
-        let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
-        let negotiation = guarded.negotiated.meta.clone();
-        let (response, anatomy) = request::send(model, step, guarded, &spec.call.params, env).await?;
-        let spend = request::spend(p, step, prompt_tokens, &response, &mut state.spend)?;
+        let (response, sent) =
+            request::send_priced(p, model, step, guarded, &spec.call.params, env, &mut state.spend).await?;
+        let max_output_tokens = sent.max_output_tokens;
         requests.push(ModelRequestReport {
-            prompt_tokens,
-            max_output_tokens,
+            request: sent,
             tools_offered: offered,
             tool_calls_requested: response.tool_calls.len(),
-            negotiation,
-            usage: response.usage,
-            finish_reason: response.finish_reason.clone(),
-            anatomy,
-            spend,
         });
         if response.tool_calls.is_empty() {
             break response;

@@ -3,10 +3,11 @@
 
 use crate::budget::{self, BudgetDecision};
 use crate::error::CtxError;
+use crate::pipeline::Transition;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition};
+use super::report::{Done, StepDetail};
 
 pub(crate) fn manage_context_budget(
     p: &LoadedPipeline,

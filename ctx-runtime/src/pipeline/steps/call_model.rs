@@ -40,64 +40,15 @@
 //! the history that was sent followed by the user's question (`user_question`, as asked) and the
 //! reply. On any error the state is unchanged.
 
-use serde::Serialize;
-
-use crate::budget::BudgetReport;
-use crate::engine::AssemblyReport;
 use crate::error::CtxError;
-use crate::llm::{Spend, Usage};
-use crate::negotiate::{NegotiationConfig, NegotiationMeta};
+use crate::pipeline::Transition;
 use crate::pipeline::definition::CallModelSpec;
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{StepEnv, need_model};
 use crate::pipeline::loaded::LoadedPipeline;
-use crate::report::LazyAnatomy;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, evidence, need_model, request};
-
-/// The least output a `call_model` step negotiates down to (never more than the step asks for).
-pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
-
-/// What a `call_model` step sent and received.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct CallReport {
-    /// The exact prompt tokens of the request (messages and chat overhead), as the guard counted.
-    pub prompt_tokens: usize,
-    /// The output limit sent (the negotiated one).
-    pub max_output_tokens: usize,
-    /// The model's window.
-    pub context_window: usize,
-    /// History messages sent.
-    pub history_messages: usize,
-    /// History messages dropped, oldest first: those over `max_history_tokens`, plus those
-    /// negotiation dropped to make room for the output floor
-    /// (`negotiation.history_messages_dropped`).
-    pub history_removed: usize,
-    /// What the trim to `max_history_tokens` dropped (`settings.history_trim`, the tokens before
-    /// and after, each message), when it dropped something; the messages negotiation dropped for
-    /// the output floor are in `negotiation`.
-    pub history_trim: Option<crate::history::HistoryTrimReport>,
-    /// How the output limit was negotiated: the exact input, the limit requested and granted,
-    /// whether it was reduced and how much history was dropped for the floor.
-    pub negotiation: NegotiationMeta,
-    /// The server's usage, when reported (with the prompt-cache reads and writes, when the
-    /// provider reports them).
-    pub usage: Option<Usage>,
-    /// Why generation stopped, when reported.
-    pub finish_reason: Option<String>,
-    /// The request cut into its parts, adding up to `prompt_tokens` (cut when first read).
-    pub anatomy: LazyAnatomy,
-    /// What the request cost at the model's price, when it has one.
-    pub spend: Option<Spend>,
-    /// For a step that assembles a declared context (`context: NAME`): what the assembly
-    /// fetched, compacted and counted, pack by pack.
-    pub context: Option<AssemblyReport>,
-    /// The fetched texts this step found waiting in `node_texts` and appended to the context
-    /// before rendering it, as `manage_context_budget` appends them (its report, under this
-    /// step's id); `None` when no text was waiting or the step does not render the context.
-    pub evidence: Option<BudgetReport>,
-}
+use super::report::{CallReport, Done, StepDetail};
+use super::{evidence, request};
 
 pub(crate) async fn call_model(
     p: &LoadedPipeline,
@@ -120,7 +71,7 @@ pub(crate) async fn call_model(
         (vec![rendered.user], &rendered.segments),
         Vec::new(),
     )?;
-    let meta = guarded.negotiated.meta.clone();
+    let meta = &guarded.negotiated.meta;
     let max_tokens = guarded.negotiated.max_output_tokens;
     let prompt_tokens = guarded.prompt_tokens;
     // Negotiation drops from the front of the history it was given; what is left was sent.
@@ -140,20 +91,13 @@ pub(crate) async fn call_model(
         "call_model request negotiated"
     );
     request::within_caps(p, step, &state.spend, &guarded)?;
-    let (response, anatomy) = request::send(model, step, guarded, &spec.params, env).await?;
-    let spend = request::spend(p, step, prompt_tokens, &response, &mut state.spend)?;
+    let (response, sent) = request::send_priced(p, model, step, guarded, &spec.params, env, &mut state.spend).await?;
     let report = CallReport {
-        prompt_tokens,
-        max_output_tokens: max_tokens,
+        request: sent,
         context_window,
         history_messages: sent_history.len(),
         history_removed,
         history_trim: rendered.history_trim,
-        negotiation: meta,
-        usage: response.usage,
-        finish_reason: response.finish_reason.clone(),
-        anatomy,
-        spend,
         context: assembly,
         evidence,
     };
@@ -172,6 +116,7 @@ mod tests {
     use super::*;
     use crate::chat::{ChatMessage, Role};
     use crate::codes::ErrorCode;
+    use crate::llm::Usage;
     use crate::pipeline::definition::{StepKind, UserPartSpec};
     use crate::pipeline::steps::test_backends::Model;
     use crate::pipeline::testing;
@@ -214,19 +159,22 @@ mod tests {
         let exact = p.counter().count_messages(&request.messages).unwrap();
         assert_eq!(request.predicted_prompt_tokens, Some(exact));
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        assert_eq!((report.prompt_tokens, report.max_output_tokens, report.context_window), (exact, 500, 16_384));
+        assert_eq!(
+            (report.request.prompt_tokens, report.request.max_output_tokens, report.context_window),
+            (exact, 500, 16_384)
+        );
         // A small input leaves the requested output as it is.
-        let n = &report.negotiation;
+        let n = &report.request.negotiation;
         assert_eq!((n.input_tokens, n.requested_max_tokens, n.adjusted_max_tokens), (exact, 500, 500));
         assert_eq!((n.reduced, n.history_messages_dropped, n.safety_margin), (false, 0, 128));
         assert_eq!(state.last_model_response.as_deref(), Some("42"));
         assert!(state.history_dialog.is_empty());
         // The request's parts: the system prompt, the two context blocks, the question and the
         // reply priming, adding up to the guard's count.
-        let kinds: Vec<_> = report.anatomy.parts.iter().map(|p| p.kind).collect();
+        let kinds: Vec<_> = report.request.anatomy.parts.iter().map(|p| p.kind).collect();
         use crate::report::PartKind::*;
         assert_eq!(kinds, [System, Context, Context, Question, ChatFormat]);
-        assert_eq!(report.anatomy.parts_total(), exact);
+        assert_eq!(report.request.anatomy.parts_total(), exact);
     }
 
     #[tokio::test]
@@ -238,8 +186,8 @@ mod tests {
         let env = StepEnv::builder().model(&model);
         let (_, detail) = call_model(&p, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        assert_eq!(report.usage.and_then(|u| u.cache_read_tokens), Some(1_536));
-        assert_eq!(report.spend, None);
+        assert_eq!(report.request.usage.and_then(|u| u.cache_read_tokens), Some(1_536));
+        assert_eq!(report.request.spend, None);
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["usage"]["cache_read_tokens"], 1_536);
 
@@ -255,7 +203,7 @@ mod tests {
         let priced = testing::loaded(def);
         let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        let spend = report.spend.expect("priced");
+        let spend = report.request.spend.expect("priced");
         assert!(spend.reported);
         assert_eq!(spend.nano_usd, 464 * 2_000 + 1_536 * 500 + 10 * 8_000);
         // Without usage: ctx's exact counts, all input uncached.
@@ -263,9 +211,9 @@ mod tests {
         let env = StepEnv::builder().model(&silent);
         let (_, detail) = call_model(&priced, "answer", &spec, &mut PipelineState::new("Q?"), &env).await.unwrap();
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
-        let spend = report.spend.expect("priced");
+        let spend = report.request.spend.expect("priced");
         assert!(!spend.reported);
-        assert_eq!(spend.billed.input, report.prompt_tokens);
+        assert_eq!(spend.billed.input, report.request.prompt_tokens);
         assert_eq!(spend.billed.output, priced.counter().count("42").unwrap());
     }
 
@@ -289,6 +237,7 @@ mod tests {
         assert!(crate::history::history_tokens(p.counter(), sent_history).unwrap() <= 2_000);
         // One part per history message sent, each its exact cost.
         let history_parts: Vec<usize> = report
+            .request
             .anatomy
             .parts
             .iter()
@@ -296,7 +245,7 @@ mod tests {
             .map(|p| p.tokens)
             .collect();
         assert_eq!(history_parts, p.counter().message_costs(sent_history).unwrap());
-        assert_eq!(report.anatomy.parts_total(), report.prompt_tokens);
+        assert_eq!(report.request.anatomy.parts_total(), report.request.prompt_tokens);
         // The newest history is kept, then the question and the reply are appended.
         let n = state.history_dialog.len();
         assert_eq!(&state.history_dialog[..n - 2], sent_history);
@@ -504,10 +453,16 @@ mod tests {
         assert_eq!(evidence.context_tokens_after, p.counter().count(&context).unwrap());
         // The anatomy shows the context node by node, as after a manage_context_budget step.
         use crate::report::PartKind;
-        let nodes: Vec<Vec<String>> =
-            report.anatomy.parts.iter().filter(|p| p.kind == PartKind::Context).map(|p| p.nodes.clone()).collect();
+        let nodes: Vec<Vec<String>> = report
+            .request
+            .anatomy
+            .parts
+            .iter()
+            .filter(|p| p.kind == PartKind::Context)
+            .map(|p| p.nodes.clone())
+            .collect();
         assert!(nodes.contains(&vec!["rounding.md".to_owned()]) && nodes.contains(&vec!["usp_Total".to_owned()]));
-        assert_eq!(report.anatomy.parts_total(), report.prompt_tokens);
+        assert_eq!(report.request.anatomy.parts_total(), report.request.prompt_tokens);
     }
 
     #[tokio::test]
@@ -558,9 +513,9 @@ mod tests {
         assert_eq!(request.messages[1].content, "### User:\nHow are totals rounded?\n\n");
         let StepDetail::CallModel(report) = detail else { panic!("{detail:?}") };
         use crate::report::PartKind;
-        let kinds: Vec<_> = report.anatomy.parts.iter().map(|p| p.kind).collect();
+        let kinds: Vec<_> = report.request.anatomy.parts.iter().map(|p| p.kind).collect();
         assert_eq!(kinds, [PartKind::System, PartKind::Question, PartKind::ChatFormat]);
-        assert_eq!(report.anatomy.parts_total(), p.counter().count_messages(&request.messages).unwrap());
+        assert_eq!(report.request.anatomy.parts_total(), p.counter().count_messages(&request.messages).unwrap());
         // Parts a step writes are sent as written, an empty context's header included: the
         // default parts' request is the shorter one, within what the contract measured.
         let written =
@@ -570,6 +525,11 @@ mod tests {
         let with_header = &model.requests()[1];
         assert_eq!(with_header.messages[1].content, "### Context:\n\n\n### User:\nHow are totals rounded?\n\n");
         let StepDetail::CallModel(written) = detail else { panic!("{detail:?}") };
-        assert!(report.prompt_tokens < written.prompt_tokens, "{} < {}", report.prompt_tokens, written.prompt_tokens);
+        assert!(
+            report.request.prompt_tokens < written.request.prompt_tokens,
+            "{} < {}",
+            report.request.prompt_tokens,
+            written.request.prompt_tokens
+        );
     }
 }

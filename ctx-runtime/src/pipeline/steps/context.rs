@@ -24,12 +24,10 @@
 use crate::chat::ChatMessage;
 use crate::engine::{AssemblyInput, ContextAssembly, MessageSpec};
 use crate::error::CtxError;
-use crate::pipeline::env::StepEnv;
+use crate::pipeline::env::{StepEnv, need};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
-
-use super::need;
 
 /// The assembly of context `name` for step `step` (of kind `kind`), with `system` (the text of
 /// its `prompt_key`) as the base system prompt; and, when the context draws the pipeline's

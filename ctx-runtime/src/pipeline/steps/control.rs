@@ -2,13 +2,14 @@
 //! the caller's handler does).
 
 use crate::error::CtxError;
+use crate::pipeline::Transition;
 use crate::pipeline::definition::{CustomSpec, LoopGuardSpec};
-use crate::pipeline::env::{CustomSteps, StepEnv};
+use crate::pipeline::env::{CustomSteps, StepEnv, need};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::PipelineState;
 
-use super::{Done, StepDetail, Transition, need};
+use super::report::{Done, StepDetail};
 
 /// `on_allow` (transition 0) while `state.loop_counts[step] < limit`, counting the loop;
 /// `on_deny` (transition 1) once the limit is reached. The limit is the setting named by
@@ -53,7 +54,7 @@ pub(crate) async fn custom(
     let handler = need(env.custom_backend(), step, "custom", "CustomSteps", "custom")?;
     let mut scratch = state.clone();
     let outcome =
-        handler.run(step, &mut scratch).await.map_err(|e| PipelineError::from_backend(step, "the custom step", e))?;
+        handler.run(step, &mut scratch).await.map_err(|e| CtxError::from_backend(step, "the custom step", e))?;
     let Some(position) = spec.outcomes.iter().position(|(name, _)| *name == outcome) else {
         let declared = spec.outcomes.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         return Err(PipelineError::UnknownOutcome { step: step.to_owned(), outcome, declared }.into());

@@ -23,58 +23,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
-
 use crate::error::CtxError;
+use crate::pipeline::Transition;
 use crate::pipeline::definition::FetchSpec;
-use crate::pipeline::env::{NodeStore, StepEnv};
+use crate::pipeline::env::{NodeStore, StepEnv, need};
 use crate::pipeline::error::PipelineError;
 use crate::pipeline::loaded::LoadedPipeline;
 use crate::state::{NodeText, PipelineState};
 
-use super::{Done, StepDetail, Transition, need};
-
-/// Why a hit's text was not fetched. Serialised in snake case (`not_found`,
-/// `{"over_budget":{"remaining":…}}`), as every other name a report writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkipReason {
-    /// The store has no text for it.
-    NotFound,
-    /// Its text is empty or only whitespace.
-    Empty,
-    /// Its text has more tokens than the `remaining` budget, and either `remaining` is below
-    /// [`MIN_TRUNCATED_TOKENS`] or the start that fits is only whitespace, so not even a
-    /// truncated start of it was kept.
-    OverBudget {
-        /// The budget left when it was tried.
-        remaining: usize,
-    },
-    /// The budget was used up before its turn.
-    BudgetExhausted,
-}
-
-/// A hit whose text was not fetched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct SkippedNode {
-    /// The node id.
-    pub id: String,
-    /// Why.
-    pub reason: SkipReason,
-}
-
-/// A hit whose text was cut at a token boundary to fit what was left of the evidence budget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct TruncatedNode {
-    /// The node id.
-    pub id: String,
-    /// The exact token count of the whole text.
-    pub original_tokens: usize,
-    /// The exact token count of the prefix kept in `node_texts`.
-    pub kept_tokens: usize,
-}
+use super::report::{Done, FetchReport, SkipReason, SkippedNode, StepDetail, TruncatedNode};
 
 /// The least room, in tokens, worth filling with the truncated start of a text: below it a cut
 /// node is a fragment that costs context without telling the model anything, so it is skipped
@@ -84,22 +41,6 @@ pub const MIN_TRUNCATED_TOKENS: usize = 64;
 /// The metadata key a truncated node carries: `{"original_tokens": …, "kept_tokens": …}`, so
 /// that later steps (and the model, through a custom frame) can tell the text is incomplete.
 pub const TRUNCATED_METADATA_KEY: &str = "truncated";
-
-/// What `fetch_node_texts` did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct FetchReport {
-    /// The ids whose texts are now in `node_texts`, in rank order (truncated ones included).
-    pub fetched: Vec<String>,
-    /// The sum of their token counts (each text counted on its own, as kept).
-    pub tokens: usize,
-    /// The evidence budget (`evidence_tokens`).
-    pub budget: usize,
-    /// The fetched hits whose text was cut to fit, in rank order.
-    pub truncated: Vec<TruncatedNode>,
-    /// The hits left out, in rank order.
-    pub skipped: Vec<SkippedNode>,
-}
 
 pub(crate) async fn fetch_node_texts(
     p: &LoadedPipeline,

@@ -28,7 +28,11 @@ use crate::report::anatomy::{AnatomySource, LazyAnatomy, RequestAnatomy, UserSeg
 use crate::report::trace;
 use crate::state::PipelineState;
 
-use super::call_model::OUTPUT_FLOOR_TOKENS;
+use super::report::SentRequest;
+
+/// The least output a `call_model` or `agent` request negotiates down to (never more than the
+/// step asks for).
+pub const OUTPUT_FLOOR_TOKENS: usize = NegotiationConfig::DEFAULT_FLOOR;
 
 /// What a step renders from the state before anything is counted against the window.
 pub(crate) struct Rendered<'p> {
@@ -225,7 +229,7 @@ pub(crate) fn negotiate_and_guard(
 /// The anatomy is cut here only when a subscriber takes the span (its parts are attributes);
 /// otherwise the request's messages, moved back out of the request once the reply is in, wait in
 /// the [`LazyAnatomy`] until a report reads it, so a run nobody looks into never cuts one.
-pub(crate) async fn send(
+async fn send(
     model: &dyn ChatModelDyn,
     step: &str,
     guarded: Guarded,
@@ -287,6 +291,33 @@ pub(crate) async fn send(
     Ok((response, anatomy))
 }
 
+/// Sends `guarded` ([`send`]) and prices the reply ([`spend`], added to `spent`): the response
+/// and what the step reports of the request.
+pub(crate) async fn send_priced(
+    p: &LoadedPipeline,
+    model: &dyn ChatModelDyn,
+    step: &str,
+    guarded: Guarded,
+    params: &ModelParams,
+    env: &StepEnv<'_>,
+    spent: &mut crate::state::SpendTotals,
+) -> Result<(ChatResponse, SentRequest), CtxError> {
+    let (prompt_tokens, max_output_tokens) = (guarded.prompt_tokens, guarded.negotiated.max_output_tokens);
+    let negotiation = guarded.negotiated.meta.clone();
+    let (response, anatomy) = send(model, step, guarded, params, env).await?;
+    let spend = spend(p, step, prompt_tokens, &response, spent)?;
+    let sent = SentRequest {
+        prompt_tokens,
+        max_output_tokens,
+        negotiation,
+        usage: response.usage,
+        finish_reason: response.finish_reason.clone(),
+        anatomy,
+        spend,
+    };
+    Ok((response, sent))
+}
+
 /// Checks the guarded request against the spend caps before it is sent: its exact prompt and
 /// its whole output limit, each scaled by the larger of the declared `billed_token_ratio` and the
 /// highest ratio the step's model's provider has shown in this conversation, priced at the
@@ -342,7 +373,7 @@ pub(crate) fn within_caps(
 /// ([`SpendTotals::observe`](crate::state::SpendTotals::observe)), which later requests are
 /// priced with. `None` when the model has no price. Traced with the usage, so a trace shows
 /// cache hits, spend and ratios.
-pub(crate) fn spend(
+fn spend(
     p: &LoadedPipeline,
     step: &str,
     prompt_tokens: usize,

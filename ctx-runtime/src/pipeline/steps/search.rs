@@ -3,12 +3,13 @@
 use std::collections::HashSet;
 
 use crate::error::CtxError;
+use crate::pipeline::Transition;
 use crate::pipeline::definition::{ExpandSpec, SearchNodesSpec};
-use crate::pipeline::env::{NodeSearch, NodeStore, StepEnv};
+use crate::pipeline::env::{NodeSearch, NodeStore, StepEnv, need};
 use crate::pipeline::error::PipelineError;
 use crate::state::{PipelineState, SearchHit};
 
-use super::{Done, StepDetail, Transition, need};
+use super::report::{Done, StepDetail};
 
 /// Asks the search backend for `top_k` hits for the user's question (`user_question_en`, or
 /// `user_question` when the translation is empty) and replaces `search_results` with them, best

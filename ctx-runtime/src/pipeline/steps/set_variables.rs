@@ -3,12 +3,13 @@
 //! in `ctx_spec::pipeline::values`, shared with validation.
 
 use crate::error::CtxError;
+use crate::pipeline::Transition;
 use crate::pipeline::definition::{SetValueSpec, SetVariablesSpec};
 use crate::pipeline::error::PipelineError;
 use crate::state::PipelineState;
 use ctx_spec::pipeline::values::{self, Transform, Val};
 
-use super::{Done, StepDetail, Transition};
+use super::report::{Done, StepDetail};
 
 pub(crate) fn set_variables(step: &str, spec: &SetVariablesSpec, state: &mut PipelineState) -> Result<Done, CtxError> {
     let mut set = Vec::with_capacity(spec.rules.len());

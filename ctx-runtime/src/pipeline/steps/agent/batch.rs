@@ -11,12 +11,14 @@ use crate::chat::{ChatMessage, SignedThinking, ToolCall};
 use crate::error::CtxError;
 use crate::pipeline::definition::AgentSpec;
 use crate::pipeline::error::PipelineError;
+use crate::pipeline::steps::report::{ToolCallKind, ToolCallReport};
 use crate::pipeline::tools::{ToolHandlers, ToolHandlersDyn, ToolOutput, ToolRequest};
 use crate::state::PipelineState;
 use crate::tokens::TokenCounter;
 use crate::turn::{Inclusion, TurnError, TurnLedger};
 
-use super::{TOOL_LIMIT_MESSAGE, ToolCallKind, ToolCallReport};
+/// The result sent for a tool call beyond `max_tool_calls`.
+pub const TOOL_LIMIT_MESSAGE: &str = "tool call limit reached; answer with what you have";
 
 /// What answering one batch needs from the step.
 pub(super) struct Batch<'a> {

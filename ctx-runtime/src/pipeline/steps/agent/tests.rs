@@ -5,7 +5,7 @@ use crate::llm::ChatRequest;
 use crate::pipeline::definition::StepKind;
 use crate::pipeline::steps::test_backends::{Scripted, Tools, calls};
 use crate::pipeline::testing;
-use crate::pipeline::{BoxError, ToolOutput};
+use crate::pipeline::{BoxError, ToolCallKind, ToolOutput};
 use crate::turn::RankedDocument;
 
 /// The fixture's agent step with `max_tool_calls` and `turn_budget_tokens`, loaded.
@@ -33,9 +33,13 @@ async fn run(
     // request holds the n - 1 tool-call blocks answered before it.
     for (i, r) in report.requests.iter().enumerate() {
         use crate::report::PartKind;
-        assert_eq!(r.anatomy.parts_total(), r.prompt_tokens, "request {i}");
-        assert!(r.anatomy.parts.iter().all(|p| p.kind != PartKind::Unsplit), "request {i}: {:?}", r.anatomy.parts);
-        let blocks = r.anatomy.parts.iter().filter(|p| p.kind == PartKind::ToolTurn).count();
+        assert_eq!(r.request.anatomy.parts_total(), r.request.prompt_tokens, "request {i}");
+        assert!(
+            r.request.anatomy.parts.iter().all(|p| p.kind != PartKind::Unsplit),
+            "request {i}: {:?}",
+            r.request.anatomy.parts
+        );
+        let blocks = r.request.anatomy.parts.iter().filter(|p| p.kind == PartKind::ToolTurn).count();
         assert!(blocks <= i, "request {i}: {blocks} tool blocks");
     }
     Ok(report)
@@ -414,9 +418,9 @@ async fn a_spend_cap_asks_for_the_answer_without_tools_when_that_fits_and_stops_
     assert_eq!((sent.len(), report.end), (2, AgentEnd::Answered));
     assert!(!sent[1].tools.is_empty());
     let price = p.price().unwrap();
-    let first = report.requests[0].spend.unwrap().nano_usd;
+    let first = report.requests[0].request.spend.unwrap().nano_usd;
     // The second request at worst, with its tools and without them.
-    let with_tools = price.worst_nano_usd(report.requests[1].prompt_tokens, sent[1].max_tokens);
+    let with_tools = price.worst_nano_usd(report.requests[1].request.prompt_tokens, sent[1].max_tokens);
     let plain_prompt = p.counter().count_request(&sent[1].messages, &[]).unwrap();
     let plain = price.worst_nano_usd(plain_prompt, sent[1].max_tokens);
     assert!(plain < with_tools, "{plain} < {with_tools}");
@@ -430,7 +434,7 @@ async fn a_spend_cap_asks_for_the_answer_without_tools_when_that_fits_and_stops_
     let sent = model.requests();
     assert_eq!((sent.len(), report.end), (2, AgentEnd::SpendCapReached));
     assert!(sent[1].tools.is_empty());
-    let spent: u64 = report.requests.iter().map(|r| r.spend.unwrap().nano_usd).sum();
+    let spent: u64 = report.requests.iter().map(|r| r.request.spend.unwrap().nano_usd).sum();
     assert_eq!(state.spend.run_nano_usd, spent);
     assert!(spent <= first + plain);
 
@@ -477,6 +481,7 @@ async fn an_agent_that_renders_the_context_appends_the_fetched_texts_first_and_o
     assert!(user.starts_with("### Context:\n--- NODE ---\nid: deploy.md\n"), "{user}");
     assert!(user.ends_with("### User:\nWhen does the deploy run?\n\n"), "{user}");
     let nodes: Vec<&[String]> = report.requests[0]
+        .request
         .anatomy
         .parts
         .iter()
