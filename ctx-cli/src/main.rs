@@ -36,9 +36,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use ctx::config::LimitsPolicy;
-use ctx::pipeline::ValidateOptions;
+use ctx::definition::ValidateOptions;
+use ctx::definition::{to_dot, to_mermaid};
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile, to_yaml};
-use ctx::pipeline::{to_dot, to_mermaid};
 
 use render::{Color, render};
 use run::{RunArgs, parse_var};
