@@ -9,7 +9,7 @@ use std::path::Path;
 
 use clap::ValueEnum;
 use ctx::config::LimitsPolicy;
-use ctx::pipeline::ValidateOptions;
+use ctx::definition::ValidateOptions;
 use ctx::pipeline::yaml::{LoadedFile, PipelineFile};
 
 use crate::render::render;

@@ -37,7 +37,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ctx::pipeline::yaml::to_yaml;
-use ctx::pipeline::{to_dot, to_mermaid};
+use ctx::definition::{to_dot, to_mermaid};
 
 use io::{Format, load};
 use render::Color;

@@ -3,9 +3,10 @@
 //! counted by the contract with the rest), offered to the agent steps while it runs, stopped
 //! after (`ctx explain` stops them once they have listed their tools).
 
+use ctx::definition::{PipelineDef, StepKind};
 use ctx::mcp::{McpOptions, McpTools};
+use ctx::pipeline::LoadOptions;
 use ctx::pipeline::yaml::LoadedFile;
-use ctx::pipeline::{LoadOptions, PipelineDef, StepKind};
 
 /// The servers `file`'s agent steps name (where its `config.json`, if any, places them), started
 /// and listed; `None` when no step names one.

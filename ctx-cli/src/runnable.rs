@@ -5,8 +5,8 @@
 //! the same words, instead of failing at the step after earlier requests were paid for.
 
 use ctx::codes::Code;
+use ctx::definition::{StepDef, StepKind};
 use ctx::pipeline::yaml::{LoadedFile, YamlIssue};
-use ctx::pipeline::{StepDef, StepKind};
 use ctx::{ConfigIssue, FieldPath};
 
 /// Why the command line cannot run `step`, with where in the step to point and the help; `None`

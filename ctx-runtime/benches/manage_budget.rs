@@ -14,7 +14,7 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ctx_runtime::budget::{ManageBudgetConfig, format_node, manage_context_budget, validate_manage_budget};
 use ctx_runtime::classify::{Language, classify};
-use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+use ctx_runtime::pipeline::{CompactRuleSpec, ManageBudgetSpec};
 use ctx_runtime::state::{NodeText, PipelineState, render_context_blocks};
 use ctx_runtime::tokens::{BpeBackend, ChatFormat, CountCache, Encoding, TokenCounter, TokenizerBackend};
 use ctx_runtime::validation::FieldPath;

@@ -3,8 +3,8 @@
 //! caller may still use loads with its warning kept (`DATAFLOW_RESPONSE_OVERWRITTEN`).
 
 use ctx_runtime::ErrorCode;
-use ctx_runtime::pipeline::definition::{StepKind, UserPartSpec};
 use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};
+use ctx_runtime::pipeline::{StepKind, UserPartSpec};
 use ctx_spec::pipeline::testing::{call, def, fetch, search};
 
 #[test]

@@ -9,7 +9,7 @@ use ctx_runtime::budget::{
 };
 use ctx_runtime::classify::Language;
 use ctx_runtime::error::{CtxError, ErrorCode, TokenError};
-use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+use ctx_runtime::pipeline::{CompactRuleSpec, ManageBudgetSpec};
 use ctx_runtime::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use ctx_runtime::tokens::{ChatFormat, Encoding, TokenCounter, TokenizerBackend};
 use ctx_runtime::validation::FieldPath;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use ctx_runtime::budget::{BudgetDecision, ManageBudgetConfig, manage_context_budget, validate_manage_budget};
-use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+use ctx_runtime::pipeline::{CompactRuleSpec, ManageBudgetSpec};
 use ctx_runtime::state::{InboxMessage, NodeText, PipelineState, render_context_blocks};
 use ctx_runtime::tokens::{Encoding, TokenCounter};
 use ctx_runtime::validation::FieldPath;

@@ -8,7 +8,7 @@ use ctx_runtime::budget::{
 use std::borrow::Cow;
 
 use ctx_runtime::compact::{CompactError, CompactRequest, Compactor, CompactorRegistry, FnCompactor, TruncateAfter};
-use ctx_runtime::pipeline::definition::{
+use ctx_runtime::pipeline::{
     CompactRuleSpec, ManageBudgetSpec, ModelSource, ModelSpec, PipelineDef, SettingsSpec, StepDef, StepKind,
 };
 use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline};

@@ -67,7 +67,7 @@ fn kinds_can_be_overridden_and_bad_sizes_are_typed_errors() {
 /// and reported, not dropped.
 #[tokio::test]
 async fn fetch_truncates_a_file_larger_than_the_evidence_budget_and_says_so() {
-    use ctx_runtime::pipeline::definition::{
+    use ctx_runtime::pipeline::{
         FetchSpec, ModelSource, ModelSpec, PipelineDef, SearchNodesSpec, SettingsSpec, StepDef, StepKind,
     };
     use ctx_runtime::pipeline::{LoadOptions, LoadedPipeline, StepDetail, StepEnv, TRUNCATED_METADATA_KEY};

@@ -15,7 +15,7 @@
 //!
 //! The `pipeline!` macro depends on this crate alone, so a user's compiler process never builds
 //! the model clients, the driver or the retrievers; `ctx-runtime` builds on it and re-exports it.
-//! Users depend on the `ctx` facade, whose paths (`ctx::pipeline::PipelineDef`, …) are the
+//! Users depend on the `ctx` facade, whose paths (`ctx::definition::PipelineDef`, …) are the
 //! stable ones.
 #![warn(unreachable_pub)]
 // docs.rs builds with `--cfg docsrs`: each feature-gated item gets its "available on crate feature"

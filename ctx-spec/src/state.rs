@@ -1,5 +1,7 @@
 //! The pipeline state: every value the steps read and write, serializable so that a run can be
 //! saved after any step and resumed.
+//!
+//! Documented, with the names users use listed one by one, as the facade's `ctx::state`.
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,8 @@
 //! billionth of a dollar under it is refused by the same rule. The bound holds for every question
 //! up to `max_question_tokens`, priced as input like the context.
 
-use ctx::pipeline::{StepMachine, ValidateOptions, validate_definition};
+use ctx::definition::{ValidateOptions, validate_definition};
+use ctx::pipeline::StepMachine;
 
 ctx::pipeline! {
     /// One answer over a 9,000-token context and a question of up to 2,000 tokens: 11,152 input

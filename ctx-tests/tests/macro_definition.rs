@@ -3,7 +3,8 @@
 //! (`history_trim`, `history_low_water_percent`, `max_cost_per_run`, the model's `price`), with
 //! no code of the macro's own for any of them.
 
-use ctx::pipeline::{ModelSource, PriceSpec, StepKind, StepMachine};
+use ctx::definition::{ModelSource, PriceSpec, StepKind};
+use ctx::pipeline::StepMachine;
 
 ctx::pipeline! {
     /// Answers with history folded at 60 %, at most five cents a run.

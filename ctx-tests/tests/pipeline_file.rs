@@ -1,9 +1,10 @@
 //! `pipeline!` reading a YAML pipeline file while compiling: the same definition the runtime's
 //! loader reads, the same typed API as a pipeline written inline, and a run.
 
+use ctx::definition::{ModelSource, PipelineDef};
 use ctx::llm::offline::OfflineModel;
+use ctx::pipeline::StepMachine;
 use ctx::pipeline::yaml::PipelineFile;
-use ctx::pipeline::{ModelSource, PipelineDef, StepMachine};
 use ctx::retrieve::{Bm25Index, ChunkOptions, IndexOptions};
 
 ctx::pipeline! {

@@ -7,8 +7,9 @@ use std::sync::Mutex;
 
 use ctx::codes::ErrorCode as _;
 use ctx::config::{ModelConfig, Price};
+use ctx::definition::ModelSpec;
 use ctx::llm::{ChatModel, ChatModelDyn, ChatRequest, ChatResponse, ModelError, Spend};
-use ctx::pipeline::{LoadedPipeline, ModelSpec, StepDetail, StepEnv};
+use ctx::pipeline::{LoadedPipeline, StepDetail, StepEnv};
 use ctx::{FieldPath, PipelineState};
 
 ctx::pipeline! {
@@ -104,12 +105,12 @@ async fn each_step_uses_its_own_model_for_the_request_the_count_the_window_and_t
 
     // Priced at each model's price (from the exact counts: the clients report no usage).
     let small_price = Price::from_spec(
-        &ctx::pipeline::PriceSpec::default().input(Some(0.15)).cached_input(Some(0.075)).output(Some(0.60)),
+        &ctx::definition::PriceSpec::default().input(Some(0.15)).cached_input(Some(0.075)).output(Some(0.60)),
         &FieldPath::root(),
     )
     .unwrap();
     let strong_price = Price::from_spec(
-        &ctx::pipeline::PriceSpec::default().input(Some(2.50)).cached_input(Some(1.25)).output(Some(10.00)),
+        &ctx::definition::PriceSpec::default().input(Some(2.50)).cached_input(Some(1.25)).output(Some(10.00)),
         &FieldPath::root(),
     )
     .unwrap();
@@ -168,7 +169,7 @@ async fn a_config_json_declares_the_models_and_the_loaded_pipeline_takes_their_c
     )
     .unwrap();
     let def =
-        Tiered::definition().model(ctx::pipeline::ModelSource::ConfigFile("config.json".into())).models(Vec::new());
+        Tiered::definition().model(ctx::definition::ModelSource::ConfigFile("config.json".into())).models(Vec::new());
     let loaded = LoadedPipeline::load(def, ctx::pipeline::LoadOptions::new().base_dir(&dir)).unwrap();
     assert_eq!(loaded.step_model("summarise").config.context_window, 4_096);
     assert_eq!(loaded.step_model("answer").price.map(|p| p.input), Some(5.00));
@@ -180,7 +181,7 @@ async fn a_config_json_declares_the_models_and_the_loaded_pipeline_takes_their_c
     assert_eq!((small.sent().len(), strong.sent().len()), (1, 1));
     let price = |input, output| {
         Price::from_spec(
-            &ctx::pipeline::PriceSpec::default().input(Some(input)).output(Some(output)),
+            &ctx::definition::PriceSpec::default().input(Some(input)).output(Some(output)),
             &FieldPath::root(),
         )
         .unwrap()

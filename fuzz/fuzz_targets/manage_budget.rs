@@ -7,7 +7,7 @@
 
 use arbitrary::Arbitrary;
 use ctx_runtime::budget::{BudgetDecision, manage_context_budget, validate_manage_budget};
-use ctx_runtime::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+use ctx_runtime::pipeline::{CompactRuleSpec, ManageBudgetSpec};
 use ctx_runtime::state::render_context_blocks;
 use ctx_runtime::validation::FieldPath;
 use ctx_runtime::{Encoding, InboxMessage, NodeText, PipelineState, TokenCounter};

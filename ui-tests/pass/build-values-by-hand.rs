@@ -12,7 +12,8 @@ use ctx::budget::BudgetOptions;
 use ctx::config::{LimitsPolicy, ModelConfig, Settings};
 use ctx::llm::{ChatRequest, ChatResponse, ModelParams, Usage};
 use ctx::negotiate::{NegotiationConfig, NegotiationRequest};
-use ctx::pipeline::{Snapshot, ValidateOptions};
+use ctx::definition::ValidateOptions;
+use ctx::pipeline::Snapshot;
 use ctx::{
     ChatMessage, ConfigIssue, ConfigIssues, Encoding, FieldPath, InboxMessage, NodeText, PipelineState, Role, ToolCall,
     ToolSchema,

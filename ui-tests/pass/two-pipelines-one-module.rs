@@ -9,10 +9,10 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use ctx::llm::offline::OfflineModel;
-use ctx::pipeline::{
-    CallModelSpec, END, LoadOptions, LoadedPipeline, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec,
-    Snapshot, StepDef, StepEnv, StepKind, UserPartSpec,
+use ctx::definition::{
+    CallModelSpec, END, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind, UserPartSpec,
 };
+use ctx::pipeline::{LoadOptions, LoadedPipeline, Snapshot, StepEnv};
 use ctx::{PipelineState, pipeline::BoxError};
 
 ctx::pipeline! {

@@ -23,7 +23,7 @@ use ctx_spec::budget::{CompactPolicy, ManageBudgetConfig, RuleLanguage};
 ///
 /// ```
 /// use ctx::budget::{BudgetDecision, manage_context_budget, validate_manage_budget};
-/// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::state::{NodeText, PipelineState};
 /// use ctx::tokens::{Encoding, TokenCounter};
 /// use ctx::FieldPath;

@@ -16,7 +16,7 @@
 //! | `CTX_LLAMA_GGUF` | the served model file, read for its tokenizer and chat template |
 //!
 //! ```no_run
-//! # async fn demo(def: ctx::pipeline::PipelineDef) -> Result<(), ctx::CtxError> {
+//! # async fn demo(def: ctx::definition::PipelineDef) -> Result<(), ctx::CtxError> {
 //! use ctx::llm::llama_cpp::LocalModel;
 //! use ctx::pipeline::LoadOptions;
 //!

@@ -1,20 +1,6 @@
 //! Chat models: the trait pipelines call, and its implementations.
 //!
-//! A model implements [`ChatModel`] with plain `async fn`s; a run holds any model behind one
-//! reference as [`dyn ChatModelDyn`](ChatModelDyn), which every `ChatModel` is. Implementations
-//! live in submodules:
-//!
-//! - `openai::OpenAiClient` (feature `openai`): any OpenAI-compatible chat-completions server
-//!   (OpenAI, Ollama, vLLM, llama.cpp's `llama-server`), with timeouts, retries and streaming.
-//! - `openai::ResponsesClient` (feature `openai`): OpenAI's Responses API (`POST /responses`),
-//!   with reasoning items carried across the requests of an agent turn and counted.
-//! - `anthropic::AnthropicClient` (feature `anthropic`): Anthropic's Messages API, with exact
-//!   prompt counts from its `count_tokens` endpoint (`anthropic::AnthropicTokenCounter`).
-//! - `llama_cpp::LocalModel` (feature `llama`): a llama-cpp-python server on this machine.
-//! - `rig::RigModel` (feature `rig`): any [rig](https://docs.rs/rig-core) completion model, so
-//!   every provider rig speaks to; ctx counts and guards the request, rig sends it.
-//! - [`offline::OfflineModel`]: a deterministic, extractive stand-in that quotes its context; for
-//!   demos and tests without a server.
+//! Documented, with the names users use listed one by one, as the facade's `ctx::llm`.
 
 use std::future::Future;
 use std::pin::Pin;

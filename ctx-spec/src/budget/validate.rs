@@ -21,7 +21,7 @@ use super::frame::NodeFrame;
 ///
 /// ```
 /// use ctx::budget::validate_manage_budget;
-/// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::FieldPath;
 ///
 /// let rule = |language: &str, policy: &str, threshold| CompactRuleSpec::new(language, policy).threshold(threshold);
@@ -40,7 +40,7 @@ pub fn validate_manage_budget(spec: &ManageBudgetSpec, at: &FieldPath) -> Result
 ///
 /// ```
 /// use ctx::budget::{RuleLanguage, validate_manage_budget_with};
-/// use ctx::pipeline::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx::definition::{CompactRuleSpec, ManageBudgetSpec};
 /// use ctx::FieldPath;
 ///
 /// let rule = |language: &str| CompactRuleSpec::new(language, "always");

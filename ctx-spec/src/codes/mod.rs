@@ -2,17 +2,12 @@
 //! with its published string ([`Code::as_str`], `UNKNOWN_STEP_TARGET`), its [`Area`] and an
 //! explanation (what it means and how to fix it) that `ctx explain CODE` prints.
 //!
-//! Every error of ctx implements [`ErrorCode`], and every [`ConfigIssue`] carries a `Code`. On the
-//! wire (messages, JSON, `Serialize`) a code is its string, the same string as before the registry
-//! existed; in Rust it is a value that can be matched, so a typo in a code is a compile error and
-//! relations between codes are methods ([`Code::follows_from_graph`]) rather than string lists.
+//! Documented, with the names users use listed one by one, as the facade's `ctx::codes`.
 //!
 //! A leaf module (it imports nothing of the crate, only `ctx-tokens` from the floor below), so
 //! that every area's error can implement [`ErrorCode`] without depending on the error family that
 //! wraps them all (`error::CtxError`). The codes of the errors defined below this crate
 //! (`ctx_tokens::TokenError`) are given here, in `foreign.rs`.
-//!
-//! [`ConfigIssue`]: crate::validation::ConfigIssue
 
 use std::fmt;
 use std::str::FromStr;

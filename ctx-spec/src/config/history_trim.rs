@@ -57,7 +57,7 @@ impl HistoryTrimPolicy {
     ///
     /// ```
     /// use ctx::config::HistoryTrimPolicy;
-    /// use ctx::pipeline::SettingsSpec;
+    /// use ctx::definition::SettingsSpec;
     /// use ctx::FieldPath;
     ///
     /// let at = FieldPath::root().key("settings");

@@ -71,7 +71,7 @@ impl ModelConfig {
     ///
     /// ```
     /// use ctx::config::ModelConfig;
-    /// use ctx::pipeline::ModelSpec;
+    /// use ctx::definition::ModelSpec;
     /// use ctx::{Encoding, FieldPath};
     ///
     /// let spec = ModelSpec::default().context_window(Some(16_384)).encoding(Some("cl100k_base".into()));

@@ -92,7 +92,7 @@ impl Settings {
     ///
     /// ```
     /// use ctx::config::{LimitsPolicy, Settings};
-    /// use ctx::pipeline::SettingsSpec;
+    /// use ctx::definition::SettingsSpec;
     /// use ctx::FieldPath;
     ///
     /// let spec = SettingsSpec::default().max_context_tokens(Some(9_000));

@@ -61,7 +61,7 @@ pub struct OutputLimit {
 /// ```
 /// use ctx::config::ModelConfig;
 /// use ctx::contract::max_output_tokens;
-/// use ctx::pipeline::CallModelSpec;
+/// use ctx::definition::CallModelSpec;
 ///
 /// let model = ModelConfig::from_model_table("gpt-4o").unwrap().max_tokens(Some(1024));
 /// let mut step = CallModelSpec::new("answer", "end").max_tokens(Some(300));

@@ -581,7 +581,7 @@ impl PipelineDef {
     /// them with the setters ([`model`](Self::model), [`settings`](Self::settings), …).
     ///
     /// ```
-    /// use ctx::pipeline::{
+    /// use ctx::definition::{
     ///     CallModelSpec, END, ModelSource, ModelSpec, PipelineDef, PromptSpec, SettingsSpec, StepDef, StepKind,
     /// };
     ///
@@ -591,7 +591,7 @@ impl PipelineDef {
     ///     .settings(SettingsSpec::default().max_context_tokens(Some(9_000)))
     ///     .prompts(vec![PromptSpec::new("answer", Some("Answer briefly.".into()))])
     ///     .steps(vec![StepDef::new("answer", StepKind::CallModel(CallModelSpec::new("answer", END)))]);
-    /// let issues = ctx::pipeline::validate_definition(&def, &Default::default());
+    /// let issues = ctx::definition::validate_definition(&def, &Default::default());
     /// assert!(issues.is_empty(), "{issues:?}");
     /// ```
     pub fn new(name: impl Into<String>) -> Self {

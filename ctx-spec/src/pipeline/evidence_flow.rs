@@ -45,7 +45,7 @@ pub fn pipeline_needs_context_budget(def: &PipelineDef) -> bool {
 /// step through no `manage_context_budget` step (see the module documentation).
 ///
 /// ```
-/// use ctx::pipeline::{CallModelSpec, FetchSpec, ManageBudgetSpec, PipelineDef, StepDef, StepKind, steps_taking_fetched_texts};
+/// use ctx::definition::{CallModelSpec, FetchSpec, ManageBudgetSpec, PipelineDef, StepDef, StepKind, steps_taking_fetched_texts};
 ///
 /// let fetch = StepDef::new("fetch", StepKind::FetchNodeTexts(FetchSpec::new(3_000, "answer")));
 /// let answer = StepDef::new("answer", StepKind::CallModel(CallModelSpec::new("answer", "end")));

@@ -33,7 +33,7 @@ fn mermaid_text(text: &str) -> String {
 /// A Mermaid flowchart of `def`.
 ///
 /// ```
-/// # use ctx::pipeline::*;
+/// # use ctx::definition::*;
 /// let def = PipelineDef::new("Demo").model(ModelSource::Inline(ModelSpec::default())).settings(SettingsSpec::default()).steps(vec![StepDef::new("search", StepKind::SearchNodes(SearchNodesSpec::new(5, "end")))]);
 /// assert_eq!(to_mermaid(&def), "flowchart TD\n    s0[\"search<br/><i>search_nodes</i>\"]\n    stop(((end)))\n    s0 -->|next| stop\n");
 /// ```

@@ -49,7 +49,12 @@ pub mod testing;
 
 /// The sampling parameters a model step declares.
 pub use crate::params::{ModelParams, ResponseFormat};
-pub use definition::*;
+pub use definition::{
+    AgentSpec, CallModelSpec, CompactRuleSpec, CustomSpec, DEFAULT_USER_PARTS, END, ExpandSpec, FetchSpec,
+    LoopGuardSpec, ManageBudgetSpec, McpServerSpec, ModelSource, ModelSpec, PipelineDef, PriceSpec, PromptSpec,
+    SearchNodesSpec, SetRuleSpec, SetValueSpec, SetVariablesSpec, SettingsSpec, StepDef, StepKind, ToolSpec,
+    UserPartSpec,
+};
 pub use evidence_flow::{pipeline_needs_context_budget, step_renders_context, steps_taking_fetched_texts};
 pub use graph::{Target, variant_name};
 pub use mermaid::{to_dot, to_mermaid};

@@ -50,7 +50,7 @@ pub const PLACEHOLDER: &str = "{}";
 /// Every problem of `def`, in a stable order: graph rules, prompts, then each step's fields.
 ///
 /// ```
-/// use ctx::pipeline::{PipelineDef, ModelSource, ModelSpec, SettingsSpec, StepDef, StepKind,
+/// use ctx::definition::{PipelineDef, ModelSource, ModelSpec, SettingsSpec, StepDef, StepKind,
 ///     SearchNodesSpec, ValidateOptions, validate_definition};
 /// use ctx::codes::Code;
 ///

@@ -60,7 +60,7 @@
 //! # Example
 //!
 //! ```no_run
-//! # async fn demo(def: ctx::pipeline::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo(def: ctx::definition::PipelineDef) -> Result<(), Box<dyn std::error::Error>> {
 //! use ctx::llm::anthropic::{AnthropicClient, AnthropicConfig};
 //! use ctx::llm::{ChatModel, ChatRequest};
 //! use ctx::pipeline::{LoadOptions, LoadedPipeline};
