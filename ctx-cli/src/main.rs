@@ -36,8 +36,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ctx::pipeline::yaml::to_yaml;
 use ctx::definition::{to_dot, to_mermaid};
+use ctx::pipeline::yaml::to_yaml;
 
 use io::{Format, load};
 use render::Color;

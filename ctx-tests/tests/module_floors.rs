@@ -143,20 +143,45 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
         ],
     ),
     ("ctx-cli", &[&["io", "render", "runnable", "models", "mcp", "schema"], &["check", "explain", "run"], &["lib"]]),
-    (".", &[&["lib"]]),
+    (
+        ".",
+        &[
+            // One file a module of the API, each listing its names from the runtime.
+            &[
+                "budget",
+                "chat",
+                "codes",
+                "compact",
+                "config",
+                "contract",
+                "definition",
+                "durable",
+                "engine",
+                "history",
+                "llm",
+                "mcp",
+                "negotiate",
+                "pipeline",
+                "report",
+                "retrieve",
+                "state",
+                "tokens",
+                "turn",
+            ],
+            &["lib"],
+        ],
+    ),
     ("ctx-tests", &[&["lib"]]),
 ];
 
 /// The circles left, each exactly as the scan finds it, with why it is left. Imports between two
 /// files of one listed circle are covered by it, upward or not. Remove an entry when its circle
 /// is broken; the test says when.
-const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
-    (
-        "ctx-macros",
-        &["companion", "companion::engine", "companion::engine_expand", "companion::turn"],
-        "the companion macros share companion/mod.rs's entry points and helpers",
-    ),
-];
+const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[(
+    "ctx-macros",
+    &["companion", "companion::engine", "companion::engine_expand", "companion::turn"],
+    "the companion macros share companion/mod.rs's entry points and helpers",
+)];
 
 /// The workspace root (this test belongs to the facade, whose manifest is there).
 fn root() -> &'static Path {
