@@ -55,8 +55,8 @@ pub use ctx_runtime::pipeline::{
 // What each step reports.
 #[doc(inline)]
 pub use ctx_runtime::pipeline::{
-    AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, SkipReason, SkippedNode,
-    StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport, TruncatedNode,
+    AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, SentRequest, SkipReason,
+    SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport, TruncatedNode,
 };
 // Pipeline files (feature `yaml`).
 #[cfg(feature = "yaml")]

@@ -5,8 +5,9 @@
 //!   schemas, history message by message, context node by node, the question, the tool calls of
 //!   an agent turn, the chat format), adding up to exactly the count the guard took; every
 //!   `call_model` and `agent` request carries one in its step report
-//!   ([`CallReport::anatomy`](crate::pipeline::CallReport::anatomy),
-//!   [`ModelRequestReport::anatomy`](crate::pipeline::ModelRequestReport::anatomy)).
+//!   ([`SentRequest::anatomy`](crate::pipeline::SentRequest::anatomy), which
+//!   [`CallReport`](crate::pipeline::CallReport) and
+//!   [`ModelRequestReport`](crate::pipeline::ModelRequestReport) hold as `request`).
 //! * [`RunReport`] — a run's steps and requests, what changed before each request and which step
 //!   or rule changed it, the server's count and the contract's worst case beside ctx's, and for
 //!   a priced model the cached prefix and the price of each part ([`RequestCost`]);
