@@ -133,7 +133,7 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
         &[
             &["spans", "symbol"],
             &["ctxt", "companion::symbol"],
-            &["ast", "krate", "located", "companion::header"],
+            &["ast", "krate", "located", "companion::header", "companion::shared"],
             &["fields"],
             &["companion"],
             &["lower"],
@@ -175,13 +175,9 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
 ];
 
 /// The circles left, each exactly as the scan finds it, with why it is left. Imports between two
-/// files of one listed circle are covered by it, upward or not. Remove an entry when its circle
-/// is broken; the test says when.
-const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[(
-    "ctx-macros",
-    &["companion", "companion::engine", "companion::engine_expand", "companion::turn"],
-    "the companion macros share companion/mod.rs's entry points and helpers",
-)];
+/// files of one listed circle are covered by it, upward or not. Issue 38 broke every circle the
+/// scan found; a new one fails the test, and is broken, or listed here with the reason it must stay.
+const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[];
 
 /// The workspace root (this test belongs to the facade, whose manifest is there).
 fn root() -> &'static Path {

@@ -45,8 +45,9 @@ use ctx_spec::validation::{ConfigIssue, FieldPath, PathSegment};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::engine_expand;
 use super::header::{EngineInput, FnHeader};
-use super::{engine_expand, report};
+use super::shared::report;
 use crate::ast::Items;
 use crate::ctxt::Ctxt;
 use crate::located::{Locs, unraw};

@@ -9,8 +9,8 @@ use ctx_spec::engine::{
 use proc_macro2::{Literal, TokenStream};
 use quote::{ToTokens, quote};
 
-use super::allow;
 use super::header::FnHeader;
+use super::shared::allow;
 
 /// ctx's engine module, as the generated body names it (see [`function`]).
 fn engine() -> TokenStream {

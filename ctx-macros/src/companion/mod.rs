@@ -13,36 +13,13 @@
 mod engine;
 mod engine_expand;
 mod header;
+mod shared;
 mod symbol;
 mod turn;
 
 #[cfg(test)]
 mod tests;
 
-use ctx_spec::validation::ConfigIssue;
-use proc_macro2::TokenStream;
-use quote::quote;
-
-use crate::ctxt::Ctxt;
-use crate::ctxt::issue_message;
-use crate::spans::SpanMap;
-
 pub(crate) use engine::{context_engine, lower_engine, without_echoes};
 pub(crate) use engine_expand::spec_tokens;
 pub(crate) use turn::turn_budget;
-
-/// The lints generated items must not trigger in the user's crate.
-fn allow() -> TokenStream {
-    quote!(#[allow(dead_code, unused_qualifications, clippy::all, clippy::pedantic, missing_docs)])
-}
-
-/// Reports the rules' `issues` under their tokens, skipping those at a value the lowering could
-/// not read (they would repeat, or follow from, the syntax error already reported there).
-fn report(cx: &Ctxt, spans: &SpanMap, issues: Vec<ConfigIssue>) {
-    for issue in issues {
-        if spans.is_poisoned(&issue.path) {
-            continue;
-        }
-        cx.error_range(spans.lookup(&issue.path), issue_message(&issue));
-    }
-}

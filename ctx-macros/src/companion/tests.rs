@@ -18,7 +18,11 @@ fn engine(body: TokenStream) -> (EngineSpec, Vec<String>) {
     let EngineInput(header) = syn::parse2(quote!(fn engine { #body })).expect("header parses");
     let cx = Ctxt::new();
     let lowered = super::engine::lower(&cx, &header);
-    super::report(&cx, &lowered.spans, super::engine::without_echoes(ctx_spec::engine::validate_spec(&lowered.spec)));
+    super::shared::report(
+        &cx,
+        &lowered.spans,
+        super::engine::without_echoes(ctx_spec::engine::validate_spec(&lowered.spec)),
+    );
     (lowered.spec, errors(cx))
 }
 
@@ -27,7 +31,7 @@ fn turn(body: TokenStream) -> (TurnBudgetSpec, Vec<String>) {
     let cx = Ctxt::new();
     let (spec, spans) = super::turn::lower(&cx, &header);
     if let Err(issues) = spec.resolve(&ctx_spec::validation::FieldPath::root()) {
-        super::report(&cx, &spans, issues);
+        super::shared::report(&cx, &spans, issues);
     }
     (spec, errors(cx))
 }

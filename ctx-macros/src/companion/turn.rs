@@ -27,8 +27,8 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{ToTokens, quote};
 
 use super::header::{FnHeader, TurnInput};
+use super::shared::{allow, report};
 use super::symbol::*;
-use super::{allow, report};
 use crate::ast::{Item, Value};
 use crate::ctxt::Ctxt;
 use crate::fields::{Fields, Reader, unraw, with_help};
