@@ -63,7 +63,7 @@ struct Search {
 }
 
 /// The spec's retriever: results by call, A returned twice; each call prints its budget.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Articles {
     calls: AtomicUsize,
 }

@@ -154,7 +154,7 @@ pub fn choose_model(
     lookup: impl Fn(&str) -> Option<String>,
     counter: &TokenCounter,
 ) -> Result<Model, BoxError> {
-    if offline || !lookup(ENV_BASE_URL).is_some_and(|url| !url.trim().is_empty()) {
+    if offline || lookup(ENV_BASE_URL).is_none_or(|url| url.trim().is_empty()) {
         return Ok(Model::Offline(OfflineModel::new(counter.clone())));
     }
     server(lookup)
