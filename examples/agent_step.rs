@@ -2,26 +2,32 @@
 //! tool three times ("features" → A B C, "integrations" → A D E, "architecture" → F G), each call
 //! is budgeted with what the conversation and the earlier results left, article A is sent once,
 //! and the turn ends with an answer. The pipeline is declared with `pipeline!` (its tool becomes a
-//! method of the generated `SupportAgentTools` trait) and run twice: with the offline model, which calls the
-//! tool once and answers extractively, and with a scripted OpenAI-compatible server on
-//! 127.0.0.1 that asks for the spec's three calls and counts every request body it receives.
+//! method of the generated `SupportAgentTools` trait) and run twice: with the offline model, which
+//! calls the tool once and answers extractively, and with a scripted model that asks for the
+//! spec's three calls and keeps every request it receives, each checked against the window with
+//! the pipeline's own count. `ctx-tests/tests/agent_step.rs` runs the same turn through the
+//! OpenAI client against a scripted server on 127.0.0.1 and counts the request bodies it receives.
 //!
 //! Run with `cargo run --example agent_step`; `cargo test` runs it too and checks it.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
-use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
 use ctx::llm::offline::OfflineModel;
-use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
-use ctx::pipeline::{AgentReport, BoxError, LoadedPipeline, StepDetail, ToolOutput, ToolRequest};
+use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use ctx::pipeline::{AgentReport, BoxError, StepDetail, ToolOutput, ToolRequest};
 use ctx::turn::RankedDocument;
-use ctx::{ChatMessage, CtxError, PipelineState, ToolCall, ToolSchema};
-use serde_json::{Value, json};
+use ctx::{ChatMessage, CtxError, PipelineState, ToolCall};
+use serde_json::json;
 
-const WINDOW: usize = 16_384;
+/// The window the pipeline declares.
+pub const WINDOW: usize = 16_384;
+
+/// The spec's three searches, in the order the scripted model asks for them.
+pub const QUERIES: [&str; 3] = ["Comindware features", "Comindware integrations", "Comindware architecture"];
+
+/// The scripted model's answer once the three searches are done.
+pub const ANSWER: &str = "Articles A to G describe the features.";
 
 ctx::pipeline! {
     /// One agent step with a `search_docs` tool and up to four calls.
@@ -57,7 +63,8 @@ struct Search {
 }
 
 /// The spec's retriever: results by call, A returned twice; each call prints its budget.
-struct Articles {
+#[derive(Debug, Default)]
+pub struct Articles {
     calls: AtomicUsize,
 }
 
@@ -87,68 +94,42 @@ impl SupportAgentTools for Articles {
     }
 }
 
-fn report(reports: &[ctx::pipeline::StepReport]) -> &AgentReport {
+/// The `search_docs` call the scripted model makes as its `n`th request (from 1), or `None` for
+/// the answer.
+pub fn scripted_call(n: usize) -> Option<ToolCall> {
+    let query = QUERIES.get(n.checked_sub(1)?)?;
+    Some(ToolCall::new(format!("call_{query:.13}"), "search_docs", json!({ "query": query }).to_string()))
+}
+
+/// The scripted model: the spec's three calls, then the answer; it keeps every request.
+#[derive(Default)]
+struct Scripted {
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl ChatModel for Scripted {
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let n = self.requests.lock().map_or(0, |mut requests| {
+            requests.push(request.clone());
+            requests.len()
+        });
+        Ok(match scripted_call(n) {
+            Some(call) => ChatResponse::default().tool_calls(vec![call]),
+            None => ChatResponse::new(ANSWER),
+        })
+    }
+}
+
+/// The agent report of a run's only step.
+pub fn report(reports: &[ctx::pipeline::StepReport]) -> &AgentReport {
     match reports.first().map(|r| &r.detail) {
         Some(StepDetail::Agent(report)) => report,
         other => panic!("not an agent report: {other:?}"),
     }
-}
-
-/// A request body as the server received it, turned back into ctx's values to count it.
-fn counted(p: &LoadedPipeline, body: &Value) -> usize {
-    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let mut messages = Vec::new();
-    for m in body["messages"].as_array().into_iter().flatten() {
-        let calls: Vec<ToolCall> = m["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| ToolCall::new(s(&c["id"]), s(&c["function"]["name"]), s(&c["function"]["arguments"])))
-            .collect();
-        messages.push(match s(&m["role"]).as_str() {
-            "system" => ChatMessage::system(s(&m["content"])),
-            "user" => ChatMessage::user(s(&m["content"])),
-            "tool" => ChatMessage::tool_result(s(&m["tool_call_id"]), s(&m["content"])),
-            _ => ChatMessage::assistant_tool_calls(s(&m["content"]), calls),
-        });
-    }
-    let tools: Vec<ToolSchema> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| {
-            ToolSchema::new(
-                s(&t["function"]["name"]),
-                s(&t["function"]["description"]),
-                t["function"]["parameters"].clone(),
-            )
-        })
-        .collect();
-    let prompt = p.counter().count_request(&messages, &tools).unwrap_or(usize::MAX);
-    prompt.saturating_add(body["max_tokens"].as_u64().map_or(usize::MAX, |n| n as usize))
-}
-
-/// The scripted server: the spec's three calls, then an answer; it keeps every body.
-async fn serve(bodies: Arc<Mutex<Vec<Value>>>) -> String {
-    async fn handle(State(bodies): State<Arc<Mutex<Vec<Value>>>>, Json(body): Json<Value>) -> Json<Value> {
-        let n = bodies.lock().map(|mut b| {
-            b.push(body);
-            b.len()
-        });
-        let queries = ["Comindware features", "Comindware integrations", "Comindware architecture"];
-        let message = match n.ok().and_then(|n| queries.get(n - 1)) {
-            Some(q) => json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{q:.13}"),
-                "type": "function", "function": {"name": "search_docs", "arguments": json!({"query": q}).to_string()}}]}),
-            None => json!({"role": "assistant", "content": "Articles A to G describe the features."}),
-        };
-        Json(json!({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}))
-    }
-    let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(bodies);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}/v1")
 }
 
 #[tokio::main]
@@ -157,7 +138,7 @@ async fn main() -> Result<(), CtxError> {
 }
 
 /// The whole example; its assertions are what `cargo test` checks.
-async fn run() -> Result<(), CtxError> {
+pub async fn run() -> Result<(), CtxError> {
     let agent = SupportAgent::new()?;
     let p = agent.pipeline();
     let budget = p.contract_report().step("answer").cloned().unwrap_or_else(|| panic!("the step is in the contract"));
@@ -172,7 +153,7 @@ async fn run() -> Result<(), CtxError> {
 
     println!("offline model:");
     let offline = OfflineModel::new(p.counter().clone());
-    let tools = Articles { calls: AtomicUsize::new(0) };
+    let tools = Articles::default();
     let (state, reports) = agent.run(question.clone(), &SupportAgentEnv { model: &offline, tools: &tools }).await?;
     let r = report(&reports);
     println!(
@@ -183,29 +164,33 @@ async fn run() -> Result<(), CtxError> {
     );
     assert!(r.requests.iter().all(|q| q.request.prompt_tokens + q.request.max_output_tokens <= WINDOW));
 
-    println!("scripted server:");
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let client = OpenAiClient::new(OpenAiConfig::new(serve(Arc::clone(&bodies)).await, "scripted"))?;
-    let tools = Articles { calls: AtomicUsize::new(0) };
-    let (_, reports) = agent.run(question, &SupportAgentEnv { model: &client, tools: &tools }).await?;
+    println!("scripted model:");
+    let scripted = Scripted::default();
+    let tools = Articles::default();
+    let (state, reports) = agent.run(question, &SupportAgentEnv { model: &scripted, tools: &tools }).await?;
     let r = report(&reports);
-    let bodies = bodies.lock().map(|b| b.clone()).unwrap_or_default();
-    for (i, body) in bodies.iter().enumerate() {
-        println!("  request {i}: {} of {WINDOW} tokens with the output limit, counted by the server", counted(p, body));
-        assert!(counted(p, body) <= WINDOW, "no request over the window");
+    let requests = scripted.requests.lock().map(|r| r.clone()).unwrap_or_default();
+    for (i, request) in requests.iter().enumerate() {
+        // What ctx predicted for the request is the pipeline's count of what the model received.
+        let counted = p.counter().count_request(&request.messages, &request.tools)?;
+        assert_eq!(request.predicted_prompt_tokens, Some(counted), "request {i}");
+        let total = counted + request.max_tokens;
+        println!("  request {i}: {total} of {WINDOW} tokens with the output limit, counted as the model received it");
+        assert!(total <= WINDOW, "no request over the window");
     }
-    let last = bodies.last().map(|b| b.to_string()).unwrap_or_default();
+    let last: String = requests.last().into_iter().flat_map(|r| &r.messages).map(|m| m.content.as_str()).collect();
     for id in ["A", "B", "C", "D", "E", "F", "G"] {
-        assert_eq!(last.matches(&format!("<document id=\\\"{id}\\\">")).count(), 1, "article {id} is sent once");
+        assert_eq!(last.matches(&format!("<document id=\"{id}\">")).count(), 1, "article {id} is sent once");
     }
     println!(
-        "  {} requests, {} tool calls, ended {:?}, {} unique articles",
-        bodies.len(),
+        "  {} requests, {} tool calls, ended {:?}, {} unique articles; answer: {}",
+        requests.len(),
         r.tool_calls.len(),
         r.end,
-        r.ledger.unique_documents
+        r.ledger.unique_documents,
+        state.last_model_response.unwrap_or_default()
     );
-    assert_eq!((bodies.len(), r.ledger.unique_documents), (4, 7), "three calls and the answer; A counted once");
+    assert_eq!((requests.len(), r.ledger.unique_documents), (4, 7), "three calls and the answer; A counted once");
     Ok(())
 }
 

@@ -11,8 +11,9 @@
 //! curl -s "$CTX_RESTATE_INGRESS_URL/CtxPipeline/alice/state" -X POST     # the conversation so far
 //! ```
 //!
-//! The model is offline unless `CTX_BASE_URL` and `CTX_MODEL` name an OpenAI-compatible server.
-//! `cargo test --all-features` runs the test below against the engine `scripts/restate.sh` started.
+//! The model is offline unless `CTX_BASE_URL` and `CTX_MODEL` name an OpenAI-compatible server
+//! (with `--features restate,openai`). `cargo test --all-features` runs the test below against the
+//! engine `scripts/restate.sh` started, calling it with `curl` as the commands above do.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -21,7 +22,6 @@ use std::sync::Arc;
 
 use ctx::durable::{DurableSteps, PipelineObject};
 use ctx::llm::ChatModel;
-use ctx::llm::openai::OpenAiClient;
 use ctx::pipeline::{Backends, BoxError, NodeSearch, StepEnv};
 use ctx::state::SearchHit;
 
@@ -96,7 +96,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let address = args.get(1).map_or("127.0.0.1:9080", String::as_str);
     let corpus = Arc::new(support::Corpus::new());
     let object = match std::env::var("CTX_BASE_URL") {
-        Ok(_) => object(corpus, OpenAiClient::from_env()?)?,
+        #[cfg(feature = "openai")]
+        Ok(_) => object(corpus, ctx::llm::openai::OpenAiClient::from_env()?)?,
+        #[cfg(not(feature = "openai"))]
+        Ok(_) => return Err("CTX_BASE_URL is set, but this build has no OpenAI client: add `--features openai`".into()),
         Err(_) => object(corpus, support::OfflineModel::default())?,
     };
     let listener = tokio::net::TcpListener::bind(address).await?;
@@ -132,17 +135,19 @@ mod tests {
         }
     }
 
+    /// POSTs `body` as JSON (or nothing) to `url` with `curl`, as `scripts/restate.sh` does, and
+    /// returns the JSON answer (`null` for an empty one); a failed call or a status over 399
+    /// fails the test with curl's and the engine's message. curl runs on tokio's blocking pool:
+    /// the engine calls the service back on this test's runtime meanwhile.
     async fn post(url: String, body: Option<serde_json::Value>) -> serde_json::Value {
-        let client = reqwest::Client::builder().no_proxy().build().expect("a client");
-        let request = client.post(&url);
-        let request = match body {
-            Some(body) => request.json(&body),
-            None => request,
-        };
-        let response = request.send().await.expect("the engine answers");
-        let status = response.status();
-        let text = response.text().await.expect("a body");
-        assert!(status.is_success(), "{url}: {status}: {text}");
+        let mut curl = std::process::Command::new("curl");
+        curl.args(["-sS", "--noproxy", "*", "--max-time", "120", "--fail-with-body", "-X", "POST", &url]);
+        if let Some(body) = body {
+            curl.args(["-H", "content-type: application/json", "--data-binary", &body.to_string()]);
+        }
+        let output = tokio::task::spawn_blocking(move || curl.output()).await.expect("joined").expect("curl runs");
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{url}: {}{text}", String::from_utf8_lossy(&output.stderr));
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
     }
 

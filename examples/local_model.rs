@@ -7,7 +7,7 @@
 //! ```sh
 //! scripts/llama-server.sh start                 # provision once (~10 min build), then start
 //! eval "$(scripts/llama-server.sh env)"         # CTX_LLAMA_BASE_URL, CTX_LLAMA_MODEL, CTX_LLAMA_N_CTX
-//! cargo run --example local_model -- "How is the tax total of an invoice computed?"
+//! cargo run --features llama --example local_model -- "How is the tax total of an invoice computed?"
 //! scripts/llama-server.sh stop
 //! ```
 //!

@@ -229,6 +229,7 @@ fn the_model_is_offline_unless_a_base_url_is_set() {
     let vars = |pairs: &'static [(&'static str, &'static str)]| {
         move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
     };
+    assert_eq!(rag::ENV_BASE_URL, ctx::llm::openai::ENV_BASE_URL);
     let none = choose_model(false, vars(&[]), counter).expect("offline");
     assert!(matches!(none, Model::Offline(_)));
     let blank = choose_model(false, vars(&[("CTX_BASE_URL", " "), ("CTX_MODEL", "m")]), counter).expect("offline");

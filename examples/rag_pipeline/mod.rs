@@ -6,10 +6,11 @@
 //! machine one step at a time, measuring the context around every step for the
 //! [`BudgetTrace`](trace::BudgetTrace), with what each question cost per model
 //! ([`CostPlan`](cost::CostPlan)). The model is the offline extractive one unless
-//! `CTX_BASE_URL` is set ([`choose_model`]), or `CTX_LLAMA_BASE_URL` names a local
-//! llama-cpp-python server ([`Demo::with_local_model`]: its window and its own tokenizer). The
-//! one client serves both of the pipeline's models (`small` for `summarize`, `strong` for
-//! `answer`); a service would give each its own.
+//! `CTX_BASE_URL` is set ([`choose_model`], feature `openai`), or `CTX_LLAMA_BASE_URL` names a
+//! local llama-cpp-python server (`Demo::with_local_model`, feature `llama`: its window and its
+//! own tokenizer). The one client serves both of the pipeline's models (`small` for `summarize`,
+//! `strong` for `answer`); a service would give each its own. Without the feature a variable
+//! needs, the run stops and says which `--features` to add: it never falls back silently.
 
 pub mod cost;
 pub mod pipeline;
@@ -17,9 +18,11 @@ pub mod trace;
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "llama")]
 use ctx::llm::llama_cpp::LocalModel;
 use ctx::llm::offline::OfflineModel;
-use ctx::llm::openai::{ENV_BASE_URL, OpenAiClient, OpenAiConfig};
+#[cfg(feature = "openai")]
+use ctx::llm::openai::{OpenAiClient, OpenAiConfig};
 use ctx::llm::{ChatModel, ChatModelDyn};
 use ctx::pipeline::{LoadOptions, PipelineError};
 use ctx::retrieve::{Bm25Index, IndexOptions};
@@ -42,6 +45,13 @@ pub fn codebase_dir() -> PathBuf {
         .unwrap_or_else(|| manifest.join("examples/codebase"))
 }
 
+/// The variable naming an OpenAI-compatible server (`ctx::llm::openai::ENV_BASE_URL`; the
+/// example also reads it without feature `openai`, to say that the feature is needed).
+pub const ENV_BASE_URL: &str = "CTX_BASE_URL";
+
+/// The example's errors: ctx's own, or one that names a feature the build left out.
+pub type BoxError = Box<dyn std::error::Error>;
+
 /// The question asked when none is given.
 pub const SAMPLE_QUESTION: &str = "How is the invoice total computed?";
 
@@ -55,13 +65,14 @@ what each question cost per model, beside its worst case proven when compiled.
   --mermaid   print the pipeline's Mermaid diagram and exit
   --offline   use the offline extractive model even when CTX_BASE_URL is set
 
-With CTX_BASE_URL (and CTX_MODEL, and OPENAI_API_KEY if the server wants one) set, the answers
-come from that OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp's llama-server (the
-one model serves the pipeline's small and strong models).
+Built with `--features openai` and with CTX_BASE_URL (and CTX_MODEL, and OPENAI_API_KEY if the
+server wants one) set, the answers come from that OpenAI-compatible server: OpenAI, Ollama, vLLM,
+llama.cpp's llama-server (the one model serves the pipeline's small and strong models).
 
-With CTX_LLAMA_BASE_URL set (`eval \"$(scripts/llama-server.sh env)\"`), they come from the local
-llama-cpp-python server, counted with its own tokenizer in its own context window; this 8k
-pipeline needs the server started with CTX_LLAMA_N_CTX=8192.";
+Built with `--features llama` and with CTX_LLAMA_BASE_URL set
+(`eval \"$(scripts/llama-server.sh env)\"`), they come from the local llama-cpp-python server,
+counted with its own tokenizer in its own context window; this 8k pipeline needs the server
+started with CTX_LLAMA_N_CTX=8192.";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +121,7 @@ pub enum Model {
     /// The offline extractive model (no network).
     Offline(OfflineModel),
     /// An OpenAI-compatible server.
+    #[cfg(feature = "openai")]
     Server(OpenAiClient),
 }
 
@@ -118,6 +130,7 @@ impl Model {
     pub fn as_chat_model(&self) -> &dyn ChatModelDyn {
         match self {
             Model::Offline(m) => m,
+            #[cfg(feature = "openai")]
             Model::Server(c) => c,
         }
     }
@@ -126,6 +139,7 @@ impl Model {
     pub fn describe(&self) -> String {
         match self {
             Model::Offline(m) => format!("{}, offline", m.model_name()),
+            #[cfg(feature = "openai")]
             Model::Server(c) => format!("{} at {}", c.model_name(), c.endpoint()),
         }
     }
@@ -133,17 +147,38 @@ impl Model {
 
 /// The offline model counting with `counter` (the pipeline's), unless `offline` is false and the
 /// variable `CTX_BASE_URL` is set and not blank, in which case a client configured from the
-/// variables `lookup` reads ([`OpenAiConfig::from_lookup`]; `std::env::var` in the example).
+/// variables `lookup` reads (`OpenAiConfig::from_lookup`; `std::env::var` in the example), or,
+/// built without feature `openai`, an error saying to add it.
 pub fn choose_model(
     offline: bool,
     lookup: impl Fn(&str) -> Option<String>,
     counter: &TokenCounter,
-) -> Result<Model, CtxError> {
-    let server = !offline && lookup(ENV_BASE_URL).is_some_and(|url| !url.trim().is_empty());
-    if !server {
+) -> Result<Model, BoxError> {
+    if offline || lookup(ENV_BASE_URL).is_none_or(|url| url.trim().is_empty()) {
         return Ok(Model::Offline(OfflineModel::new(counter.clone())));
     }
+    server(lookup)
+}
+
+#[cfg(feature = "openai")]
+fn server(lookup: impl Fn(&str) -> Option<String>) -> Result<Model, BoxError> {
     Ok(Model::Server(OpenAiClient::new(OpenAiConfig::from_lookup(lookup)?)?))
+}
+
+#[cfg(not(feature = "openai"))]
+fn server(_: impl Fn(&str) -> Option<String>) -> Result<Model, BoxError> {
+    Err(needs_feature(ENV_BASE_URL, "openai"))
+}
+
+/// The error for a variable `name` that asks for what only `feature` builds (compiled where a
+/// feature is off: `ctx-tests` builds every feature).
+#[cfg(not(all(feature = "openai", feature = "llama")))]
+pub fn needs_feature(name: &str, feature: &str) -> BoxError {
+    format!(
+        "{name} is set, but this build has no `{feature}` feature: run \
+         `cargo run --features {feature} --example rag_pipeline -- …` (or pass `--offline`)"
+    )
+    .into()
 }
 
 /// The shortest complete use of the pipeline, shown in the guide (`docs/tour.md`): one question,
@@ -181,6 +216,7 @@ impl Demo {
 
     /// [`Self::new`] for a locally served model: the pipeline is loaded with the server's
     /// context window and counts every prompt with the server's tokenizer and chat template.
+    #[cfg(feature = "llama")]
     #[allow(
         dead_code,
         reason = "the example's `main` and ctx-tests/tests/llama_demo.rs call it; ctx-tests/tests/rag_pipeline.rs does not"
