@@ -89,6 +89,9 @@ pub struct Ranks {
     /// Tokens up to this many bytes are in `short` (12, or 0 for a vocabulary whose ranks do
     /// not fit its slots).
     short_max: usize,
+    /// `bytes[b]`: the rank of the byte `b` alone ([`NONE`] when not a token): a fifth of a
+    /// text's pieces are one byte.
+    bytes: [u32; 256],
     /// `pairs[a << 8 | b]`: the rank of the two bytes `a b` ([`NONE`] when not a token); every
     /// merge starts with the pairs of bytes.
     pairs: Box<[u32]>,
@@ -124,6 +127,7 @@ impl Ranks {
             tokens: vocab,
             short: ShortRanks::with_capacity(tokens - long),
             short_max,
+            bytes: [NONE; 256],
             pairs: vec![NONE; 1 << 16].into_boxed_slice(),
             hasher: DefaultHashBuilder::default(),
             slots: vec![0; size].into_boxed_slice(),
@@ -143,9 +147,13 @@ impl Ranks {
             let bytes = &*bytes;
             let Some(&first) = bytes.first() else { continue };
             ranks.longest = ranks.longest.max(bytes.len());
-            if let &[a, b] = bytes {
-                let pair = &mut ranks.pairs[usize::from(a) << 8 | usize::from(b)];
-                *pair = (*pair).min(id);
+            match *bytes {
+                [a] => ranks.bytes[usize::from(a)] = ranks.bytes[usize::from(a)].min(id),
+                [a, b] => {
+                    let pair = &mut ranks.pairs[usize::from(a) << 8 | usize::from(b)];
+                    *pair = (*pair).min(id);
+                }
+                _ => {}
             }
             if bytes.len() <= short_max {
                 ranks.short.insert(bytes, id);
@@ -210,14 +218,26 @@ impl Ranks {
     }
 
     /// The rank of the token whose bytes are `bytes`, if there is one.
+    #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        if bytes.is_empty() || bytes.len() > self.longest {
-            return None;
-        }
-        if let &[a, b] = bytes {
-            let rank = self.pairs[usize::from(a) << 8 | usize::from(b)];
-            return (rank != NONE).then_some(rank);
-        }
+        let rank = match *bytes {
+            [] => return None,
+            [a] => self.bytes[usize::from(a)],
+            [a, b] => self.pairs[usize::from(a) << 8 | usize::from(b)],
+            _ if bytes.len() > self.longest => return None,
+            _ => return self.rank_of_longer(bytes),
+        };
+        (rank != NONE).then_some(rank)
+    }
+
+    /// Whether the byte `byte` alone is a token (every byte is one in both encodings).
+    #[inline]
+    pub(crate) fn is_byte_token(&self, byte: u8) -> bool {
+        self.bytes[usize::from(byte)] != NONE
+    }
+
+    /// [`Self::rank`] of three bytes or more, at most [`Self::longest`].
+    fn rank_of_longer(&self, bytes: &[u8]) -> Option<u32> {
         if bytes.len() <= self.short_max {
             return self.short.get(bytes);
         }

@@ -503,6 +503,12 @@ impl PieceVocab for ModelBpe {
         self.is_one_token_packed(piece, key)
     }
 
+    /// A byte with a token is that token (a missing byte is left out, and counts 0).
+    #[inline]
+    fn is_byte_token(&self, byte: u8) -> bool {
+        self.byte_ids[usize::from(byte)] != NO_TOKEN
+    }
+
     #[inline]
     fn count_piece(&self, piece: &[u8]) -> usize {
         ModelBpe::count_piece(self, piece)

@@ -116,6 +116,11 @@ impl PieceVocab for OpenAiVocab {
     }
 
     #[inline]
+    fn is_byte_token(&self, byte: u8) -> bool {
+        self.ranks.is_byte_token(byte)
+    }
+
+    #[inline]
     fn count_piece(&self, piece: &[u8]) -> usize {
         OpenAiVocab::count_piece(self, piece)
     }

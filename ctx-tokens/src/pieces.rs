@@ -181,6 +181,11 @@ pub(super) trait PieceVocab {
     /// for the OpenAI encodings; with `ignore_merges` for a model file).
     fn is_one_token(&self, piece: &[u8], key: u128) -> bool;
 
+    /// Whether a piece of one byte counts one token, answered from a table of the 256 bytes
+    /// before any packing or lookup (`false` sends it the way of longer pieces). A fifth of a
+    /// text's pieces are one byte (`(`, `"`, `.`, a newline).
+    fn is_byte_token(&self, byte: u8) -> bool;
+
     /// The exact count of one piece, merged.
     fn count_piece(&self, piece: &[u8]) -> usize;
 }
@@ -212,6 +217,11 @@ impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
     /// The exact count of one piece.
     pub(super) fn piece(&mut self, piece: &str) -> usize {
         let bytes = piece.as_bytes();
+        if let &[byte] = bytes
+            && self.vocab.is_byte_token(byte)
+        {
+            return 1;
+        }
         if bytes.len() <= INLINE {
             let key = pack(bytes);
             // Most pieces of real text are one token (` the`, `(`, `    `): one probe of the
