@@ -2,7 +2,7 @@
 """What a user waits for before ctx first runs (issue 39), each from a warm registry and an empty
 target directory, timed in wall and CPU seconds (user + system of every process cargo starts):
 
-    scripts/first-build.py crate [--rounds N] [--features-rounds N] [--features a,b] [--timings]
+    scripts/first-build.py crate [--rev REV ...] [--rounds N] [--features-rounds N] [--features a,b] [--timings]
     scripts/first-build.py example [--rev REV ...] [--rounds N] [--timings]
     scripts/first-build.py install [--rev REV ...] [--rounds N]
 
@@ -10,8 +10,9 @@ target directory, timed in wall and CPU seconds (user + system of every process 
   `bm25`, `tokio` with `macros` and `rt-multi-thread`, `main.rs` the README's own `pipeline!`
   example, taken from README.md), beside a fresh crate depending on tiktoken-rs alone (counting
   one text), built in interleaved rounds with the dev profile cargo gives a user (`cargo build`:
-  no `--release`, cargo's defaults, incremental on); then the README crate with each feature
-  added to `bm25`, and each feature's seconds over the README crate's median.
+  no `--release`, cargo's defaults, incremental on); with `--rev`, one README crate per source
+  (as for `install`), all in the same interleaved rounds; then the README crate with each feature
+  added to `bm25` (on the last `--rev`), and each feature's seconds over that crate's median.
 - `example`: `cargo run --example rag_pipeline -- "How is the invoice total computed?"`, as the
   README says, for each `--rev` (as for `install`), in interleaved rounds.
 - `install`: `cargo install --path ctx-cli --locked` into a scratch root, for each `--rev` (a
@@ -94,20 +95,20 @@ def readme_example() -> str:
     return re.search(r"```rust\n(.*?)```", section, re.S).group(1)
 
 
-def write_crate(dir: Path, name: str, deps: str, main: str) -> None:
+def write_crate(dir: Path, name: str, deps: str, main: str, lock_from: Path = ROOT) -> None:
     (dir / "src").mkdir(parents=True, exist_ok=True)
     (dir / "Cargo.toml").write_text(
         f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
         f"[dependencies]\n{deps}\n"
     )
     (dir / "src" / "main.rs").write_text(main)
-    shutil.copy(ROOT / "Cargo.lock", dir / "Cargo.lock")
+    shutil.copy(lock_from / "Cargo.lock", dir / "Cargo.lock")
 
 
-def ctx_deps(features: list) -> str:
+def ctx_deps(features: list, source: Path = ROOT) -> str:
     listed = ", ".join(f'"{f}"' for f in features)
     return (
-        f'ctx-llm = {{ path = "{ROOT}", features = [{listed}] }}\n'
+        f'ctx-llm = {{ path = "{source}", features = [{listed}] }}\n'
         'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }'
     )
 
@@ -157,28 +158,40 @@ def listing(runs: list) -> str:
 
 
 def crate_cmd(args, scratch: Path) -> list:
-    ctx_dir, peer_dir = scratch / "readme_crate", scratch / "tiktoken_crate"
-    write_crate(ctx_dir, "readme_crate", ctx_deps(["bm25"]), readme_example())
-    write_crate(peer_dir, "tiktoken_crate", 'tiktoken-rs = "0.12.1"', TIKTOKEN_MAIN)
+    revs = args.rev or ["."]
+    sources = {rev: source_of(rev, scratch) for rev in revs}
+    # The README example of this checkout for every source, so that only the library differs.
+    dirs = {"peer": scratch / "tiktoken_crate"}
+    write_crate(dirs["peer"], "tiktoken_crate", 'tiktoken-rs = "0.12.1"', TIKTOKEN_MAIN)
+    for i, rev in enumerate(revs):
+        dirs[rev] = scratch / f"readme_crate_{i}"
+        write_crate(dirs[rev], "readme_crate", ctx_deps(["bm25"], sources[rev]), readme_example(), sources[rev])
     out = header("A user's first build: the README's crate beside tiktoken-rs alone")
-    runs = {"ctx": [], "peer": []}
+    runs = {which: [] for which in dirs}
     for round in range(args.rounds):
-        order = ["peer", "ctx"] if round % 2 == 0 else ["ctx", "peer"]
+        order = ["peer"] + revs if round % 2 == 0 else list(reversed(revs)) + ["peer"]
         for which in order:
-            keep = Path(args.out).parent / f"first-build-{which}-{round + 1}.html" if args.timings else None
-            r = build_fresh(scratch, ctx_dir if which == "ctx" else peer_dir, keep)
+            name = "peer" if which == "peer" else "ctx-" + ("this" if which == "." else which)
+            keep = Path(args.out).parent / f"first-build-{name}-{round + 1}.html" if args.timings else None
+            r = build_fresh(scratch, dirs[which], keep)
             runs[which].append(r)
-            print(f"round {round + 1}: {which} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
-    c, p = runs["ctx"], runs["peer"]
+            print(f"round {round + 1}: {name} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
+    p = runs["peer"]
     out += [
         f"`cargo build --offline` (dev profile, cargo's defaults) of a fresh crate, empty target, {args.rounds} "
         f"interleaved rounds, medians (every run's wall seconds in brackets):\n",
-        "| crate | wall | CPU (user + system) | crates compiled |",
-        "|---|---:|---:|---:|",
-        f"| tiktoken-rs 0.12.1 alone, one `encode_ordinary` | {med(p, 'wall'):.1f} s [{listing(p)}] | {med(p, 'cpu'):.1f} s | {p[0]['units']} |",
-        f"| the README's crate: ctx-llm (`bm25`), tokio, its `pipeline!` | {med(c, 'wall'):.1f} s [{listing(c)}] | {med(c, 'cpu'):.1f} s | {c[0]['units']} |",
-        f"| ratio ctx ÷ tiktoken-rs | ×{med(c, 'wall') / med(p, 'wall'):.2f} | ×{med(c, 'cpu') / med(p, 'cpu'):.2f} | |",
+        "| crate | wall | CPU (user + system) | crates compiled | ratio to tiktoken-rs, wall | CPU |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| tiktoken-rs 0.12.1 alone, one `encode_ordinary` | {med(p, 'wall'):.1f} s [{listing(p)}] | {med(p, 'cpu'):.1f} s | {p[0]['units']} | | |",
     ]
+    for rev in revs:
+        c = runs[rev]
+        label = "" if rev == "." and len(revs) == 1 else (" (this checkout)" if rev == "." else f" (`{rev}`)")
+        out.append(
+            f"| the README's crate{label}: ctx-llm (`bm25`), tokio, its `pipeline!` | {med(c, 'wall'):.1f} s [{listing(c)}] "
+            f"| {med(c, 'cpu'):.1f} s | {c[0]['units']} | ×{med(c, 'wall') / med(p, 'wall'):.2f} | ×{med(c, 'cpu') / med(p, 'cpu'):.2f} |"
+        )
+    c = runs[revs[-1]]
     features = [f for f in args.features.split(",") if f] if args.features else []
     if features and args.features_rounds > 0:
         base_wall, base_cpu = med(c, "wall"), med(c, "cpu")
@@ -188,9 +201,10 @@ def crate_cmd(args, scratch: Path) -> list:
             "| features | wall | added wall | CPU | added CPU | crates compiled |",
             "|---|---:|---:|---:|---:|---:|",
         ]
+        source = sources[revs[-1]]
         for f in features:
             dir = scratch / f"with_{f}"
-            write_crate(dir, f"with_{f}", ctx_deps(["bm25", f]), readme_example())
+            write_crate(dir, f"with_{f}", ctx_deps(["bm25", f], source), readme_example(), source)
             keep = Path(args.out).parent / f"first-build-{f}.html" if args.timings else None
             fr = [build_fresh(scratch, dir, keep) for _ in range(args.features_rounds)]
             print(f"feature {f}: {listing(fr)} s wall", file=sys.stderr)
@@ -309,7 +323,7 @@ def main() -> None:
     ap.add_argument("--features", default=",".join(FEATURES), help="for `crate`: features to add one by one")
     ap.add_argument("--features-rounds", type=int, default=1)
     ap.add_argument("--timings", action="store_true", help="keep cargo's --timings report of each build beside --out")
-    ap.add_argument("--rev", action="append", help="for `install` and `example`: a commit, or `.` (repeatable)")
+    ap.add_argument("--rev", action="append", help="a commit, or `.` for this checkout (repeatable)")
     ap.add_argument("--explain-rounds", type=int, default=10)
     target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
     ap.add_argument("--out", default=str(target / "ctx-bench" / "first-build.md"))

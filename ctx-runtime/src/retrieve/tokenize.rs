@@ -2,13 +2,25 @@
 //!
 //! A question says "how is the order total computed", the code says `ComputeOrderTotal` or
 //! `compute_order_total`: identifiers are split at `_` and at case changes (`HTTPServer` →
-//! `HTTP`, `Server`), then the words go through `bm25`'s English tokenizer (lowercase, stop
-//! words removed, Snowball stemming). A multi-word identifier also yields its whole lowercased
+//! `HTTP`, `Server`), then the words go through an English tokenizer (folded to ASCII, lowercase,
+//! stop words removed, Snowball stemming). A multi-word identifier also yields its whole lowercased
 //! form without separators (`computeordertotal`), so that an exact identifier in the query ranks
 //! the file that defines it above files that merely use the same words.
+//!
+//! The English words are ctx's own tokenizer over the crates `bm25`'s default tokenizer is made
+//! of (deunicode, unicode-segmentation, NLTK's stop words, Snowball's stemmer): the same tokens
+//! (a test compares the two), without that tokenizer's cache macro, which brought a second `syn`,
+//! darling, ahash and zerocopy into every build with `bm25`.
 
 #[cfg(feature = "bm25")]
-use bm25::{DefaultTokenizer, Language, Tokenizer};
+use std::collections::HashSet;
+
+#[cfg(feature = "bm25")]
+use bm25::Tokenizer;
+#[cfg(feature = "bm25")]
+use rust_stemmers::{Algorithm, Stemmer};
+#[cfg(feature = "bm25")]
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Splits one identifier into its words: at `_` and other non-alphanumeric characters, at a
 /// lowercase letter or digit followed by an uppercase one, and before the last uppercase letter
@@ -39,25 +51,59 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
     parts
 }
 
+/// What unmapped characters become when text is folded to ASCII (as `bm25`'s tokenizer folds).
+#[cfg(feature = "bm25")]
+const UNMAPPED: &str = "[?]";
+
+/// English words as BM25 ranks them: the text folded to ASCII (`é` → `e`, by deunicode),
+/// lowercased, cut at Unicode word boundaries (UAX #29), NLTK's English stop words dropped and
+/// the rest stemmed with Snowball's English stemmer.
+#[cfg(feature = "bm25")]
+struct EnglishWords {
+    /// NLTK's English stop words, folded as the text is.
+    stop_words: HashSet<String>,
+    stemmer: Stemmer,
+}
+
+#[cfg(feature = "bm25")]
+impl EnglishWords {
+    fn new() -> Self {
+        let stop_words = stop_words::get(stop_words::LANGUAGE::English)
+            .iter()
+            .map(|w| deunicode::deunicode_with_tofu_cow(w, UNMAPPED).into_owned())
+            .collect();
+        EnglishWords { stop_words, stemmer: Stemmer::create(Algorithm::English) }
+    }
+
+    fn tokenize(&self, text: &str) -> Vec<String> {
+        let folded = deunicode::deunicode_with_tofu_cow(text, UNMAPPED).to_lowercase();
+        folded
+            .unicode_words()
+            .filter(|word| !self.stop_words.contains(*word))
+            .map(|word| self.stemmer.stem(word).into_owned())
+            .collect()
+    }
+}
+
+#[cfg(feature = "bm25")]
+impl std::fmt::Debug for EnglishWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnglishWords").field("stop_words", &self.stop_words.len()).finish_non_exhaustive()
+    }
+}
+
 /// The tokenizer of [`super::Bm25Index`] (feature `bm25`).
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 #[derive(Debug)]
 pub struct CodeTokenizer {
-    words: DefaultTokenizer,
+    words: EnglishWords,
 }
 
 #[cfg(feature = "bm25")]
 impl Default for CodeTokenizer {
     fn default() -> Self {
-        CodeTokenizer {
-            words: DefaultTokenizer::builder()
-                .language_mode(Language::English)
-                .normalization(true)
-                .stopwords(true)
-                .stemming(true)
-                .build(),
-        }
+        CodeTokenizer { words: EnglishWords::new() }
     }
 }
 
@@ -126,6 +172,53 @@ mod tests {
         let question = t.tokenize("How are the order totals computed?");
         assert!(question.contains(&"comput".to_owned()), "{question:?}");
         assert!(!question.contains(&"the".to_owned()), "stop words dropped: {question:?}");
+    }
+
+    /// The English words are the tokens of `bm25`'s own English tokenizer (normalisation, stop
+    /// words and stemming on), which ranked `Bm25Index` before ctx had its own.
+    #[cfg(feature = "bm25")]
+    fn bm25_english() -> bm25::DefaultTokenizer {
+        bm25::DefaultTokenizer::builder()
+            .language_mode(bm25::Language::English)
+            .normalization(true)
+            .stopwords(true)
+            .stemming(true)
+            .build()
+    }
+
+    #[cfg(feature = "bm25")]
+    #[test]
+    fn english_words_are_bm25s_tokens() {
+        let ours = EnglishWords::new();
+        let theirs = bm25_english();
+        for text in [
+            "",
+            "How is the invoice total computed? The totals are summed per line, then taxed.",
+            "Don't stop: they're running, ran, runs; THE END.",
+            "Crème brûlée, naïve café, Ærøskøbing, straße, İstanbul, ΑΘΗΝΑ, Москва, 東京, 🍕 pizza",
+            "compute_order_totals ComputeOrderTotals HTTPServerError_v2 3.14 1,000 e-mail user@example.com",
+            "  \t\n  ",
+            "It's the user's choice; we've ours and yours, ourselves.",
+        ] {
+            assert_eq!(ours.tokenize(text), Tokenizer::tokenize(&theirs, text), "{text:?}");
+        }
+    }
+
+    #[cfg(feature = "bm25")]
+    proptest! {
+        /// On any text, letters of every script, digits, punctuation and emoji alike.
+        #[test]
+        fn english_words_match_bm25_on_any_text(text in "\\PC{0,64}") {
+            let theirs = bm25_english();
+            prop_assert_eq!(EnglishWords::new().tokenize(&text), Tokenizer::tokenize(&theirs, &text));
+        }
+
+        /// On English-looking text: words, some of them stop words, with punctuation between.
+        #[test]
+        fn english_words_match_bm25_on_sentences(text in "((the|The|and|running|isn't|computed|Totals|[a-zA-Z]{1,9})[ ,.;'!?-]{1,2}){0,16}") {
+            let theirs = bm25_english();
+            prop_assert_eq!(EnglishWords::new().tokenize(&text), Tokenizer::tokenize(&theirs, &text));
+        }
     }
 
     proptest! {
