@@ -115,7 +115,7 @@ process-wide piece cache emptied before each pass; the column \"caches\" says wh
         cat "$out/tokens_interleaved.md"
     fi
     if [ -f "$out/tokens_parallel.md" ]; then
-        printf '\n### A million tokens on the cores free\n\n'
+        printf '\n\n### A million tokens on the cores free\n\n'
         cat "$out/tokens_parallel.md"
     fi
     if [ -f "$out/peers_count.md" ]; then
