@@ -124,8 +124,8 @@ pub(crate) fn free_cores() -> usize {
         return 1;
     }
     #[cfg(target_os = "linux")]
-    if let Some(runnable) = linux::runnable_now() {
-        return free_of(linux::online_cpus(), runnable, allowed);
+    if let Some(runnable) = runnable_now() {
+        return free_of(online_cpus(), runnable, allowed);
     }
     allowed.min(FALLBACK_MAX)
 }
@@ -161,31 +161,28 @@ fn cpus_in_list(list: &str) -> Option<usize> {
     })
 }
 
+/// The threads runnable on the machine now, the caller included.
 #[cfg(target_os = "linux")]
-mod linux {
+fn runnable_now() -> Option<usize> {
     use std::io::Read;
-    use std::sync::OnceLock;
+    // A stack buffer and one read: the file is under 100 bytes, and the kernel writes it whole.
+    let mut buf = [0u8; 128];
+    let n = std::fs::File::open("/proc/loadavg").ok()?.read(&mut buf).ok()?;
+    runnable_in(std::str::from_utf8(&buf[..n]).ok()?)
+}
 
-    /// The threads runnable on the machine now, the caller included.
-    pub(super) fn runnable_now() -> Option<usize> {
-        // A stack buffer and one read: the file is under 100 bytes, and the kernel writes it whole.
-        let mut buf = [0u8; 128];
-        let n = std::fs::File::open("/proc/loadavg").ok()?.read(&mut buf).ok()?;
-        super::runnable_in(std::str::from_utf8(&buf[..n]).ok()?)
-    }
-
-    /// The machine's online CPUs (what `/proc/loadavg`'s runnable threads run on), read once;
-    /// the cores this process may use when the list cannot be read.
-    pub(super) fn online_cpus() -> usize {
-        static ONLINE: OnceLock<usize> = OnceLock::new();
-        *ONLINE.get_or_init(|| {
-            std::fs::read_to_string("/sys/devices/system/cpu/online")
-                .ok()
-                .and_then(|list| super::cpus_in_list(&list))
-                .filter(|&n| n > 0)
-                .unwrap_or_else(super::allowed_cores)
-        })
-    }
+/// The machine's online CPUs (what `/proc/loadavg`'s runnable threads run on), read once; the
+/// cores this process may use when the list cannot be read.
+#[cfg(target_os = "linux")]
+fn online_cpus() -> usize {
+    static ONLINE: OnceLock<usize> = OnceLock::new();
+    *ONLINE.get_or_init(|| {
+        std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|list| cpus_in_list(&list))
+            .filter(|&n| n > 0)
+            .unwrap_or_else(allowed_cores)
+    })
 }
 
 /// Pieces each thread remembers from its start, to find where its split meets the previous one.
