@@ -33,7 +33,7 @@ out="$target/ctx-bench"
 # This run's results only: criterion writes here instead of the shared target/criterion.
 export CRITERION_HOME="$out/criterion"
 export CTX_BENCH_OUT="$out"
-[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME" "$out/tokens_interleaved.md" "$out/peers_count.md"
+[ -z "${CTX_BENCH_KEEP:-}" ] && rm -rf "$CRITERION_HOME" "$out/tokens_interleaved.md" "$out/tokens_parallel.md" "$out/peers_count.md"
 mkdir -p "$out"
 failed=()
 crit_args=(--warm-up-time 1 --measurement-time 3)
@@ -84,7 +84,7 @@ if [ -z "${CTX_BENCH_NO_PEERS:-}" ]; then
         python_json="$out/peers_python.json"
     fi
     if want peers_count; then
-        echo "== peers_count: counting beside quicktok and tokenizers, the scanner alone, 1M tokens on every core" >&2
+        echo "== peers_count: counting beside quicktok and tokenizers, the scanner alone" >&2
         # The open models' rows need llama.cpp's vocabularies (scripts/model-fixtures.sh provision).
         # Built in ctx-tokens: only the tokenizer and its references, not the test suite's crates.
         vocab_env=$(scripts/model-fixtures.sh env 2>/dev/null || true)
@@ -113,6 +113,10 @@ process-wide piece cache emptied before each pass; the column \"caches\" says wh
     if [ -f "$out/tokens_interleaved.md" ]; then
         printf '\n### Token counting, contenders interleaved\n\n'
         cat "$out/tokens_interleaved.md"
+    fi
+    if [ -f "$out/tokens_parallel.md" ]; then
+        printf '\n\n### A million tokens on the cores free\n\n'
+        cat "$out/tokens_parallel.md"
     fi
     if [ -f "$out/peers_count.md" ]; then
         printf '\n### Token counting beside quicktok and tokenizers\n\n'

@@ -25,7 +25,7 @@ SECTIONS = [
      "appending 1 KB to a counted 1 MB context costs at most twice counting the 1 KB alone"),
     ("tokens/repeat", "An unchanged 1 MB text counted again",
      "at most 100 µs (a hash of the text, not a tokenization); nothing through a CountedText"),
-    ("tokens/parallel", "One thread against all, 64 KB to 4 MB", "where counting in parallel starts to pay"),
+    ("tokens/parallel", "One thread against the chosen count and all, 64 KB to 4 MB", "where counting in parallel starts to pay, and what the choice gives"),
     ("tokens/scaling", "Worst-case scaling, 10 KB to 10 MB",
      "linear in the input on every shape (tiktoken-rs is superlinear on long runs without spaces, "
      "and panics on a ~1 MB whitespace run)"),

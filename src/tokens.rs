@@ -12,8 +12,8 @@ pub use ctx_runtime::tokens::{
     ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, BpeBackend, CacheStats, ChatFormat, ChatTemplate, CountCache,
     CountCheckpoint, CountedText, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, Encoding, GgufError, GgufMetadata,
     GgufValue, MODEL_TABLE, MarginBackend, ModelInfo, OpenAiOverhead, PARALLEL_MIN_BYTES, PieceCache,
-    REASONING_ITEM_SPECIALS, RequestCounter, TokenCounter, TokenError, TokenizerBackend, estimated_counter, gguf,
-    is_reasoning_item,
+    REASONING_ITEM_SPECIALS, RequestCounter, THREADS_ENV, TokenCounter, TokenError, TokenizerBackend,
+    estimated_counter, gguf, is_reasoning_item,
 };
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]

@@ -28,8 +28,9 @@ const FLOORS: &[(&str, &[&[&str]])] = &[
             &["error", "names", "chat", "char_classes", "filter", "cache", "gguf"],
             // Reading text: the pre-tokenizer scanners, the encodings and model table, templates.
             &["pretokenize", "encoding", "jinja"],
-            // The OpenAI vocabularies' bytes, and counting by pieces over any vocabulary.
-            &["token_bytes", "pieces"],
+            // The OpenAI vocabularies' bytes, and counting by pieces over any vocabulary, on one
+            // thread or several.
+            &["token_bytes", "pieces", "parallel"],
             // The merge, on its rank index of the bytes.
             &["merge"],
             // The vocabularies: the OpenAI encodings over the merge, model files' BPE models.

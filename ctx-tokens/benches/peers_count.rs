@@ -1,7 +1,7 @@
 //! Counting side by side with quicktok (C++, SIMD scanners; `pip install quicktok-v1`), the
 //! fastest exact tokenizer published, and with Hugging Face `tokenizers` for the open models; with
-//! ctx's own scanner alone beside them (the bound of a cold count), and a request of a million
-//! tokens counted on one thread and on every core.
+//! ctx's own scanner alone beside them (the bound of a cold count). (A request of a million
+//! tokens on one thread and on the cores free is `tokens/parallel` in `benches/tokens.rs`.)
 //!
 //! It lives beside the tokenizer (not in `ctx-tests`) so that `scripts/bench.sh` builds only
 //! ctx-tokens and its references for it, not the test suite's servers and clients.
@@ -21,12 +21,6 @@
 //! bench stops otherwise); quicktok's differences are reported (its `llama3` is Meta's rank file,
 //! where ctx and llama.cpp use the GGUF's merge list).
 //!
-//! Then the long request: the corpus, then copies of it with their letters rotated (`a`→`b`, …:
-//! new words, so the copies are not answered from the first one's pieces), to at least a million
-//! cl100k and o200k tokens, counted cold (piece cache emptied before each pass) on one thread and
-//! on the machine's cores (`BpeBackend::with_threads(0)`), in turn, in wall time (the point of the
-//! threads); the two counts must be equal, and equal to bpe-openai's.
-//!
 //! Open models need `CTX_VOCAB_DIR` (`scripts/model-fixtures.sh`): the Llama 3, Qwen 2 and
 //! StarCoder vocabularies of llama.cpp's fixtures (Qwen 2.5 and 3 share Qwen 2's vocabulary and
 //! pattern), and `CTX_LLAMA_GGUF` (`scripts/llama-server.sh`) for SmolLM2's; quicktok has no
@@ -39,7 +33,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctx_tokens::{BpeBackend, Encoding, GgufMetadata, HfTokenizer, PieceCache, TokenizerBackend};
 
@@ -319,69 +313,6 @@ fn main() {
         ));
     }
     drop(peer);
-    report.push_str(&long_request(&whole, rounds));
     eprintln!("{report}");
     let _ = std::fs::write(out.join("peers_count.md"), &report);
-}
-
-/// `text` with its ASCII letters rotated by `k` places: other words, the same shapes.
-fn rotated(text: &str, k: u8) -> String {
-    let turn = |c: char, base: u8| char::from(base + (c as u8 - base + k) % 26);
-    text.chars()
-        .map(|c| match c {
-            'a'..='z' => turn(c, b'a'),
-            'A'..='Z' => turn(c, b'A'),
-            _ => c,
-        })
-        .collect()
-}
-
-/// A request of at least a million tokens (the corpus, then copies with rotated letters),
-/// counted cold on one thread and on the machine's cores, in turn, in wall time; the counts must
-/// be equal.
-fn long_request(corpus: &str, rounds: usize) -> String {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut out = format!(
-        "\nA request of a million tokens or more (the corpus, then copies of it with their letters rotated: new \
-         words), counted cold (piece cache emptied before each pass) on one thread and on every core \
-         (`with_threads(0)`: {cores} here), {rounds} interleaved rounds, medians of wall time:\n\n\
-         | encoding | bytes | tokens | one thread | every core | speed-up |\n|---|---:|---:|---:|---:|---:|\n"
-    );
-    for encoding in Encoding::ALL {
-        let (one, all) = (BpeBackend::new(encoding).with_threads(1), BpeBackend::new(encoding).with_threads(0));
-        let (mut text, mut tokens, mut k) = (String::new(), 0, 0u8);
-        while tokens < 1_000_000 {
-            let copy = rotated(corpus, k);
-            tokens += one.count(&copy).expect("count");
-            text.push_str(&copy);
-            k = (k + 1) % 26;
-        }
-        let mut times: [Vec<Duration>; 2] = Default::default();
-        let mut counts = [0usize; 2];
-        for round in 0..rounds {
-            for k in 0..2 {
-                let which = (k + round) % 2;
-                one.piece_cache().clear();
-                let backend = if which == 0 { &one } else { &all };
-                let start = Instant::now();
-                let n = backend.count(std::hint::black_box(&text)).expect("count");
-                times[which].push(start.elapsed());
-                counts[which] = n;
-            }
-            assert_eq!(counts[0], counts[1], "{encoding}: one thread and every core must count alike");
-        }
-        let reference = match encoding {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-        };
-        assert_eq!(counts[0], reference.count(&text), "{encoding}: bpe-openai's count");
-        let [t1, tn] = times.map(median);
-        out.push_str(&format!(
-            "| {encoding} | {} | {} | {t1:.1?} | {tn:.1?} | ×{:.2} |\n",
-            text.len(),
-            counts[0],
-            t1.as_secs_f64() / tn.as_secs_f64()
-        ));
-    }
-    out
 }

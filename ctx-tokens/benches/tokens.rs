@@ -13,8 +13,12 @@
 //!   piece caches' memory, to stderr and to `$CTX_BENCH_OUT/tokens_interleaved.md`.
 //! - `tokens/append`: a 1 MB context grown by 1 KB (`CountedText::push_str`) beside counting the
 //!   1 KB alone and recounting the whole; `tokens/repeat`: an unchanged 1 MB text counted again.
-//! - `tokens/parallel`: one thread against the machine's, 64 KB to 4 MB (where the parallel
-//!   threshold comes from).
+//! - `tokens/parallel`: one thread against the count the backend chooses by the cores free
+//!   (`with_threads(0)`) and against every core, 64 KB to 4 MB (where the parallel threshold
+//!   comes from); then a request of a million tokens and more, cold, the three in turn for
+//!   many rounds, in wall time, with the load and the threads each count chose, and what the
+//!   choice costs (to stderr and `$CTX_BENCH_OUT/tokens_parallel.md`; run only when
+//!   `CTX_BENCH_FILTER` is unset or names `tokens/parallel`).
 //! - `tokens/scaling/*`: 10 KB → 10 MB of random letters without spaces and of a whitespace run
 //!   ending in a word (the shape that overflows tiktoken-rs's regex stack). tiktoken-rs is
 //!   measured where one probe run does not panic and finishes within a few seconds.
@@ -396,25 +400,145 @@ fn append(c: &mut Criterion) {
     }
 }
 
-/// One thread against several, by size: where counting in parallel starts to pay.
+/// One thread against the chosen count and every core, by size: where counting in parallel
+/// starts to pay, and what the choice gives on the machine as it is.
 fn parallel(c: &mut Criterion) {
     let corpus = corpus_files().concat();
     let encoding = Encoding::Cl100kBase;
-    let (one, many) = (single(encoding), BpeBackend::new(encoding).with_threads(0));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one = single(encoding);
+    let chosen = BpeBackend::new(encoding).with_threads(0);
+    let every = BpeBackend::new(encoding).with_threads(cores);
     let mut g = c.benchmark_group("tokens/parallel");
     g.sample_size(20);
     for bytes in [64_000usize, 300_000, 1_000_000, 4_000_000] {
         let text = sized(&corpus, bytes);
         one.count(&text).expect("warm");
         g.throughput(Throughput::Bytes(bytes as u64));
-        g.bench_with_input(BenchmarkId::new("one-thread", bytes), &text, |b, t| {
-            b.iter(|| one.count(black_box(t)).unwrap_or(0))
-        });
-        g.bench_with_input(BenchmarkId::new("all-threads", bytes), &text, |b, t| {
-            b.iter(|| many.count(black_box(t)).unwrap_or(0))
-        });
+        for (name, backend) in [("one-thread", &one), ("chosen-threads", &chosen), ("all-threads", &every)] {
+            g.bench_with_input(BenchmarkId::new(name, bytes), &text, |b, t| {
+                b.iter(|| backend.count(black_box(t)).unwrap_or(0))
+            });
+        }
     }
     g.finish();
+    if std::env::var("CTX_BENCH_FILTER").is_ok_and(|f| !"tokens/parallel".contains(f.as_str())) {
+        return;
+    }
+    let report = million_tokens(&corpus, cores);
+    eprintln!("{report}");
+    if let Ok(dir) = std::env::var("CTX_BENCH_OUT") {
+        let _ = std::fs::write(PathBuf::from(dir).join("tokens_parallel.md"), &report);
+    }
+}
+
+/// `text` with its ASCII letters rotated by `k` places: other words, the same shapes.
+fn rotated(text: &str, k: u8) -> String {
+    let turn = |c: char, base: u8| char::from(base + (c as u8 - base + k) % 26);
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => turn(c, b'a'),
+            'A'..='Z' => turn(c, b'A'),
+            _ => c,
+        })
+        .collect()
+}
+
+/// The machine's load average and runnable threads now (`/proc/loadavg`, first four fields).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map_or_else(|_| "?".to_owned(), |l| l.split_ascii_whitespace().take(4).collect::<Vec<_>>().join(" "))
+}
+
+/// A request of at least a million tokens (the corpus, then copies with rotated letters: new
+/// words, not answered from the first copy's pieces), counted cold on one thread, on the count
+/// `with_threads(0)` chooses, and on every core, in turn, in wall time; the counts must be equal,
+/// and equal to bpe-openai's. Then what the choice costs.
+fn million_tokens(corpus: &str, cores: usize) -> String {
+    const ROUNDS: usize = 21;
+    let mut out = format!(
+        "A request of a million tokens or more (the corpus, then copies of it with their letters rotated: new \
+         words), counted cold (piece cache emptied before each pass) on one thread, on the threads the backend \
+         chooses as the count starts (`with_threads(0)`: the cores free then) and on every core \
+         (`with_threads({cores})`), {ROUNDS} interleaved rounds, medians of wall time; the load is \
+         `/proc/loadavg`'s averages and runnable/all threads before and after each encoding:\n\n\
+         | encoding | bytes | tokens | load before → after | one thread | chosen | threads chosen | every core | \
+         chosen ×one | every core ×one |\n|---|---:|---:|---|---:|---:|---|---:|---:|---:|\n"
+    );
+    let (mut choices, mut one_thread) = (Vec::new(), Vec::new());
+    for encoding in Encoding::ALL {
+        let one = single(encoding);
+        let chosen = BpeBackend::new(encoding).with_threads(0);
+        let every = BpeBackend::new(encoding).with_threads(cores);
+        let (mut text, mut tokens, mut k) = (String::new(), 0, 0u8);
+        while tokens < 1_000_000 {
+            let copy = rotated(corpus, k);
+            tokens += one.count(&copy).expect("count");
+            text.push_str(&copy);
+            k = (k + 1) % 26;
+        }
+        let before = load();
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        let mut picked = Vec::new();
+        for round in 0..ROUNDS {
+            let mut counts = [0usize; 3];
+            for k in 0..3 {
+                let which = (k + round) % 3;
+                one.piece_cache().clear();
+                let backend = [&one, &chosen, &every][which];
+                if which == 1 {
+                    picked.push(chosen.threads_for(text.len()).expect("threads"));
+                }
+                let start = Instant::now();
+                counts[which] = backend.count(black_box(&text)).expect("count");
+                times[which].push(start.elapsed());
+            }
+            assert!(counts.iter().all(|&n| n == counts[0]), "{encoding}: {counts:?} on 1, chosen, {cores} threads");
+            tokens = counts[0];
+        }
+        let after = load();
+        assert_eq!(tokens, raw_bpe(encoding).count(&text), "{encoding}: bpe-openai's count");
+        let [t1, tc, tn] = times.map(median);
+        let r = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
+        let spread = |xs: &[usize]| {
+            let (lo, hi) = (xs.iter().min().unwrap_or(&0), xs.iter().max().unwrap_or(&0));
+            let many = xs.iter().filter(|&&n| n > 1).count();
+            format!("{lo}–{hi} ({many} of {} rounds > 1)", xs.len())
+        };
+        out.push_str(&format!(
+            "| {encoding} | {} | {tokens} | {before} → {after} | {t1:.1?} | {tc:.1?} | {} | {tn:.1?} | ×{:.2} | ×{:.2} |\n",
+            text.len(),
+            spread(&picked),
+            r(t1, tc),
+            r(t1, tn),
+        ));
+        // The choice alone, as a count of this text makes it: batches of 100 calls.
+        choices.extend((0..200).map(|_| {
+            let start = Instant::now();
+            for _ in 0..100 {
+                black_box(chosen.threads_for(black_box(text.len())).expect("threads"));
+            }
+            start.elapsed() / 100
+        }));
+        one_thread.push(t1);
+    }
+    let probe: Vec<Duration> = (0..200)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(std::thread::available_parallelism().map_or(1, |n| n.get()));
+            start.elapsed()
+        })
+        .collect();
+    let choice = median(choices);
+    let fastest = one_thread.into_iter().min().unwrap_or(Duration::MAX);
+    out.push_str(&format!(
+        "\nThe choice (`threads_for`: one read of `/proc/loadavg` on Linux; the affinity, cgroup quota and online CPUs \
+         read once per process): {choice:.2?} per count (median of 400 batches of 100), {:.3}% of the faster one-thread \
+         count above ({fastest:.1?}); `available_parallelism()` read every time instead would cost {:.2?}.\n",
+        100.0 * choice.as_secs_f64() / fastest.as_secs_f64(),
+        median(probe),
+    ));
+    out
 }
 
 /// The merge alone: every distinct piece of the corpus, by length, bpe-openai against ctx.

@@ -18,6 +18,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use super::encoding::Encoding;
 use super::incremental::{self, CountCheckpoint};
 use super::openai_vocab::{self, OpenAiVocab};
+use super::parallel::{self, Threads};
 use super::pieces::{self, PieceCache, PieceCounter};
 use crate::TokenError;
 
@@ -96,16 +97,27 @@ fn longest_token(encoding: Encoding) -> usize {
 /// ctx's own backend for the OpenAI encodings. ctx's default.
 ///
 /// It counts piece by piece through the encoding's process-wide [`PieceCache`] (each distinct
-/// pre-tokenizer piece is merged once). Texts of at least
-/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) are counted on the machine's cores (at most
-/// 8): on two cores that halves the time of a megabyte (`tokens/parallel` in
-/// `benches/tokens.rs`); [`Self::with_threads`] sets another number, 1 for none.
+/// pre-tokenizer piece is merged once). A text of at least
+/// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES) is counted on several threads when more than
+/// one core is free as its count starts: as many as are free, at most one per 128 KiB of text
+/// (on two idle cores that halves the time of a megabyte; `tokens/parallel` in
+/// `benches/tokens.rs`). On Linux a free core is one of the machine's online CPUs that no other
+/// runnable thread occupies at that moment (`/proc/loadavg`), within the cores this process may
+/// use (its CPU affinity and cgroup quota); elsewhere every core the process may use counts as
+/// free, at most 8. The choice costs one read of `/proc/loadavg`, microseconds beside the
+/// milliseconds of such a count, and short texts never pay it. The count is the same on any
+/// number of threads.
+///
+/// The number is a setting: [`Self::with_threads`] in code, or the environment variable
+/// [`THREADS_ENV`](super::THREADS_ENV) (`CTX_TOKENS_THREADS`) for every backend whose code does
+/// not set it, as a service pins it (`CTX_TOKENS_THREADS=1`: one thread always; `4`: at most
+/// four, whatever the machine is doing; `auto`, `0` or unset: by the free cores).
 #[derive(Clone, Copy)]
 pub struct BpeBackend {
     encoding: Encoding,
     id: &'static str,
     pieces: &'static PieceCache,
-    threads: usize,
+    threads: Threads,
 }
 
 impl BpeBackend {
@@ -121,15 +133,30 @@ impl BpeBackend {
             Encoding::Cl100kBase => 0,
             Encoding::O200kBase => 1,
         };
-        BpeBackend { encoding, id, pieces: pieces::shared_cache(slot), threads: pieces::default_threads() }
+        BpeBackend { encoding, id, pieces: pieces::shared_cache(slot), threads: Threads::FromEnv }
     }
 
-    /// This backend counting texts of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
-    /// on up to `threads` threads; 0 means the machine's parallelism (at most 8), the default.
+    /// This backend counting a text of at least [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES)
+    /// on at most `threads` threads (one per 128 KiB of text at most), whatever the machine is
+    /// doing; 0 chooses at each count by the cores free then. Either way this backend does not
+    /// read [`THREADS_ENV`](super::THREADS_ENV).
     #[must_use]
     pub fn with_threads(mut self, threads: usize) -> Self {
-        self.threads = if threads == 0 { pieces::default_threads() } else { threads };
+        self.threads = Threads::from_count(threads);
         self
+    }
+
+    /// The threads a count of a text of `bytes` bytes would start on now: 1 below
+    /// [`PARALLEL_MIN_BYTES`](super::PARALLEL_MIN_BYTES), else as [`Self::with_threads`] or
+    /// [`THREADS_ENV`](super::THREADS_ENV) set, or as many as the cores free at this moment.
+    /// For a service's logs and for benchmarks; [`TokenizerBackend::count`] chooses again.
+    ///
+    /// # Errors
+    ///
+    /// [`TokenError::Backend`] when [`THREADS_ENV`](super::THREADS_ENV) holds a value that is not
+    /// a setting (and the code did not set the number); this backend's counts then fail with it.
+    pub fn threads_for(&self, bytes: usize) -> Result<usize, TokenError> {
+        self.threads.for_text(bytes).map_err(|reason| TokenError::Backend { backend: self.id.to_owned(), reason })
     }
 
     /// The encoding's process-wide piece cache, shared by every `BpeBackend` of this encoding.
@@ -166,9 +193,10 @@ impl TokenizerBackend for BpeBackend {
     fn count(&self, text: &str) -> Result<usize, TokenError> {
         // cl100k and o200k do not normalize: the pieces of the text as given are what tiktoken
         // merges.
+        let threads = self.threads_for(text.len())?;
         guarded(self.id, || {
-            if self.threads > 1 && text.len() >= pieces::PARALLEL_MIN_BYTES {
-                pieces::count_parallel(self.tokenizer(), self.pieces, text, self.threads)
+            if threads > 1 {
+                parallel::count_parallel(self.tokenizer(), self.pieces, text, threads)
             } else {
                 PieceCounter::new(self.tokenizer(), self.pieces, text.len()).count(text)
             }
@@ -179,6 +207,8 @@ impl TokenizerBackend for BpeBackend {
     /// add up exactly) and stops as soon as the pieces counted so far plus the least the rest
     /// can cost exceed `limit`.
     fn count_up_to(&self, text: &str, limit: usize) -> Result<Option<usize>, TokenError> {
+        // One thread, but a wrong thread setting fails here as in `count`, never only sometimes.
+        self.threads_for(0)?;
         let counted = guarded(self.id, || {
             let longest = longest_token(self.encoding);
             let mut counter = PieceCounter::new(self.tokenizer(), self.pieces, text.len());
@@ -216,6 +246,7 @@ impl TokenizerBackend for BpeBackend {
 
     /// Re-splits from the last piece an append could change (see [`CountedText`](super::CountedText)).
     fn count_appended(&self, text: &str, from: CountCheckpoint) -> Result<CountCheckpoint, TokenError> {
+        self.threads_for(0)?;
         let from = if from.fits_within(text) { from } else { CountCheckpoint::default() };
         guarded(self.id, || incremental::advance(self.tokenizer(), self.pieces, text, from))
     }

@@ -67,6 +67,7 @@ mod model_bpe;
 mod model_files;
 pub mod names;
 mod openai_vocab;
+mod parallel;
 mod pieces;
 mod pretokenize;
 mod reasoning;
@@ -114,7 +115,8 @@ pub use merge::Ranks;
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
 pub use model_files::ModelFiles;
-pub use pieces::{PARALLEL_MIN_BYTES, PieceCache};
+pub use parallel::{PARALLEL_MIN_BYTES, THREADS_ENV};
+pub use pieces::PieceCache;
 pub use reasoning::{REASONING_ITEM_SPECIALS, is_reasoning_item};
 pub use template::ChatTemplate;
 #[doc(hidden)]

@@ -15,10 +15,7 @@
 //! piece) is only remembered for the rest of the text being counted. Each encoding has its own
 //! cache, so no entry is ever shared between vocabularies.
 //!
-//! Large texts are counted on several threads ([`count_parallel`]): each thread splits from a
-//! guessed boundary, and its result is used only from the first boundary where its split meets
-//! the split coming from the start — the pieces after a true boundary depend only on the text
-//! after it, so the sum is exact whatever the guess.
+//! `parallel.rs` counts a large text on several threads, each with a [`PieceCounter`] of this file.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -303,123 +300,6 @@ impl<V: ?Sized> Drop for PieceCounter<'_, V> {
     }
 }
 
-/// Texts at least this long are counted on several threads (the machine's cores by default,
-/// [`BpeBackend::with_threads`](super::BpeBackend::with_threads)). Below it, starting threads and
-/// the split repeated at each seam cost more than a free core saves; `tokens/parallel` in
-/// `benches/tokens.rs` measures one thread against all from 64 KB to 4 MB.
-pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
-
-/// Pieces each thread remembers from its start, to find where its split meets the previous one.
-const SEAM_WINDOW: usize = 512;
-
-/// How far past an even cut a thread looks for a likely piece start.
-const SEAM_SEARCH: usize = 64 * 1024;
-
-/// The machine's parallelism, at most 8.
-pub(super) fn default_threads() -> usize {
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
-}
-
-/// A position at or after `from` where a piece very likely starts: a space between a non-space
-/// and an ASCII letter (` word`), or the start of a line that begins with a letter or digit.
-/// `None` when there is none within [`SEAM_SEARCH`] bytes.
-fn likely_boundary(text: &str, from: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let end = from.saturating_add(SEAM_SEARCH).min(bytes.len().saturating_sub(1));
-    (from.max(1)..end).find_map(|i| {
-        let (prev, here, next) = (bytes[i - 1], bytes[i], bytes[i + 1]);
-        if here == b' ' && !prev.is_ascii_whitespace() && next.is_ascii_alphabetic() {
-            Some(i)
-        } else if here == b'\n' && next.is_ascii_alphanumeric() {
-            Some(i + 1)
-        } else {
-            None
-        }
-    })
-}
-
-/// What one thread counted from its guessed start.
-struct Run {
-    /// The first pieces' starts, with the tokens counted before each.
-    starts: Vec<(usize, usize)>,
-    /// Tokens from the guessed start to `end`.
-    tokens: usize,
-    /// The start of the first piece at or after the next thread's guess (or the text's end).
-    end: usize,
-}
-
-fn run<V: PieceVocab + ?Sized>(vocab: &V, cache: &PieceCache, text: &str, start: usize, stop: usize) -> Run {
-    let mut counter = PieceCounter::new(vocab, cache, stop - start);
-    let mut at = start;
-    let mut out = Run { starts: Vec::new(), tokens: 0, end: text.len() };
-    for piece in vocab.split(&text[start..]) {
-        if at >= stop {
-            out.end = at;
-            break;
-        }
-        if out.starts.len() < SEAM_WINDOW {
-            out.starts.push((at, out.tokens));
-        }
-        out.tokens += counter.piece(piece);
-        at += piece.len();
-    }
-    out
-}
-
-/// The exact count of `text` on up to `threads` threads (one when the text is short or offers no
-/// place to cut).
-pub(super) fn count_parallel<V: PieceVocab + Sync + ?Sized>(
-    vocab: &V,
-    cache: &PieceCache,
-    text: &str,
-    threads: usize,
-) -> usize {
-    let threads = threads.clamp(1, 64);
-    let mut cuts = vec![0];
-    if text.len() >= PARALLEL_MIN_BYTES {
-        for k in 1..threads {
-            let even = text.len() / threads * k;
-            if let Some(cut) = likely_boundary(text, even.max(*cuts.last().unwrap_or(&0) + 1)) {
-                cuts.push(cut);
-            }
-        }
-    }
-    if cuts.len() == 1 {
-        return PieceCounter::new(vocab, cache, text.len()).count(text);
-    }
-    let stops: Vec<usize> = cuts.iter().skip(1).copied().chain([text.len()]).collect();
-    let runs: Vec<Run> = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .iter()
-            .zip(&stops)
-            .skip(1)
-            .map(|(&start, &stop)| scope.spawn(move || run(vocab, cache, text, start, stop)))
-            .collect();
-        let first = run(vocab, cache, text, 0, stops[0]);
-        // A panic in a thread is the tokenizer's: re-raise it where the backend catches it.
-        std::iter::once(first)
-            .chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
-            .collect()
-    });
-    // `pos` is always a true piece start: the end of a run whose split is the true one.
-    let (mut pos, mut total) = (runs[0].end, runs[0].tokens);
-    for run in &runs[1..] {
-        if pos >= run.end {
-            continue; // the previous run's last piece swallowed this whole range
-        }
-        match run.starts.binary_search_by_key(&pos, |&(at, _)| at) {
-            Ok(i) => {
-                total += run.tokens - run.starts[i].1;
-                pos = run.end;
-            }
-            // The splits never met within the window: count the rest from the true boundary.
-            Err(_) => return total + PieceCounter::new(vocab, cache, text.len() - pos).count(&text[pos..]),
-        }
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,24 +350,6 @@ mod tests {
         let word = "x".repeat(PieceCache::MAX_CACHED_PIECE + 1);
         assert_eq!(PieceCounter::new(cl100k(), &cache, word.len()).count(&word), reference(&word));
         assert!(cache.is_empty());
-    }
-
-    #[test]
-    fn parallel_count_is_exact_whatever_the_seams() {
-        let cache = PieceCache::new(1024, 64 * 1024);
-        let unit = "The quick brown fox\n  jumps over\tthe lazy dog's 12345 back!!\n\n";
-        let texts = [
-            unit.repeat(PARALLEL_MIN_BYTES / unit.len() + 7),
-            // No likely boundary at all: one piece, counted on one thread.
-            "y".repeat(PARALLEL_MIN_BYTES + 3),
-            // Seams inside whitespace runs, where a guessed start is usually wrong.
-            format!("{}{}", " a".repeat(PARALLEL_MIN_BYTES / 2), "\n b".repeat(1000)),
-        ];
-        for text in &texts {
-            for threads in [1, 2, 3, 7] {
-                assert_eq!(count_parallel(cl100k(), &cache, text, threads), reference(text), "{threads}");
-            }
-        }
     }
 
     /// `i` in `len` letters (base 26): distinct words for distinct `i`.

@@ -567,8 +567,10 @@ registry! {
         PipelineFileInvalid = "PIPELINE_FILE_INVALID",
     }
     Tokens {
-        /// A tokenizer backend failed (for example a remote tokenize endpoint).
-        /// Fix: see the backend's reason in the message; check that the endpoint is up.
+        /// A tokenizer backend failed (for example a remote tokenize endpoint), or cannot count
+        /// as configured (`CTX_TOKENS_THREADS` holding no number of threads).
+        /// Fix: see the backend's reason in the message; check that the endpoint is up; set
+        /// `CTX_TOKENS_THREADS` to a positive integer or `auto`, or unset it.
         TokenizerBackend = "TOKENIZER_BACKEND",
         /// Token ids do not decode to valid UTF-8 text under the encoding.
         /// Fix: decode whole token sequences, not slices that split a character.
