@@ -9,11 +9,9 @@
 pub use ctx_runtime::tokens::TiktokenBackend;
 #[doc(inline)]
 pub use ctx_runtime::tokens::{
-    ANTHROPIC_TOOL_SYSTEM_PROMPT_TOKENS, AnthropicFormat, BpeBackend, CacheStats, ChatFormat, ChatTemplate, CountCache,
-    CountCheckpoint, CountedText, Counting, DEFAULT_ANTHROPIC_MARGIN_PERCENT, Encoding, GgufError, GgufMetadata,
-    GgufValue, MODEL_TABLE, MarginBackend, ModelInfo, OpenAiOverhead, PARALLEL_MIN_BYTES, PieceCache,
-    REASONING_ITEM_SPECIALS, RequestCounter, TokenCounter, TokenError, TokenizerBackend, estimated_counter, gguf,
-    is_reasoning_item,
+    AnthropicFormat, CacheStats, ChatFormat, ChatTemplate, CountCache, CountCheckpoint, Counting, Encoding, GgufError,
+    GgufMetadata, GgufValue, OpenAiOverhead, PieceCache, RequestCounter, TokenCounter, TokenError, TokenizerBackend,
+    gguf,
 };
 #[cfg(feature = "hf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
@@ -22,4 +20,4 @@ pub use ctx_runtime::tokens::{HfTokenizer, JinjaTemplate, ModelFiles, jinja};
 #[cfg(feature = "llama")]
 #[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
 #[doc(inline)]
-pub use ctx_runtime::tokens::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
+pub use ctx_runtime::tokens::{LlamaCppServer, RemoteTokenizer};
