@@ -248,6 +248,26 @@ impl TokenizerBackend for RemoteTokenizer {
 
 /// A llama-cpp-python server: what it serves, how large its context is, and a [`TokenCounter`]
 /// that is exact for its model.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use ctx::tokens::{ChatFormat, ChatTemplate, LlamaCppServer, RemoteTokenizer};
+/// use ctx::{ChatMessage, TokenCounter};
+///
+/// // `scripts/llama-server.sh start` serves SmolLM2 as `smollm2` on port 18080.
+/// let server = LlamaCppServer::connect("http://127.0.0.1:18080", "smollm2")?;
+/// let window = server.context_window(65_536)?;
+/// let counter = server.default_counter(ChatTemplate::chatml("smollm2", Some("You are a helpful assistant.")));
+/// let prompt = counter.count_messages(&[ChatMessage::user("What is a context window?")])?;
+/// assert!(prompt < window);
+///
+/// // The tokenizer alone, behind a counter of your own (here with a 1,024-entry count cache).
+/// let tokenizer = RemoteTokenizer::llama_cpp("http://127.0.0.1:18080/v1", "smollm2");
+/// let template = ChatTemplate::chatml("smollm2", None);
+/// let counter = TokenCounter::with_backend(Arc::new(tokenizer), ChatFormat::Template(template), 1_024);
+/// let question_tokens = counter.count("What is a context window?")?;
+/// # Ok::<(), ctx::TokenError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct LlamaCppServer {
     endpoint: Endpoint,
