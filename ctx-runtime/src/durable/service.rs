@@ -21,7 +21,7 @@ use super::steps::{StepRecord, StepRunner};
 pub const SERVICE_NAME: &str = "CtxPipeline";
 
 /// The key of the object state that holds the conversation's [`PipelineState`].
-pub const STATE_KEY: &str = "state";
+const STATE_KEY: &str = "state";
 
 /// The input of `ask`: the next question of the conversation. A client posts it as JSON to the
 /// engine's ingress, at `/<SERVICE_NAME>/<conversation>/ask`:

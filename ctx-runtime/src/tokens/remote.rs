@@ -35,7 +35,7 @@ use crate::tokens::TokenError;
 
 /// The limit of one call. llama-cpp-python serves one request at a time, tokenize calls
 /// included, so a count waits for the generation in progress to finish.
-pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Largest body read from the server (the token ids of a very large text).
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
@@ -187,7 +187,8 @@ pub struct RemoteTokenizer {
 
 impl RemoteTokenizer {
     /// The tokenizer of `model` at `base_url` (with or without the trailing `/v1`), with a
-    /// limit of [`REMOTE_TIMEOUT`] per call.
+    /// limit of 300 s per call (the server answers one request at a time, so a count may wait for
+    /// a generation to finish).
     pub fn llama_cpp(base_url: &str, model: &str) -> Self {
         Self::llama_cpp_with_timeout(base_url, model, REMOTE_TIMEOUT)
     }
@@ -275,7 +276,7 @@ pub struct LlamaCppServer {
 
 impl LlamaCppServer {
     /// Connects to `base_url` (with or without `/v1`) and checks that its `/v1/models` lists
-    /// `model` (the server's `--model_alias`).
+    /// `model` (the server's `--model_alias`), with a limit of 300 s per call.
     pub fn connect(base_url: &str, model: &str) -> Result<Self, TokenError> {
         Self::connect_with_timeout(base_url, model, REMOTE_TIMEOUT)
     }
