@@ -10,12 +10,13 @@
 #                                       the model file's path (CTX_LLAMA_GGUF) and the server's log
 #                                       (CTX_LLAMA_LOG: llama.cpp's prefix reuse and counters) included
 #   scripts/llama-server.sh status      say whether the server runs and answers
+#   scripts/llama-server.sh pid         print the recorded process id of the running server
 #   scripts/llama-server.sh stop        stop the server this script started (by its recorded process id)
 #
 # Settings (environment): CTX_LLAMA_PORT (18080), CTX_LLAMA_N_CTX (2048), CTX_LLAMA_THREADS (2),
 # CTX_LLAMA_CACHE (~/.cache/ctx/llama), CTX_LLAMA_PYTHON (python3).
 set -euo pipefail
-# recorded_pid, stop_recorded
+# recorded_pid, stop_recorded, provision_once, already_running, await_recorded, recorded_status
 source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
@@ -105,15 +106,6 @@ provision_locked() {
     touch "$READY"
 }
 
-provision() {
-    mkdir -p "$CACHE_DIR"
-    # Serialise concurrent provisioning (two shells, or CI and a developer) on one lock file.
-    exec 9>"$CACHE_DIR/.lock"
-    flock 9
-    provision_locked
-    flock -u 9
-}
-
 # Is $1 the server process this script starts (and not some other process that got the id)?
 is_our_server() {
     local pid=$1
@@ -156,16 +148,11 @@ EOF
 }
 
 start() {
-    provision
+    provision_once
     mkdir -p "$RUN_DIR"
-    local pid
-    if pid=$(recorded_pid) && answers >/dev/null 2>&1; then
-        echo "llama-server.sh: already running (pid $pid) at $BASE_URL" >&2
-        return 0
-    fi
-    if answers >/dev/null 2>&1; then
-        die "port $PORT already serves a model that this script did not start; set CTX_LLAMA_PORT"
-    fi
+    already_running llama-server.sh "$BASE_URL" \
+        "port $PORT already serves a model that this script did not start; set CTX_LLAMA_PORT" \
+        && return 0
     local model
     model=$(model_path)
     # OMP_WAIT_POLICY=PASSIVE: OpenMP's spinning workers slow generation ~10x when the cores are
@@ -184,18 +171,8 @@ start() {
 JSON
     OMP_WAIT_POLICY=PASSIVE nohup "$VENV/bin/python" -m llama_cpp.server --config_file "$CONFIG" \
         >"$LOGFILE" 2>&1 </dev/null &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-    local waited=0
-    until answers >/dev/null 2>&1; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$LOGFILE" >&2 || true
-            rm -f "$PIDFILE"
-            die "the server exited before answering (log: $LOGFILE)"
-        fi
-        ((waited++ < 240)) || { stop; die "the server did not answer within 120 s (log: $LOGFILE)"; }
-        sleep 0.5
-    done
+    local pid=$!
+    await_recorded llama-server.sh "$pid" 120
     local why
     if ! why=$(answers deep 2>&1); then
         tail -n 20 "$LOGFILE" >&2 || true
@@ -210,13 +187,7 @@ stop() {
 }
 
 status() {
-    local pid
-    if pid=$(recorded_pid) && answers >/dev/null 2>&1; then
-        echo "running (pid $pid) at $BASE_URL, n_ctx $N_CTX"
-    else
-        echo "not running"
-        return 1
-    fi
+    recorded_status "$BASE_URL, n_ctx $N_CTX"
 }
 
 print_env() {
@@ -234,13 +205,14 @@ print_env() {
 }
 
 case "${1:-}" in
-provision) provision ;;
+provision) provision_once ;;
 start) start ;;
 stop) stop ;;
 status) status ;;
+pid) recorded_pid || die "not running" ;;
 env) print_env ;;
 *)
-    echo "usage: $0 {provision|start|env|status|stop}" >&2
+    echo "usage: $0 {provision|start|env|status|pid|stop}" >&2
     exit 2
     ;;
 esac

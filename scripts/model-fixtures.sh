@@ -10,6 +10,8 @@
 #
 # Settings (environment): CTX_VOCAB_CACHE (~/.cache/ctx/llama-cpp-vocab), CTX_LLAMA_PYTHON (python3).
 set -euo pipefail
+# provision_once (no server here: the files are all there is)
+source "$(dirname "${BASH_SOURCE[0]}")/recorded-pid.sh"
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 CACHE_DIR=${CTX_VOCAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ctx/llama-cpp-vocab}
@@ -51,16 +53,8 @@ provision_locked() {
     touch "$READY"
 }
 
-provision() {
-    mkdir -p "$CACHE_DIR"
-    exec 9>"$CACHE_DIR/.lock"
-    flock 9
-    provision_locked
-    flock -u 9
-}
-
 case "${1:-}" in
-provision) provision ;;
+provision) provision_once ;;
 env)
     [[ -f "$READY" ]] || die "not provisioned: run scripts/model-fixtures.sh provision"
     echo "export CTX_VOCAB_DIR=$FILES"

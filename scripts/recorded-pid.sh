@@ -2,7 +2,8 @@
 # mcp-servers.sh): the server's process is known only by the pid they recorded in $PIDFILE, and a
 # recorded pid counts only while it is still that server (the caller's `is_our_server PID`), so a
 # recycled pid is never signalled. The caller also defines `answers` (whether the server answers
-# on its port), `stop`, and $LOGFILE (the server's output) and $CACHE_DIR.
+# on its port), `stop`, and $LOGFILE (the server's output) and $CACHE_DIR. model-fixtures.sh,
+# which starts nothing, uses `provision_once` alone (with its `provision_locked` and $CACHE_DIR).
 
 # The recorded pid, when it is still our server; fails otherwise.
 recorded_pid() {

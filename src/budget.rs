@@ -54,7 +54,7 @@
 //! Every number compared with a limit is the tokenizer's count of the exact string. The decision
 //! counts the rendered context (a cache hit on a retry with unchanged inputs). A threshold check
 //! needs the count of the rendered context with the candidate appended: the rendered prefix is a
-//! [`CountedText`](crate::tokens::CountedText) (see `prefix.rs`), so that count costs the
+//! counted text (`ctx_tokens::CountedText`, see `prefix.rs`), so that count costs the
 //! candidate and the last pieces before it, exactly, whatever the blocks hold; a backend that
 //! cannot count incrementally recounts the whole candidate. A node is counted once as a
 //! candidate and once as the block appended, so a decision costs about two passes over the new
@@ -62,13 +62,12 @@
 //!
 //! # Validation
 //!
-//! [`validate_manage_budget`] and [`check_evidence_budget`] hold the step's configuration rules;
+//! [`validate_manage_budget`] and the evidence budget's check hold the step's configuration rules;
 //! the `pipeline!` macro calls them at compile time and the loader at load time.
 
 #[doc(inline)]
 pub use ctx_runtime::budget::{
-    AppliedRule, BudgetDecision, BudgetError, BudgetOptions, BudgetReport, CompactPolicy, CompactRule,
-    FRAME_PLACEHOLDERS, FrameCost, FrameError, MAX_FRAMED_NODES, ManageBudgetConfig, NODE_HEADER, NodeFrame, NodeTrace,
-    PolicyKind, RuleLanguage, check_evidence_budget, format_node, format_node_as, frame_tokens, manage_context_budget,
-    manage_context_budget_with, validate_manage_budget, validate_manage_budget_with,
+    AppliedRule, BudgetDecision, BudgetError, BudgetOptions, BudgetReport, CompactPolicy, CompactRule, FrameError,
+    ManageBudgetConfig, NODE_HEADER, NodeFrame, NodeTrace, PolicyKind, RuleLanguage, format_node, frame_tokens,
+    manage_context_budget, manage_context_budget_with, validate_manage_budget, validate_manage_budget_with,
 };

@@ -3,7 +3,7 @@
 //! Every compaction in ctx goes through one trait, [`Compactor`]: `manage_context_budget`'s
 //! rules (through [`CompactorRegistry`], by language), the turn ledger's partial document and the
 //! context engine's packs (by the name a policy gives). The registry starts with the built-in
-//! compactors ([`BUILTIN_COMPACTORS`]: `truncate`, `sql`, `dotnet`, `code`, `markdown`, `text`,
+//! compactors (`truncate`, `sql`, `dotnet`, `code`, `markdown`, `text`,
 //! `json`) and takes the ones a user registers by name.
 //!
 //! [`sql`] and [`dotnet`] remove what a compiler ignores — comments, `#region` lines, indentation,
@@ -15,9 +15,8 @@
 
 #[doc(inline)]
 pub use ctx_runtime::compact::{
-    BUILTIN_COMPACTORS, BUILTIN_LANGUAGES, CodeCompactor, CompactError, CompactRequest, Compacted, Compactor,
-    CompactorError, CompactorRegistry, FnCompactor, Language, NodeLanguage, ProseCompactor, TRUNCATE, TruncateAfter,
-    TruncateCompactor, classify, compact, is_language_name, looks_like_sql_statement,
+    CompactError, CompactRequest, Compacted, Compactor, CompactorError, CompactorRegistry, FnCompactor, Language,
+    NodeLanguage, classify, compact, looks_like_sql_statement,
 };
 #[doc(inline)]
-pub use ctx_runtime::compact::{dotnet, prose, sql};
+pub use ctx_runtime::compact::{dotnet, sql};

@@ -13,11 +13,6 @@
 
 #[doc(inline)]
 pub use ctx_runtime::config::{
-    BilledTokens, ConfigFile, ConfigFileError, ConfigModel, DEFAULT_BILLED_TOKEN_RATIO, DEFAULT_LOW_WATER_PERCENT,
-    DEFAULT_SAFETY_MARGIN_TOKENS, HistoryTrimPolicy, LIMITS_POLICY_ENV, LimitsPolicy, ModelConfig, PRICE_TABLE,
-    PRICE_TABLE_DATE, Price, SETTING_NAMES, Settings, UnknownPolicy, model_price,
+    BilledTokens, ConfigFile, ConfigFileError, ConfigModel, HistoryTrimPolicy, LimitsPolicy, ModelConfig, PRICE_TABLE,
+    PRICE_TABLE_DATE, Price, Settings, UnknownPolicy,
 };
-#[cfg(feature = "hf")]
-#[cfg_attr(docsrs, doc(cfg(feature = "hf")))]
-#[doc(inline)]
-pub use ctx_runtime::config::{ModelFileKind, ModelFilesConfig, model_files_config};

@@ -12,12 +12,11 @@
 //!   question: `max_question_tokens`; each variable: `max_variable_tokens`; an earlier reply: the
 //!   largest output limit), so the proof holds for every input a run accepts.
 //!
-//! - [`output_limit`] / [`max_output_tokens`]: the step's output limit (`max_output_tokens`, then
-//!   `max_tokens`, then the model's `max_tokens`).
+//! - [`max_output_tokens`]: the step's output limit (`max_output_tokens`, then `max_tokens`,
+//!   then the model's `max_tokens`).
 //! - [`fixed_prompt_tokens`]: system prompt + user templates with empty `{}` + chat overhead,
 //!   counted exactly.
 //! - [`check_contract`]: the inequality for every step, under `fail_fast` or `auto_clamp`.
-//! - [`Fingerprint`] / [`ContractCache`]: recompute only when an input changes.
 //! - [`guard_request`]: the last check of the exact request before it is sent.
 //!
 //! An `agent` step is checked as a `call_model` step whose requests also carry its tool schemas,
@@ -29,8 +28,7 @@
 //!
 //! A step whose request is the assembly of a declared context of the context engine has one input
 //! term instead of the fixed prompt, the history and `max_context_tokens`: the context's
-//! `input_budget.max_tokens`, which bounds everything the engine assembles ([`context_term`],
-//! [`CallModelCheck::with_context`]).
+//! `input_budget.max_tokens`, which bounds everything the engine assembles ([`CallModelCheck::with_context`]).
 //!
 //! Everything here is a plain function over plain values, free of I/O and async, so the
 //! `pipeline!` macro runs the same check at compile time when the window and prompts are literals.
@@ -54,13 +52,8 @@
 
 #[doc(inline)]
 pub use ctx_runtime::contract::{
-    BudgetOrigin, CallModelCheck, Clamp, ClampTarget, ContextTerm, ContractCache, ContractCacheStats, ContractError,
-    ContractOutcome, ContractReport, CostBound, Fingerprint, FingerprintBuilder, InputBudget, InputKind,
-    OUTPUT_FLOOR_TOKENS, OutputLimit, OutputSource, StepBudget, StepCost, StepModel, Unpaid, billed, call_model_checks,
-    check_contract, context_term, cost_bound, cost_bound_billed, cost_bound_priced, fixed_prompt_tokens, guard_request,
-    loop_limit, max_output_tokens, nano_usd, output_limit, pipeline_uses_history, prompt_messages, proof_statement,
-    render_template, render_user_message, usd,
+    BudgetOrigin, CallModelCheck, Clamp, ClampTarget, ContextTerm, ContractError, ContractReport, CostBound,
+    InputBudget, OutputSource, StepBudget, StepCost, StepModel, Unpaid, billed, call_model_checks, check_contract,
+    cost_bound, fixed_prompt_tokens, guard_request, loop_limit, max_output_tokens, nano_usd, pipeline_uses_history,
+    proof_statement, usd,
 };
-// The inputs' budgets by name (`ctx_runtime::contract::inputs`, flattened: one path each).
-#[doc(inline)]
-pub use ctx_runtime::contract::inputs::{BUDGET_REMAINING_TOKENS, MAX_QUESTION_TOKENS, MAX_VARIABLE_TOKENS};

@@ -10,7 +10,8 @@
 //! * [`validate_definition`] — every rule of a whole pipeline, all problems at once, each with
 //!   the field path of the offending value; the `pipeline!` macro calls it at compile time and
 //!   [`LoadedPipeline::load`](crate::pipeline::LoadedPipeline::load) again when it loads a
-//!   definition. [`definition_warnings`] lists what is legal but probably not meant.
+//!   definition. [`LoadedPipeline::warnings`](crate::pipeline::LoadedPipeline::warnings) lists what is
+//!   legal but probably not meant.
 //! * [`steps_taking_fetched_texts`] — which model steps append the texts a `fetch_node_texts`
 //!   step fetched to the context before their request.
 //! * [`to_mermaid`] / [`to_dot`] — diagrams.
@@ -20,14 +21,12 @@
 // The definition: plain values, each with a constructor and setters.
 #[doc(inline)]
 pub use ctx_runtime::pipeline::{
-    AgentSpec, CallModelSpec, CompactRuleSpec, CustomSpec, DEFAULT_USER_PARTS, END, ExpandSpec, FetchSpec,
-    LoopGuardSpec, ManageBudgetSpec, McpServerSpec, ModelSource, ModelSpec, PipelineDef, PriceSpec, PromptSpec,
-    SearchNodesSpec, SetRuleSpec, SetValueSpec, SetVariablesSpec, SettingsSpec, StepDef, StepKind, ToolSpec,
-    UserPartSpec,
+    AgentSpec, CallModelSpec, CompactRuleSpec, CustomSpec, END, ExpandSpec, FetchSpec, LoopGuardSpec, ManageBudgetSpec,
+    McpServerSpec, ModelSource, ModelSpec, PipelineDef, PriceSpec, PromptSpec, SearchNodesSpec, SetRuleSpec,
+    SetValueSpec, SetVariablesSpec, SettingsSpec, StepDef, StepKind, ToolSpec, UserPartSpec,
 };
 // Its transitions, and the rules that check it.
 #[doc(inline)]
 pub use ctx_runtime::pipeline::{
-    MAX_TOOL_CALLS_CAP, Target, Transition, ValidateOptions, definition_warnings, steps_taking_fetched_texts, to_dot,
-    to_mermaid, validate_definition,
+    Target, Transition, ValidateOptions, steps_taking_fetched_texts, to_dot, to_mermaid, validate_definition,
 };

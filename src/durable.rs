@@ -29,5 +29,5 @@
 
 #[doc(inline)]
 pub use ctx_runtime::durable::{
-    Ask, DurableSteps, PipelineObject, RunOutcome, SERVICE_NAME, STATE_KEY, StepRecord, StepRecordFuture, StepRunner,
+    Ask, DurableSteps, PipelineObject, RunOutcome, SERVICE_NAME, StepRecord, StepRecordFuture, StepRunner,
 };

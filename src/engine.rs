@@ -50,9 +50,7 @@
 pub use ctx_runtime::engine::{
     AssemblyInput, AssemblyReport, CompactorSpec, ContextAssembler, ContextAssemblerBuilder, ContextAssembly,
     ContextDeclaration, ContextInsert, ContextPack, ContextPackBlock, ContextPolicySpec, ContextRetrieverRequest,
-    DEFAULT_SUMMARY_INSTRUCTIONS, EngineError, EngineSpec, Expansion, ExpansionSpec, InputBudgetSpec, MessageSpec,
-    Overflow, PACK_BLOCK_SEPARATOR, PART_SEPARATOR, PackBudgetSpec, PackKind, PackPlacement, PackReport, Policy,
-    RetrieveFuture, Retriever, RetrieverDecl, RetrieverDyn, RetrieverError, Summarizer, SyntaxErrorKind, Template,
-    TemplateSyntaxError, VarRef, allocation, join_blocks, pack_ratios, validate_policy, validate_spec,
-    validate_spec_at,
+    EngineError, EngineSpec, ExpansionSpec, InputBudgetSpec, MessageSpec, PackBudgetSpec, PackKind, PackPlacement,
+    PackReport, RetrieveFuture, Retriever, RetrieverDecl, RetrieverDyn, RetrieverError, Summarizer, allocation,
+    validate_spec,
 };

@@ -124,8 +124,8 @@ pub use serde;
 // `CtxError` and `Result` have no module in the facade, and the root is their one path.
 #[doc(inline)]
 pub use ctx_runtime::{
-    ChatFormat, ChatMessage, Code, ConfigIssue, ConfigIssues, CtxError, Encoding, ErrorCode, FieldPath, InboxMessage,
-    ModelInfo, NodeText, PipelineState, Result, Role, TokenCounter, TokenError, ToolCall, ToolSchema,
+    ChatMessage, Code, ConfigIssue, ConfigIssues, CtxError, Encoding, ErrorCode, FieldPath, InboxMessage, NodeText,
+    PipelineState, Result, Role, TokenCounter, TokenError, ToolCall, ToolSchema,
 };
 
 pub mod budget;

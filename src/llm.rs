@@ -38,6 +38,6 @@ pub use ctx_runtime::llm::openai;
 pub use ctx_runtime::llm::rig;
 #[doc(inline)]
 pub use ctx_runtime::llm::{
-    ChatFuture, ChatModel, ChatModelDyn, ChatRequest, ChatResponse, MAX_STOP_SEQUENCES, ModelError, ModelParams,
-    ResponseFormat, Spend, Usage, offline,
+    ChatFuture, ChatModel, ChatModelDyn, ChatRequest, ChatResponse, ModelError, ModelParams, ResponseFormat, Spend,
+    Usage, offline,
 };

@@ -10,6 +10,5 @@
 
 #[doc(inline)]
 pub use ctx_runtime::negotiate::{
-    MEMORIES_HEADING, Negotiated, NegotiationConfig, NegotiationError, NegotiationMeta, NegotiationRequest,
-    negotiate_max_output, render_memories,
+    Negotiated, NegotiationConfig, NegotiationError, NegotiationMeta, NegotiationRequest, negotiate_max_output,
 };

@@ -3,10 +3,10 @@
 //! each step reports.
 //!
 //! * [`LoadedPipeline`] — a validated pipeline with its limits resolved ([`LoadOptions`]);
-//!   [`run_step`] performs one step, [`LoadedPipeline::resume`] runs a [`Snapshot`] to the end.
+//!   [`LoadedPipeline::resume`] runs a [`Snapshot`] to the end.
 //! * [`Pipeline`] — the typed driver of a `pipeline!` pipeline: its step enum implements
 //!   [`StepMachine`] and its environment struct [`Backends`]; a pipeline loaded at run time
-//!   takes its backends as a [`StepEnv`].
+//!   takes its backends as a [`StepEnv`]. [`Pipeline::step`] performs one step.
 //! * [`Conversation`] — a typed pipeline asked question after question, history and variables
 //!   carried over, and the context when the pipeline sets `carry_context`
 //!   ([`LoadedConversation`] for a pipeline loaded at run time); [`StepSink`] and [`TokenSink`]
@@ -47,16 +47,14 @@ pub use ctx_runtime::pipeline::{
 // Question after question; the replies as they stream.
 #[doc(inline)]
 pub use ctx_runtime::pipeline::{Answer, Conversation, LoadedConversation, StepSink, Token, TokenSink};
-// One step at a time, a run saved and resumed, and its spending caps.
+// A run saved and resumed, its trace, and its spending caps.
 #[doc(inline)]
-pub use ctx_runtime::pipeline::{
-    CapScope, Snapshot, SpendCaps, StepOutcome, StepReport, Trace, WorstRequest, run_step,
-};
+pub use ctx_runtime::pipeline::{CapScope, Snapshot, SpendCaps, StepReport, Trace, WorstRequest};
 // What each step reports.
 #[doc(inline)]
 pub use ctx_runtime::pipeline::{
-    AgentEnd, AgentReport, CallReport, FetchReport, MIN_TRUNCATED_TOKENS, ModelRequestReport, SentRequest, SkipReason,
-    SkippedNode, StepDetail, TOOL_LIMIT_MESSAGE, TRUNCATED_METADATA_KEY, ToolCallKind, ToolCallReport, TruncatedNode,
+    AgentEnd, AgentReport, CallReport, FetchReport, ModelRequestReport, SentRequest, SkipReason, SkippedNode,
+    StepDetail, ToolCallKind, ToolCallReport, TruncatedNode,
 };
 // Pipeline files (feature `yaml`).
 #[cfg(feature = "yaml")]

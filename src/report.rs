@@ -43,8 +43,8 @@
 
 #[doc(inline)]
 pub use ctx_runtime::report::{
-    ARRAY_ATTRIBUTES, Change, ChangeKind, LazyAnatomy, PartCost, PartKind, REQUEST_ATTRIBUTES, RequestAnatomy,
-    RequestCost, RequestEntry, RequestPart, RunReport, StepEntry, contract_to_html, escape,
+    Change, ChangeKind, LazyAnatomy, PartCost, PartKind, RequestAnatomy, RequestCost, RequestEntry, RequestPart,
+    RunReport, StepEntry, contract_to_html, escape,
 };
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]

@@ -21,6 +21,6 @@ pub use ctx_runtime::retrieve::RigIndex;
 #[cfg(feature = "bm25")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bm25")))]
 #[doc(inline)]
-pub use ctx_runtime::retrieve::{Bm25Index, CodeTokenizer, IndexOptions, SkippedFile};
+pub use ctx_runtime::retrieve::{Bm25Index, IndexOptions, SkippedFile};
 #[doc(inline)]
 pub use ctx_runtime::retrieve::{Chunk, ChunkError, ChunkKind, ChunkOptions, Chunker, RetrieveError, split_identifier};

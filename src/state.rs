@@ -3,6 +3,6 @@
 
 #[doc(inline)]
 pub use ctx_runtime::state::{
-    BUDGET_REMAINING_USD, BilledRatios, CONTEXT_BLOCK_SEPARATOR, FieldKind, InboxMessage, NodeText, PipelineState,
-    SearchHit, SpendTotals, TokenRatio, render_context_blocks,
+    BilledRatios, FieldKind, InboxMessage, NodeText, PipelineState, SearchHit, SpendTotals, TokenRatio,
+    render_context_blocks,
 };

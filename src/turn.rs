@@ -5,7 +5,7 @@
 //! result of the turn, each document counted once. [`TurnLedger`] keeps that account one message
 //! at a time, so a call costs what it adds; [`pack_documents`] fills what is left with whole
 //! documents first and an explicit [`PartialPolicy`] for the one that does not fit, never over the
-//! room it was given; [`dedup_by_id`] and [`fallback_check`] cover what the model sees at the end.
+//! room it was given; [`fallback_check`] covers what the model sees at the end.
 //!
 //! ```
 //! use ctx::turn::{RankedDocument, TurnBudgetConfig, TurnLedger};
@@ -29,7 +29,7 @@
 
 #[doc(inline)]
 pub use ctx_runtime::turn::{
-    CallBudget, DocumentFormat, DocumentId, FallbackVerdict, Inclusion, LedgerBreakdown, Packed, PackedDocument,
-    Partial, PartialPolicy, RankedDocument, SeenDocument, TurnBudgetConfig, TurnBudgetSpec, TurnError, TurnLedger,
-    dedup_by_id, fallback_check, pack_documents, validate_turn_budget,
+    CallBudget, DocumentFormat, FallbackVerdict, Inclusion, LedgerBreakdown, Packed, PackedDocument, Partial,
+    PartialPolicy, RankedDocument, SeenDocument, TurnBudgetConfig, TurnBudgetSpec, TurnError, TurnLedger,
+    fallback_check, pack_documents,
 };

@@ -124,10 +124,10 @@ pub fn context_engine(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// `budget_tokens` and `context_window` are required; `context_window: model("…")` takes the
-/// window from the model table of `ctx::tokens::ModelInfo` when compiling. The others
+/// window from ctx's model table (`ctx_tokens::ModelInfo`) when compiling. The others
 /// default as in `TurnBudgetConfig::new`. Every problem is a compile error under the token that
 /// caused it, all at once: unknown keys, values of the wrong type, an unknown model, and every rule
-/// of `ctx::turn::validate_turn_budget` — positive budgets, a budget within the window, a
+/// of `TurnBudgetConfig::validate` — positive budgets, a budget within the window, a
 /// fraction in (0, 1], a known `on_partial` policy, a template holding `{text}` exactly once.
 #[proc_macro]
 pub fn turn_budget(input: TokenStream) -> TokenStream {

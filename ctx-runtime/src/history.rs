@@ -286,6 +286,24 @@ fn kept_exact(
 
 /// [`trim_history`] applied to `history`: the dropped messages are removed from the vector (a
 /// leading system message stays). On an error the vector is left unchanged.
+///
+/// ```
+/// use ctx::history::trim_history_in_place;
+/// use ctx::{ChatMessage, Encoding, TokenCounter};
+///
+/// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+/// let mut history = vec![
+///     ChatMessage::system("Answer in French."),
+///     ChatMessage::user("What is a context window?"),
+///     ChatMessage::assistant("The number of tokens a model reads and writes in one request."),
+///     ChatMessage::user("And a token?"),
+/// ];
+/// let last = history[3].clone();
+/// let trim = trim_history_in_place(&mut history, 20, &counter)?;
+/// assert_eq!(history, [ChatMessage::system("Answer in French."), last]);
+/// assert!(trim.kept_tokens <= 20);
+/// # Ok::<(), ctx::history::HistoryError>(())
+/// ```
 pub fn trim_history_in_place(
     history: &mut Vec<ChatMessage>,
     max_tokens: usize,

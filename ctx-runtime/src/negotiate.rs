@@ -11,7 +11,7 @@ use crate::tokens::{ModelInfo, TokenCounter};
 use crate::validation::{ConfigIssue, FieldPath};
 
 /// The heading of the system message that carries memories.
-pub const MEMORIES_HEADING: &str = "Relevant memories:";
+const MEMORIES_HEADING: &str = "Relevant memories:";
 
 /// The knobs of negotiation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -64,7 +64,8 @@ pub struct NegotiationRequest {
     pub requested_max_tokens: usize,
     /// The system prompt, sent first.
     pub system_prompt: Option<String>,
-    /// Memories, sent as one system message after the system prompt ([`render_memories`]).
+    /// Memories, sent as one system message after the system prompt: `Relevant memories:`, then
+    /// one `- ` line per memory.
     pub memories: Vec<String>,
     /// Earlier conversation, oldest first; the only part that may be trimmed.
     pub history: Vec<ChatMessage>,
@@ -203,7 +204,7 @@ impl ErrorCode for NegotiationError {
 }
 
 /// The system message that carries `memories`, or `None` when there are none.
-pub fn render_memories(memories: &[String]) -> Option<ChatMessage> {
+fn render_memories(memories: &[String]) -> Option<ChatMessage> {
     if memories.is_empty() {
         return None;
     }

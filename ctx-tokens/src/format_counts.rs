@@ -36,10 +36,12 @@ impl ChatFormat {
                 refuse_in_template(ANTHROPIC_FORMAT, messages)?;
                 a.count_request(counter, messages, tools)
             }
-            ChatFormat::Template(t) => {
+            ChatFormat::Template(t) if !tools.is_empty() => {
                 refuse_in_template(t.name(), messages)?;
-                t.count_request(counter, messages, tools)
+                t.check_specials(counter)?;
+                counter.count(&t.render_request(messages, tools)?)
             }
+            ChatFormat::Template(_) => self.count_messages(counter, messages),
             ChatFormat::OpenAi(_) => Ok(self.count_messages(counter, messages)? + self.count_tools(counter, tools)?),
         }
     }

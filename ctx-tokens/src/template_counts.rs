@@ -22,20 +22,6 @@ impl ChatTemplate {
         }
     }
 
-    /// Tokens of a whole request: messages and tool schemas rendered together.
-    pub fn count_request(
-        &self,
-        counter: &TokenCounter,
-        messages: &[ChatMessage],
-        tools: &[ToolSchema],
-    ) -> Result<usize, TokenError> {
-        if tools.is_empty() {
-            return self.count_messages(counter, messages);
-        }
-        self.check_specials(counter)?;
-        counter.count(&self.render_request(messages, tools)?)
-    }
-
     /// What each message adds to a request; with the reply priming (the count of no messages)
     /// they sum to [`Self::count_messages`].
     ///
@@ -94,7 +80,7 @@ impl ChatTemplate {
     /// A backend that reads `<|im_start|>` as ordinary text would count every frame as several
     /// tokens; refuse it. The counts are cached, so this costs one lookup per special after the
     /// first call.
-    fn check_specials(&self, counter: &TokenCounter) -> Result<(), TokenError> {
+    pub(crate) fn check_specials(&self, counter: &TokenCounter) -> Result<(), TokenError> {
         for special in &self.specials {
             let n = counter.count(special)?;
             if n != 1 {

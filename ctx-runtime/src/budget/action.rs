@@ -75,6 +75,30 @@ ctx_spec::setters!(BudgetOptions { compactors: CompactorRegistry, frame: NodeFra
 
 /// [`manage_context_budget`] with user compactors and a node frame. Every count is of the
 /// framed text, whatever the frame.
+///
+/// ```
+/// use ctx::budget::{BudgetOptions, NodeFrame, manage_context_budget_with, validate_manage_budget};
+/// use ctx::definition::{CompactRuleSpec, ManageBudgetSpec};
+/// use ctx::state::{NodeText, PipelineState};
+/// use ctx::{Encoding, FieldPath, TokenCounter};
+///
+/// // Nodes framed as XML-like elements instead of the `--- NODE ---` header (user compactors
+/// // are registered on `BudgetOptions::compactors`: see `ctx::compact::Compactor`).
+/// let options = BudgetOptions::default().frame(NodeFrame::parse("<doc id=\"{id}\" language=\"{language}\">\n{text}\n</doc>")?);
+/// let spec = ManageBudgetSpec::new("answer", "summarize").compact_code(vec![CompactRuleSpec::new("sql", "always")]);
+/// let cfg = validate_manage_budget(&spec, &FieldPath::parse("steps[2]")).unwrap();
+///
+/// let mut state = PipelineState::new("How is the invoice total computed?");
+/// let sql = "SELECT SUM(NetAmount)   -- per invoice\n  FROM dbo.InvoiceLines;";
+/// state.node_texts.push(NodeText::new("usp_Total", sql).with_path("sql/usp_Total.sql"));
+/// state.consume_inbox("manage_budget");
+/// let counter = TokenCounter::for_encoding(Encoding::Cl100kBase);
+/// manage_context_budget_with("manage_budget", &cfg, 9_000, &mut state, &counter, &options)?;
+/// assert_eq!(state.context_blocks, [
+///     "<doc id=\"usp_Total\" language=\"sql\">\nSELECT SUM(NetAmount)\nFROM dbo.InvoiceLines;\n</doc>",
+/// ]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn manage_context_budget_with(
     step_id: &str,
     cfg: &ManageBudgetConfig,

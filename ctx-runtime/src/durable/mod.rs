@@ -5,7 +5,7 @@
 mod service;
 mod steps;
 
-pub use service::{Ask, PipelineObject, RunOutcome, SERVICE_NAME, STATE_KEY};
+pub use service::{Ask, PipelineObject, RunOutcome, SERVICE_NAME};
 pub use steps::{DurableSteps, StepRecord, StepRecordFuture, StepRunner};
 
 #[cfg(test)]

@@ -21,9 +21,21 @@ use super::steps::{StepRecord, StepRunner};
 pub const SERVICE_NAME: &str = "CtxPipeline";
 
 /// The key of the object state that holds the conversation's [`PipelineState`].
-pub const STATE_KEY: &str = "state";
+const STATE_KEY: &str = "state";
 
-/// The input of `ask`: the next question of the conversation.
+/// The input of `ask`: the next question of the conversation. A client posts it as JSON to the
+/// engine's ingress, at `/<SERVICE_NAME>/<conversation>/ask`:
+///
+/// ```
+/// use ctx::durable::{Ask, SERVICE_NAME};
+///
+/// let ingress = "http://127.0.0.1:8080";
+/// let url = format!("{ingress}/{SERVICE_NAME}/alice/ask");
+/// let body = serde_json::to_string(&Ask::new("How is the invoice total computed?"))?;
+/// assert_eq!(url, "http://127.0.0.1:8080/CtxPipeline/alice/ask");
+/// assert_eq!(body, r#"{"question":"How is the invoice total computed?"}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Ask {

@@ -14,7 +14,6 @@ mod summarize;
 
 pub use assembler::{AssemblyInput, ContextAssembler, ContextAssemblerBuilder, ContextAssembly};
 pub use error::EngineError;
-pub use render::PART_SEPARATOR;
 pub use report::{AssemblyReport, PackKind, PackReport};
 pub use retriever::{
     ContextPack, ContextPackBlock, ContextRetrieverRequest, PACK_BLOCK_SEPARATOR, RetrieveFuture, Retriever,

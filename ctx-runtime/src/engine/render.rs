@@ -12,7 +12,7 @@ use ctx_spec::engine::PackPlacement;
 use ctx_spec::engine::{Template, VarRef};
 
 /// What joins the parts of the system prompt, and the messages of a nested context's text.
-pub const PART_SEPARATOR: &str = "\n\n";
+const PART_SEPARATOR: &str = "\n\n";
 
 /// What a rendering is given besides the declaration and its packs.
 #[derive(Debug, Clone, Copy)]

@@ -14,6 +14,15 @@ use secrecy::{ExposeSecret, SecretString};
 pub const REDACTED: &str = "[REDACTED]";
 
 /// An API key. `Debug` prints `ApiKey([REDACTED])`.
+///
+/// ```
+/// use ctx::llm::ApiKey;
+///
+/// let key = ApiKey::new("sk-test-123\n").expect("not empty"); // as read from a key file
+/// assert_eq!(format!("{key:?}"), "ApiKey([REDACTED])");
+/// assert_eq!(key.redact("401: invalid key sk-test-123"), "401: invalid key [REDACTED]");
+/// assert!(ApiKey::new("  ").is_none());
+/// ```
 #[derive(Clone)]
 pub struct ApiKey(SecretString);
 

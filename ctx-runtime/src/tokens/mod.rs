@@ -25,4 +25,4 @@ pub use ctx_spec::tokens::{Ranks, TokenBytes};
 mod remote;
 #[cfg(feature = "llama")]
 #[cfg_attr(docsrs, doc(cfg(feature = "llama")))]
-pub use remote::{LlamaCppServer, REMOTE_TIMEOUT, RemoteTokenizer};
+pub use remote::{LlamaCppServer, RemoteTokenizer};

@@ -35,7 +35,7 @@ use crate::tokens::TokenError;
 
 /// The limit of one call. llama-cpp-python serves one request at a time, tokenize calls
 /// included, so a count waits for the generation in progress to finish.
-pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Largest body read from the server (the token ids of a very large text).
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
@@ -187,7 +187,8 @@ pub struct RemoteTokenizer {
 
 impl RemoteTokenizer {
     /// The tokenizer of `model` at `base_url` (with or without the trailing `/v1`), with a
-    /// limit of [`REMOTE_TIMEOUT`] per call.
+    /// limit of 300 s per call (the server answers one request at a time, so a count may wait for
+    /// a generation to finish).
     pub fn llama_cpp(base_url: &str, model: &str) -> Self {
         Self::llama_cpp_with_timeout(base_url, model, REMOTE_TIMEOUT)
     }
@@ -248,6 +249,26 @@ impl TokenizerBackend for RemoteTokenizer {
 
 /// A llama-cpp-python server: what it serves, how large its context is, and a [`TokenCounter`]
 /// that is exact for its model.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use ctx::tokens::{ChatFormat, ChatTemplate, LlamaCppServer, RemoteTokenizer};
+/// use ctx::{ChatMessage, TokenCounter};
+///
+/// // `scripts/llama-server.sh start` serves SmolLM2 as `smollm2` on port 18080.
+/// let server = LlamaCppServer::connect("http://127.0.0.1:18080", "smollm2")?;
+/// let window = server.context_window(65_536)?;
+/// let counter = server.default_counter(ChatTemplate::chatml("smollm2", Some("You are a helpful assistant.")));
+/// let prompt = counter.count_messages(&[ChatMessage::user("What is a context window?")])?;
+/// assert!(prompt < window);
+///
+/// // The tokenizer alone, behind a counter of your own (here with a 1,024-entry count cache).
+/// let tokenizer = RemoteTokenizer::llama_cpp("http://127.0.0.1:18080/v1", "smollm2");
+/// let template = ChatTemplate::chatml("smollm2", None);
+/// let counter = TokenCounter::with_backend(Arc::new(tokenizer), ChatFormat::Template(template), 1_024);
+/// let question_tokens = counter.count("What is a context window?")?;
+/// # Ok::<(), ctx::TokenError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct LlamaCppServer {
     endpoint: Endpoint,
@@ -255,7 +276,7 @@ pub struct LlamaCppServer {
 
 impl LlamaCppServer {
     /// Connects to `base_url` (with or without `/v1`) and checks that its `/v1/models` lists
-    /// `model` (the server's `--model_alias`).
+    /// `model` (the server's `--model_alias`), with a limit of 300 s per call.
     pub fn connect(base_url: &str, model: &str) -> Result<Self, TokenError> {
         Self::connect_with_timeout(base_url, model, REMOTE_TIMEOUT)
     }
