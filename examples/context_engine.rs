@@ -8,8 +8,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
 use ctx::engine::*;
+use ctx::retrieve::Bm25Index;
 use ctx::tokens::{Encoding, TokenCounter};
 
 const ARTICLES: [(&str, &str); 8] = [
@@ -28,15 +28,13 @@ const ARTICLES: [(&str, &str); 8] = [
 
 /// BM25 over the articles, paged with offset/limit; records the requests it receives.
 struct HelpCentre {
-    engine: SearchEngine<String>,
+    index: Bm25Index,
     requests: Mutex<Vec<ContextRetrieverRequest>>,
 }
 
 impl HelpCentre {
     fn new() -> Arc<Self> {
-        let documents = ARTICLES.iter().map(|(id, text)| Document { id: id.to_string(), contents: text.to_string() });
-        let engine = SearchEngineBuilder::<String>::with_documents(Language::English, documents).build();
-        Arc::new(HelpCentre { engine, requests: Mutex::new(Vec::new()) })
+        Arc::new(HelpCentre { index: Bm25Index::from_documents(ARTICLES), requests: Mutex::new(Vec::new()) })
     }
 
     fn take_requests(&self) -> Vec<ContextRetrieverRequest> {
@@ -47,14 +45,16 @@ impl HelpCentre {
 impl Retriever for HelpCentre {
     async fn retrieve(&self, request: &ContextRetrieverRequest) -> Result<ContextPack, RetrieverError> {
         self.requests.lock().map_err(|e| e.to_string())?.push(request.clone());
-        let mut hits = self.engine.search(&request.query, ARTICLES.len());
-        // Equal scores are ordered by id, so pages are stable.
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.document.id.cmp(&b.document.id)));
+        // Best first, equal scores ordered by id, so pages are stable.
+        let hits = self.index.search(&request.query, ARTICLES.len());
         let blocks = hits
             .into_iter()
             .skip(request.offset)
             .take(request.limit)
-            .map(|hit| ContextPackBlock::new(hit.document.id, hit.document.contents).with_metadata("score", hit.score))
+            .filter_map(|hit| {
+                let text = self.index.text(&hit.id)?.to_owned();
+                Some(ContextPackBlock::new(hit.id, text).with_metadata("score", hit.score))
+            })
             .collect();
         Ok(ContextPack::new(blocks))
     }

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
 use ctx::llm::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use ctx::pipeline::{BoxError, NodeSearch, NodeStore};
+use ctx::retrieve::Bm25Index;
 use ctx::state::SearchHit;
 use ctx::{NodeText, Role};
 
@@ -64,18 +64,17 @@ const FILES: &[(&str, &str, &str, &[&str])] = &[
 
 /// The code base as a BM25 index and a node store.
 pub struct Corpus {
-    engine: SearchEngine<String>,
+    index: Bm25Index,
     nodes: BTreeMap<String, (NodeText, Vec<String>)>,
 }
 
 impl Corpus {
     /// Indexes [`FILES`].
     pub fn new() -> Self {
-        let documents = FILES.iter().map(|(id, path, text, _)| {
+        let index = Bm25Index::from_documents(FILES.iter().map(|(id, path, text, _)| {
             let summary = SUMMARIES.iter().find(|(s, _)| s == id).map_or("", |(_, s)| s);
-            Document::new(id.to_string(), format!("{path}\n{summary}\n{text}"))
-        });
-        let engine = SearchEngineBuilder::<String>::with_documents(Language::English, documents).build();
+            (*id, format!("{path}\n{summary}\n{text}"))
+        }));
         let nodes = FILES
             .iter()
             .map(|(id, path, text, deps)| {
@@ -83,18 +82,13 @@ impl Corpus {
                 (id.to_string(), (node, deps.iter().map(|d| d.to_string()).collect()))
             })
             .collect();
-        Corpus { engine, nodes }
+        Corpus { index, nodes }
     }
 }
 
 impl NodeSearch for Corpus {
     async fn search(&self, query: &str, top_k: usize) -> Result<Vec<SearchHit>, BoxError> {
-        Ok(self
-            .engine
-            .search(query, top_k)
-            .into_iter()
-            .map(|r| SearchHit::new(r.document.id, f64::from(r.score)))
-            .collect())
+        Ok(self.index.search(query, top_k))
     }
 }
 
