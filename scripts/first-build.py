@@ -71,7 +71,6 @@ tracing = { version = "0.1", default-features = false, features = ["std"] }
 quick_cache = { version = "0.7", default-features = false, features = ["custom-hasher"] }
 xxhash-rust = { version = "0.8", features = ["xxh3"] }
 miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
-regex-syntax = "0.8"
 strsim = "0.11"
 bm25 = { version = "2.3", default-features = false }
 rust-stemmers = "1.2"
@@ -90,13 +89,12 @@ tracing = { version = "0.1", default-features = false, features = ["std"] }
 quick_cache = { version = "0.7", default-features = false, features = ["custom-hasher"] }
 xxhash-rust = { version = "0.8", features = ["xxh3"] }
 miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
-regex-syntax = "0.8"
 strsim = "0.11"
 """
 
 # A function-like macro parsed with syn and expanded with quote, which checks its text at compile
-# time with the crates ctx-spec and ctx-tokens check prompts with (regex-syntax's classes, a hash,
-# a cache, the closest name), as `pipeline!` does.
+# time with the crates ctx-spec and ctx-tokens check prompts with (a hash, a cache, the
+# decompression, the closest name), as `pipeline!` does.
 FLOOR_MACRO_LIB = r"""use proc_macro::TokenStream;
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
@@ -130,8 +128,8 @@ struct Checked<'a> {
 }
 
 fn check(text: &str) -> Result<String, Invalid> {
-    let letters = regex_syntax::parse(r"\p{L}+").map(|hir| hir.properties().minimum_len().unwrap_or(0)).unwrap_or(0);
-    if !text.chars().any(char::is_alphabetic) {
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    if letters == 0 {
         return Err(Invalid::NoLetters(text.to_owned()));
     }
     let cache = quick_cache::sync::Cache::<u64, usize>::new(4);
@@ -173,8 +171,6 @@ floor_macros::constant!(QUESTION = "What does the budget contract check?");
 enum FloorError {
     #[error("no document matches {0:?}")]
     NoMatch(String),
-    #[error("pattern: {0}")]
-    Pattern(#[from] regex_syntax::Error),
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
     #[error("task: {0}")]
@@ -222,7 +218,7 @@ async fn main() -> Result<(), FloorError> {
     cache.insert(hash, document);
     let packed = miniz_oxide::deflate::compress_to_vec_zlib(text.as_bytes(), 6);
     let inflated = miniz_oxide::inflate::decompress_to_vec_zlib(&packed).map(|v| v.len()).unwrap_or(0);
-    let classes = regex_syntax::parse(r"\p{L}+|\p{N}")?.properties().minimum_len().unwrap_or(0);
+    let classes = question.unicode_words().count();
     let distance = strsim::levenshtein(&question, text);
     let answer = tokio::spawn(async move { Answer { question, document, hash, distance, inflated, classes } }).await?;
     let json = serde_json::to_string(&answer)?;
