@@ -11,7 +11,10 @@ target directory, timed in wall and CPU seconds (user + system of every process 
   example, taken from README.md), beside a fresh crate depending on tiktoken-rs alone (counting
   one text), built in interleaved rounds with the dev profile cargo gives a user (`cargo build`:
   no `--release`, cargo's defaults, incremental on); with `--rev`, one README crate per source
-  (as for `install`), all in the same interleaved rounds; then the README crate with each feature
+  (as for `install`), all in the same interleaved rounds, and beside them the floor: a fresh crate
+  on the README crate's other dependencies without ctx (the same crates.io crates and features,
+  checked against `cargo tree` of the last source's README crate, each used; `FLOOR_DEPS`), so
+  the table shows what ctx's own crates add; then the README crate with each feature
   added to `bm25` (on the last `--rev`), and each feature's seconds over that crate's median.
 - `example`: `cargo run --example rag_pipeline -- "How is the invoice total computed?"`, as the
   README says, for each `--rev` (as for `install`), in interleaved rounds.
@@ -51,6 +54,179 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FEATURES = ["openai", "anthropic", "hf", "yaml", "mcp", "rig", "restate", "otel"]
 QUESTION = "How is the invoice total computed?"
+
+# The README crate's other dependencies, without ctx (the "floor" row of `crate`): a fresh crate
+# on exactly the crates.io crates, with the features, that the README crate builds, each used as
+# ctx uses it, so that the table shows what ctx's own crates add. `floor_check` compares the two
+# crates' `cargo tree` and stops when they differ (a dependency of ctx added, removed or given
+# another feature), so the row cannot silently drift from the crate it is the floor of. The
+# proc-macro side is a small proc-macro crate of its own, as `ctx-macros` is: syn, quote and
+# proc-macro2 with ctx-macros' features, and on the host the crates ctx-spec and ctx-tokens give
+# the macro (shared with the program's, as cargo shares ctx-spec's).
+FLOOR_DEPS = """tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+serde = { version = "1", features = ["derive"] }
+serde_json = { version = "1", features = ["float_roundtrip", "preserve_order"] }
+thiserror = "2"
+tracing = { version = "0.1", default-features = false, features = ["std"] }
+quick_cache = { version = "0.7", default-features = false, features = ["custom-hasher"] }
+xxhash-rust = { version = "0.8", features = ["xxh3"] }
+miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
+strsim = "0.11"
+bm25 = { version = "2.3", default-features = false }
+rust-stemmers = "1.2"
+stop-words = { version = "0.9", default-features = false, features = ["nltk"] }
+deunicode = "1.6"
+unicode-segmentation = "1.12"
+floor_macros = { path = "macros" }"""
+
+FLOOR_MACRO_DEPS = """syn = { version = "3", default-features = false, features = ["parsing", "printing", "proc-macro", "derive", "clone-impls", "extra-traits"] }
+quote = "1"
+proc-macro2 = { version = "1", features = ["span-locations"] }
+serde = { version = "1", features = ["derive"] }
+serde_json = { version = "1", features = ["float_roundtrip", "preserve_order"] }
+thiserror = "2"
+tracing = { version = "0.1", default-features = false, features = ["std"] }
+quick_cache = { version = "0.7", default-features = false, features = ["custom-hasher"] }
+xxhash-rust = { version = "0.8", features = ["xxh3"] }
+miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
+strsim = "0.11"
+"""
+
+# A function-like macro parsed with syn and expanded with quote, which checks its text at compile
+# time with the crates ctx-spec and ctx-tokens check prompts with (a hash, a cache, the
+# decompression, the closest name), as `pipeline!` does.
+FLOOR_MACRO_LIB = r"""use proc_macro::TokenStream;
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, LitStr, Token};
+
+struct Constant {
+    name: Ident,
+    text: LitStr,
+}
+
+impl Parse for Constant {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let name = input.parse()?;
+        input.parse::<Token![=]>()?;
+        Ok(Constant { name, text: input.parse()? })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Invalid {
+    #[error("`{0}` has no letters")]
+    NoLetters(String),
+}
+
+#[derive(serde::Serialize)]
+struct Checked<'a> {
+    text: &'a str,
+    letters: usize,
+    hash: u64,
+    nearest: f64,
+}
+
+fn check(text: &str) -> Result<String, Invalid> {
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    if letters == 0 {
+        return Err(Invalid::NoLetters(text.to_owned()));
+    }
+    let cache = quick_cache::sync::Cache::<u64, usize>::new(4);
+    let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    cache.insert(hash, text.len());
+    let packed = miniz_oxide::deflate::compress_to_vec_zlib(text.as_bytes(), 6);
+    let unpacked = miniz_oxide::inflate::decompress_to_vec_zlib(&packed).unwrap_or_default();
+    tracing::debug!(target: "floor", bytes = unpacked.len(), "checked");
+    let nearest = strsim::jaro_winkler(text, "What does the budget contract check?");
+    Ok(serde_json::to_string(&Checked { text, letters, hash, nearest }).unwrap_or_default())
+}
+
+#[proc_macro]
+pub fn constant(input: TokenStream) -> TokenStream {
+    let Constant { name, text } = syn::parse_macro_input!(input as Constant);
+    let at = proc_macro2::Span::call_site().start();
+    match check(&text.value()) {
+        Ok(json) => {
+            let line = at.line;
+            quote! { pub const #name: (&str, &str, usize) = (#text, #json, #line); }.into()
+        }
+        Err(e) => syn::Error::new(text.span(), e.to_string()).to_compile_error().into(),
+    }
+}
+"""
+
+# The program: the README's shape (a tokio main, BM25 over a few documents with the English words
+# ctx's tokenizer makes) with every other crate used as ctx's runtime uses it.
+FLOOR_MAIN = r"""use std::collections::HashSet;
+
+use bm25::{EmbedderBuilder, Scorer, Tokenizer};
+use rust_stemmers::{Algorithm, Stemmer};
+use serde::{Deserialize, Serialize};
+use unicode_segmentation::UnicodeSegmentation;
+
+floor_macros::constant!(QUESTION = "What does the budget contract check?");
+
+#[derive(Debug, thiserror::Error)]
+enum FloorError {
+    #[error("no document matches {0:?}")]
+    NoMatch(String),
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("task: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Answer {
+    question: String,
+    document: usize,
+    hash: u64,
+    distance: usize,
+    inflated: usize,
+    classes: usize,
+}
+
+struct Words {
+    stop: HashSet<String>,
+    stemmer: Stemmer,
+}
+
+impl Tokenizer for Words {
+    fn tokenize(&self, text: &str) -> Vec<String> {
+        let folded = deunicode::deunicode_with_tofu_cow(text, "[?]").to_lowercase();
+        folded.unicode_words().filter(|w| !self.stop.contains(*w)).map(|w| self.stemmer.stem(w).into_owned()).collect()
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), FloorError> {
+    let question = std::env::args().nth(1).unwrap_or_else(|| QUESTION.0.to_owned());
+    tracing::info!(target: "floor", checked = QUESTION.1, "start");
+    let docs = ["The budget contract checks every request before it is sent.", "Tokens are counted exactly."];
+    let stop = stop_words::get(stop_words::LANGUAGE::English).iter().map(|w| (*w).to_owned()).collect();
+    let words = Words { stop, stemmer: Stemmer::create(Algorithm::English) };
+    let embedder = EmbedderBuilder::<u32, Words>::with_tokenizer_and_fit_to_corpus(words, &docs).build();
+    let mut scorer = Scorer::<usize, u32>::new();
+    for (i, doc) in docs.iter().enumerate() {
+        scorer.upsert(&i, embedder.embed(doc));
+    }
+    let document = scorer.matches(&embedder.embed(&question)).first().map(|m| m.id).ok_or_else(|| FloorError::NoMatch(question.clone()))?;
+    let text = docs[document];
+    let cache = quick_cache::sync::Cache::<u64, usize>::new(16);
+    let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    cache.insert(hash, document);
+    let packed = miniz_oxide::deflate::compress_to_vec_zlib(text.as_bytes(), 6);
+    let inflated = miniz_oxide::inflate::decompress_to_vec_zlib(&packed).map(|v| v.len()).unwrap_or(0);
+    let classes = question.unicode_words().count();
+    let distance = strsim::levenshtein(&question, text);
+    let answer = tokio::spawn(async move { Answer { question, document, hash, distance, inflated, classes } }).await?;
+    let json = serde_json::to_string(&answer)?;
+    let again: Answer = serde_json::from_str(&json)?;
+    println!("{json} {}", again.document);
+    Ok(())
+}
+"""
 
 TIKTOKEN_MAIN = """fn main() {
     let bpe = tiktoken_rs::cl100k_base().expect("cl100k_base");
@@ -103,6 +279,54 @@ def write_crate(dir: Path, name: str, deps: str, main: str, lock_from: Path = RO
     )
     (dir / "src" / "main.rs").write_text(main)
     shutil.copy(lock_from / "Cargo.lock", dir / "Cargo.lock")
+
+
+def write_floor(dir: Path, lock_from: Path) -> None:
+    """The floor crate: a program and its proc-macro crate (`macros/`), see `FLOOR_DEPS`."""
+    write_crate(dir, "floor_crate", FLOOR_DEPS, FLOOR_MAIN, lock_from)
+    macros = dir / "macros"
+    (macros / "src").mkdir(parents=True, exist_ok=True)
+    (macros / "Cargo.toml").write_text(
+        '[package]\nname = "floor_macros"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+        f"[lib]\nproc-macro = true\n\n[dependencies]\n{FLOOR_MACRO_DEPS}\n"
+    )
+    (macros / "src" / "lib.rs").write_text(FLOOR_MACRO_LIB)
+
+
+def registry_units(crate: Path, env: dict) -> set:
+    """Every crates.io package of `crate`'s build with its features, as `cargo tree` resolves them
+    (host and target sides, normal and build dependencies); path packages (ctx's, the fresh
+    crates') left out."""
+    out = subprocess.run(
+        ["cargo", "tree", "--offline", "-e", "normal,build", "--prefix", "none", "--format", "{p}|{f}"],
+        cwd=crate, env=env, capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"cargo tree failed in {crate}:\n{out.stderr[-4000:]}")
+    units = set()
+    for line in out.stdout.splitlines():
+        line = line.removesuffix(" (*)").strip()
+        if not line or "|" not in line:
+            continue
+        package, features = line.split("|", 1)
+        if "(/" in package:
+            continue
+        units.add((package.replace(" (proc-macro)", "").strip(), features.strip()))
+    return units
+
+
+def floor_check(readme: Path, floor: Path, scratch: Path) -> None:
+    """Stops unless the floor crate builds exactly the README crate's crates.io packages."""
+    env = user_env(scratch)
+    want, have = registry_units(readme, env), registry_units(floor, env)
+    shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
+    if want != have:
+        missing = "\n".join(f"  {p} [{f}]" for p, f in sorted(want - have)) or "  none"
+        extra = "\n".join(f"  {p} [{f}]" for p, f in sorted(have - want)) or "  none"
+        sys.exit(
+            "the floor crate's dependencies differ from the README crate's non-ctx ones "
+            f"(update FLOOR_DEPS in {__file__}):\nonly in the README crate:\n{missing}\nonly in the floor crate:\n{extra}"
+        )
 
 
 def ctx_deps(features: list, source: Path = ROOT) -> str:
@@ -166,23 +390,31 @@ def crate_cmd(args, scratch: Path) -> list:
     for i, rev in enumerate(revs):
         dirs[rev] = scratch / f"readme_crate_{i}"
         write_crate(dirs[rev], "readme_crate", ctx_deps(["bm25"], sources[rev]), readme_example(), sources[rev])
+    # The floor: the last source's README crate's other dependencies, without ctx.
+    dirs["floor"] = scratch / "floor_crate"
+    write_floor(dirs["floor"], sources[revs[-1]])
+    floor_check(dirs[revs[-1]], dirs["floor"], scratch)
     out = header("A user's first build: the README's crate beside tiktoken-rs alone")
     runs = {which: [] for which in dirs}
     for round in range(args.rounds):
-        order = ["peer"] + revs if round % 2 == 0 else list(reversed(revs)) + ["peer"]
+        order = ["peer", "floor"] + revs if round % 2 == 0 else list(reversed(revs)) + ["floor", "peer"]
         for which in order:
-            name = "peer" if which == "peer" else "ctx-" + ("this" if which == "." else which)
+            name = which if which in ("peer", "floor") else "ctx-" + ("this" if which == "." else which)
             keep = Path(args.out).parent / f"first-build-{name}-{round + 1}.html" if args.timings else None
             r = build_fresh(scratch, dirs[which], keep)
             runs[which].append(r)
             print(f"round {round + 1}: {name} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
-    p = runs["peer"]
+    p, fl = runs["peer"], runs["floor"]
+    floor_label = "" if len(revs) == 1 else f" of `{revs[-1]}`" if revs[-1] != "." else " of this checkout"
     out += [
         f"`cargo build --offline` (dev profile, cargo's defaults) of a fresh crate, empty target, {args.rounds} "
         f"interleaved rounds, medians (every run's wall seconds in brackets):\n",
         "| crate | wall | CPU (user + system) | crates compiled | ratio to tiktoken-rs, wall | CPU |",
         "|---|---:|---:|---:|---:|---:|",
         f"| tiktoken-rs 0.12.1 alone, one `encode_ordinary` | {med(p, 'wall'):.1f} s [{listing(p)}] | {med(p, 'cpu'):.1f} s | {p[0]['units']} | | |",
+        f"| the README crate's other dependencies{floor_label}, without ctx (the same crates.io crates and features, "
+        f"each used; a proc-macro crate on syn) | {med(fl, 'wall'):.1f} s [{listing(fl)}] | {med(fl, 'cpu'):.1f} s "
+        f"| {fl[0]['units']} | ×{med(fl, 'wall') / med(p, 'wall'):.2f} | ×{med(fl, 'cpu') / med(p, 'cpu'):.2f} |",
     ]
     for rev in revs:
         c = runs[rev]

@@ -1,16 +1,22 @@
 //! The character classes of the OpenAI pre-tokenizer patterns, as one flag byte per character.
 //!
-//! The classes are taken from `regex-syntax` — the very parser and Unicode tables that compile
-//! bpe-openai's (and tiktoken's) patterns — so a character is a letter here exactly when `\p{L}`
-//! matches it there, for the Unicode version that regex build knows. Cargo unifies the one
-//! `regex-syntax` 0.8 of the dependency graph, so the two can never disagree.
+//! The classes are the code point ranges `regex-syntax` — the very parser and Unicode tables that
+//! compile bpe-openai's (and tiktoken's) patterns — gives for each class pattern, written once
+//! into `char_classes/ranges.rs` (`CTX_UPDATE_CHAR_CLASSES=1 cargo test -p ctx-tokens --lib
+//! char_classes` rewrites it). A character is a letter here exactly when `\p{L}` matches it
+//! there, for the Unicode version of the regex-syntax the file was written from (named in it):
+//! the tests compare every range with the regex-syntax of the workspace's lock file and every
+//! character with regex-automata, so a regex-syntax update with new Unicode tables fails them
+//! until the file is rewritten. Taken from a file rather than from the parser at first use, the
+//! program that counts does not build regex-syntax (3.7 s on the chain of a user's first build,
+//! BENCHMARKS.md, "Issue 39, goal 3").
 //!
 //! Lookup is one table read for the Basic Multilingual Plane and a binary search over merged
 //! ranges above it (emoji, rare CJK, historic scripts).
 
 use std::sync::OnceLock;
 
-use regex_syntax::hir::{Class, HirKind};
+mod ranges;
 
 /// `\p{L}`.
 pub(super) const LETTER: u8 = 1;
@@ -23,13 +29,17 @@ pub(super) const UPPER: u8 = 8;
 /// o200k's lower-or-caseless class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 pub(super) const LOWER: u8 = 16;
 
-/// The pattern fragment of each flag, in flag order.
-const CLASSES: [(u8, &str); 5] = [
-    (LETTER, r"\p{L}"),
-    (NUMBER, r"\p{N}"),
-    (SPACE, r"\s"),
-    (UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
-    (LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+/// Code point ranges, inclusive, in order.
+type Ranges = &'static [(u32, u32)];
+
+/// The pattern fragment of each flag, in flag order, with the code point ranges regex-syntax
+/// parses it to.
+const CLASSES: [(u8, &str, Ranges); 5] = [
+    (LETTER, r"\p{L}", ranges::LETTER),
+    (NUMBER, r"\p{N}", ranges::NUMBER),
+    (SPACE, r"\s", ranges::SPACE),
+    (UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", ranges::UPPER),
+    (LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", ranges::LOWER),
 ];
 
 /// First code point above the Basic Multilingual Plane.
@@ -45,8 +55,7 @@ pub(super) struct CharClasses {
 }
 
 impl CharClasses {
-    /// The table, built on first use (about a millisecond: the regex parser builds the five
-    /// classes, and the 64 KiB table is filled from their ranges).
+    /// The table, built on first use (the 64 KiB table filled from the five classes' ranges).
     pub(super) fn get() -> &'static CharClasses {
         static TABLE: OnceLock<CharClasses> = OnceLock::new();
         TABLE.get_or_init(CharClasses::build)
@@ -56,8 +65,8 @@ impl CharClasses {
         let mut bmp = vec![0u8; ASTRAL as usize].into_boxed_slice();
         let mut bounds: Vec<u32> = vec![ASTRAL];
         let mut astral_ranges: Vec<(u32, u32, u8)> = Vec::new();
-        for (flag, pattern) in CLASSES {
-            for (start, end) in ranges(pattern) {
+        for (flag, _, ranges) in CLASSES {
+            for &(start, end) in ranges {
                 for cp in start..=end.min(ASTRAL - 1) {
                     bmp[cp as usize] |= flag;
                 }
@@ -96,27 +105,57 @@ impl CharClasses {
     }
 }
 
-/// The code point ranges (inclusive) a class pattern matches, from the regex parser itself.
-fn ranges(pattern: &str) -> Vec<(u32, u32)> {
-    let hir = regex_syntax::parse(pattern);
-    match hir.as_ref().map(|h| h.kind()) {
-        Ok(HirKind::Class(Class::Unicode(class))) => {
-            class.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
-        }
-        // The patterns are constants of this file; a test parses every one of them.
-        _ => Vec::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use regex_syntax::hir::{Class, HirKind};
+
     use super::*;
 
-    #[test]
-    fn every_class_pattern_parses_to_a_unicode_class() {
-        for (_, pattern) in CLASSES {
-            assert!(!ranges(pattern).is_empty(), "{pattern}");
+    /// The code point ranges (inclusive) a class pattern matches, from the regex parser itself.
+    fn parsed(pattern: &str) -> Vec<(u32, u32)> {
+        match regex_syntax::parse(pattern).as_ref().map(|h| h.kind()) {
+            Ok(HirKind::Class(Class::Unicode(class))) => {
+                class.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
+            }
+            other => panic!("{pattern} is no Unicode class: {other:?}"),
         }
+    }
+
+    /// `ranges.rs` as regex-syntax gives the classes: eight ranges a line, one constant a class.
+    fn generated() -> String {
+        let names = ["LETTER", "NUMBER", "SPACE", "UPPER", "LOWER"];
+        let mut out = String::from(
+            "//! The code point ranges (inclusive) of the pre-tokenizer's character classes, as\n\
+             //! regex-syntax 0.8 parses them (see `char_classes.rs`). Written by\n\
+             //! `CTX_UPDATE_CHAR_CLASSES=1 cargo test -p ctx-tokens --lib char_classes`; not edited by hand.\n",
+        );
+        for ((_, pattern, _), name) in CLASSES.iter().zip(names) {
+            out.push_str(&format!(
+                "\n/// `{pattern}`.\n#[rustfmt::skip]\npub(super) const {name}: &[(u32, u32)] = &[\n"
+            ));
+            for line in parsed(pattern).chunks(8) {
+                let cells: Vec<String> = line.iter().map(|(s, e)| format!("(0x{s:X}, 0x{e:X})")).collect();
+                out.push_str(&format!("    {},\n", cells.join(", ")));
+            }
+            out.push_str("];\n");
+        }
+        out
+    }
+
+    #[test]
+    fn the_ranges_are_regex_syntaxs() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/char_classes/ranges.rs");
+        if std::env::var_os("CTX_UPDATE_CHAR_CLASSES").is_some() {
+            std::fs::write(&path, generated()).expect("write ranges.rs");
+        }
+        for (_, pattern, ranges) in CLASSES {
+            assert_eq!(
+                ranges,
+                parsed(pattern),
+                "{pattern}: run CTX_UPDATE_CHAR_CLASSES=1 cargo test -p ctx-tokens --lib char_classes"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&path).expect("ranges.rs"), generated(), "ranges.rs is as written");
     }
 
     #[test]
@@ -124,7 +163,9 @@ mod tests {
         let table = CharClasses::get();
         let regexes: Vec<(u8, regex_automata::meta::Regex)> = CLASSES
             .iter()
-            .map(|&(flag, pattern)| (flag, regex_automata::meta::Regex::new(&format!("^{pattern}$")).expect("pattern")))
+            .map(|&(flag, pattern, _)| {
+                (flag, regex_automata::meta::Regex::new(&format!("^{pattern}$")).expect("pattern"))
+            })
             .collect();
         let mut buf = [0u8; 4];
         for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
