@@ -561,6 +561,7 @@ impl Ranks {
     }
 }
 
+mod inline;
 mod long;
 mod short_ranks;
 #[cfg(test)]
