@@ -10,9 +10,10 @@
 //! `' '?` before punctuation).
 //!
 //! Each case below is the end the general scanner finds, derived from the pattern (written out in
-//! `pretokenize.rs`); cases that need more than two ASCII bytes to decide (an apostrophe, which
-//! may open a contraction; an uppercase letter under o200k, where `U*W+` and `U+W*` compete;
-//! a non-ASCII character next) return `None` and the general scanner takes them. The tests check
+//! `pretokenize.rs`); cases the first two or three ASCII bytes do not decide (an apostrophe,
+//! which may open a contraction under cl100k; an uppercase letter under o200k that no lowercase
+//! one follows, where `U*W+` and `U+W*` compete; a non-ASCII character next) return `None` and
+//! the general scanner takes them. The tests check
 //! this dispatch against the general scanner at every character boundary of arbitrary texts
 //! (`pretokenize/tests.rs`), besides the splits against bpe-openai's regex.
 
@@ -82,7 +83,9 @@ impl Scanner<'_> {
             return Some(self.whitespace(at, 1, true));
         }
         if flags & LETTER != 0 {
-            return None;
+            // An uppercase letter: `U*` takes it alone when a lowercase one follows (that one is
+            // not in U), and `W+` the rest; otherwise `U*W+` and `U+W*` compete.
+            return self.capitalised(at + 1);
         }
         // A prefix character (the apostrophe too: o200k has no contraction of its own).
         let (b1, next) = self.ascii_at(at + 1)?;
@@ -90,9 +93,20 @@ impl Scanner<'_> {
             return Some(self.lower_run_and_contraction(at + 2));
         }
         if next & LETTER != 0 {
-            return None;
+            // The prefix, then an uppercase letter: as above, one byte further.
+            return self.capitalised(at + 2);
         }
         Some(self.punctuation_or_space(at, b0, flags, next))
+    }
+
+    /// o200k's `U*W+C?` after an uppercase ASCII letter ending at `at`, when a lowercase ASCII
+    /// letter follows it.
+    #[inline(always)]
+    fn capitalised(&self, at: usize) -> Option<usize> {
+        match self.ascii_at(at) {
+            Some((b, _)) if b.is_ascii_lowercase() => Some(self.lower_run_and_contraction(at + 1)),
+            _ => None,
+        }
     }
 
     /// o200k's `W+C?` once its first character (a lowercase ASCII letter) is taken, up to `at`.
