@@ -31,7 +31,9 @@
 //!
 //! Exactness is tested against bpe-openai's own split on every pair and triple of characters
 //! drawn from one representative of each class combination, on the corpus, and by proptest; the
-//! character table against the regex engine on every code point.
+//! character table against the regex engine on every code point. A piece whose first byte is
+//! ASCII is usually cut by a dispatch on that byte's class (`pretokenize/ascii.rs`), tested
+//! against the alternatives tried in turn at every position of arbitrary texts.
 
 use super::char_classes::{CharClasses, LETTER, LOWER, NUMBER, SPACE, UPPER};
 
