@@ -11,7 +11,8 @@
 //!    by side are one run, and the merges inside a run are applied all at once when no merge
 //!    they create can come first;
 //! 3. other pieces of up to [`SMALL_MAX`] bytes are merged on the stack, a linear scan per
-//!    merge as tiktoken does;
+//!    merge as tiktoken does (those of at most 15 bytes, when the piece cache has packed them,
+//!    on the packed key: `merge/inline.rs`);
 //! 4. longer ones are merged with a tournament tree of candidate pairs
 //!    ([`Ranks::merge_long`]), in O(n log n) whatever the piece;
 //! 5. pieces of more than [`WINDOWED_MIN`] bytes (megabytes of letters without a space) are
@@ -561,6 +562,7 @@ impl Ranks {
     }
 }
 
+mod inline;
 mod long;
 mod short_ranks;
 #[cfg(test)]

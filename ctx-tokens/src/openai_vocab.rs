@@ -124,6 +124,13 @@ impl PieceVocab for OpenAiVocab {
     fn count_piece(&self, piece: &[u8]) -> usize {
         OpenAiVocab::count_piece(self, piece)
     }
+
+    /// `is_one_token` is the whole piece's rank lookup, so a piece it turned away is no token:
+    /// what [`Ranks::count_inline`] needs.
+    #[inline]
+    fn count_short_piece(&self, piece: &[u8], key: u128) -> usize {
+        self.ranks.count_inline(piece, key)
+    }
 }
 
 #[cfg(test)]

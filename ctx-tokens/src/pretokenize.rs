@@ -31,7 +31,9 @@
 //!
 //! Exactness is tested against bpe-openai's own split on every pair and triple of characters
 //! drawn from one representative of each class combination, on the corpus, and by proptest; the
-//! character table against the regex engine on every code point.
+//! character table against the regex engine on every code point. A piece whose first byte is
+//! ASCII is usually cut by a dispatch on that byte's class (`pretokenize/ascii.rs`), tested
+//! against the alternatives tried in turn at every position of arbitrary texts.
 
 use super::char_classes::{CharClasses, LETTER, LOWER, NUMBER, SPACE, UPPER};
 
@@ -247,9 +249,19 @@ impl Scanner<'_> {
         }
     }
 
-    /// Where the piece starting at `at` ends.
+    /// Where the piece starting at `at` ends: the first byte's ASCII class picks the
+    /// alternative when it can (`pretokenize/ascii.rs`), the alternatives in turn otherwise.
     #[inline]
     fn piece_end(&self, at: usize) -> usize {
+        if let Some(end) = self.ascii_piece_end(at) {
+            return end;
+        }
+        self.general_piece_end(at)
+    }
+
+    /// Where the piece starting at `at` ends, the pattern's alternatives tried in turn.
+    #[inline]
+    fn general_piece_end(&self, at: usize) -> usize {
         if let Some(end) = self.space_word(at) {
             return end;
         }
@@ -263,21 +275,26 @@ impl Scanner<'_> {
             return end;
         }
         if flags & NUMBER != 0 {
-            // \p{N}{1,3}, or \p{N} for Qwen 2
-            let more = if self.pattern == Pattern::Qwen2 { 0 } else { 2 };
-            let mut end = at + len;
-            for _ in 0..more {
-                match self.peek(end) {
-                    Some((f, l)) if f & NUMBER != 0 => end += l,
-                    _ => break,
-                }
-            }
-            return end;
+            return self.number(at, len);
         }
         if let Some(end) = self.punctuation(at, flags, len) {
             return end;
         }
         self.whitespace(at, len, true)
+    }
+
+    /// `\p{N}{1,3}`, or `\p{N}` for Qwen 2, at `at`, a number character `len` bytes long.
+    #[inline(always)]
+    fn number(&self, at: usize, len: usize) -> usize {
+        let more = if self.pattern == Pattern::Qwen2 { 0 } else { 2 };
+        let mut end = at + len;
+        for _ in 0..more {
+            match self.peek(end) {
+                Some((f, l)) if f & NUMBER != 0 => end += l,
+                _ => break,
+            }
+        }
+        end
     }
 
     /// The commonest piece of most text, a space and a word starting with an ASCII letter,
@@ -428,6 +445,13 @@ impl Scanner<'_> {
                 _ => return None,
             }
         };
+        Some(self.punctuation_from(start))
+    }
+
+    /// `[^\s\p{L}\p{N}]+` from `start` (a character of that class), then `[\r\n]*` (cl100k)
+    /// or `[\r\n/]*` (o200k).
+    #[inline(always)]
+    fn punctuation_from(&self, start: usize) -> usize {
         let mut end = self.run(start, other);
         let slash = self.pattern == Pattern::O200k;
         while let Some(&b) = self.bytes.get(end) {
@@ -437,7 +461,24 @@ impl Scanner<'_> {
                 break;
             }
         }
-        Some(end)
+        end
+    }
+
+    /// How many bytes from `at` are ASCII spaces, counted a word of eight at a time while eight
+    /// bytes remain (the last few are left to the caller's loop).
+    #[inline(always)]
+    fn spaces(&self, at: usize) -> usize {
+        const SPACES: u64 = 0x2020_2020_2020_2020;
+        let mut end = at;
+        while let Some(chunk) = self.bytes.get(end..end + 8) {
+            // Zero bytes where the text has a space: the lowest nonzero byte is the first other.
+            let differ = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) ^ SPACES;
+            if differ != 0 {
+                return end - at + (differ.trailing_zeros() / 8) as usize;
+            }
+            end += 8;
+        }
+        end - at
     }
 
     /// `\s*[\r\n]+ | \s+$ | \s+(?!\S) | \s+` at `at`, a whitespace character `len` bytes long
@@ -447,7 +488,15 @@ impl Scanner<'_> {
         let mut end = at;
         let mut last_start = at;
         let mut after_newline = None;
-        while let Some((f, l)) = self.peek(end) {
+        loop {
+            // Spaces eight at a time (indentation, padded columns): each a whole character of
+            // `\s`, none a line break.
+            let spaces = self.spaces(end);
+            if spaces > 0 {
+                end += spaces;
+                last_start = end - 1;
+            }
+            let Some((f, l)) = self.peek(end) else { break };
             if f & SPACE == 0 {
                 break;
             }
@@ -470,5 +519,6 @@ impl Scanner<'_> {
     }
 }
 
+mod ascii;
 #[cfg(test)]
 mod tests;

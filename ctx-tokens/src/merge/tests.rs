@@ -33,6 +33,10 @@ fn check(ranks: &Ranks, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
         if piece.len() <= SMALL_MAX {
             assert_eq!(ranks.count_small(piece), expected, "array merge of {:?}", shown());
         }
+        if piece.len() <= inline::INLINE_MAX && ranks.rank(piece).is_none() {
+            let key = crate::pieces::pack(piece);
+            assert_eq!(ranks.count_inline(piece, key), expected, "inline merge of {:?}", shown());
+        }
         assert_eq!(ranks.merge_long(piece).0, expected, "heap merge of {:?}", shown());
         if let Some(runs) = byte_runs(piece, RUNS_MAX_BYTE_RUNS)
             && let Some(n) = ranks.count_runs(piece, &runs)
@@ -135,6 +139,15 @@ proptest! {
             let ranks = index(encoding);
             let ours: usize = tokenizer.split(&text).map(|p| check(ranks, &tokenizer.bpe, p.as_bytes())).sum();
             prop_assert_eq!(ours, tokenizer.count(text.as_str()));
+        }
+    }
+
+    #[test]
+    fn short_pieces_merge_on_their_packed_key_as_bpe_openai_counts_them(
+        bytes in prop::collection::vec(prop_oneof![any::<u8>(), prop::sample::select(b" etainos\n".to_vec())], 2..=15)
+    ) {
+        for (encoding, tokenizer) in tokenizers() {
+            check(index(encoding), &tokenizer.bpe, &bytes);
         }
     }
 

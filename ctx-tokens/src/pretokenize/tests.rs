@@ -135,6 +135,60 @@ fn eight_bytes_at_a_time_agree_with_the_table() {
     }
 }
 
+/// The first-byte dispatch (`pretokenize/ascii.rs`) against the alternatives tried in turn, at
+/// every character boundary of `text`: where the dispatch answers, the same end.
+#[track_caller]
+fn assert_dispatch_agrees(text: &str) {
+    for pattern in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+        let scanner = Scanner { bytes: text.as_bytes(), classes: CharClasses::get(), pattern };
+        for (at, _) in text.char_indices() {
+            if let Some(end) = scanner.ascii_piece_end(at) {
+                assert_eq!(end, scanner.general_piece_end(at), "{pattern:?} at {at} of {text:?}");
+            }
+        }
+    }
+}
+
+/// Every ASCII byte, then every ASCII byte or a few others (or the end), then a representative
+/// character (or the end): every pair of first bytes the dispatch decides on, with what follows
+/// them.
+#[test]
+fn the_first_byte_dispatch_agrees_on_every_two_ascii_bytes() {
+    let seconds: Vec<char> =
+        (0..128u8).map(char::from).chain(['é', 'É', 'ʰ', '東', '\u{301}', '٣', '\u{3000}', '🦀']).collect();
+    let mut text = String::new();
+    for a in (0..128u8).map(char::from) {
+        text.clear();
+        text.push(a);
+        assert_dispatch_agrees(&text);
+        for &b in &seconds {
+            for &c in REPRESENTATIVES.iter().chain([&'\0']) {
+                text.clear();
+                text.extend([a, b]);
+                if c != '\0' {
+                    text.push(c);
+                }
+                assert_dispatch_agrees(&text);
+            }
+        }
+    }
+}
+
+/// Text that is mostly ASCII (any of the 128 bytes) with runs of letters, digits, whitespace and
+/// long runs of spaces, and the representative characters between them.
+fn ascii_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        "[\\x00-\\x7F]{1,6}",
+        "[a-zA-Z]{1,12}",
+        "[0-9]{1,5}",
+        "[ \t\r\n]{1,6}",
+        // Runs of spaces long enough for the eight-at-a-time count, ending anywhere in a word.
+        " {7,40}",
+        prop::sample::select(REPRESENTATIVES).prop_map(String::from),
+    ];
+    prop::collection::vec(part, 0..24).prop_map(|parts| parts.concat())
+}
+
 /// Words of ASCII letters long enough for the eight-byte steps, between representative
 /// characters.
 fn wordy_text() -> impl Strategy<Value = String> {
@@ -168,5 +222,19 @@ proptest! {
         for pattern in PATTERNS {
             assert_same_split(pattern, &text);
         }
+        assert_dispatch_agrees(&text);
+    }
+
+    #[test]
+    fn random_mostly_ascii_texts(text in ascii_text()) {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+        assert_dispatch_agrees(&text);
+    }
+
+    #[test]
+    fn the_dispatch_agrees_on_any_characters(text in any::<String>()) {
+        assert_dispatch_agrees(&text);
     }
 }
