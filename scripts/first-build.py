@@ -63,26 +63,8 @@ QUESTION = "How is the invoice total computed?"
 # proc-macro side is a small proc-macro crate of its own, as `ctx-macros` is: syn, quote and
 # proc-macro2 with ctx-macros' features, and on the host the crates ctx-spec and ctx-tokens give
 # the macro (shared with the program's, as cargo shares ctx-spec's).
-FLOOR_DEPS = """tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
-serde = { version = "1", features = ["derive"] }
-serde_json = { version = "1", features = ["float_roundtrip", "preserve_order"] }
-thiserror = "2"
-tracing = { version = "0.1", default-features = false, features = ["std"] }
-quick_cache = { version = "0.7", default-features = false, features = ["custom-hasher"] }
-xxhash-rust = { version = "0.8", features = ["xxh3"] }
-miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
-strsim = "0.11"
-bm25 = { version = "2.3", default-features = false }
-rust-stemmers = "1.2"
-stop-words = { version = "0.9", default-features = false, features = ["nltk"] }
-deunicode = "1.6"
-unicode-segmentation = "1.12"
-floor_macros = { path = "macros" }"""
-
-FLOOR_MACRO_DEPS = """syn = { version = "3", default-features = false, features = ["parsing", "printing", "proc-macro", "derive", "clone-impls", "extra-traits"] }
-quote = "1"
-proc-macro2 = { version = "1", features = ["span-locations"] }
-serde = { version = "1", features = ["derive"] }
+# What ctx-spec and ctx-tokens build on, on both sides: the program's and the macro's.
+SPEC_DEPS = """serde = { version = "1", features = ["derive"] }
 serde_json = { version = "1", features = ["float_roundtrip", "preserve_order"] }
 thiserror = "2"
 tracing = { version = "0.1", default-features = false, features = ["std"] }
@@ -91,6 +73,25 @@ xxhash-rust = { version = "0.8", features = ["xxh3"] }
 miniz_oxide = { version = "0.9", default-features = false, features = ["with-alloc"] }
 strsim = "0.11"
 """
+
+FLOOR_DEPS = (
+    'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }\n'
+    + SPEC_DEPS
+    + """bm25 = { version = "2.3", default-features = false }
+rust-stemmers = "1.2"
+stop-words = { version = "0.9", default-features = false, features = ["nltk"] }
+deunicode = "1.6"
+unicode-segmentation = "1.12"
+floor_macros = { path = "macros" }"""
+)
+
+FLOOR_MACRO_DEPS = (
+    """syn = { version = "3", default-features = false, features = ["parsing", "printing", "proc-macro", "derive", "clone-impls", "extra-traits"] }
+quote = "1"
+proc-macro2 = { version = "1", features = ["span-locations"] }
+"""
+    + SPEC_DEPS
+)
 
 # A function-like macro parsed with syn and expanded with quote, which checks its text at compile
 # time with the crates ctx-spec and ctx-tokens check prompts with (a hash, a cache, the
