@@ -4,7 +4,7 @@
 //! compile bpe-openai's (and tiktoken's) patterns — gives for each class pattern, written once
 //! into `char_classes/ranges.rs` (`CTX_UPDATE_CHAR_CLASSES=1 cargo test -p ctx-tokens --lib
 //! char_classes` rewrites it). A character is a letter here exactly when `\p{L}` matches it
-//! there, for the Unicode version of the regex-syntax the file was written from (named in it):
+//! there, for the Unicode version of the regex-syntax release the file was written from:
 //! the tests compare every range with the regex-syntax of the workspace's lock file and every
 //! character with regex-automata, so a regex-syntax update with new Unicode tables fails them
 //! until the file is rewritten. Taken from a file rather than from the parser at first use, the

@@ -30,7 +30,10 @@ use super::cache::CacheStats;
 use super::pretokenize::Pieces;
 
 /// The longest piece packed inline into a `u128` key (the 16th byte holds the length).
-const INLINE: usize = 15;
+pub(super) const INLINE: usize = 15;
+
+/// Where a packed key's length starts: its top byte.
+const LEN_SHIFT: u32 = 120;
 
 /// Below this size a text is counted without a per-call memo: setting one up costs more than the
 /// few repeated pieces of a short text save.
@@ -165,6 +168,20 @@ pub(super) fn pack(piece: &[u8]) -> u128 {
         _ => (piece.iter().rev().fold(0, |acc, &b| (acc << 8) | u64::from(b)), 0),
     };
     (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
+}
+
+/// The length a key from [`pack`] holds.
+#[inline(always)]
+pub(super) fn packed_len(key: u128) -> usize {
+    (key >> LEN_SHIFT) as usize
+}
+
+/// [`pack`] of `piece[at..at + len]`, taken from `key`, the packed `piece`: its bytes shifted and
+/// masked, no byte read again.
+#[inline(always)]
+pub(super) fn packed_span(key: u128, at: usize, len: usize) -> u128 {
+    debug_assert!(at + len <= packed_len(key));
+    ((key >> (8 * at)) & ((1u128 << (8 * len)) - 1)) | ((len as u128) << LEN_SHIFT)
 }
 
 /// What cuts a text into pieces and merges a piece: one of the OpenAI encodings
@@ -376,6 +393,20 @@ mod tests {
         assert_ne!(pack(b"a"), pack(b"a\0"));
         assert_ne!(pack(b""), pack(b"\0"));
         assert_ne!(pack(b"abcdefghijklmno"), pack(b"abcdefghijklmn"));
+    }
+
+    #[test]
+    fn a_span_of_a_packed_key_is_the_span_packed() {
+        let piece: Vec<u8> = (0..INLINE as u8).map(|i| 0xF0 ^ i.wrapping_mul(37)).collect();
+        for n in 0..=INLINE {
+            let key = pack(&piece[..n]);
+            assert_eq!(packed_len(key), n);
+            for at in 0..=n {
+                for len in 0..=n - at {
+                    assert_eq!(packed_span(key, at, len), pack(&piece[at..at + len]), "{n} {at} {len}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -11,16 +11,11 @@
 //! The merge itself is tiktoken's, step for step, as in [`Ranks::merge_small`]: the leftmost
 //! lowest-ranked adjacent pair merged, its two neighbouring pairs re-ranked.
 
+use super::super::pieces::{INLINE, packed_len, packed_span};
 use super::{NONE, Ranks};
 
-/// The longest piece merged here: a piece cache key's bytes.
-pub(crate) const INLINE_MAX: usize = 15;
-
-/// The bits of a packed key that hold the bytes (the top byte holds the length).
-const BYTES_MASK: u128 = (1 << 120) - 1;
-
 impl Ranks {
-    /// Exactly tiktoken's count of `piece`, 2 to [`INLINE_MAX`] bytes packed as `key`
+    /// Exactly tiktoken's count of `piece`, 2 to [`INLINE`] bytes packed as `key`
     /// (`pieces::pack`), which is **not itself a token** (the caller has looked it up whole;
     /// tiktoken returns a token without merging, and a merge of its bytes need not end in it).
     /// Any other piece is handed to [`Self::count`].
@@ -30,15 +25,14 @@ impl Ranks {
     /// a part holds no rank, so the scan for the lowest rank still meets the parts left to right.
     pub(crate) fn count_inline(&self, piece: &[u8], key: u128) -> usize {
         let n = piece.len();
-        if !(2..=INLINE_MAX).contains(&n) || key >> 120 != n as u128 {
+        if !(2..=INLINE).contains(&n) || packed_len(key) != n {
             return self.count(piece);
         }
-        let bytes = key & BYTES_MASK;
         // ranks[i]: the rank of the part starting at i followed by the next part ([`NONE`] when
         // no part starts at i, or it is the last); next[i], prev[i]: the parts around it.
-        let mut ranks = [NONE; INLINE_MAX];
-        let mut next = [0u8; INLINE_MAX];
-        let mut prev = [0u8; INLINE_MAX];
+        let mut ranks = [NONE; INLINE];
+        let mut next = [0u8; INLINE];
+        let mut prev = [0u8; INLINE];
         for i in 0..n {
             next[i] = (i + 1) as u8;
             prev[i] = i.saturating_sub(1) as u8;
@@ -65,24 +59,23 @@ impl Ranks {
             parts -= 1;
             ranks[at] = if end < n {
                 prev[end] = at as u8;
-                self.packed_span_rank(piece, bytes, at, usize::from(next[end]))
+                self.packed_span_rank(piece, key, at, usize::from(next[end]))
             } else {
                 NONE
             };
             if at > 0 {
                 let before = usize::from(prev[at]);
-                ranks[before] = self.packed_span_rank(piece, bytes, before, end);
+                ranks[before] = self.packed_span_rank(piece, key, before, end);
             }
         }
     }
 
-    /// The rank of `piece[a..b]` (at least three bytes), from `bytes`, the piece's packed bytes.
+    /// The rank of `piece[a..b]` (at least three bytes), from `key`, the packed piece.
     #[inline(always)]
-    fn packed_span_rank(&self, piece: &[u8], bytes: u128, a: usize, b: usize) -> u32 {
+    fn packed_span_rank(&self, piece: &[u8], key: u128, a: usize, b: usize) -> u32 {
         let len = b - a;
         if len <= self.short_max {
-            let span = (bytes >> (8 * a)) & ((1u128 << (8 * len)) - 1);
-            self.short.get_packed(span | ((len as u128) << 120)).unwrap_or(NONE)
+            self.short.get_packed(packed_span(key, a, len)).unwrap_or(NONE)
         } else {
             self.rank_or_none(&piece[a..b])
         }

@@ -33,7 +33,7 @@ fn check(ranks: &Ranks, bpe: &BytePairEncoding, piece: &[u8]) -> usize {
         if piece.len() <= SMALL_MAX {
             assert_eq!(ranks.count_small(piece), expected, "array merge of {:?}", shown());
         }
-        if piece.len() <= inline::INLINE_MAX && ranks.rank(piece).is_none() {
+        if piece.len() <= super::super::pieces::INLINE && ranks.rank(piece).is_none() {
             let key = crate::pieces::pack(piece);
             assert_eq!(ranks.count_inline(piece, key), expected, "inline merge of {:?}", shown());
         }
