@@ -170,6 +170,14 @@ pub(super) fn pack(piece: &[u8]) -> u128 {
     (u128::from(hi | ((n as u64) << 56)) << 64) | u128::from(lo)
 }
 
+/// [`pack`] of the first `len` bytes (at most [`INLINE`]) of `word`, 16 bytes read as one
+/// little-endian `u128`: the bytes past `len` masked off, the length in the top byte.
+#[inline(always)]
+fn packed_prefix(word: u128, len: usize) -> u128 {
+    debug_assert!(len <= INLINE);
+    (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << LEN_SHIFT)
+}
+
 /// The length a key from [`pack`] holds.
 #[inline(always)]
 pub(super) fn packed_len(key: u128) -> usize {
@@ -261,28 +269,7 @@ impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
             return 1;
         }
         if bytes.len() <= INLINE {
-            let key = pack(bytes);
-            // Most pieces of real text are one token (` the`, `(`, `    `): one probe of the
-            // vocabulary answers them, cheaper than the cache's lookup (and, the first time, its
-            // insert), and keeps the cache's room for pieces that need a merge.
-            if self.vocab.is_one_token(bytes, key) {
-                return 1;
-            }
-            let Some(memo) = self.memo.as_mut() else {
-                return self.shared_short(bytes, key) as usize;
-            };
-            // One probe of the memo whether the piece is there or not: a piece new to this text
-            // is then entered in the slot the probe found.
-            return match memo.short.entry(key) {
-                Entry::Occupied(seen) => {
-                    self.hits += 1;
-                    *seen.get() as usize
-                }
-                Entry::Vacant(slot) => {
-                    let n = shared_short(self.vocab, self.cache, bytes, key, &mut self.hits, &mut self.misses);
-                    *slot.insert(n) as usize
-                }
-            };
+            return self.short_piece(bytes, pack(bytes));
         }
         if let Some(n) = self.memo.as_ref().and_then(|m| m.long.get(bytes)) {
             self.hits += 1;
@@ -314,6 +301,32 @@ impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
         n as usize
     }
 
+    /// The exact count of a piece of at most [`INLINE`] bytes, packed as `key`.
+    #[inline(always)]
+    fn short_piece(&mut self, bytes: &[u8], key: u128) -> usize {
+        // Most pieces of real text are one token (` the`, `(`, `    `): one probe of the
+        // vocabulary answers them, cheaper than the cache's lookup (and, the first time, its
+        // insert), and keeps the cache's room for pieces that need a merge.
+        if self.vocab.is_one_token(bytes, key) {
+            return 1;
+        }
+        let Some(memo) = self.memo.as_mut() else {
+            return self.shared_short(bytes, key) as usize;
+        };
+        // One probe of the memo whether the piece is there or not: a piece new to this text
+        // is then entered in the slot the probe found.
+        match memo.short.entry(key) {
+            Entry::Occupied(seen) => {
+                self.hits += 1;
+                *seen.get() as usize
+            }
+            Entry::Vacant(slot) => {
+                let n = shared_short(self.vocab, self.cache, bytes, key, &mut self.hits, &mut self.misses);
+                *slot.insert(n) as usize
+            }
+        }
+    }
+
     /// The count of a piece of at most [`INLINE`] bytes, packed as `key`, that is not one token:
     /// from the shared cache, or merged and entered there.
     fn shared_short(&mut self, bytes: &[u8], key: u128) -> u32 {
@@ -329,8 +342,23 @@ impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
     pub(super) fn count(&mut self, text: &str) -> usize {
         let mut total = 0;
         let vocab = self.vocab;
+        let all = text.as_bytes();
         for piece in vocab.split(text) {
-            total += self.piece(piece);
+            let bytes = piece.as_bytes();
+            // A piece of 2 to 15 bytes with 16 bytes of the text from its start is packed by one
+            // load and a mask rather than by `pack`'s branch on its length. The scanner's pieces
+            // are slices of `text`, so `at` is the piece's offset; `window` then starts at the
+            // piece's first byte (the same address), whatever `at` is.
+            let at = (bytes.as_ptr() as usize).wrapping_sub(all.as_ptr() as usize);
+            total += match all.get(at..at.wrapping_add(16)) {
+                Some(window)
+                    if (2..=INLINE).contains(&bytes.len()) && std::ptr::eq(window.as_ptr(), bytes.as_ptr()) =>
+                {
+                    let word = u128::from_le_bytes(window.try_into().unwrap_or([0; 16]));
+                    self.short_piece(bytes, packed_prefix(word, bytes.len()))
+                }
+                _ => self.piece(piece),
+            };
         }
         total
     }
@@ -396,6 +424,15 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_of_sixteen_bytes_packs_as_the_prefix() {
+        let window: Vec<u8> = (0..16u8).map(|i| 0xA5 ^ i.wrapping_mul(91)).collect();
+        let word = u128::from_le_bytes(window.clone().try_into().unwrap());
+        for len in 0..=INLINE {
+            assert_eq!(packed_prefix(word, len), pack(&window[..len]), "{len}");
+        }
+    }
+
+    #[test]
     fn a_span_of_a_packed_key_is_the_span_packed() {
         let piece: Vec<u8> = (0..INLINE as u8).map(|i| 0xF0 ^ i.wrapping_mul(37)).collect();
         for n in 0..=INLINE {
@@ -419,6 +456,23 @@ mod tests {
         assert!(cache.len() <= cache.short.capacity() as usize + cache.long.capacity() as usize);
         let stats = cache.stats();
         assert!(stats.hits > stats.misses, "{stats:?}");
+    }
+
+    #[test]
+    fn pieces_packed_from_the_text_count_as_pieces_packed_alone() {
+        // Short texts (where the last pieces have no 16 bytes after their start and take `pack`)
+        // and long ones (where most pieces are packed from a window of the text), with a memo
+        // and without, against the reference and against the pieces counted one by one.
+        let parts = ["the", " quick", "  ", "\n", "東京", "'ll", "123456", "(", "ünïcödé", "🦀", " x", ",\n\n"];
+        let cache = PieceCache::new(256, 8192);
+        for seed in 0..400usize {
+            let len = if seed % 2 == 0 { seed % 23 } else { 300 + seed % 700 };
+            let text: String = (0..len).map(|i| parts[(i * 7 + seed * 13 + i / 3) % parts.len()]).collect();
+            let whole = PieceCounter::new(cl100k(), &cache, text.len()).count(&text);
+            let mut alone = PieceCounter::new(cl100k(), &cache, text.len());
+            let by_piece: usize = cl100k().split(&text).map(|p| alone.piece(p)).sum();
+            assert_eq!((whole, by_piece), (reference(&text), reference(&text)), "{text:?}");
+        }
     }
 
     #[test]
