@@ -9,8 +9,9 @@ target directory, timed in wall and CPU seconds (user + system of every process 
 - `crate`: a fresh crate written as a user writes it from the README (`ctx-llm` by path with
   `bm25`, `tokio` with `macros` and `rt-multi-thread`, `main.rs` the README's own `pipeline!`
   example, taken from README.md), beside a fresh crate depending on tiktoken-rs alone (counting
-  one text), built in interleaved rounds with the dev profile cargo gives a user (`cargo build`:
-  no `--release`, cargo's defaults, incremental on); with `--rev`, one README crate per source
+  one text) and a fresh crate on tokio alone with the features the README's `#[tokio::main]`
+  needs (what the README crate builds whatever ctx does), built in interleaved rounds with the
+  dev profile cargo gives a user (`cargo build`: no `--release`, cargo's defaults, incremental on); with `--rev`, one README crate per source
   (as for `install`), all in the same interleaved rounds, and beside them the floor: a fresh crate
   on the README crate's other dependencies without ctx (the same crates.io crates and features,
   checked against `cargo tree` of the last source's README crate, each used; `FLOOR_DEPS`), so
@@ -64,6 +65,9 @@ QUESTION = "How is the invoice total computed?"
 # proc-macro2 with ctx-macros' features, and on the host the crates ctx-spec and ctx-tokens give
 # the macro (shared with the program's, as cargo shares ctx-spec's).
 # What ctx-spec and ctx-tokens build on, on both sides: the program's and the macro's.
+# tokio as the README crate depends on it (its `main` is `#[tokio::main]`).
+TOKIO_DEPS = 'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }'
+
 SPEC_DEPS = """serde = { version = "1", features = ["derive"] }
 serde_json = { version = "1", features = ["float_roundtrip", "preserve_order"] }
 thiserror = "2"
@@ -75,7 +79,8 @@ strsim = "0.11"
 """
 
 FLOOR_DEPS = (
-    'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }\n'
+    TOKIO_DEPS
+    + "\n"
     + SPEC_DEPS
     + """bm25 = { version = "2.3", default-features = false }
 rust-stemmers = "1.2"
@@ -237,6 +242,14 @@ TIKTOKEN_MAIN = """fn main() {
 """
 
 
+TOKIO_MAIN = r"""#[tokio::main]
+async fn main() {
+    let handle = tokio::spawn(async { std::env::args().count() });
+    println!("{}", handle.await.expect("the task ran"));
+}
+"""
+
+
 def user_env(scratch: Path) -> dict:
     """The environment without this machine's cargo settings, and an empty count cache."""
     env = {
@@ -333,8 +346,7 @@ def floor_check(readme: Path, floor: Path, scratch: Path) -> None:
 def ctx_deps(features: list, source: Path = ROOT) -> str:
     listed = ", ".join(f'"{f}"' for f in features)
     return (
-        f'ctx-llm = {{ path = "{source}", features = [{listed}] }}\n'
-        'tokio = { version = "1", features = ["macros", "rt-multi-thread"] }'
+        f'ctx-llm = {{ path = "{source}", features = [{listed}] }}\n' + TOKIO_DEPS
     )
 
 
@@ -386,8 +398,10 @@ def crate_cmd(args, scratch: Path) -> list:
     revs = args.rev or ["."]
     sources = {rev: source_of(rev, scratch) for rev in revs}
     # The README example of this checkout for every source, so that only the library differs.
-    dirs = {"peer": scratch / "tiktoken_crate"}
+    dirs = {"peer": scratch / "tiktoken_crate", "tokio": scratch / "tokio_crate"}
     write_crate(dirs["peer"], "tiktoken_crate", 'tiktoken-rs = "0.12.1"', TIKTOKEN_MAIN)
+    # What the README crate builds whatever ctx does: tokio with the macros its `main` uses.
+    write_crate(dirs["tokio"], "tokio_crate", TOKIO_DEPS, TOKIO_MAIN)
     for i, rev in enumerate(revs):
         dirs[rev] = scratch / f"readme_crate_{i}"
         write_crate(dirs[rev], "readme_crate", ctx_deps(["bm25"], sources[rev]), readme_example(), sources[rev])
@@ -398,14 +412,14 @@ def crate_cmd(args, scratch: Path) -> list:
     out = header("A user's first build: the README's crate beside tiktoken-rs alone")
     runs = {which: [] for which in dirs}
     for round in range(args.rounds):
-        order = ["peer", "floor"] + revs if round % 2 == 0 else list(reversed(revs)) + ["floor", "peer"]
+        order = ["peer", "tokio", "floor"] + revs if round % 2 == 0 else list(reversed(revs)) + ["floor", "tokio", "peer"]
         for which in order:
-            name = which if which in ("peer", "floor") else "ctx-" + ("this" if which == "." else which)
+            name = which if which in ("peer", "tokio", "floor") else "ctx-" + ("this" if which == "." else which)
             keep = Path(args.out).parent / f"first-build-{name}-{round + 1}.html" if args.timings else None
             r = build_fresh(scratch, dirs[which], keep)
             runs[which].append(r)
             print(f"round {round + 1}: {name} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['units']} crates", file=sys.stderr)
-    p, fl = runs["peer"], runs["floor"]
+    p, tk, fl = runs["peer"], runs["tokio"], runs["floor"]
     floor_label = "" if len(revs) == 1 else f" of `{revs[-1]}`" if revs[-1] != "." else " of this checkout"
     out += [
         f"`cargo build --offline` (dev profile, cargo's defaults) of a fresh crate, empty target, {args.rounds} "
@@ -413,6 +427,9 @@ def crate_cmd(args, scratch: Path) -> list:
         "| crate | wall | CPU (user + system) | crates compiled | ratio to tiktoken-rs, wall | CPU |",
         "|---|---:|---:|---:|---:|---:|",
         f"| tiktoken-rs 0.12.1 alone, one `encode_ordinary` | {med(p, 'wall'):.1f} s [{listing(p)}] | {med(p, 'cpu'):.1f} s | {p[0]['units']} | | |",
+        f"| tokio alone, with the `macros` and `rt-multi-thread` the README's `#[tokio::main]` needs | {med(tk, 'wall'):.1f} s "
+        f"[{listing(tk)}] | {med(tk, 'cpu'):.1f} s | {tk[0]['units']} | ×{med(tk, 'wall') / med(p, 'wall'):.2f} | "
+        f"×{med(tk, 'cpu') / med(p, 'cpu'):.2f} |",
         f"| the README crate's other dependencies{floor_label}, without ctx (the same crates.io crates and features, "
         f"each used; a proc-macro crate on syn) | {med(fl, 'wall'):.1f} s [{listing(fl)}] | {med(fl, 'cpu'):.1f} s "
         f"| {fl[0]['units']} | ×{med(fl, 'wall') / med(p, 'wall'):.2f} | ×{med(fl, 'cpu') / med(p, 'cpu'):.2f} |",
