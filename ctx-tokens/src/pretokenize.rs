@@ -116,7 +116,7 @@ impl<'a> Iterator for Pieces<'a> {
     }
 
     /// The same pieces as [`Self::next`], in one loop over the text (what `count`, `sum` and
-    /// `for_each` run on; [`crate::pieces`]' counter too).
+    /// `for_each` run on, and what a counter of pieces should count through).
     ///
     /// The loop keeps the position in a local, which stays in a register: through `next` it
     /// is a field of the iterator, stored and read back for every piece, on the one chain of
