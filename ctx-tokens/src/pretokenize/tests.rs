@@ -135,6 +135,38 @@ fn eight_bytes_at_a_time_agree_with_the_table() {
     }
 }
 
+/// Runs of each class the dispatch and its loops take (the words eight bytes at a time), of
+/// every length from none to past two eight-byte steps, after a few openers and before every
+/// kind of character that ends them, or the end of the text.
+#[test]
+fn runs_of_every_length_end_where_the_general_scanner_ends_them() {
+    const OPENERS: &[&str] = &["", " ", "\t", "(", "'", "\n", "Ab", "é", " A", "(A", ". "];
+    const UNITS: &[&str] = &["a", "Z", "aZ", "Za", "7", "!", "'", "/", "\n", " ", "\t", "-", ".\n", "1a"];
+    const STOPS: &[&str] = &[
+        "", "é", "É", "ʰ", "\u{301}", "٣", "…", "\u{3000}", "'s", "'T", "'ll", "\n", "\r\n/", "/\n", " ", " x", "!",
+        "a", "A", "0", "/", "\t",
+    ];
+    let mut text = String::new();
+    for opener in OPENERS {
+        for unit in UNITS {
+            for len in 0..=18 {
+                for stop in STOPS {
+                    text.clear();
+                    text.push_str(opener);
+                    for _ in 0..len {
+                        text.push_str(unit);
+                    }
+                    text.push_str(stop);
+                    assert_dispatch_agrees(&text);
+                    for pattern in PATTERNS {
+                        assert_same_split(pattern, &text);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The first-byte dispatch (`pretokenize/ascii.rs`) against the alternatives tried in turn, at
 /// every character boundary of `text`: where the dispatch answers, the same end.
 #[track_caller]
@@ -196,6 +228,20 @@ fn wordy_text() -> impl Strategy<Value = String> {
     prop::collection::vec(part, 0..24).prop_map(|parts| parts.concat())
 }
 
+/// Runs of ASCII punctuation, digits, line breaks and slashes of any length, between words and
+/// representative characters.
+fn runs_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        "[!-/:-@\\[-`{-~]{1,12}",
+        "[0-9]{1,12}",
+        "[\r\n/]{1,10}",
+        " ?[a-zA-Z]{1,10}",
+        "[ \t]{1,3}",
+        prop::sample::select(REPRESENTATIVES).prop_map(String::from),
+    ];
+    prop::collection::vec(part, 0..24).prop_map(|parts| parts.concat())
+}
+
 fn alphabet_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(REPRESENTATIVES), 0..80).prop_map(|cs| cs.into_iter().collect())
 }
@@ -215,6 +261,15 @@ proptest! {
         for pattern in PATTERNS {
             assert_same_split(pattern, &text);
         }
+        assert_dispatch_agrees(&text);
+    }
+
+    #[test]
+    fn random_runs_of_punctuation_digits_and_line_breaks(text in runs_text()) {
+        for pattern in PATTERNS {
+            assert_same_split(pattern, &text);
+        }
+        assert_dispatch_agrees(&text);
     }
 
     #[test]
@@ -236,5 +291,24 @@ proptest! {
     #[test]
     fn the_dispatch_agrees_on_any_characters(text in any::<String>()) {
         assert_dispatch_agrees(&text);
+    }
+
+    #[test]
+    fn folding_cuts_the_pieces_next_cuts(text in prop_oneof![ascii_text(), runs_text(), any::<String>()], skip in 0..4usize) {
+        for pattern in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits] {
+            let mut pieces = Pieces::new(pattern, &text);
+            // Folding the rest of an iterator some pieces were taken from.
+            let taken: Vec<&str> = pieces.by_ref().take(skip).collect();
+            let folded = pieces.fold(taken, |mut all, piece| {
+                all.push(piece);
+                all
+            });
+            let mut stepped = Vec::new();
+            // A `for` loop calls `next`, piece by piece.
+            for piece in Pieces::new(pattern, &text) {
+                stepped.push(piece);
+            }
+            prop_assert_eq!(folded, stepped, "{:?}", pattern);
+        }
     }
 }
