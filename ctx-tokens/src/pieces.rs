@@ -340,27 +340,28 @@ impl<'a, V: PieceVocab + ?Sized> PieceCounter<'a, V> {
 
     /// The exact count of `text`: the sum of its pieces.
     pub(super) fn count(&mut self, text: &str) -> usize {
-        let mut total = 0;
         let vocab = self.vocab;
         let all = text.as_bytes();
-        for piece in vocab.split(text) {
+        // Through `fold`, not a `for` loop: the scanner then keeps its position in a local
+        // rather than storing it back into the iterator for every piece (`Pieces::fold`).
+        vocab.split(text).fold(0, |total, piece| {
             let bytes = piece.as_bytes();
             // A piece of 2 to 15 bytes with 16 bytes of the text from its start is packed by one
             // load and a mask rather than by `pack`'s branch on its length. The scanner's pieces
             // are slices of `text`, so `at` is the piece's offset; `window` then starts at the
             // piece's first byte (the same address), whatever `at` is.
             let at = (bytes.as_ptr() as usize).wrapping_sub(all.as_ptr() as usize);
-            total += match all.get(at..at.wrapping_add(16)) {
-                Some(window)
-                    if (2..=INLINE).contains(&bytes.len()) && std::ptr::eq(window.as_ptr(), bytes.as_ptr()) =>
-                {
-                    let word = u128::from_le_bytes(window.try_into().unwrap_or([0; 16]));
-                    self.short_piece(bytes, packed_prefix(word, bytes.len()))
+            total
+                + match all.get(at..at.wrapping_add(16)) {
+                    Some(window)
+                        if (2..=INLINE).contains(&bytes.len()) && std::ptr::eq(window.as_ptr(), bytes.as_ptr()) =>
+                    {
+                        let word = u128::from_le_bytes(window.try_into().unwrap_or([0; 16]));
+                        self.short_piece(bytes, packed_prefix(word, bytes.len()))
+                    }
+                    _ => self.piece(piece),
                 }
-                _ => self.piece(piece),
-            };
-        }
-        total
+        })
     }
 }
 
