@@ -203,3 +203,24 @@ fn the_readmes_links_work_from_the_packages() {
     }
     assert!(checked >= 20, "{checked} links");
 }
+
+/// The facade's user features (`[features]` of the root manifest, but `default` and the internal
+/// `__` ones): the README names each, and the guide's *Cargo features* chapter has a row for each.
+#[test]
+fn the_readme_and_the_features_chapter_name_every_feature() {
+    let manifest = read("Cargo.toml");
+    let table = manifest.split("\n[features]\n").nth(1).expect("a [features] table");
+    let table = table.split("\n[").next().unwrap_or(table);
+    let features: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.trim()))
+        .filter(|name| !name.starts_with('#') && *name != "default" && !name.starts_with("__"))
+        .collect();
+    assert!(features.len() >= 10 && features.contains(&"otel"), "{features:?}");
+    let readme = read("README.md");
+    let chapter = read("docs/features.md");
+    for feature in features {
+        assert!(readme.contains(&format!("`{feature}`")), "README.md does not name the feature `{feature}`");
+        assert!(chapter.contains(&format!("\n| `{feature}` |")), "docs/features.md has no row for `{feature}`");
+    }
+}
