@@ -228,12 +228,8 @@ fn the_readme_and_the_features_chapter_name_every_feature() {
 /// The anchor a forge gives a heading: lower case, only letters, digits, `-` and `_` kept,
 /// spaces written `-` ("OpenAI's Responses API" → `openais-responses-api`).
 fn heading_anchor(heading: &str) -> String {
-    let kept: String = heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
-        .collect();
+    let kept: String =
+        heading.trim().to_lowercase().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' ')).collect();
     kept.replace(' ', "-")
 }
 
@@ -262,9 +258,10 @@ fn the_guide_links_work_on_a_forge() {
         "https://github.com/ctx-llm/ctx/tree/main/",
         "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
     ];
-    let mut files: Vec<String> = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "BENCHMARKS.md", "ctx-tokens/README.md"]
-        .map(str::to_owned)
-        .to_vec();
+    let mut files: Vec<String> =
+        ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "BENCHMARKS.md", "ctx-tokens/README.md"]
+            .map(str::to_owned)
+            .to_vec();
     for entry in fs::read_dir(root().join("docs")).expect("docs/") {
         let name = entry.expect("an entry").file_name().into_string().expect("a UTF-8 name");
         if name.ends_with(".md") {

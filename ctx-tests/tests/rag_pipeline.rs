@@ -361,7 +361,8 @@ async fn the_printed_contract_adds_up() {
     for line in printed.lines().filter(|l| l.contains(" to spare)")) {
         let (terms, total) = line.split_once(" = ").expect("terms = total");
         let total: usize = total.split(' ').next().and_then(|n| n.parse().ok()).expect("a total");
-        let sum: usize = terms.split(" + ").map(|t| t.rsplit(' ').next().and_then(|n| n.parse::<usize>().ok()).expect(t)).sum();
+        let sum: usize =
+            terms.split(" + ").map(|t| t.rsplit(' ').next().and_then(|n| n.parse::<usize>().ok()).expect(t)).sum();
         assert_eq!(sum, total, "{line}");
         assert!(line.contains(" + question "), "the question's term is shown: {line}");
         lines += 1;
