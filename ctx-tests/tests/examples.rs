@@ -203,3 +203,120 @@ fn the_readmes_links_work_from_the_packages() {
     }
     assert!(checked >= 20, "{checked} links");
 }
+
+/// The facade's user features (`[features]` of the root manifest, but `default` and the internal
+/// `__` ones): the README names each, and the guide's *Cargo features* chapter has a row for each.
+#[test]
+fn the_readme_and_the_features_chapter_name_every_feature() {
+    let manifest = read("Cargo.toml");
+    let table = manifest.split("\n[features]\n").nth(1).expect("a [features] table");
+    let table = table.split("\n[").next().unwrap_or(table);
+    let features: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.trim()))
+        .filter(|name| !name.starts_with('#') && *name != "default" && !name.starts_with("__"))
+        .collect();
+    assert!(features.len() >= 10 && features.contains(&"otel"), "{features:?}");
+    let readme = read("README.md");
+    let chapter = read("docs/features.md");
+    for feature in features {
+        assert!(readme.contains(&format!("`{feature}`")), "README.md does not name the feature `{feature}`");
+        assert!(chapter.contains(&format!("\n| `{feature}` |")), "docs/features.md has no row for `{feature}`");
+    }
+}
+
+/// The anchor a forge gives a heading: lower case, only letters, digits, `-` and `_` kept,
+/// spaces written `-` ("OpenAI's Responses API" → `openais-responses-api`).
+fn heading_anchor(heading: &str) -> String {
+    let kept: String =
+        heading.trim().to_lowercase().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' ')).collect();
+    kept.replace(' ', "-")
+}
+
+/// The anchors of the headings of `markdown` (headings inside fenced blocks are code).
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.push(heading_anchor(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// The guide's chapters (and the READMEs, ARCHITECTURE.md, CHANGELOG.md, BENCHMARKS.md) are read
+/// on a forge, where a rustdoc path (`crate::guide::…`) or a relative link resolves to nothing:
+/// every link is absolute or an anchor of its own file, every link into the repository names a
+/// file that exists, and every anchor names a heading of the file it points into.
+#[test]
+fn the_guide_links_work_on_a_forge() {
+    let into_repo = [
+        "https://github.com/ctx-llm/ctx/blob/main/",
+        "https://github.com/ctx-llm/ctx/tree/main/",
+        "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
+    ];
+    let mut files: Vec<String> =
+        ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "BENCHMARKS.md", "ctx-tokens/README.md"]
+            .map(str::to_owned)
+            .to_vec();
+    for entry in fs::read_dir(root().join("docs")).expect("docs/") {
+        let name = entry.expect("an entry").file_name().into_string().expect("a UTF-8 name");
+        if name.ends_with(".md") {
+            files.push(format!("docs/{name}"));
+        }
+    }
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = read(file);
+        // Links outside fenced blocks.
+        let mut prose = String::new();
+        let mut fenced = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+            } else if !fenced {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+        for (i, _) in prose.match_indices("](") {
+            let rest = &prose[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.contains(char::is_whitespace) {
+                continue;
+            }
+            checked += 1;
+            if let Some(anchor) = target.strip_prefix('#') {
+                if !anchors(&text).iter().any(|a| a == anchor) {
+                    broken.push(format!("{file}: `{target}`: no such heading"));
+                }
+            } else if let Some(path) = into_repo.iter().find_map(|prefix| target.strip_prefix(prefix)) {
+                let (path, anchor) = path.split_once('#').unwrap_or((path, ""));
+                if !root().join(path).exists() {
+                    broken.push(format!("{file}: `{target}`: `{path}` is not in the repository"));
+                } else if !anchor.is_empty() && !anchors(&read(path)).iter().any(|a| a == anchor) {
+                    broken.push(format!("{file}: `{target}`: `{path}` has no such heading"));
+                }
+            } else if !target.starts_with("https://") {
+                broken.push(format!("{file}: `{target}` resolves to nothing on a forge"));
+            }
+        }
+    }
+    assert!(checked >= 60, "{checked} links");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+    assert_eq!(heading_anchor(" OpenAI's Responses API"), "openais-responses-api");
+    assert_eq!(heading_anchor(" The `pipeline!` DSL"), "the-pipeline-dsl");
+}
+
+/// The README is read on a forge and on crates.io as one page: under 200 lines, as axum keeps
+/// its own, with the rest in the guide.
+#[test]
+fn the_readme_stays_under_200_lines() {
+    let lines = read("README.md").lines().count();
+    assert!(lines < 200, "README.md has {lines} lines; move the detail into docs/");
+}

@@ -329,6 +329,47 @@ fn the_guides_worked_example_is_this_example() {
     assert_eq!(block("```mermaid", 0).trim_end(), CodebaseQa::MERMAID.trim_end());
 }
 
+/// The worked example's trace (`docs/tour.md`, abridged: `...` stands for lines left out, `; ...`
+/// for the end of a line) is what the example prints for the tour's question, line for line.
+#[tokio::test]
+async fn the_tours_trace_is_what_the_example_prints() {
+    let tour = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/tour.md")).expect("readable");
+    let open = tour.find("```text\n").expect("a text block") + "```text\n".len();
+    let shown = &tour[open..open + tour[open..].find("```").expect("closed")];
+    assert!(tour.contains(&format!("cargo run --example rag_pipeline -- \"{SAMPLE_QUESTION}\"")));
+    let (trace, _) = offline_run(&demo(), &[SAMPLE_QUESTION]).await;
+    let printed = trace.render();
+    let mut compared = 0;
+    for line in shown.lines().filter(|l| l.trim() != "...") {
+        let found = match line.strip_suffix("; ...") {
+            Some(start) => printed.lines().any(|p| p.starts_with(start)),
+            None => printed.lines().any(|p| p == line),
+        };
+        assert!(found, "docs/tour.md shows a line the example does not print:\n{line}\n\nprinted:\n{printed}");
+        compared += 1;
+    }
+    assert!(compared >= 20, "{compared} lines");
+}
+
+/// Each contract line the example prints adds up: its terms (the question's budget included)
+/// sum to the total it compares with the window.
+#[tokio::test]
+async fn the_printed_contract_adds_up() {
+    let (trace, _) = offline_run(&demo(), &[SAMPLE_QUESTION]).await;
+    let printed = trace.render();
+    let mut lines = 0;
+    for line in printed.lines().filter(|l| l.contains(" to spare)")) {
+        let (terms, total) = line.split_once(" = ").expect("terms = total");
+        let total: usize = total.split(' ').next().and_then(|n| n.parse().ok()).expect("a total");
+        let sum: usize =
+            terms.split(" + ").map(|t| t.rsplit(' ').next().and_then(|n| n.parse::<usize>().ok()).expect(t)).sum();
+        assert_eq!(sum, total, "{line}");
+        assert!(line.contains(" + question "), "the question's term is shown: {line}");
+        lines += 1;
+    }
+    assert_eq!(lines, 2, "{printed}");
+}
+
 #[test]
 fn the_models_are_priced_at_the_price_tables_list_prices() {
     let demo = demo();

@@ -150,9 +150,23 @@ impl BudgetTrace {
         );
         let _ = writeln!(out, "Budget contract, checked when the pipeline was compiled (and again when loaded):");
         for s in &self.contract {
+            // Every term the total sums: the inputs a step renders (the question) and an agent's
+            // tool schemas as well as the budgets, so the line adds up.
+            let tools = match s.tool_schema_tokens {
+                0 => String::new(),
+                n => format!(" + tools {n}"),
+            };
+            let inputs: String = s
+                .inputs
+                .iter()
+                .map(|b| match b.source.as_str() {
+                    "user_question" | "user_question_en" => format!(" + question {}", b.tokens),
+                    other => format!(" + {other} {}", b.tokens),
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "  {:<10} {:<8} prompt {} + history {} + context {} + output {} + margin {} = {} <= {} ({} to spare)",
+                "  {:<10} {:<8} prompt {}{tools} + history {} + context {}{inputs} + output {} + margin {} = {} <= {} ({} to spare)",
                 s.step_id,
                 format!("({})", s.model.as_deref().unwrap_or("default")),
                 s.fixed_prompt_tokens,
