@@ -65,9 +65,9 @@ pub(crate) fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, Strin
                 n => format!(", {n} warning(s)"),
             };
             if issues.is_empty() {
-                println!("{checked} pipeline {files_word} checked: no problem{warned}");
+                outln!("{checked} pipeline {files_word} checked: no problem{warned}");
             } else {
-                println!("{checked} pipeline {files_word} checked: {} problem(s){warned}", issues.len());
+                outln!("{checked} pipeline {files_word} checked: {} problem(s){warned}", issues.len());
             }
         }
         Format::Json => {
@@ -79,7 +79,7 @@ pub(crate) fn check(paths: &[PathBuf], format: Format) -> Result<ExitCode, Strin
             };
             let json: Vec<serde_json::Value> =
                 issues.iter().map(|i| entry(i, "error")).chain(warnings.iter().map(|w| entry(w, "warning"))).collect();
-            println!("{}", serde_json::Value::Array(json));
+            outln!("{}", serde_json::Value::Array(json));
         }
     }
     Ok(if issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -29,7 +29,7 @@ pub(crate) fn explain_code(text: &str) -> Result<ExitCode, String> {
             None => format!("unknown error code `{text}`"),
         });
     };
-    println!("{code} ({} area)\n\n{}", code.area(), code.explanation());
+    outln!("{code} ({} area)\n\n{}", code.area(), code.explanation());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -66,22 +66,22 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
             "max_cost_per_run_nano_usd": cap,
             "proof": ctx::contract::proof_statement(report, pipeline.cost_bound()),
         });
-        println!("{json:#}");
+        outln!("{json:#}");
         return Ok(ExitCode::SUCCESS);
     }
     // The clamps the load made, located in the file, before the table that shows their result.
     let mut warnings = file.warnings();
     warnings.extend(report.clamps.iter().map(|c| file.clamp_warning(c)));
     render_as(&warnings, Level::WARNING);
-    println!("{} — context window {}", pipeline.name(), pipeline.context_window());
+    outln!("{} — context window {}", pipeline.name(), pipeline.context_window());
     // An estimate (a Claude model counted with a declared tokenizer) must never read as a count.
-    println!("prompt counts: {}", report.counting);
+    outln!("prompt counts: {}", report.counting);
     // With named models each step says which one its window and counts are of.
     let named = !pipeline.named_models().is_empty();
     if named {
         for m in pipeline.named_models() {
             let name = m.config.model.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-            println!(
+            outln!(
                 "model `{}`{name}: context window {}, {}",
                 m.name,
                 m.config.context_window,
@@ -91,14 +91,14 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
     }
     let model_column = if named { " model |" } else { "" };
     let model_rule = if named { "---|" } else { "" };
-    println!(
+    outln!(
         "| step |{model_column} fixed prompt | tool schemas | history | context | inputs | tool results | output | margin | total | window |\n|---|{model_rule}---|---|---|---|---|---|---|---|---|---|"
     );
     for s in &report.steps {
         let model = if named { format!(" {} |", s.model.as_deref().unwrap_or("default")) } else { String::new() };
         // An agent's later requests also carry the turn's tool calls and results.
         let tool_results = s.worst_request_tokens.saturating_sub(s.total_tokens());
-        println!(
+        outln!(
             "| {} |{model} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.step_id,
             s.fixed_prompt_tokens,
@@ -114,22 +114,22 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
         );
     }
     for line in &mcp_lines {
-        println!("{line}");
+        outln!("{line}");
     }
     // Each input's budget and where it comes from: a default says so.
     for b in &report.inputs {
-        println!("input {}: at most {} tokens ({})", b.label(), b.tokens, b.origin.describe());
+        outln!("input {}: at most {} tokens ({})", b.label(), b.tokens, b.origin.describe());
     }
     // The step bound holds from any state (a resumed run is held to it); the requests are those
     // of a run from the first step, as the cost bound counts them.
-    println!(
+    outln!(
         "at most {} steps per run, from any state, and {} per run from the first step",
         pipeline.step_bound(),
         requests(pipeline.model_request_bound())
     );
     print_cost(&pipeline);
     for line in ctx::contract::proof_statement(report, pipeline.cost_bound()) {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -138,7 +138,7 @@ pub(crate) fn explain(file: &LoadedFile, html: Option<&Path>, format: Format) ->
 fn print_cost(pipeline: &LoadedPipeline) {
     use ctx::contract::usd;
     let Some(bound) = pipeline.cost_bound() else {
-        println!("worst-case cost: a model has no price (give it a `price` block to bound what a run costs)");
+        outln!("worst-case cost: a model has no price (give it a `price` block to bound what a run costs)");
         return;
     };
     // A step that costs nothing says why, in a column of its own when one does.
@@ -150,25 +150,25 @@ fn print_cost(pipeline: &LoadedPipeline) {
         (true, None) => " |".to_owned(),
     };
     if pipeline.named_models().is_empty() {
-        println!(
+        outln!(
             "\nworst-case cost per run, input tokens at {} and output tokens at {}/M:",
             input_rate(&bound.price),
             usd(ctx::contract::nano_usd(bound.price.output))
         );
-        println!(
+        outln!(
             "| step | runs | requests per run | input tokens per request | output tokens per request | per request | cost |{why_head}\n|---|---|---|---|---|---|---|{why_rule}"
         );
         for s in &bound.steps {
-            println!("| {} | {} |{}", s.step_id, cost_cells(s).join(" | "), why_cell(s));
+            outln!("| {} | {} |{}", s.step_id, cost_cells(s).join(" | "), why_cell(s));
         }
     } else {
         // Each step at its own model's price.
-        println!("\nworst-case cost per run, each step at its model's price:");
-        println!(
+        outln!("\nworst-case cost per run, each step at its model's price:");
+        outln!(
             "| step | model | input tokens at | output $/M | runs | requests per run | input tokens per request | output tokens per request | per request | cost |{why_head}\n|---|---|---|---|---|---|---|---|---|---|{why_rule}"
         );
         for s in &bound.steps {
-            println!(
+            outln!(
                 "| {} | {} | {} | {} | {} |{}",
                 s.step_id,
                 s.model.as_deref().unwrap_or("default"),
@@ -187,18 +187,18 @@ fn print_cost(pipeline: &LoadedPipeline) {
         )
     });
     let exact = if bound.exact { "" } else { " (an upper bound: the loop limits are too large for the exact one)" };
-    println!(
+    outln!(
         "at most {} per run{exact}: {}, {input} input and {output} output tokens",
         usd(bound.nano_usd),
         requests(bound.requests)
     );
     if let Some(seeded) = bound.seeded_nano_usd {
-        println!("{}", seeded_note(bound, seeded));
+        outln!("{}", seeded_note(bound, seeded));
     }
     if let Some(cap) = pipeline.spend_caps().per_run_nano_usd {
-        println!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
+        outln!("max_cost_per_run {}: {} left at worst", usd(cap), usd(cap.saturating_sub(bound.nano_usd)));
     }
-    println!("{}", ratio_note(pipeline));
+    outln!("{}", ratio_note(pipeline));
 }
 
 /// The rate a worst case prices input tokens at, named: the input price, or the cache-write rate

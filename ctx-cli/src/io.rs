@@ -5,7 +5,9 @@
 //! Kept apart from `main.rs` so the subcommands and the dispatcher both stand on it: `main.rs`
 //! calls the subcommands, and the subcommands never reach back into `main.rs`.
 
+use std::io::{ErrorKind, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::ValueEnum;
 use ctx::config::LimitsPolicy;
@@ -44,6 +46,36 @@ pub(crate) fn write_html(path: &Path, html: &str) -> Result<(), String> {
     std::fs::write(path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+/// Set once a write to standard output has failed: nothing more is written there.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Set when that failure was not the reader going away: the command then exits 2.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `args` to standard output, as `print!` does, except when the write fails, where
+/// `print!` panics. A reader that has gone away (`ctx graph f.yaml | head`: `head` has the lines
+/// it wanted) is not an error, as for other command-line tools: the rest of the output is
+/// dropped and the command ends as it would have (a run still finishes, and its servers are
+/// stopped). Any other failure (a full disk behind a redirection) is reported once, and the
+/// command exits 2 ([`stdout_failed`]), the exit of every other error of the command line.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != ErrorKind::BrokenPipe {
+            eprintln!("error: writing to standard output: {e}");
+            STDOUT_FAILED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether writing the output failed for a reason other than its reader going away.
+pub(crate) fn stdout_failed() -> bool {
+    STDOUT_FAILED.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

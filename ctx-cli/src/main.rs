@@ -22,6 +22,23 @@
 //! A directory is searched for `*.yaml` / `*.yml`; a file another checked file `extends` is checked
 //! through that file only (a base is usually not a whole pipeline on its own).
 
+/// `print!` through [`io::write_out`]: no panic when the reader of the output went away.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::io::write_out(format_args!($($arg)*))
+    };
+}
+
+/// `println!` through [`io::write_out`].
+macro_rules! outln {
+    () => {
+        $crate::io::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::io::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod check;
 mod explain;
 mod io;
@@ -150,11 +167,11 @@ fn main() -> ExitCode {
         },
         Command::Graph { file, dot } => load(&file).map(|f| {
             let def = f.definition();
-            println!("{}", if dot { to_dot(def) } else { to_mermaid(def) });
+            outln!("{}", if dot { to_dot(def) } else { to_mermaid(def) });
             ExitCode::SUCCESS
         }),
         Command::Export { file } => load(&file).map(|f| {
-            print!("{}", to_yaml(f.definition()));
+            out!("{}", to_yaml(f.definition()));
             ExitCode::SUCCESS
         }),
         Command::Run { file, docs, chunk_tokens, offline, report, vars, questions } => {
@@ -162,8 +179,9 @@ fn main() -> ExitCode {
         }
         Command::Schema { of } => schema::print(of),
     };
-    result.unwrap_or_else(|message| {
+    let code = result.unwrap_or_else(|message| {
         eprintln!("error: {message}");
         ExitCode::from(2)
-    })
+    });
+    if io::stdout_failed() { ExitCode::from(2) } else { code }
 }

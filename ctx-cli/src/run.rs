@@ -78,7 +78,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
     let named: Vec<(&str, &dyn ChatModelDyn)> = clients.named.iter().map(|(n, c)| (n.as_str(), c.as_dyn())).collect();
     let sink = |t: ctx::pipeline::Token<'_>| {
         use std::io::Write as _;
-        print!("{}", t.text);
+        out!("{}", t.text);
         let _ = std::io::stdout().flush();
     };
     let mut env = StepEnv::builder().model(clients.default.as_dyn()).models(&named).tokens(&sink);
@@ -99,11 +99,11 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
     let mut failed = None;
     for (n, question) in args.questions.iter().enumerate() {
         if several {
-            println!("== Question {}: {question}", n + 1);
+            outln!("== Question {}: {question}", n + 1);
         }
         match runtime.block_on(chat.ask(question.as_str(), &env)) {
             Ok(answer) => {
-                println!();
+                outln!();
                 print_steps(&answer.reports);
                 all.extend(answer.reports);
             }

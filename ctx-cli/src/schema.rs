@@ -23,6 +23,6 @@ pub(crate) fn print(of: SchemaOf) -> Result<ExitCode, String> {
         SchemaOf::Config => config_json_schema(),
     };
     let text = serde_json::to_string_pretty(&schema).map_err(|e| format!("cannot write the schema: {e}"))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -511,3 +511,35 @@ fn check_and_explain_a_pipeline_whose_step_assembles_a_context() {
     assert!(stderr.contains(&format!("{path_text}:7:")), "located at the step's line: {stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A reader that goes away before the output is written (`ctx graph f.yaml | head`) ends each
+/// printing command quietly and with success: no panic, no backtrace, no error (a pipeline's
+/// warnings still go to stderr).
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let file = at_root("examples/pipelines/minimal.yaml");
+    let file = file.to_str().expect("a UTF-8 path");
+    for args in [
+        &["graph", file][..],
+        &["export", file],
+        &["explain", file],
+        &["explain", "DATAFLOW_EVIDENCE_UNUSED"],
+        &["schema"],
+        &["check", file],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctx"))
+            .args(args)
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the ctx binary starts");
+        // The read end closed before the command writes anything: its first write fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("the ctx binary ends");
+        assert!(out.status.success(), "{args:?}: {:?}\n{}", out.status, text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("error"), "{args:?}: {stderr}");
+    }
+}
