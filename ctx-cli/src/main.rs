@@ -1,7 +1,7 @@
 //! `ctx`: check, explain, draw and run pipelines kept in YAML files (the package `ctx-llm-cli`).
 //!
 //! Install it with `cargo install --locked --path ctx-cli` from a clone of the repository (or, once
-//! published, `cargo install ctx-llm-cli`); from the workspace, `cargo run -p ctx-llm-cli -- …`.
+//! published, `cargo install --locked ctx-llm-cli`); from the workspace, `cargo run -p ctx-llm-cli -- …`.
 //!
 //! ```text
 //! ctx check <files or dirs>… [--format text|json]   every problem at file:line:column; exit 1 on any
