@@ -169,16 +169,18 @@ fn the_agent_chapter_shows_the_examples_own_pipeline_and_tools() {
     }
 }
 
+/// The prefixes of an absolute link into this repository, as the READMEs and the guide write them.
+const INTO_REPO: [&str; 3] = [
+    "https://github.com/ctx-llm/ctx/blob/main/",
+    "https://github.com/ctx-llm/ctx/tree/main/",
+    "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
+];
+
 /// The READMEs crates.io shows with each package (the facade's and every crate's) link with
 /// absolute URLs, since a relative link there resolves against nothing, and each link into the
 /// repository names a file or directory that exists in it.
 #[test]
 fn the_readmes_links_work_from_the_packages() {
-    let into_repo = [
-        "https://github.com/ctx-llm/ctx/blob/main/",
-        "https://github.com/ctx-llm/ctx/tree/main/",
-        "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
-    ];
     let mut checked = 0;
     for readme in
         ["README.md", "ctx-spec/README.md", "ctx-macros/README.md", "ctx-runtime/README.md", "ctx-cli/README.md"]
@@ -191,7 +193,7 @@ fn the_readmes_links_work_from_the_packages() {
                 target.starts_with("https://") || target.starts_with('#'),
                 "{readme}: the link `{target}` is relative; crates.io cannot follow it"
             );
-            if let Some(path) = into_repo.iter().find_map(|prefix| target.strip_prefix(prefix)) {
+            if let Some(path) = INTO_REPO.iter().find_map(|prefix| target.strip_prefix(prefix)) {
                 let path = path.split('#').next().unwrap_or_default();
                 assert!(
                     root().join(path).exists(),
@@ -233,18 +235,21 @@ fn heading_anchor(heading: &str) -> String {
     kept.replace(' ', "-")
 }
 
-/// The anchors of the headings of `markdown` (headings inside fenced blocks are code).
-fn anchors(markdown: &str) -> Vec<String> {
-    let mut found = Vec::new();
+/// The lines of `markdown` outside its fenced blocks (and not their fences).
+fn prose_lines(markdown: &str) -> impl Iterator<Item = &str> {
     let mut fenced = false;
-    for line in markdown.lines() {
+    markdown.lines().filter(move |line| {
         if line.starts_with("```") {
             fenced = !fenced;
-        } else if !fenced && line.starts_with('#') {
-            found.push(heading_anchor(line.trim_start_matches('#')));
+            return false;
         }
-    }
-    found
+        !fenced
+    })
+}
+
+/// The anchors of the headings of `markdown` (headings inside fenced blocks are code).
+fn anchors(markdown: &str) -> Vec<String> {
+    prose_lines(markdown).filter(|l| l.starts_with('#')).map(|l| heading_anchor(l.trim_start_matches('#'))).collect()
 }
 
 /// The guide's chapters (and the READMEs, ARCHITECTURE.md, CHANGELOG.md, BENCHMARKS.md) are read
@@ -253,11 +258,6 @@ fn anchors(markdown: &str) -> Vec<String> {
 /// file that exists, and every anchor names a heading of the file it points into.
 #[test]
 fn the_guide_links_work_on_a_forge() {
-    let into_repo = [
-        "https://github.com/ctx-llm/ctx/blob/main/",
-        "https://github.com/ctx-llm/ctx/tree/main/",
-        "https://raw.githubusercontent.com/ctx-llm/ctx/main/",
-    ];
     let mut files: Vec<String> =
         ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "BENCHMARKS.md", "ctx-tokens/README.md"]
             .map(str::to_owned)
@@ -273,16 +273,7 @@ fn the_guide_links_work_on_a_forge() {
     for file in &files {
         let text = read(file);
         // Links outside fenced blocks.
-        let mut prose = String::new();
-        let mut fenced = false;
-        for line in text.lines() {
-            if line.starts_with("```") {
-                fenced = !fenced;
-            } else if !fenced {
-                prose.push_str(line);
-                prose.push('\n');
-            }
-        }
+        let prose: String = prose_lines(&text).flat_map(|line| [line, "\n"]).collect();
         for (i, _) in prose.match_indices("](") {
             let rest = &prose[i + 2..];
             let Some(end) = rest.find(')') else { continue };
@@ -295,7 +286,7 @@ fn the_guide_links_work_on_a_forge() {
                 if !anchors(&text).iter().any(|a| a == anchor) {
                     broken.push(format!("{file}: `{target}`: no such heading"));
                 }
-            } else if let Some(path) = into_repo.iter().find_map(|prefix| target.strip_prefix(prefix)) {
+            } else if let Some(path) = INTO_REPO.iter().find_map(|prefix| target.strip_prefix(prefix)) {
                 let (path, anchor) = path.split_once('#').unwrap_or((path, ""));
                 if !root().join(path).exists() {
                     broken.push(format!("{file}: `{target}`: `{path}` is not in the repository"));
